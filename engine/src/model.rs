@@ -245,10 +245,15 @@ impl BertForPreTraining {
     /// A gradient buffer: same structure, all zeros.
     pub fn zeros_like(&self) -> Self {
         let mut g = self.clone();
-        for (_, mut p) in g.named_params_mut() {
+        g.fill_zero();
+        g
+    }
+
+    /// Zero every parameter in place (a gradient buffer between steps).
+    pub fn fill_zero(&mut self) {
+        for (_, mut p) in self.named_params_mut() {
             p.fill(0.0);
         }
-        g
     }
 
     pub fn num_params(&self) -> usize {
