@@ -1,1 +1,466 @@
-//! (in progress)
+//! BERT's tokenizer, equal to Hugging Face's python `BertTokenizer` (`BertTokenizerLegacy` in
+//! transformers 5): special tokens typed in the text are cut out first, then the basic tokenizer
+//! (clean, split CJK, NFC, whitespace split, lower-case and strip accents, split punctuation),
+//! then WordPiece (greedy longest match, `##` continuations) or a whole-word lookup.
+//!
+//! Character classes follow HF's definitions; Unicode categories come from Unicode 16 tables,
+//! so characters assigned after the Python build's Unicode version can differ (rare symbols).
+
+use crate::error::{EngineError, Result};
+use crate::vocab::{Vocab, CLS, MASK, PAD, SEP, UNK};
+use unicode_general_category::get_general_category;
+use unicode_normalization::UnicodeNormalization;
+
+/// The tokens HF never splits and matches case-sensitively in raw text, in id order of a
+/// word-level vocabulary.
+pub const SPECIAL_TOKENS: [&str; 5] = [PAD, UNK, CLS, SEP, MASK];
+
+/// HF's `max_input_chars_per_word`: longer words become `[UNK]` whole.
+const MAX_CHARS_PER_WORD: usize = 100;
+
+/// One encoded sequence, `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, then padding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Encoding {
+    pub tokens: Vec<String>,
+    pub input_ids: Vec<u32>,
+    /// 0 for `[CLS] A [SEP]` and padding, 1 for `B [SEP]`.
+    pub token_type_ids: Vec<u32>,
+    /// 1 = real token, 0 = padding.
+    pub attention_mask: Vec<u8>,
+    /// True when tokens were cut to fit `max_len`.
+    pub truncated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tokenizer {
+    /// Basic tokenizer (lower-cased), then each word looked up whole; unknown → `[UNK]`.
+    /// On a vocabulary without `##` pieces this gives exactly what WordPiece gives.
+    WordLevel { vocab: Vocab },
+    /// HF's `BertTokenizer`.
+    WordPiece { vocab: Vocab, do_lower_case: bool },
+}
+
+impl Tokenizer {
+    pub fn word_level(vocab: Vocab) -> Self {
+        Tokenizer::WordLevel { vocab }
+    }
+
+    pub fn word_piece(vocab: Vocab, do_lower_case: bool) -> Self {
+        Tokenizer::WordPiece { vocab, do_lower_case }
+    }
+
+    /// A WordPiece tokenizer from a checkpoint's `vocab.txt` and optional `tokenizer_config.json`.
+    pub fn from_files(vocab_txt: &str, tokenizer_config_json: Option<&str>) -> Result<Self> {
+        let do_lower_case = match tokenizer_config_json {
+            Some(json) => do_lower_case_from_config(json)?,
+            None => true,
+        };
+        Ok(Self::word_piece(Vocab::from_vocab_txt(vocab_txt)?, do_lower_case))
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        match self {
+            Tokenizer::WordLevel { vocab } | Tokenizer::WordPiece { vocab, .. } => vocab,
+        }
+    }
+
+    pub fn do_lower_case(&self) -> bool {
+        match self {
+            Tokenizer::WordLevel { .. } => true,
+            Tokenizer::WordPiece { do_lower_case, .. } => *do_lower_case,
+        }
+    }
+
+    /// A `tokenizer_config.json` HF's `BertTokenizer` loads with the same behaviour.
+    pub fn tokenizer_config_json(&self) -> String {
+        let config = serde_json::json!({
+            "tokenizer_class": "BertTokenizer",
+            "do_lower_case": self.do_lower_case(),
+            "do_basic_tokenize": true,
+            "tokenize_chinese_chars": true,
+            "strip_accents": null,
+            "unk_token": UNK, "sep_token": SEP, "pad_token": PAD, "cls_token": CLS, "mask_token": MASK,
+        });
+        serde_json::to_string_pretty(&config).expect("a JSON literal serialises")
+    }
+
+    /// Text → tokens, without `[CLS]`/`[SEP]`. Never fails: what the vocabulary lacks is `[UNK]`.
+    pub fn tokenize(&self, text: &str) -> Vec<String> {
+        let vocab = self.vocab();
+        let mut out = Vec::new();
+        for (piece, special) in split_on_special_tokens(text) {
+            if special {
+                out.push(piece.to_string());
+                continue;
+            }
+            for word in basic_tokenize_piece(piece, self.do_lower_case()) {
+                match self {
+                    Tokenizer::WordPiece { .. } => word_piece(vocab, &word, &mut out),
+                    Tokenizer::WordLevel { .. } if vocab.contains(&word) => out.push(word),
+                    Tokenizer::WordLevel { .. } => out.push(UNK.to_string()),
+                }
+            }
+        }
+        out
+    }
+
+    /// Text → ids, without `[CLS]`/`[SEP]`.
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        let vocab = self.vocab();
+        self.tokenize(text).iter().map(|t| vocab.id_or_unk(t)).collect()
+    }
+
+    /// `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, cut to `max_len` (a pair longest side first,
+    /// as HF's `truncation='longest_first'`), then padded with `[PAD]` up to `pad_to` if longer.
+    pub fn encode(&self, text: &str, pair: Option<&str>, max_len: usize, pad_to: Option<usize>) -> Result<Encoding> {
+        let n_special = if pair.is_some() { 3 } else { 2 };
+        let n_segments = n_special - 1;
+        if max_len < n_special + n_segments {
+            return Err(EngineError::Input(format!(
+                "max_len {max_len} is too short: {} needs at least {} positions",
+                if pair.is_some() { "[CLS] A [SEP] B [SEP]" } else { "[CLS] A [SEP]" },
+                n_special + n_segments
+            )));
+        }
+        let vocab = self.vocab();
+        let (cls, sep, pad) = (vocab.cls_id()?, vocab.sep_id()?, vocab.pad_id()?);
+        let mut a = self.non_empty_tokens(text, "first")?;
+        let mut b = match pair {
+            Some(p) => self.non_empty_tokens(p, "second")?,
+            None => Vec::new(),
+        };
+        let (keep_a, keep_b) = truncate_longest_first(a.len(), b.len(), max_len - n_special, pair.is_some());
+        let truncated = keep_a < a.len() || keep_b < b.len();
+        a.truncate(keep_a);
+        b.truncate(keep_b);
+
+        let len = n_special + keep_a + keep_b;
+        let total = pad_to.map_or(len, |p| p.max(len));
+        let mut enc = Encoding {
+            tokens: Vec::with_capacity(total),
+            input_ids: Vec::with_capacity(total),
+            token_type_ids: Vec::with_capacity(total),
+            attention_mask: Vec::with_capacity(total),
+            truncated,
+        };
+        let mut push = |token: String, id: u32, type_id: u32, mask: u8| {
+            enc.tokens.push(token);
+            enc.input_ids.push(id);
+            enc.token_type_ids.push(type_id);
+            enc.attention_mask.push(mask);
+        };
+        push(CLS.into(), cls, 0, 1);
+        for t in a {
+            let id = vocab.id_or_unk(&t);
+            push(t, id, 0, 1);
+        }
+        push(SEP.into(), sep, 0, 1);
+        if pair.is_some() {
+            for t in b {
+                let id = vocab.id_or_unk(&t);
+                push(t, id, 1, 1);
+            }
+            push(SEP.into(), sep, 1, 1);
+        }
+        for _ in len..total {
+            push(PAD.into(), pad, 0, 0);
+        }
+        Ok(enc)
+    }
+
+    fn non_empty_tokens(&self, text: &str, which: &str) -> Result<Vec<String>> {
+        let tokens = self.tokenize(text);
+        if tokens.is_empty() {
+            return Err(EngineError::Input(format!(
+                "empty sentence: the {which} text has no tokens (only spaces or control characters)"
+            )));
+        }
+        Ok(tokens)
+    }
+}
+
+/// How many tokens of A and B to keep so that `len_a + len_b ≤ budget`. A single sequence is
+/// cut at its end; a pair loses one token at a time from the longer side, from B on a tie
+/// (HF's 'longest_first', whose closed form this is).
+pub fn truncate_longest_first(len_a: usize, len_b: usize, budget: usize, is_pair: bool) -> (usize, usize) {
+    let excess = (len_a + len_b).saturating_sub(budget);
+    if excess == 0 {
+        return (len_a, len_b);
+    }
+    if !is_pair {
+        return (len_a.saturating_sub(excess), len_b);
+    }
+    let first = len_a.abs_diff(len_b).min(excess);
+    let second = excess - first;
+    let (cut_a, cut_b) = if len_a > len_b {
+        (first + second / 2, second - second / 2)
+    } else {
+        (second / 2, first + second - second / 2)
+    };
+    (len_a.saturating_sub(cut_a), len_b.saturating_sub(cut_b))
+}
+
+/// HF reads `do_lower_case` from `tokenizer_config.json`; absent means `BertTokenizer`'s
+/// default, true. Malformed JSON or a non-boolean value is an error, as it is for HF.
+pub fn do_lower_case_from_config(json: &str) -> Result<bool> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .map_err(|e| EngineError::Checkpoint(format!("tokenizer_config.json is not valid JSON: {e}")))?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| EngineError::Checkpoint("tokenizer_config.json is not a JSON object".into()))?;
+    match object.get("do_lower_case") {
+        None | Some(serde_json::Value::Null) => Ok(true),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(EngineError::Checkpoint(format!(
+            "tokenizer_config.json: do_lower_case must be true or false, not {other}"
+        ))),
+    }
+}
+
+/// The words BERT's basic tokenizer yields, special tokens kept whole: what a word-level
+/// vocabulary is built from.
+pub fn basic_tokenize(text: &str, do_lower_case: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for (piece, special) in split_on_special_tokens(text) {
+        if special {
+            out.push(piece.to_string());
+        } else {
+            out.extend(basic_tokenize_piece(piece, do_lower_case));
+        }
+    }
+    out
+}
+
+/// Cuts the raw text around special tokens typed in it (HF's added-tokens trie: leftmost
+/// match, case-sensitive). Yields (piece, is_special); text pieces may be empty.
+fn split_on_special_tokens(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut rest = text;
+    let mut pending: Option<&str> = None;
+    std::iter::from_fn(move || {
+        if let Some(special) = pending.take() {
+            return Some((special, true));
+        }
+        if rest.is_empty() {
+            return None;
+        }
+        // Every special token starts with '[', so only those positions are candidates.
+        for (i, _) in rest.match_indices('[') {
+            if let Some(s) = SPECIAL_TOKENS.iter().find(|s| rest[i..].starts_with(**s)) {
+                let before = &rest[..i];
+                pending = Some(&rest[i..i + s.len()]);
+                rest = &rest[i + s.len()..];
+                return Some((before, false));
+            }
+        }
+        let all = rest;
+        rest = "";
+        Some((all, false))
+    })
+}
+
+/// HF's `BasicTokenizer.tokenize` on text free of special tokens, with `never_split` = the
+/// special tokens (they can reappear once control characters are dropped).
+fn basic_tokenize_piece(text: &str, do_lower_case: bool) -> Vec<String> {
+    let text: String = split_cjk(&clean_text(text)).nfc().collect();
+    let mut out = Vec::new();
+    for token in text.split_whitespace() {
+        if SPECIAL_TOKENS.contains(&token) {
+            out.push(token.to_string());
+            continue;
+        }
+        // strip_accents=None follows do_lower_case, as in the original BERT.
+        let word = if do_lower_case { strip_accents(&token.to_lowercase()) } else { token.to_string() };
+        split_on_punctuation(&word, &mut out);
+    }
+    out
+}
+
+/// Drops U+0000, U+FFFD and control characters (category C*); whitespace becomes a space.
+fn clean_text(text: &str) -> String {
+    text.chars()
+        .filter(|&c| !(c == '\0' || c == '\u{fffd}' || is_control(c)))
+        .map(|c| if is_whitespace(c) { ' ' } else { c })
+        .collect()
+}
+
+/// Surrounds CJK ideographs with spaces so each becomes its own word.
+fn split_cjk(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_chinese_char(c) {
+            out.push(' ');
+            out.push(c);
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// NFD, then drop nonspacing marks (Mn): "Café" → "Cafe".
+fn strip_accents(text: &str) -> String {
+    text.nfd().filter(|&c| get_general_category(c).abbreviation() != "Mn").collect()
+}
+
+/// Every punctuation character becomes its own word; runs between them stay together.
+fn split_on_punctuation(word: &str, out: &mut Vec<String>) {
+    let mut start = 0;
+    for (i, c) in word.char_indices() {
+        if is_punctuation(c) {
+            if start < i {
+                out.push(word[start..i].to_string());
+            }
+            out.push(c.to_string());
+            start = i + c.len_utf8();
+        }
+    }
+    if start < word.len() {
+        out.push(word[start..].to_string());
+    }
+}
+
+/// Greedy longest-match-first WordPiece: "unaffable" → un ##aff ##able. A word longer than
+/// 100 characters, or with any span no piece covers, becomes a single `[UNK]`.
+fn word_piece(vocab: &Vocab, word: &str, out: &mut Vec<String>) {
+    // Byte offset of every char boundary, so pieces are sliced by character as HF does.
+    let bounds: Vec<usize> = word.char_indices().map(|(i, _)| i).chain([word.len()]).collect();
+    let n_chars = bounds.len() - 1;
+    if n_chars > MAX_CHARS_PER_WORD {
+        out.push(UNK.to_string());
+        return;
+    }
+    let first_piece = out.len();
+    let mut candidate = String::with_capacity(word.len() + 2);
+    let mut start = 0;
+    while start < n_chars {
+        let mut end = n_chars;
+        let found = loop {
+            if end == start {
+                break false;
+            }
+            candidate.clear();
+            if start > 0 {
+                candidate.push_str("##");
+            }
+            candidate.push_str(&word[bounds[start]..bounds[end]]);
+            if vocab.contains(&candidate) {
+                break true;
+            }
+            end -= 1;
+        };
+        if !found {
+            out.truncate(first_piece);
+            out.push(UNK.to_string());
+            return;
+        }
+        out.push(candidate.clone());
+        start = end;
+    }
+}
+
+/// HF's `_is_whitespace`: space, \t, \n, \r and category Zs.
+fn is_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r') || get_general_category(c).abbreviation() == "Zs"
+}
+
+/// HF's `_is_control`: category C* except \t, \n, \r (which count as whitespace).
+fn is_control(c: char) -> bool {
+    !matches!(c, '\t' | '\n' | '\r') && get_general_category(c).abbreviation().starts_with('C')
+}
+
+/// HF's `_is_punctuation`: every non-alphanumeric printable ASCII character, plus category P*.
+fn is_punctuation(c: char) -> bool {
+    matches!(c as u32, 33..=47 | 58..=64 | 91..=96 | 123..=126)
+        || get_general_category(c).abbreviation().starts_with('P')
+}
+
+/// HF's `_is_chinese_char`: the CJK Unified Ideographs blocks and their extensions.
+fn is_chinese_char(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B820..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny_wordpiece(lower: bool) -> Tokenizer {
+        let tokens = "[PAD] [UNK] [CLS] [SEP] [MASK] un ##aff ##able the cafe , ! hello 中 ##s";
+        let vocab = Vocab::from_tokens(tokens.split(' ').map(String::from).collect()).unwrap();
+        Tokenizer::word_piece(vocab, lower)
+    }
+
+    #[test]
+    fn basic_tokenizer_cleans_splits_and_lowercases() {
+        assert_eq!(
+            basic_tokenize("Héllo,\u{0}  WORLD!!\t中文 a[MASK]b [mask]", true),
+            ["hello", ",", "world", "!", "!", "中", "文", "a", "[MASK]", "b", "[", "mask", "]"]
+        );
+        assert_eq!(basic_tokenize("Héllo", false), ["Héllo"]);
+        assert!(basic_tokenize("\u{7}\u{fffd}  \u{200b}", true).is_empty());
+    }
+
+    #[test]
+    fn wordpiece_is_greedy_longest_first_and_unk_when_stuck() {
+        let t = tiny_wordpiece(true);
+        assert_eq!(t.tokenize("unaffable Café!"), ["un", "##aff", "##able", "cafe", "!"]);
+        assert_eq!(t.tokenize("unx 😀 hellos"), ["[UNK]", "[UNK]", "hello", "##s"]);
+        assert_eq!(t.tokenize(&"s".repeat(101)), ["[UNK]"]);
+        assert_eq!(tiny_wordpiece(false).tokenize("Café"), ["[UNK]"]);
+    }
+
+    #[test]
+    fn encode_builds_pairs_truncates_and_pads() {
+        let t = tiny_wordpiece(true);
+        let e = t.encode("the cafe", Some("hello"), 64, Some(8)).unwrap();
+        assert_eq!(e.tokens, ["[CLS]", "the", "cafe", "[SEP]", "hello", "[SEP]", "[PAD]", "[PAD]"]);
+        assert_eq!(e.input_ids, [2, 8, 9, 3, 12, 3, 0, 0]);
+        assert_eq!(e.token_type_ids, [0, 0, 0, 0, 1, 1, 0, 0]);
+        assert_eq!(e.attention_mask, [1, 1, 1, 1, 1, 1, 0, 0]);
+        assert!(!e.truncated);
+        let cut = t.encode("the the the the", Some("hello"), 6, Some(3)).unwrap();
+        assert_eq!(cut.tokens, ["[CLS]", "the", "the", "[SEP]", "hello", "[SEP]"]);
+        assert!(cut.truncated);
+        assert!(matches!(t.encode(" \u{1} ", None, 8, None), Err(EngineError::Input(m)) if m.contains("empty")));
+        assert!(t.encode("the", Some("the"), 4, None).is_err());
+    }
+
+    #[test]
+    fn longest_first_matches_hf_closed_form() {
+        // One token at a time from the longer side, from B on ties.
+        for a in 0..8 {
+            for b in 0..8 {
+                for budget in 0..16 {
+                    let (mut ka, mut kb) = (a, b);
+                    while ka + kb > budget {
+                        if ka > kb {
+                            ka -= 1
+                        } else {
+                            kb -= 1
+                        }
+                    }
+                    assert_eq!(truncate_longest_first(a, b, budget, true), (ka, kb), "{a} {b} {budget}");
+                }
+            }
+        }
+        assert_eq!(truncate_longest_first(5, 0, 3, false), (3, 0));
+    }
+
+    #[test]
+    fn do_lower_case_defaults_to_true() {
+        assert_eq!(do_lower_case_from_config("{}"), Ok(true));
+        assert_eq!(do_lower_case_from_config(r#"{"do_lower_case": false}"#), Ok(false));
+        assert!(do_lower_case_from_config("{").is_err());
+        assert!(do_lower_case_from_config(r#"{"do_lower_case": "yes"}"#).is_err());
+        let t = tiny_wordpiece(false);
+        assert_eq!(do_lower_case_from_config(&t.tokenizer_config_json()), Ok(false));
+    }
+}
