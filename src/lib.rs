@@ -1,1 +1,11 @@
+//! Attention Lab's web app: thin Leptos views over signals. It does no maths: the engine
+//! computes, the app draws what the engine hands it.
 
+mod app;
+pub mod components;
+pub mod heatmap;
+
+pub use app::App;
+
+#[cfg(test)]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);

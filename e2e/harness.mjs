@@ -1,0 +1,64 @@
+// A small end-to-end harness: serves dist/ on loopback, drives Debian's Chromium through
+// playwright-core, and counts passes and failures. No browser download, no network.
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css',
+  '.png': 'image/png', '.svg': 'image/svg+xml', '.json': 'application/json', '.txt': 'text/plain' };
+
+export function serveDir(dir) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    let file = path.join(dir, decodeURIComponent(url.pathname));
+    if (!file.startsWith(dir)) { res.writeHead(403); res.end(); return; }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    fs.readFile(file, (err, body) => {
+      if (err) { res.writeHead(404); res.end('not found'); return; }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+      res.end(body);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}
+
+/// A fresh page that records console errors, page errors and every request it makes.
+export async function openPage(browser, baseUrl, viewport = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const problems = [];
+  const requests = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(baseUrl);
+  return { page, context, problems, requests };
+}
+
+export function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/// Fraction of a canvas's pixels that are not the background (white or transparent).
+export async function inkFraction(locator) {
+  return locator.evaluate((canvas) => {
+    const { width, height } = canvas;
+    if (!width || !height) return 0;
+    const data = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+    let ink = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const white = data[i] > 250 && data[i + 1] > 250 && data[i + 2] > 250;
+      if (data[i + 3] > 0 && !white) ink++;
+    }
+    return ink / (width * height);
+  });
+}

@@ -1,0 +1,23 @@
+import path from 'node:path';
+import { openPage, assert, inkFraction } from '../harness.mjs';
+
+export const tests = [
+  {
+    name: 'the app renders a plotters heatmap with no console error and no foreign request',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await openPage(browser, baseUrl);
+      await page.waitForSelector('figure.heatmap canvas', { timeout: 20000 });
+      await page.waitForTimeout(300);
+      const canvas = page.locator('figure.heatmap canvas').first();
+      const ink = await inkFraction(canvas);
+      assert(ink > 0.05, `heatmap canvas is blank (ink ${ink})`);
+      const matrix = JSON.parse(await page.locator('figure.heatmap').first().getAttribute('data-matrix'));
+      assert(Array.isArray(matrix) && matrix.length > 0, 'data-matrix is not a non-empty array');
+      await page.screenshot({ path: path.join(artifacts, 'e2e-home.png'), fullPage: true });
+      const foreign = requests.filter((u) => !u.startsWith(baseUrl) && !u.startsWith('data:'));
+      assert(foreign.length === 0, `requests outside the app: ${foreign.join(', ')}`);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+];
