@@ -1,0 +1,71 @@
+//! The exact GELU of BERT and torch (approximate="none"): gelu(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)).
+//! `erf` comes from libm (musl's erff, ~1 ulp): std has none.
+
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Zip};
+use std::f32::consts::FRAC_1_SQRT_2;
+
+/// 1/√(2π), the standard normal density at 0.
+const INV_SQRT_2PI: f32 = 0.398_942_3;
+
+pub fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + libm::erff(x * FRAC_1_SQRT_2))
+}
+
+/// d gelu / dx = Φ(x) + x·φ(x).
+pub fn gelu_grad(x: f32) -> f32 {
+    let cdf = 0.5 * (1.0 + libm::erff(x * FRAC_1_SQRT_2));
+    let pdf = INV_SQRT_2PI * (-0.5 * x * x).exp();
+    cdf + x * pdf
+}
+
+pub fn forward(inp: ArrayView2<f32>) -> Array2<f32> {
+    inp.mapv(gelu)
+}
+
+/// d_inp += d_out ⊙ gelu′(inp).
+pub fn backward(d_inp: &mut ArrayViewMut2<f32>, d_out: ArrayView2<f32>, inp: ArrayView2<f32>) {
+    Zip::from(d_inp)
+        .and(d_out)
+        .and(inp)
+        .for_each(|dx, &dy, &x| *dx += dy * gelu_grad(x));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project, random};
+    use crate::rng::Rng;
+
+    #[test]
+    fn matches_reference_values() {
+        // torch.nn.functional.gelu(torch.tensor([-3., -1., 0., 0.5, 2.])) in float64
+        let want = [
+            -0.004_049_694_1f32,
+            -0.158_655_25,
+            0.0,
+            0.345_731_23,
+            1.954_499_7,
+        ];
+        for (x, w) in [-3.0f32, -1.0, 0.0, 0.5, 2.0].into_iter().zip(want) {
+            assert!(
+                (gelu(x) - w).abs() < 1e-6,
+                "gelu({x}) = {} want {w}",
+                gelu(x)
+            );
+        }
+    }
+
+    #[test]
+    fn gradients_match_finite_differences() {
+        let mut rng = Rng::new(4);
+        let x = random(&mut rng, (4, 6)).mapv(|v| 2.0 * v);
+        let r = random(&mut rng, (4, 6));
+        let mut dx = Array2::zeros((4, 6));
+        backward(&mut dx.view_mut(), r.view(), x.view());
+        assert_grads_match(
+            "d_inp",
+            &dx,
+            &numeric_grad(&x, |x| project(&forward(x.view()), &r)),
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! LayerNorm over the feature axis, as torch.nn.LayerNorm:
+//! y = (x − μ) / √(σ² + ε) · γ + β, with the biased variance σ² = mean((x − μ)²).
+
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Zip};
+
+/// Per-row statistics backward needs besides the input.
+#[derive(Clone, Debug, Default)]
+pub struct LayerNormCache {
+    pub mean: Array1<f32>, // (N)
+    pub rstd: Array1<f32>, // (N) 1/√(σ² + ε)
+}
+
+/// out (N, C) from inp (N, C). Two passes per row (mean, then squared deviations) keep σ²
+/// accurate in f32 when |μ| ≫ σ.
+pub fn forward(
+    inp: ArrayView2<f32>,
+    gamma: ArrayView1<f32>,
+    beta: ArrayView1<f32>,
+    eps: f64,
+) -> (Array2<f32>, LayerNormCache) {
+    let (n, c) = inp.dim();
+    let mut out = Array2::zeros((n, c));
+    let mut mean = Array1::zeros(n);
+    let mut rstd = Array1::zeros(n);
+    Zip::from(out.rows_mut())
+        .and(inp.rows())
+        .and(&mut mean)
+        .and(&mut rstd)
+        .for_each(|mut y, x, m, r| {
+            let mu = x.sum() / c as f32;
+            let var = x.fold(0.0f32, |acc, &v| acc + (v - mu) * (v - mu)) / c as f32;
+            let rs = 1.0 / (var + eps as f32).sqrt();
+            Zip::from(&mut y)
+                .and(&x)
+                .and(&gamma)
+                .and(&beta)
+                .for_each(|y, &x, &g, &b| *y = (x - mu) * rs * g + b);
+            *m = mu;
+            *r = rs;
+        });
+    (out, LayerNormCache { mean, rstd })
+}
+
+/// With x̂ = (x − μ)·rstd and g = dout ⊙ γ:
+/// dx += rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂)),  dγ += Σ_rows dout ⊙ x̂,  dβ += Σ_rows dout.
+pub fn backward(
+    d_inp: &mut ArrayViewMut2<f32>,
+    d_gamma: &mut ArrayViewMut1<f32>,
+    d_beta: &mut ArrayViewMut1<f32>,
+    d_out: ArrayView2<f32>,
+    inp: ArrayView2<f32>,
+    gamma: ArrayView1<f32>,
+    cache: &LayerNormCache,
+) {
+    let c = inp.ncols() as f32;
+    Zip::from(d_inp.rows_mut())
+        .and(d_out.rows())
+        .and(inp.rows())
+        .and(&cache.mean)
+        .and(&cache.rstd)
+        .for_each(|mut dx, dy, x, &mu, &rs| {
+            let (mut g_mean, mut gx_mean) = (0.0f32, 0.0f32);
+            Zip::from(&dy).and(&x).and(&gamma).for_each(|&dy, &x, &gm| {
+                let g = dy * gm;
+                g_mean += g;
+                gx_mean += g * (x - mu) * rs;
+            });
+            g_mean /= c;
+            gx_mean /= c;
+            Zip::from(&mut dx)
+                .and(&dy)
+                .and(&x)
+                .and(&gamma)
+                .and(&mut *d_gamma)
+                .and(&mut *d_beta)
+                .for_each(|dx, &dy, &x, &gm, dg, db| {
+                    let xhat = (x - mu) * rs;
+                    *dx += rs * (dy * gm - g_mean - xhat * gx_mean);
+                    *dg += dy * xhat;
+                    *db += dy;
+                });
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project, random, random_vec};
+    use crate::rng::Rng;
+
+    #[test]
+    fn output_rows_have_zero_mean_and_unit_biased_variance() {
+        let mut rng = Rng::new(2);
+        let x = random(&mut rng, (3, 6)).mapv(|v| 5.0 + 3.0 * v);
+        let (y, cache) = forward(
+            x.view(),
+            Array1::ones(6).view(),
+            Array1::zeros(6).view(),
+            1e-12,
+        );
+        for row in y.rows() {
+            let mean = row.sum() / 6.0;
+            let var = row.mapv(|v| (v - mean).powi(2)).sum() / 6.0; // biased, as torch
+            assert!(
+                mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4,
+                "mean {mean} var {var}"
+            );
+        }
+        assert!((cache.mean[0] - x.row(0).sum() / 6.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn gradients_match_finite_differences() {
+        let mut rng = Rng::new(3);
+        let (x, g, b) = (
+            random(&mut rng, (4, 5)),
+            random_vec(&mut rng, 5),
+            random_vec(&mut rng, 5),
+        );
+        let r = random(&mut rng, (4, 5));
+        let loss = |x: &Array2<f32>, g: &Array1<f32>, b: &Array1<f32>| {
+            project(&forward(x.view(), g.view(), b.view(), 1e-5).0, &r)
+        };
+        let (_, cache) = forward(x.view(), g.view(), b.view(), 1e-5);
+        let (mut dx, mut dg, mut db) = (Array2::zeros((4, 5)), Array1::zeros(5), Array1::zeros(5));
+        backward(
+            &mut dx.view_mut(),
+            &mut dg.view_mut(),
+            &mut db.view_mut(),
+            r.view(),
+            x.view(),
+            g.view(),
+            &cache,
+        );
+        assert_grads_match("d_inp", &dx, &numeric_grad(&x, |x| loss(x, &g, &b)));
+        assert_grads_match("d_gamma", &dg, &numeric_grad(&g, |g| loss(&x, g, &b)));
+        assert_grads_match("d_beta", &db, &numeric_grad(&b, |b| loss(&x, &g, b)));
+    }
+}

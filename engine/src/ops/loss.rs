@@ -1,0 +1,136 @@
+//! Softmax cross-entropy with an ignore index, as torch.nn.CrossEntropyLoss(ignore_index=-100,
+//! reduction="mean"): L = mean over counted rows of (logsumexp(z) − z[target]).
+
+use crate::batch::IGNORE_INDEX;
+use ndarray::{ArrayView1, ArrayView2, ArrayViewMut2, Zip};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CrossEntropy {
+    /// Mean over counted rows; 0 when no row counts (torch would give NaN: 0/0). A batch
+    /// with nothing to predict then contributes no loss and no gradient instead of
+    /// poisoning the parameters with NaN.
+    pub loss: f32,
+    /// Rows whose target is not IGNORE_INDEX.
+    pub count: usize,
+    /// Counted rows whose argmax equals the target.
+    pub correct: usize,
+}
+
+impl CrossEntropy {
+    pub fn accuracy(&self) -> f32 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.correct as f32 / self.count as f32
+        }
+    }
+}
+
+fn counted(target: i64) -> Option<usize> {
+    (target != IGNORE_INDEX).then_some(target as usize)
+}
+
+/// max and log Σ exp(z − max) of one row: the stable logsumexp is max + the second.
+fn max_and_log_sum_exp(z: ArrayView1<f32>) -> (f32, f32) {
+    let max = z.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    let sum = z.fold(0.0f32, |s, &v| s + (v - max).exp());
+    (max, sum.ln())
+}
+
+/// logits (M, K), targets (M) in 0..K or IGNORE_INDEX (checked by the caller).
+pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> CrossEntropy {
+    let (mut total, mut count, mut correct) = (0.0f64, 0, 0);
+    for (z, &t) in logits.rows().into_iter().zip(targets) {
+        let Some(t) = counted(t) else { continue };
+        let (max, lse) = max_and_log_sum_exp(z);
+        total += (max + lse - z[t]) as f64;
+        count += 1;
+        // argmax, first index on ties
+        let best = z
+            .iter()
+            .enumerate()
+            .fold(0, |b, (k, &v)| if v > z[b] { k } else { b });
+        correct += usize::from(best == t);
+    }
+    let loss = if count == 0 {
+        0.0
+    } else {
+        (total / count as f64) as f32
+    };
+    CrossEntropy {
+        loss,
+        count,
+        correct,
+    }
+}
+
+/// d_logits += d_loss/count · (softmax(z) − onehot(target)) on counted rows. Recomputes the
+/// softmax from the logits forward returned rather than caching an (M, K) copy.
+pub fn backward(
+    d_logits: &mut ArrayViewMut2<f32>,
+    logits: ArrayView2<f32>,
+    targets: &[i64],
+    d_loss: f32,
+) {
+    let count = targets.iter().filter(|&&t| counted(t).is_some()).count();
+    if count == 0 {
+        return;
+    }
+    let scale = d_loss / count as f32;
+    for ((mut dz, z), &t) in d_logits
+        .rows_mut()
+        .into_iter()
+        .zip(logits.rows())
+        .zip(targets)
+    {
+        let Some(t) = counted(t) else { continue };
+        let (max, lse) = max_and_log_sum_exp(z);
+        Zip::from(&mut dz)
+            .and(&z)
+            .for_each(|dz, &z| *dz += scale * (z - max - lse).exp());
+        dz[t] -= scale;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::gradcheck::{assert_grads_match, numeric_grad, random};
+    use crate::rng::Rng;
+    use ndarray::Array2;
+
+    const TARGETS: [i64; 4] = [2, IGNORE_INDEX, 0, 4];
+
+    #[test]
+    fn matches_torch_on_a_small_case() {
+        // torch.nn.functional.cross_entropy(torch.tensor([[1., 2., 3.], [1., 0., 0.]]), torch.tensor([2, -100])) = 0.40760596
+        let logits = ndarray::array![[1.0f32, 2.0, 3.0], [1.0, 0.0, 0.0]];
+        let ce = forward(logits.view(), &[2, IGNORE_INDEX]);
+        assert!((ce.loss - 0.407_605_96).abs() < 1e-6, "{}", ce.loss);
+        assert_eq!((ce.count, ce.correct), (1, 1));
+    }
+
+    #[test]
+    fn nothing_to_predict_gives_zero_loss_and_no_gradient() {
+        let logits = ndarray::array![[1.0f32, 2.0]];
+        let ce = forward(logits.view(), &[IGNORE_INDEX]);
+        assert_eq!((ce.loss, ce.count, ce.accuracy()), (0.0, 0, 0.0));
+        let mut d = Array2::zeros((1, 2));
+        backward(&mut d.view_mut(), logits.view(), &[IGNORE_INDEX], 1.0);
+        assert!(d.iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn gradients_match_finite_differences_and_ignored_rows_get_none() {
+        let mut rng = Rng::new(12);
+        let z = random(&mut rng, (4, 5)).mapv(|v| 2.0 * v);
+        let mut d = Array2::zeros((4, 5));
+        backward(&mut d.view_mut(), z.view(), &TARGETS, 1.0);
+        assert_grads_match(
+            "d_logits",
+            &d,
+            &numeric_grad(&z, |z| forward(z.view(), &TARGETS).loss as f64),
+        );
+        assert!(d.row(1).iter().all(|&x| x == 0.0));
+    }
+}
