@@ -272,6 +272,7 @@ fn lerp(a: f32, b: f32, w: f32) -> f32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // torch's printed digits, kept verbatim
 mod tests {
     use super::*;
     use crate::config::BertConfig;
