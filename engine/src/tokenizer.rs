@@ -16,7 +16,7 @@ use unicode_normalization::UnicodeNormalization;
 pub const SPECIAL_TOKENS: [&str; 5] = [PAD, UNK, CLS, SEP, MASK];
 
 /// HF's `max_input_chars_per_word`: longer words become `[UNK]` whole.
-const MAX_CHARS_PER_WORD: usize = 100;
+pub const MAX_CHARS_PER_WORD: usize = 100;
 
 /// One encoded sequence, `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, then padding.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,7 +96,7 @@ impl Tokenizer {
             for word in basic_tokenize_piece(piece, self.do_lower_case()) {
                 match self {
                     Tokenizer::WordPiece { .. } => word_piece(vocab, &word, &mut out),
-                    Tokenizer::WordLevel { .. } if vocab.contains(&word) => out.push(word),
+                    Tokenizer::WordLevel { .. } if is_word_level_token(vocab, &word) => out.push(word),
                     Tokenizer::WordLevel { .. } => out.push(UNK.to_string()),
                 }
             }
@@ -177,6 +177,12 @@ impl Tokenizer {
         }
         Ok(tokens)
     }
+}
+
+/// A whole word the vocabulary has, within WordPiece's length limit, so that a word-level
+/// model saved as a `BertTokenizer` checkpoint tokenizes the same in HF.
+fn is_word_level_token(vocab: &Vocab, word: &str) -> bool {
+    vocab.contains(word) && word.chars().count() <= MAX_CHARS_PER_WORD
 }
 
 /// How many tokens of A and B to keep so that `len_a + len_b ≤ budget`. A single sequence is

@@ -2,7 +2,7 @@
 //! and a word-level vocabulary built from a corpus for training from scratch.
 
 use crate::error::{EngineError, Result};
-use crate::tokenizer::{basic_tokenize, SPECIAL_TOKENS};
+use crate::tokenizer::{basic_tokenize, MAX_CHARS_PER_WORD, SPECIAL_TOKENS};
 use std::collections::HashMap;
 
 pub const PAD: &str = "[PAD]";
@@ -116,7 +116,8 @@ impl Vocab {
 
 /// A word-level vocabulary for training from scratch: `[PAD]`=0 `[UNK]`=1 `[CLS]`=2 `[SEP]`=3
 /// `[MASK]`=4, then every word BERT's basic tokenizer yields (lower-cased, punctuation split),
-/// most frequent first, ties alphabetical so the ids depend on the corpus alone.
+/// most frequent first, ties alphabetical so the ids depend on the corpus alone. Words over
+/// 100 characters are left out: BERT's tokenizer makes them `[UNK]` anyway.
 pub fn build_word_vocab(corpus: &str) -> Result<Vocab> {
     build_word_vocab_with_limit(corpus, usize::MAX)
 }
@@ -132,7 +133,7 @@ pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<Voca
     }
     let mut counts: HashMap<String, usize> = HashMap::new();
     for word in basic_tokenize(corpus, true) {
-        if !SPECIAL_TOKENS.contains(&word.as_str()) {
+        if !SPECIAL_TOKENS.contains(&word.as_str()) && word.chars().count() <= MAX_CHARS_PER_WORD {
             *counts.entry(word).or_insert(0) += 1;
         }
     }
