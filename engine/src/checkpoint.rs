@@ -438,6 +438,12 @@ impl<'a> Reader<'a> {
         } else {
             None
         };
+        if cls.is_some() && pooler.is_none() {
+            return Err(EngineError::Checkpoint(format!(
+                "{WEIGHTS_FILE} has the NSP head cls.seq_relationship but no pooler ({}pooler.dense.weight) to feed it",
+                self.naming.prefix
+            )));
+        }
         let mut naming = self.naming;
         let layer_count = config.num_hidden_layers;
         naming.ignored = self
@@ -856,6 +862,16 @@ mod tests {
             f32_only,
         );
         assert!(load_err(&no_heads_transform).contains("cls.predictions.transform.dense.weight"));
+        let no_pooler = rewrite(
+            &files,
+            |n| (!n.contains("pooler")).then(|| n.to_string()),
+            f32_only,
+        );
+        assert!(
+            load_err(&no_pooler).contains("no pooler"),
+            "{}",
+            load_err(&no_pooler)
+        );
         let no_embeddings = rewrite(
             &files,
             |n| (!n.contains("word_embeddings")).then(|| n.to_string()),
