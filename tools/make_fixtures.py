@@ -42,7 +42,8 @@ What it writes, under engine/tests/fixtures/reference/:
         "nsp_logits": [f] (2)
       } ]
     }
-  train_padding.json, train_causal.json: one training batch, MaskMode padding / causal:
+  train_padding.json, train_causal.json, train_none.json: one training batch under MaskMode
+  padding / causal / none:
     {
       "mask": "padding" | "causal",
       "batch": { "input_ids": [[int]] (B×T), "token_type_ids": [[int]], "attention_mask": [[int]],
@@ -52,7 +53,7 @@ What it writes, under engine/tests/fixtures/reference/:
       "sgd":  { "lr": f, "steps": 1, "weights": { hf_name: {shape, data} } },  # torch.optim.SGD(lr),
                                                                               # padding file only
       "adam": { "lr": f, "steps": 3, "losses": [f] (loss before each step),
-                "weights": { hf_name: {shape, data} } }                      # torch.optim.Adam(lr)
+                "weights": { hf_name: {shape, data} } }  # torch.optim.Adam(lr); not in train_none
     }
     hf_name is the name in `BertForPreTraining.named_parameters()`; the tied decoder weight appears
     once, as bert.embeddings.word_embeddings.weight, with the gradient of both uses summed.
@@ -302,7 +303,7 @@ def losses(model, batch, mode):
     return out.loss, mlm, nsp
 
 
-def train_fixture(model_dir, batch, mode, with_sgd):
+def train_fixture(model_dir, batch, mode, with_sgd, with_adam):
     model = load_eager(model_dir)
     model.zero_grad()
     total, mlm, nsp = losses(model, batch, mode)
@@ -318,28 +319,24 @@ def train_fixture(model_dir, batch, mode, with_sgd):
         losses(sgd_model, batch, mode)[0].backward()
         opt.step()
 
-    adam_model = load_eager(model_dir)
-    opt = torch.optim.Adam(adam_model.parameters(), lr=ADAM_LR)
-    adam_losses = []
-    for _ in range(ADAM_STEPS):
-        opt.zero_grad()
-        loss = losses(adam_model, batch, mode)[0]
-        adam_losses.append(r7(loss.item()))
-        loss.backward()
-        opt.step()
-
     fixture = {
         "mask": mode,
         "batch": batch,
         "loss": {"total": r7(total.item()), "mlm": r7(mlm.item()), "nsp": r7(nsp.item())},
         "grads": grads,
-        "adam": {
-            "lr": ADAM_LR,
-            "steps": ADAM_STEPS,
-            "losses": adam_losses,
-            "weights": {n: flat(p) for n, p in adam_model.named_parameters()},
-        },
     }
+    if with_adam:
+        adam_model = load_eager(model_dir)
+        opt = torch.optim.Adam(adam_model.parameters(), lr=ADAM_LR)
+        adam_losses = []
+        for _ in range(ADAM_STEPS):
+            opt.zero_grad()
+            loss = losses(adam_model, batch, mode)[0]
+            adam_losses.append(r7(loss.item()))
+            loss.backward()
+            opt.step()
+        weights = {n: flat(p) for n, p in adam_model.named_parameters()}
+        fixture["adam"] = {"lr": ADAM_LR, "steps": ADAM_STEPS, "losses": adam_losses, "weights": weights}
     if with_sgd:
         weights = {n: flat(p) for n, p in sgd_model.named_parameters()}
         fixture["sgd"] = {"lr": SGD_LR, "steps": 1, "weights": weights}
@@ -365,9 +362,12 @@ def write_all(out: Path):
     dump(out / "cases.json", {"model": "model", "max_len": MAX_LEN, "cases": cases})
 
     batch = training_batch(tok)
-    for mode in ("padding", "causal"):
-        # SGD does not depend on the mask: once is enough, and keeps the files small.
-        dump(out / f"train_{mode}.json", train_fixture(model_dir, batch, mode, with_sgd=mode == "padding"))
+    # SGD does not depend on the mask: once is enough, and keeps the files small. Mask "none"
+    # is the one where padding positions are seen, so the only one where nn.Embedding's
+    # padding_idx (no gradient into the [PAD] row from lookups) changes a gradient.
+    for mode, with_sgd, with_adam in (("padding", True, True), ("causal", False, True), ("none", False, False)):
+        fixture = train_fixture(model_dir, batch, mode, with_sgd, with_adam)
+        dump(out / f"train_{mode}.json", fixture)
 
 
 def dump(path: Path, obj):
