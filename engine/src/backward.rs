@@ -1,1 +1,395 @@
-//! (in progress)
+//! The backward pass of `BertForPreTraining`, by hand: `forward.rs` read bottom to top.
+//! Every step accumulates into `grads` (see `ops`), so the tied decoder's gradient and the
+//! word-embedding lookup's gradient add up in `bert.embeddings.word_embeddings`.
+
+use crate::batch::Batch;
+use crate::error::{EngineError, Result};
+use crate::forward::{
+    as_sequences, as_sequences_mut, mlm_targets, position_ids, EmbeddingsCache, ForwardOutput,
+    LayerCache, MlmHeadCache,
+};
+use crate::model::{BertEmbeddings, BertForPreTraining, BertLayer, LayerNorm, Linear};
+use crate::ops::attention::{self, AttentionOptions};
+use crate::ops::layernorm::{self, LayerNormCache};
+use crate::ops::{dropout, embedding, gelu, linear, loss, tanh};
+use ndarray::{s, Array2, ArrayView2};
+
+/// Accumulates d(losses.total)/dθ into `grads` (zero it first with `fill_zero`). `out` must
+/// come from `forward(model, batch, …)` with the same model and batch.
+pub fn backward(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &mut BertForPreTraining,
+) -> Result<()> {
+    if out.losses.is_none() {
+        return Err(EngineError::Input(
+            "nothing to differentiate: the batch has no MLM/NSP labels or the model has no pre-training heads".into(),
+        ));
+    }
+    check_shapes(model, batch, out, grads)?;
+    let cache = &out.cache;
+    let (b_size, t) = batch.input_ids.dim();
+    let mut d_hidden = Array2::zeros(out.hidden.raw_dim()); // (N, C) dL/d(last layer output)
+
+    let BertForPreTraining {
+        bert: g_bert,
+        cls: g_cls,
+        ..
+    } = grads;
+    if let (Some(cls), Some(g_cls)) = (&model.cls, g_cls.as_mut()) {
+        if cache.nsp_loss {
+            // NSP: logits = pooled·W_sᵀ + b_s, pooled = tanh(h_[CLS]·W_pᵀ + b_p)
+            let (Some(pooler), Some(g_pooler)) = (&model.bert.pooler, g_bert.pooler.as_mut())
+            else {
+                unreachable!("an NSP loss implies a pooler (checked in check_shapes)")
+            };
+            let (pooled, logits) = (
+                out.pooled.as_ref().expect("NSP loss"),
+                out.nsp_logits.as_ref().expect("NSP loss"),
+            );
+            let targets: Vec<i64> = batch
+                .nsp_labels
+                .as_ref()
+                .expect("NSP loss")
+                .iter()
+                .map(|&l| l as i64)
+                .collect();
+            let mut d_logits = Array2::zeros(logits.raw_dim()); // (B, 2)
+            loss::backward(&mut d_logits.view_mut(), logits.view(), &targets, 1.0);
+            let mut d_pooled = Array2::zeros(pooled.raw_dim()); // (B, C)
+            linear_backward(
+                Some(&mut d_pooled),
+                &mut g_cls.seq_relationship,
+                d_logits.view(),
+                pooled.view(),
+                &cls.seq_relationship,
+            );
+            let mut d_pre = Array2::zeros(pooled.raw_dim());
+            tanh::backward(&mut d_pre.view_mut(), d_pooled.view(), pooled.view());
+            let cls_rows = cache.cls_rows.as_ref().expect("pooler ran");
+            let mut d_cls = Array2::zeros(cls_rows.raw_dim()); // (B, C)
+            linear_backward(
+                Some(&mut d_cls),
+                &mut g_pooler.dense,
+                d_pre.view(),
+                cls_rows.view(),
+                &pooler.dense,
+            );
+            let mut d_cls_rows = d_hidden.slice_mut(s![..;t, ..]);
+            d_cls_rows += &d_cls;
+        }
+        if cache.mlm_loss {
+            let head = cache.mlm_head.as_ref().expect("MLM head ran");
+            let logits = out.mlm_logits.as_ref().expect("MLM head ran");
+            let targets = mlm_targets(batch.mlm_labels.as_ref().expect("MLM loss"), &out.mlm_rows);
+            let mut d_logits = Array2::zeros(logits.raw_dim()); // (M, V)
+            loss::backward(&mut d_logits.view_mut(), logits.view(), &targets, 1.0);
+            let d_input = mlm_head_backward(model, g_bert, g_cls, head, d_logits.view());
+            for (d_row, &n) in d_input.rows().into_iter().zip(&out.mlm_rows) {
+                let mut row = d_hidden.row_mut(n);
+                row += &d_row;
+            }
+        }
+    }
+
+    for ((layer, g_layer), layer_cache) in model
+        .bert
+        .layers
+        .iter()
+        .zip(g_bert.layers.iter_mut())
+        .zip(&cache.layers)
+        .rev()
+    {
+        d_hidden = layer_backward(
+            layer,
+            g_layer,
+            layer_cache,
+            d_hidden,
+            b_size,
+            t,
+            &cache.attention_opts,
+        );
+    }
+    embeddings_backward(
+        &model.bert.embeddings,
+        &mut g_bert.embeddings,
+        &cache.embeddings,
+        d_hidden,
+        batch,
+        model.config.pad_token_id,
+    );
+    Ok(())
+}
+
+/// The gradient buffer, output and batch must belong together; a mismatch is a caller's
+/// mistake that must not turn into an index panic.
+fn check_shapes(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &BertForPreTraining,
+) -> Result<()> {
+    let err = |m: &str| Err(EngineError::Input(m.into()));
+    if grads.bert.layers.len() != model.bert.layers.len()
+        || grads.bert.pooler.is_some() != model.bert.pooler.is_some()
+        || grads.cls.is_some() != model.cls.is_some()
+        || grads.bert.embeddings.word_embeddings.dim()
+            != model.bert.embeddings.word_embeddings.dim()
+        || grads.config.hidden_size != model.config.hidden_size
+        || grads.config.intermediate_size != model.config.intermediate_size
+    {
+        return err(
+            "the gradient buffer does not have the model's structure (use model.zeros_like())",
+        );
+    }
+    let (b_size, t) = batch.input_ids.dim();
+    if out.hidden.nrows() != b_size * t || out.cache.layers.len() != model.bert.layers.len() {
+        return err("the forward output does not belong to this batch and model");
+    }
+    if out.cache.nsp_loss && model.bert.pooler.is_none() {
+        return err("an NSP loss without a pooler");
+    }
+    Ok(())
+}
+
+fn linear_backward(
+    d_inp: Option<&mut Array2<f32>>,
+    g: &mut Linear,
+    d_out: ArrayView2<f32>,
+    inp: ArrayView2<f32>,
+    l: &Linear,
+) {
+    let mut d_inp_view = d_inp.map(|d| d.view_mut());
+    linear::backward(
+        d_inp_view.as_mut(),
+        &mut g.weight.view_mut(),
+        &mut g.bias.view_mut(),
+        d_out,
+        inp,
+        l.weight.view(),
+    );
+}
+
+fn ln_backward(
+    d_inp: &mut Array2<f32>,
+    g: &mut LayerNorm,
+    d_out: ArrayView2<f32>,
+    inp: ArrayView2<f32>,
+    ln: &LayerNorm,
+    cache: &LayerNormCache,
+) {
+    layernorm::backward(
+        &mut d_inp.view_mut(),
+        &mut g.weight.view_mut(),
+        &mut g.bias.view_mut(),
+        d_out,
+        inp,
+        ln.weight.view(),
+        cache,
+    );
+}
+
+/// Returns dL/d(hidden rows the head read) (M, C).
+fn mlm_head_backward(
+    model: &BertForPreTraining,
+    g_bert: &mut crate::model::BertModel,
+    g_cls: &mut crate::model::BertPreTrainingHeads,
+    head: &MlmHeadCache,
+    d_logits: ArrayView2<f32>,
+) -> Array2<f32> {
+    let predictions = &model.cls.as_ref().expect("MLM head ran").predictions;
+    let transform = &predictions.transform;
+    let g_transform = &mut g_cls.predictions.transform;
+    // Tied decoder: logits = transformed·Eᵀ + bias, so dE gets doutᵀ·transformed.
+    let mut d_transformed = Array2::zeros(head.transformed.raw_dim()); // (M, C)
+    linear::backward(
+        Some(&mut d_transformed.view_mut()),
+        &mut g_bert.embeddings.word_embeddings.view_mut(),
+        &mut g_cls.predictions.bias.view_mut(),
+        d_logits,
+        head.transformed.view(),
+        model.bert.embeddings.word_embeddings.view(),
+    );
+    let mut d_activated = Array2::zeros(head.activated.raw_dim());
+    ln_backward(
+        &mut d_activated,
+        &mut g_transform.layer_norm,
+        d_transformed.view(),
+        head.activated.view(),
+        &transform.layer_norm,
+        &head.ln,
+    );
+    let mut d_dense_out = Array2::zeros(head.dense_out.raw_dim());
+    gelu::backward(
+        &mut d_dense_out.view_mut(),
+        d_activated.view(),
+        head.dense_out.view(),
+    );
+    let mut d_input = Array2::zeros(head.input.raw_dim());
+    linear_backward(
+        Some(&mut d_input),
+        &mut g_transform.dense,
+        d_dense_out.view(),
+        head.input.view(),
+        &transform.dense,
+    );
+    d_input
+}
+
+/// From dL/d(layer output) (N, C) to dL/d(layer input) (N, C).
+fn layer_backward(
+    layer: &BertLayer,
+    g: &mut BertLayer,
+    cache: &LayerCache,
+    d_out: Array2<f32>,
+    b_size: usize,
+    t: usize,
+    attention_opts: &AttentionOptions,
+) -> Array2<f32> {
+    let (n, c) = d_out.dim();
+    // out = LN(dropout(intermediate·W_2ᵀ + b_2) + attention_out)
+    let mut d_sum = Array2::zeros((n, c));
+    ln_backward(
+        &mut d_sum,
+        &mut g.output.layer_norm,
+        d_out.view(),
+        cache.output_sum.view(),
+        &layer.output.layer_norm,
+        &cache.output_ln,
+    );
+    let mut d_attention_out = d_sum.clone(); // the residual branch
+    dropout::backward(&mut d_sum.view_mut(), cache.output_dropout.as_ref());
+    let mut d_intermediate = Array2::zeros(cache.intermediate.raw_dim()); // (N, I)
+    linear_backward(
+        Some(&mut d_intermediate),
+        &mut g.output.dense,
+        d_sum.view(),
+        cache.intermediate.view(),
+        &layer.output.dense,
+    );
+    let mut d_pre = Array2::zeros(cache.intermediate_pre.raw_dim()); // (N, I)
+    gelu::backward(
+        &mut d_pre.view_mut(),
+        d_intermediate.view(),
+        cache.intermediate_pre.view(),
+    );
+    linear_backward(
+        Some(&mut d_attention_out),
+        &mut g.intermediate.dense,
+        d_pre.view(),
+        cache.attention_out.view(),
+        &layer.intermediate.dense,
+    );
+
+    // attention_out = LN(dropout(context·W_Oᵀ + b_O) + x)
+    let mut d_sum = Array2::zeros((n, c));
+    let (sa, g_sa) = (
+        &layer.attention.self_attention,
+        &mut g.attention.self_attention,
+    );
+    ln_backward(
+        &mut d_sum,
+        &mut g.attention.output.layer_norm,
+        d_attention_out.view(),
+        cache.attention_sum.view(),
+        &layer.attention.output.layer_norm,
+        &cache.attention_ln,
+    );
+    let mut d_x = d_sum.clone(); // the residual branch
+    dropout::backward(&mut d_sum.view_mut(), cache.attention_dropout.as_ref());
+    let mut d_context = Array2::zeros((n, c));
+    linear_backward(
+        Some(&mut d_context),
+        &mut g.attention.output.dense,
+        d_sum.view(),
+        cache.context.view(),
+        &layer.attention.output.dense,
+    );
+
+    // context = attention(q, k, v), q = x·W_Qᵀ + b_Q, …
+    let (mut d_q, mut d_k, mut d_v) = (
+        Array2::zeros((n, c)),
+        Array2::zeros((n, c)),
+        Array2::zeros((n, c)),
+    );
+    {
+        let as3 = |a| as_sequences(a, b_size, t);
+        let as3_mut = |a| as_sequences_mut(a, b_size, t);
+        attention::backward(
+            &mut as3_mut(&mut d_q),
+            &mut as3_mut(&mut d_k),
+            &mut as3_mut(&mut d_v),
+            as3(&d_context),
+            as3(&cache.q),
+            as3(&cache.k),
+            as3(&cache.v),
+            &cache.attention,
+            attention_opts,
+        );
+    }
+    linear_backward(
+        Some(&mut d_x),
+        &mut g_sa.query,
+        d_q.view(),
+        cache.input.view(),
+        &sa.query,
+    );
+    linear_backward(
+        Some(&mut d_x),
+        &mut g_sa.key,
+        d_k.view(),
+        cache.input.view(),
+        &sa.key,
+    );
+    linear_backward(
+        Some(&mut d_x),
+        &mut g_sa.value,
+        d_v.view(),
+        cache.input.view(),
+        &sa.value,
+    );
+    d_x
+}
+
+fn embeddings_backward(
+    emb: &BertEmbeddings,
+    g: &mut BertEmbeddings,
+    cache: &EmbeddingsCache,
+    mut d_out: Array2<f32>,
+    batch: &Batch,
+    pad_token_id: usize,
+) {
+    let (b_size, t) = batch.input_ids.dim();
+    dropout::backward(&mut d_out.view_mut(), cache.dropout.as_ref());
+    let mut d_sum = Array2::zeros(d_out.raw_dim()); // (N, C)
+    ln_backward(
+        &mut d_sum,
+        &mut g.layer_norm,
+        d_out.view(),
+        cache.sum.view(),
+        &emb.layer_norm,
+        &cache.ln,
+    );
+    let d_sum = d_sum.view();
+    // nn.Embedding(padding_idx=pad_token_id): the [PAD] row gets no gradient from the lookup
+    // (the tied decoder still adds its part).
+    embedding::backward(
+        &mut g.word_embeddings.view_mut(),
+        d_sum,
+        batch.input_ids.iter().map(|&id| id as usize),
+        Some(pad_token_id),
+    );
+    embedding::backward(
+        &mut g.position_embeddings.view_mut(),
+        d_sum,
+        position_ids(b_size, t),
+        None,
+    );
+    embedding::backward(
+        &mut g.token_type_embeddings.view_mut(),
+        d_sum,
+        batch.token_type_ids.iter().map(|&tt| tt as usize),
+        None,
+    );
+}
