@@ -3,7 +3,9 @@
 
 mod app;
 pub mod components;
+pub mod explorer;
 pub mod heatmap;
+pub mod lab;
 
 pub use app::App;
 

@@ -63,6 +63,7 @@ fn lerp_stops(stops: &[[u8; 3]], t: f32) -> [u8; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn diverging_puts_zero_at_white_and_is_symmetric() {

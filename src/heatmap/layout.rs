@@ -51,6 +51,7 @@ impl Layout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn cell_at_inverts_the_grid() {
