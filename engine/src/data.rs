@@ -1,1 +1,288 @@
-//! (in progress)
+//! Pre-training data: a corpus of sentences, and batches of masked sentence pairs for BERT's two
+//! tasks (paper §3.1): masked language modelling and next-sentence prediction. The recipe is
+//! nlp-tutorial's `make_batch`, done exactly: half the pairs are consecutive sentences, masking
+//! picks 15% of the real tokens, of which 80% → [MASK], 10% → a random token, 10% unchanged.
+
+use crate::batch::{Batch, IGNORE_INDEX};
+use crate::error::{EngineError, Result};
+use crate::rng::Rng;
+use crate::tokenizer::{truncate_longest_first, Tokenizer};
+use ndarray::{Array1, Array2};
+
+/// NSP labels, HF's convention.
+pub const IS_NEXT: u32 = 0;
+pub const NOT_NEXT: u32 = 1;
+
+/// Sentences as token ids (no [CLS]/[SEP]), one per non-empty line, in corpus order so that
+/// sentence i + 1 is the one that follows sentence i.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Corpus {
+    ids: Vec<u32>,      // every sentence's ids back to back
+    starts: Vec<usize>, // sentence i = ids[starts[i]..starts[i + 1]]
+    vocab_size: usize,
+    cls: u32,
+    sep: u32,
+    pad: u32,
+    mask: u32,
+    /// Ids never masked nor drawn as a random replacement, ascending.
+    special_ids: Vec<u32>,
+}
+
+impl Corpus {
+    /// Each trimmed non-empty line is a sentence; a line with no tokens (only control
+    /// characters) is skipped. NSP needs pairs, so at least two sentences.
+    pub fn parse(text: &str, tokenizer: &Tokenizer) -> Result<Corpus> {
+        let vocab = tokenizer.vocab();
+        let (cls, sep, pad, mask) = (vocab.cls_id()?, vocab.sep_id()?, vocab.pad_id()?, vocab.mask_id()?);
+        let mut special_ids = vocab.special_ids();
+        special_ids.sort_unstable();
+        special_ids.dedup();
+        if vocab.len() <= special_ids.len() {
+            return Err(EngineError::Data("the vocabulary has only special tokens: nothing to learn".into()));
+        }
+        if text.trim().is_empty() {
+            return Err(EngineError::Data("the corpus is empty: give at least two lines of text".into()));
+        }
+        let mut ids = Vec::with_capacity(text.len() / 4);
+        let mut starts = vec![0];
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let sentence = tokenizer.token_ids(line);
+            if !sentence.is_empty() {
+                ids.extend_from_slice(&sentence);
+                starts.push(ids.len());
+            }
+        }
+        let n = starts.len() - 1;
+        if n < 2 {
+            return Err(EngineError::Data(format!(
+                "the corpus has {n} sentence{}: next-sentence prediction needs at least two \
+                 (one sentence per line)",
+                if n == 1 { "" } else { "s" }
+            )));
+        }
+        Ok(Corpus { ids, starts, vocab_size: vocab.len(), cls, sep, pad, mask, special_ids })
+    }
+
+    /// Number of sentences.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn sentence(&self, i: usize) -> &[u32] {
+        &self.ids[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// Tokens over all sentences.
+    pub fn n_tokens(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    pub fn is_special(&self, id: u32) -> bool {
+        self.special_ids.binary_search(&id).is_ok()
+    }
+
+    /// A token id drawn uniformly from the non-special ones.
+    fn random_token(&self, rng: &mut Rng) -> u32 {
+        let mut id = rng.below(self.vocab_size - self.special_ids.len()) as u32;
+        // Skip over the specials in ascending order: maps 0..V−S onto the non-special ids.
+        for &s in &self.special_ids {
+            if id >= s {
+                id += 1;
+            }
+        }
+        id
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchConfig {
+    pub batch_size: usize,
+    /// T: every row is padded to this length; pairs are cut longest side first to fit.
+    pub max_len: usize,
+    /// Fraction of real tokens picked for MLM (BERT: 0.15).
+    pub mask_prob: f32,
+    /// Cap on picked tokens per row (BERT's max_predictions_per_seq).
+    pub max_predictions: usize,
+}
+
+impl Default for BatchConfig {
+    /// nlp-tutorial's sizes: 6 pairs of at most 30 tokens, at most 5 predictions.
+    fn default() -> Self {
+        BatchConfig { batch_size: 6, max_len: 30, mask_prob: 0.15, max_predictions: 5 }
+    }
+}
+
+impl BatchConfig {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(EngineError::Data(m));
+        if self.batch_size == 0 {
+            return bad("batch size must be at least 1".into());
+        }
+        if self.max_len < 5 {
+            return bad(format!(
+                "max_len {} is too short: [CLS] A [SEP] B [SEP] needs at least 5 positions",
+                self.max_len
+            ));
+        }
+        if !(self.mask_prob > 0.0 && self.mask_prob <= 1.0) {
+            return bad(format!("mask probability {} must be in (0, 1]", self.mask_prob));
+        }
+        if self.max_predictions == 0 {
+            return bad("max predictions must be at least 1: MLM needs a masked token".into());
+        }
+        Ok(())
+    }
+}
+
+/// A batch of `batch_size` masked pairs `[CLS] A [SEP] B [SEP] [PAD]…`, T = max_len.
+///
+/// NSP: ⌊B/2⌋ rows are IsNext (sentence i then i + 1), ⌊B/2⌋ NotNext (sentence i then a random
+/// j ≠ i + 1), and for odd B the last row's label is a fair coin; rows come in random order.
+/// MLM per row: n = min(max_predictions, max(1, round(mask_prob · eligible))) positions drawn
+/// uniformly among the non-special tokens; each becomes [MASK] (80%), a random non-special
+/// token (10%) or stays (10%), and its label is the original id (−100 elsewhere).
+pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Result<Batch> {
+    config.validate()?;
+    let (b, t) = (config.batch_size, config.max_len);
+    let mut input_ids = Array2::<u32>::from_elem((b, t), corpus.pad); // (B, T)
+    let mut token_type_ids = Array2::<u32>::zeros((b, t)); // (B, T)
+    let mut attention_mask = Array2::<u8>::zeros((b, t)); // (B, T)
+    let mut mlm_labels = Array2::<i64>::from_elem((b, t), IGNORE_INDEX); // (B, T)
+    let nsp_labels = Array1::from(nsp_labels(b, rng)); // (B,)
+    let mut eligible = Vec::with_capacity(t);
+
+    for (row, &label) in nsp_labels.iter().enumerate() {
+        let (i, j) = pick_pair(corpus, label, rng);
+        let (a, s) = (corpus.sentence(i), corpus.sentence(j));
+        let (ka, kb) = truncate_longest_first(a.len(), s.len(), t - 3, true);
+        let len = ka + kb + 3;
+
+        let ids = input_ids.row_mut(row).into_slice().expect("standard layout");
+        ids[0] = corpus.cls;
+        ids[1..1 + ka].copy_from_slice(&a[..ka]);
+        ids[1 + ka] = corpus.sep;
+        ids[2 + ka..2 + ka + kb].copy_from_slice(&s[..kb]);
+        ids[2 + ka + kb] = corpus.sep;
+        token_type_ids.row_mut(row).slice_mut(ndarray::s![2 + ka..len]).fill(1);
+        attention_mask.row_mut(row).slice_mut(ndarray::s![..len]).fill(1);
+
+        let labels = mlm_labels.row_mut(row).into_slice().expect("standard layout");
+        mask_tokens(corpus, config, &mut ids[..len], &mut labels[..len], &mut eligible, rng);
+    }
+    Ok(Batch {
+        input_ids,
+        token_type_ids,
+        attention_mask,
+        mlm_labels: Some(mlm_labels),
+        nsp_labels: Some(nsp_labels),
+    })
+}
+
+/// Exactly ⌊B/2⌋ of each label, a coin for the odd one out, in random order.
+fn nsp_labels(b: usize, rng: &mut Rng) -> Vec<u32> {
+    let mut labels: Vec<u32> = (0..b).map(|r| if r < b / 2 { IS_NEXT } else { NOT_NEXT }).collect();
+    if b % 2 == 1 {
+        labels[b - 1] = if rng.bernoulli(0.5) { IS_NEXT } else { NOT_NEXT };
+    }
+    rng.shuffle(&mut labels);
+    labels
+}
+
+/// (i, j): j = i + 1 for IsNext; for NotNext j is uniform over the sentences other than i + 1.
+fn pick_pair(corpus: &Corpus, label: u32, rng: &mut Rng) -> (usize, usize) {
+    let n = corpus.len();
+    if label == IS_NEXT {
+        let i = rng.below(n - 1);
+        return (i, i + 1);
+    }
+    let i = rng.below(n);
+    if i + 1 < n {
+        let j = rng.below(n - 1);
+        (i, if j >= i + 1 { j + 1 } else { j })
+    } else {
+        (i, rng.below(n))
+    }
+}
+
+/// BERT's masking of one row, in place. `ids`/`labels` cover the row's real tokens.
+fn mask_tokens(
+    corpus: &Corpus,
+    config: &BatchConfig,
+    ids: &mut [u32],
+    labels: &mut [i64],
+    eligible: &mut Vec<usize>,
+    rng: &mut Rng,
+) {
+    eligible.clear();
+    eligible.extend((0..ids.len()).filter(|&p| !corpus.is_special(ids[p])));
+    let wanted = (eligible.len() as f32 * config.mask_prob).round() as usize;
+    let n_pred = wanted.max(1).min(config.max_predictions).min(eligible.len());
+    // Partial Fisher–Yates: the first n_pred entries become a uniform sample without replacement.
+    for k in 0..n_pred {
+        let pick = k + rng.below(eligible.len() - k);
+        eligible.swap(k, pick);
+        let p = eligible[k];
+        labels[p] = ids[p] as i64;
+        let u = rng.uniform();
+        if u < 0.8 {
+            ids[p] = corpus.mask;
+        } else if u < 0.9 {
+            ids[p] = corpus.random_token(rng);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::build_word_vocab;
+
+    fn corpus(text: &str) -> Result<Corpus> {
+        Corpus::parse(text, &Tokenizer::word_level(build_word_vocab("a b c d e f g").unwrap()))
+    }
+
+    #[test]
+    fn parse_keeps_non_empty_lines_in_order() {
+        let c = corpus("  a b \n\n\u{7}\r\nc d e\r\n f \n").unwrap();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c.sentence(0), [5, 6]);
+        assert_eq!(c.sentence(2), [10]);
+        assert_eq!(c.n_tokens(), 6);
+    }
+
+    #[test]
+    fn random_tokens_skip_the_specials() {
+        let c = corpus("a\nb").unwrap();
+        let mut rng = Rng::new(0);
+        let mut seen = [0usize; 12];
+        for _ in 0..7000 {
+            seen[c.random_token(&mut rng) as usize] += 1;
+        }
+        assert!(seen[..5].iter().all(|&n| n == 0), "{seen:?}");
+        assert!(seen[5..].iter().all(|&n| n > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn one_sentence_or_none_is_an_error() {
+        for text in ["", "  \n\n", "a b c", "a\n\u{1}\n"] {
+            assert!(matches!(corpus(text), Err(EngineError::Data(_))), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn odd_batches_balance_by_a_fair_coin() {
+        let mut rng = Rng::new(5);
+        let next: usize = (0..4000).map(|_| nsp_labels(1, &mut rng)[0] as usize).sum();
+        assert!((next as f32 / 4000.0 - 0.5).abs() < 0.03, "{next}");
+        let labels = nsp_labels(6, &mut rng);
+        assert_eq!(labels.iter().filter(|&&l| l == IS_NEXT).count(), 3);
+    }
+}
