@@ -33,15 +33,24 @@ impl Corpus {
     /// characters) is skipped. NSP needs pairs, so at least two sentences.
     pub fn parse(text: &str, tokenizer: &Tokenizer) -> Result<Corpus> {
         let vocab = tokenizer.vocab();
-        let (cls, sep, pad, mask) = (vocab.cls_id()?, vocab.sep_id()?, vocab.pad_id()?, vocab.mask_id()?);
+        let (cls, sep, pad, mask) = (
+            vocab.cls_id()?,
+            vocab.sep_id()?,
+            vocab.pad_id()?,
+            vocab.mask_id()?,
+        );
         let mut special_ids = vocab.special_ids();
         special_ids.sort_unstable();
         special_ids.dedup();
         if vocab.len() <= special_ids.len() {
-            return Err(EngineError::Data("the vocabulary has only special tokens: nothing to learn".into()));
+            return Err(EngineError::Data(
+                "the vocabulary has only special tokens: nothing to learn".into(),
+            ));
         }
         if text.trim().is_empty() {
-            return Err(EngineError::Data("the corpus is empty: give at least two lines of text".into()));
+            return Err(EngineError::Data(
+                "the corpus is empty: give at least two lines of text".into(),
+            ));
         }
         let mut ids = Vec::with_capacity(text.len() / 4);
         let mut starts = vec![0];
@@ -60,7 +69,16 @@ impl Corpus {
                 if n == 1 { "" } else { "s" }
             )));
         }
-        Ok(Corpus { ids, starts, vocab_size: vocab.len(), cls, sep, pad, mask, special_ids })
+        Ok(Corpus {
+            ids,
+            starts,
+            vocab_size: vocab.len(),
+            cls,
+            sep,
+            pad,
+            mask,
+            special_ids,
+        })
     }
 
     /// Number of sentences.
@@ -116,7 +134,12 @@ pub struct BatchConfig {
 impl Default for BatchConfig {
     /// nlp-tutorial's sizes: 6 pairs of at most 30 tokens, at most 5 predictions.
     fn default() -> Self {
-        BatchConfig { batch_size: 6, max_len: 30, mask_prob: 0.15, max_predictions: 5 }
+        BatchConfig {
+            batch_size: 6,
+            max_len: 30,
+            mask_prob: 0.15,
+            max_predictions: 5,
+        }
     }
 }
 
@@ -132,8 +155,11 @@ impl BatchConfig {
                 self.max_len
             ));
         }
-        if !(self.mask_prob > 0.0 && self.mask_prob <= 1.0) {
-            return bad(format!("mask probability {} must be in (0, 1]", self.mask_prob));
+        if self.mask_prob.is_nan() || self.mask_prob <= 0.0 || self.mask_prob > 1.0 {
+            return bad(format!(
+                "mask probability {} must be in (0, 1]",
+                self.mask_prob
+            ));
         }
         if self.max_predictions == 0 {
             return bad("max predictions must be at least 1: MLM needs a masked token".into());
@@ -165,17 +191,36 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
         let (ka, kb) = truncate_longest_first(a.len(), s.len(), t - 3, true);
         let len = ka + kb + 3;
 
-        let ids = input_ids.row_mut(row).into_slice().expect("standard layout");
+        let ids = input_ids
+            .row_mut(row)
+            .into_slice()
+            .expect("standard layout");
         ids[0] = corpus.cls;
         ids[1..1 + ka].copy_from_slice(&a[..ka]);
         ids[1 + ka] = corpus.sep;
         ids[2 + ka..2 + ka + kb].copy_from_slice(&s[..kb]);
         ids[2 + ka + kb] = corpus.sep;
-        token_type_ids.row_mut(row).slice_mut(ndarray::s![2 + ka..len]).fill(1);
-        attention_mask.row_mut(row).slice_mut(ndarray::s![..len]).fill(1);
+        token_type_ids
+            .row_mut(row)
+            .slice_mut(ndarray::s![2 + ka..len])
+            .fill(1);
+        attention_mask
+            .row_mut(row)
+            .slice_mut(ndarray::s![..len])
+            .fill(1);
 
-        let labels = mlm_labels.row_mut(row).into_slice().expect("standard layout");
-        mask_tokens(corpus, config, &mut ids[..len], &mut labels[..len], &mut eligible, rng);
+        let labels = mlm_labels
+            .row_mut(row)
+            .into_slice()
+            .expect("standard layout");
+        mask_tokens(
+            corpus,
+            config,
+            &mut ids[..len],
+            &mut labels[..len],
+            &mut eligible,
+            rng,
+        );
     }
     Ok(Batch {
         input_ids,
@@ -188,9 +233,15 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
 
 /// Exactly ⌊B/2⌋ of each label, a coin for the odd one out, in random order.
 fn nsp_labels(b: usize, rng: &mut Rng) -> Vec<u32> {
-    let mut labels: Vec<u32> = (0..b).map(|r| if r < b / 2 { IS_NEXT } else { NOT_NEXT }).collect();
+    let mut labels: Vec<u32> = (0..b)
+        .map(|r| if r < b / 2 { IS_NEXT } else { NOT_NEXT })
+        .collect();
     if b % 2 == 1 {
-        labels[b - 1] = if rng.bernoulli(0.5) { IS_NEXT } else { NOT_NEXT };
+        labels[b - 1] = if rng.bernoulli(0.5) {
+            IS_NEXT
+        } else {
+            NOT_NEXT
+        };
     }
     rng.shuffle(&mut labels);
     labels
@@ -205,8 +256,9 @@ fn pick_pair(corpus: &Corpus, label: u32, rng: &mut Rng) -> (usize, usize) {
     }
     let i = rng.below(n);
     if i + 1 < n {
+        // n − 1 candidates: every index but i + 1.
         let j = rng.below(n - 1);
-        (i, if j >= i + 1 { j + 1 } else { j })
+        (i, if j > i { j + 1 } else { j })
     } else {
         (i, rng.below(n))
     }
@@ -224,7 +276,10 @@ fn mask_tokens(
     eligible.clear();
     eligible.extend((0..ids.len()).filter(|&p| !corpus.is_special(ids[p])));
     let wanted = (eligible.len() as f32 * config.mask_prob).round() as usize;
-    let n_pred = wanted.max(1).min(config.max_predictions).min(eligible.len());
+    let n_pred = wanted
+        .max(1)
+        .min(config.max_predictions)
+        .min(eligible.len());
     // Partial Fisher–Yates: the first n_pred entries become a uniform sample without replacement.
     for k in 0..n_pred {
         let pick = k + rng.below(eligible.len() - k);
@@ -246,7 +301,10 @@ mod tests {
     use crate::vocab::build_word_vocab;
 
     fn corpus(text: &str) -> Result<Corpus> {
-        Corpus::parse(text, &Tokenizer::word_level(build_word_vocab("a b c d e f g").unwrap()))
+        Corpus::parse(
+            text,
+            &Tokenizer::word_level(build_word_vocab("a b c d e f g").unwrap()),
+        )
     }
 
     #[test]
@@ -273,7 +331,10 @@ mod tests {
     #[test]
     fn one_sentence_or_none_is_an_error() {
         for text in ["", "  \n\n", "a b c", "a\n\u{1}\n"] {
-            assert!(matches!(corpus(text), Err(EngineError::Data(_))), "{text:?}");
+            assert!(
+                matches!(corpus(text), Err(EngineError::Data(_))),
+                "{text:?}"
+            );
         }
     }
 

@@ -8,6 +8,7 @@
 
 use crate::error::{EngineError, Result};
 use crate::vocab::{Vocab, CLS, MASK, PAD, SEP, UNK};
+use std::borrow::Cow;
 use unicode_general_category::get_general_category;
 use unicode_normalization::UnicodeNormalization;
 
@@ -46,7 +47,10 @@ impl Tokenizer {
     }
 
     pub fn word_piece(vocab: Vocab, do_lower_case: bool) -> Self {
-        Tokenizer::WordPiece { vocab, do_lower_case }
+        Tokenizer::WordPiece {
+            vocab,
+            do_lower_case,
+        }
     }
 
     /// A WordPiece tokenizer from a checkpoint's `vocab.txt` and optional `tokenizer_config.json`.
@@ -55,7 +59,10 @@ impl Tokenizer {
             Some(json) => do_lower_case_from_config(json)?,
             None => true,
         };
-        Ok(Self::word_piece(Vocab::from_vocab_txt(vocab_txt)?, do_lower_case))
+        Ok(Self::word_piece(
+            Vocab::from_vocab_txt(vocab_txt)?,
+            do_lower_case,
+        ))
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -86,39 +93,53 @@ impl Tokenizer {
 
     /// Text → tokens, without `[CLS]`/`[SEP]`. Never fails: what the vocabulary lacks is `[UNK]`.
     pub fn tokenize(&self, text: &str) -> Vec<String> {
-        let vocab = self.vocab();
         let mut out = Vec::new();
-        for (piece, special) in split_on_special_tokens(text) {
-            if special {
-                out.push(piece.to_string());
-                continue;
-            }
-            for word in basic_tokenize_piece(piece, self.do_lower_case()) {
-                match self {
-                    Tokenizer::WordPiece { .. } => word_piece(vocab, &word, &mut out),
-                    Tokenizer::WordLevel { .. } if is_word_level_token(vocab, &word) => out.push(word),
-                    Tokenizer::WordLevel { .. } => out.push(UNK.to_string()),
-                }
-            }
-        }
+        self.for_each_token(text, &mut |t| out.push(t.to_string()));
         out
     }
 
     /// Text → ids, without `[CLS]`/`[SEP]`.
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         let vocab = self.vocab();
-        self.tokenize(text).iter().map(|t| vocab.id_or_unk(t)).collect()
+        let mut out = Vec::new();
+        self.for_each_token(text, &mut |t| out.push(vocab.id_or_unk(t)));
+        out
+    }
+
+    /// Calls `emit` with every token in order; no allocation per token.
+    fn for_each_token(&self, text: &str, emit: &mut dyn FnMut(&str)) {
+        let vocab = self.vocab();
+        for_each_word(
+            text,
+            self.do_lower_case(),
+            &mut |word, typed_special| match self {
+                _ if typed_special => emit(word),
+                Tokenizer::WordPiece { .. } => word_piece(vocab, word, emit),
+                Tokenizer::WordLevel { .. } if is_word_level_token(vocab, word) => emit(word),
+                Tokenizer::WordLevel { .. } => emit(UNK),
+            },
+        );
     }
 
     /// `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`, cut to `max_len` (a pair longest side first,
     /// as HF's `truncation='longest_first'`), then padded with `[PAD]` up to `pad_to` if longer.
-    pub fn encode(&self, text: &str, pair: Option<&str>, max_len: usize, pad_to: Option<usize>) -> Result<Encoding> {
+    pub fn encode(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        max_len: usize,
+        pad_to: Option<usize>,
+    ) -> Result<Encoding> {
         let n_special = if pair.is_some() { 3 } else { 2 };
         let n_segments = n_special - 1;
         if max_len < n_special + n_segments {
             return Err(EngineError::Input(format!(
                 "max_len {max_len} is too short: {} needs at least {} positions",
-                if pair.is_some() { "[CLS] A [SEP] B [SEP]" } else { "[CLS] A [SEP]" },
+                if pair.is_some() {
+                    "[CLS] A [SEP] B [SEP]"
+                } else {
+                    "[CLS] A [SEP]"
+                },
                 n_special + n_segments
             )));
         }
@@ -129,7 +150,8 @@ impl Tokenizer {
             Some(p) => self.non_empty_tokens(p, "second")?,
             None => Vec::new(),
         };
-        let (keep_a, keep_b) = truncate_longest_first(a.len(), b.len(), max_len - n_special, pair.is_some());
+        let (keep_a, keep_b) =
+            truncate_longest_first(a.len(), b.len(), max_len - n_special, pair.is_some());
         let truncated = keep_a < a.len() || keep_b < b.len();
         a.truncate(keep_a);
         b.truncate(keep_b);
@@ -188,7 +210,12 @@ fn is_word_level_token(vocab: &Vocab, word: &str) -> bool {
 /// How many tokens of A and B to keep so that `len_a + len_b ≤ budget`. A single sequence is
 /// cut at its end; a pair loses one token at a time from the longer side, from B on a tie
 /// (HF's 'longest_first', whose closed form this is).
-pub fn truncate_longest_first(len_a: usize, len_b: usize, budget: usize, is_pair: bool) -> (usize, usize) {
+pub fn truncate_longest_first(
+    len_a: usize,
+    len_b: usize,
+    budget: usize,
+    is_pair: bool,
+) -> (usize, usize) {
     let excess = (len_a + len_b).saturating_sub(budget);
     if excess == 0 {
         return (len_a, len_b);
@@ -209,11 +236,12 @@ pub fn truncate_longest_first(len_a: usize, len_b: usize, budget: usize, is_pair
 /// HF reads `do_lower_case` from `tokenizer_config.json`; absent means `BertTokenizer`'s
 /// default, true. Malformed JSON or a non-boolean value is an error, as it is for HF.
 pub fn do_lower_case_from_config(json: &str) -> Result<bool> {
-    let value: serde_json::Value = serde_json::from_str(json)
-        .map_err(|e| EngineError::Checkpoint(format!("tokenizer_config.json is not valid JSON: {e}")))?;
-    let object = value
-        .as_object()
-        .ok_or_else(|| EngineError::Checkpoint("tokenizer_config.json is not a JSON object".into()))?;
+    let value: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        EngineError::Checkpoint(format!("tokenizer_config.json is not valid JSON: {e}"))
+    })?;
+    let object = value.as_object().ok_or_else(|| {
+        EngineError::Checkpoint("tokenizer_config.json is not a JSON object".into())
+    })?;
     match object.get("do_lower_case") {
         None | Some(serde_json::Value::Null) => Ok(true),
         Some(serde_json::Value::Bool(b)) => Ok(*b),
@@ -227,58 +255,62 @@ pub fn do_lower_case_from_config(json: &str) -> Result<bool> {
 /// vocabulary is built from.
 pub fn basic_tokenize(text: &str, do_lower_case: bool) -> Vec<String> {
     let mut out = Vec::new();
-    for (piece, special) in split_on_special_tokens(text) {
-        if special {
-            out.push(piece.to_string());
-        } else {
-            out.extend(basic_tokenize_piece(piece, do_lower_case));
-        }
-    }
+    for_each_word(text, do_lower_case, &mut |w, _| out.push(w.to_string()));
     out
 }
 
-/// Cuts the raw text around special tokens typed in it (HF's added-tokens trie: leftmost
-/// match, case-sensitive). Yields (piece, is_special); text pieces may be empty.
-fn split_on_special_tokens(text: &str) -> impl Iterator<Item = (&str, bool)> {
+/// HF's `PreTrainedTokenizer.tokenize` up to WordPiece: special tokens typed in the raw text
+/// are cut out (leftmost match, case-sensitive, like HF's added-tokens trie) and reported with
+/// `typed_special = true`; the text between goes through the basic tokenizer.
+fn for_each_word(text: &str, do_lower_case: bool, emit: &mut dyn FnMut(&str, bool)) {
     let mut rest = text;
-    let mut pending: Option<&str> = None;
-    std::iter::from_fn(move || {
-        if let Some(special) = pending.take() {
-            return Some((special, true));
-        }
-        if rest.is_empty() {
-            return None;
-        }
-        // Every special token starts with '[', so only those positions are candidates.
-        for (i, _) in rest.match_indices('[') {
-            if let Some(s) = SPECIAL_TOKENS.iter().find(|s| rest[i..].starts_with(**s)) {
-                let before = &rest[..i];
-                pending = Some(&rest[i..i + s.len()]);
-                rest = &rest[i + s.len()..];
-                return Some((before, false));
-            }
-        }
-        let all = rest;
-        rest = "";
-        Some((all, false))
-    })
+    // Every special token starts with '[', so only those positions are candidates.
+    while let Some((at, special)) = rest.match_indices('[').find_map(|(i, _)| {
+        SPECIAL_TOKENS
+            .iter()
+            .find(|s| rest[i..].starts_with(**s))
+            .map(|s| (i, *s))
+    }) {
+        basic_tokenize_piece(&rest[..at], do_lower_case, emit);
+        emit(special, true);
+        rest = &rest[at + special.len()..];
+    }
+    basic_tokenize_piece(rest, do_lower_case, emit);
 }
 
-/// HF's `BasicTokenizer.tokenize` on text free of special tokens, with `never_split` = the
-/// special tokens (they can reappear once control characters are dropped).
-fn basic_tokenize_piece(text: &str, do_lower_case: bool) -> Vec<String> {
-    let text: String = split_cjk(&clean_text(text)).nfc().collect();
-    let mut out = Vec::new();
-    for token in text.split_whitespace() {
+/// HF's `BasicTokenizer.tokenize` with `never_split` = the special tokens (one can appear once
+/// control characters are dropped): clean, split CJK, NFC, split on whitespace, lower-case and
+/// strip accents, split punctuation.
+fn basic_tokenize_piece(text: &str, do_lower_case: bool, emit: &mut dyn FnMut(&str, bool)) {
+    // Printable ASCII with \t \n \r only: cleaning, CJK and NFC change nothing.
+    let plain = text
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) || matches!(b, b'\t' | b'\n' | b'\r'));
+    let prepared: Cow<str> = if plain {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(split_cjk(&clean_text(text)).nfc().collect())
+    };
+    let mut word_buf = String::new();
+    for token in prepared.split_whitespace() {
         if SPECIAL_TOKENS.contains(&token) {
-            out.push(token.to_string());
+            emit(token, false);
             continue;
         }
         // strip_accents=None follows do_lower_case, as in the original BERT.
-        let word = if do_lower_case { strip_accents(&token.to_lowercase()) } else { token.to_string() };
-        split_on_punctuation(&word, &mut out);
+        let word = if !do_lower_case {
+            token
+        } else if token.is_ascii() {
+            word_buf.clear();
+            word_buf.push_str(token);
+            word_buf.make_ascii_lowercase();
+            &word_buf
+        } else {
+            word_buf = strip_accents(&token.to_lowercase());
+            &word_buf
+        };
+        split_on_punctuation(word, &mut |w| emit(w, false));
     }
-    out
 }
 
 /// Drops U+0000, U+FFFD and control characters (category C*); whitespace becomes a space.
@@ -306,79 +338,96 @@ fn split_cjk(text: &str) -> String {
 
 /// NFD, then drop nonspacing marks (Mn): "Café" → "Cafe".
 fn strip_accents(text: &str) -> String {
-    text.nfd().filter(|&c| get_general_category(c).abbreviation() != "Mn").collect()
+    text.nfd()
+        .filter(|&c| get_general_category(c).abbreviation() != "Mn")
+        .collect()
 }
 
 /// Every punctuation character becomes its own word; runs between them stay together.
-fn split_on_punctuation(word: &str, out: &mut Vec<String>) {
+fn split_on_punctuation(word: &str, emit: &mut dyn FnMut(&str)) {
     let mut start = 0;
     for (i, c) in word.char_indices() {
         if is_punctuation(c) {
             if start < i {
-                out.push(word[start..i].to_string());
+                emit(&word[start..i]);
             }
-            out.push(c.to_string());
+            emit(&word[i..i + c.len_utf8()]);
             start = i + c.len_utf8();
         }
     }
     if start < word.len() {
-        out.push(word[start..].to_string());
+        emit(&word[start..]);
     }
 }
 
 /// Greedy longest-match-first WordPiece: "unaffable" → un ##aff ##able. A word longer than
 /// 100 characters, or with any span no piece covers, becomes a single `[UNK]`.
-fn word_piece(vocab: &Vocab, word: &str, out: &mut Vec<String>) {
+fn word_piece(vocab: &Vocab, word: &str, emit: &mut dyn FnMut(&str)) {
     // Byte offset of every char boundary, so pieces are sliced by character as HF does.
-    let bounds: Vec<usize> = word.char_indices().map(|(i, _)| i).chain([word.len()]).collect();
+    let bounds: Vec<usize> = word
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([word.len()])
+        .collect();
     let n_chars = bounds.len() - 1;
     if n_chars > MAX_CHARS_PER_WORD {
-        out.push(UNK.to_string());
-        return;
+        return emit(UNK);
     }
-    let first_piece = out.len();
+    // Piece ends (in chars) first, emitted only once the whole word decomposes.
+    let mut ends = Vec::new();
     let mut candidate = String::with_capacity(word.len() + 2);
     let mut start = 0;
     while start < n_chars {
-        let mut end = n_chars;
-        let found = loop {
-            if end == start {
-                break false;
-            }
+        let found = (start + 1..=n_chars).rev().find(|&end| {
             candidate.clear();
             if start > 0 {
                 candidate.push_str("##");
             }
             candidate.push_str(&word[bounds[start]..bounds[end]]);
-            if vocab.contains(&candidate) {
-                break true;
-            }
-            end -= 1;
-        };
-        if !found {
-            out.truncate(first_piece);
-            out.push(UNK.to_string());
-            return;
+            vocab.contains(&candidate)
+        });
+        match found {
+            Some(end) => ends.push(end),
+            None => return emit(UNK),
         }
-        out.push(candidate.clone());
+        start = *ends.last().unwrap();
+    }
+    let mut start = 0;
+    for end in ends {
+        candidate.clear();
+        if start > 0 {
+            candidate.push_str("##");
+        }
+        candidate.push_str(&word[bounds[start]..bounds[end]]);
+        emit(&candidate);
         start = end;
     }
 }
 
 /// HF's `_is_whitespace`: space, \t, \n, \r and category Zs.
 fn is_whitespace(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r') || get_general_category(c).abbreviation() == "Zs"
+    match c {
+        ' ' | '\t' | '\n' | '\r' => true,
+        _ if c.is_ascii() => false,
+        _ => get_general_category(c).abbreviation() == "Zs",
+    }
 }
 
 /// HF's `_is_control`: category C* except \t, \n, \r (which count as whitespace).
 fn is_control(c: char) -> bool {
-    !matches!(c, '\t' | '\n' | '\r') && get_general_category(c).abbreviation().starts_with('C')
+    match c {
+        '\t' | '\n' | '\r' => false,
+        _ if c.is_ascii() => c.is_ascii_control(),
+        _ => get_general_category(c).abbreviation().starts_with('C'),
+    }
 }
 
 /// HF's `_is_punctuation`: every non-alphanumeric printable ASCII character, plus category P*.
 fn is_punctuation(c: char) -> bool {
-    matches!(c as u32, 33..=47 | 58..=64 | 91..=96 | 123..=126)
-        || get_general_category(c).abbreviation().starts_with('P')
+    if c.is_ascii() {
+        return c.is_ascii_punctuation(); // exactly 33–47, 58–64, 91–96, 123–126
+    }
+    get_general_category(c).abbreviation().starts_with('P')
 }
 
 /// HF's `_is_chinese_char`: the CJK Unified Ideographs blocks and their extensions.
@@ -417,8 +466,14 @@ mod tests {
     #[test]
     fn wordpiece_is_greedy_longest_first_and_unk_when_stuck() {
         let t = tiny_wordpiece(true);
-        assert_eq!(t.tokenize("unaffable Café!"), ["un", "##aff", "##able", "cafe", "!"]);
-        assert_eq!(t.tokenize("unx 😀 hellos"), ["[UNK]", "[UNK]", "hello", "##s"]);
+        assert_eq!(
+            t.tokenize("unaffable Café!"),
+            ["un", "##aff", "##able", "cafe", "!"]
+        );
+        assert_eq!(
+            t.tokenize("unx 😀 hellos"),
+            ["[UNK]", "[UNK]", "hello", "##s"]
+        );
         assert_eq!(t.tokenize(&"s".repeat(101)), ["[UNK]"]);
         assert_eq!(tiny_wordpiece(false).tokenize("Café"), ["[UNK]"]);
     }
@@ -427,15 +482,25 @@ mod tests {
     fn encode_builds_pairs_truncates_and_pads() {
         let t = tiny_wordpiece(true);
         let e = t.encode("the cafe", Some("hello"), 64, Some(8)).unwrap();
-        assert_eq!(e.tokens, ["[CLS]", "the", "cafe", "[SEP]", "hello", "[SEP]", "[PAD]", "[PAD]"]);
+        assert_eq!(
+            e.tokens,
+            ["[CLS]", "the", "cafe", "[SEP]", "hello", "[SEP]", "[PAD]", "[PAD]"]
+        );
         assert_eq!(e.input_ids, [2, 8, 9, 3, 12, 3, 0, 0]);
         assert_eq!(e.token_type_ids, [0, 0, 0, 0, 1, 1, 0, 0]);
         assert_eq!(e.attention_mask, [1, 1, 1, 1, 1, 1, 0, 0]);
         assert!(!e.truncated);
-        let cut = t.encode("the the the the", Some("hello"), 6, Some(3)).unwrap();
-        assert_eq!(cut.tokens, ["[CLS]", "the", "the", "[SEP]", "hello", "[SEP]"]);
+        let cut = t
+            .encode("the the the the", Some("hello"), 6, Some(3))
+            .unwrap();
+        assert_eq!(
+            cut.tokens,
+            ["[CLS]", "the", "the", "[SEP]", "hello", "[SEP]"]
+        );
         assert!(cut.truncated);
-        assert!(matches!(t.encode(" \u{1} ", None, 8, None), Err(EngineError::Input(m)) if m.contains("empty")));
+        assert!(
+            matches!(t.encode(" \u{1} ", None, 8, None), Err(EngineError::Input(m)) if m.contains("empty"))
+        );
         assert!(t.encode("the", Some("the"), 4, None).is_err());
     }
 
@@ -453,7 +518,11 @@ mod tests {
                             kb -= 1
                         }
                     }
-                    assert_eq!(truncate_longest_first(a, b, budget, true), (ka, kb), "{a} {b} {budget}");
+                    assert_eq!(
+                        truncate_longest_first(a, b, budget, true),
+                        (ka, kb),
+                        "{a} {b} {budget}"
+                    );
                 }
             }
         }
@@ -463,10 +532,16 @@ mod tests {
     #[test]
     fn do_lower_case_defaults_to_true() {
         assert_eq!(do_lower_case_from_config("{}"), Ok(true));
-        assert_eq!(do_lower_case_from_config(r#"{"do_lower_case": false}"#), Ok(false));
+        assert_eq!(
+            do_lower_case_from_config(r#"{"do_lower_case": false}"#),
+            Ok(false)
+        );
         assert!(do_lower_case_from_config("{").is_err());
         assert!(do_lower_case_from_config(r#"{"do_lower_case": "yes"}"#).is_err());
         let t = tiny_wordpiece(false);
-        assert_eq!(do_lower_case_from_config(&t.tokenizer_config_json()), Ok(false));
+        assert_eq!(
+            do_lower_case_from_config(&t.tokenizer_config_json()),
+            Ok(false)
+        );
     }
 }

@@ -29,10 +29,16 @@ impl Vocab {
             return Err(EngineError::Vocab("the vocabulary is empty".into()));
         }
         if tokens.len() > u32::MAX as usize {
-            return Err(EngineError::Vocab(format!("{} tokens is too many", tokens.len())));
+            return Err(EngineError::Vocab(format!(
+                "{} tokens is too many",
+                tokens.len()
+            )));
         }
-        let index: HashMap<String, u32> =
-            tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        let index: HashMap<String, u32> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as u32))
+            .collect();
         if !index.contains_key(UNK) {
             return Err(EngineError::Vocab(format!(
                 "the vocabulary ({} tokens) has no {UNK} token: unknown words could not be encoded",
@@ -50,7 +56,10 @@ impl Vocab {
         if text.is_empty() {
             return Err(EngineError::Vocab("vocab.txt is empty".into()));
         }
-        let tokens = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_string()).collect();
+        let tokens = text
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l).to_string())
+            .collect();
         Self::from_tokens(tokens)
     }
 
@@ -90,7 +99,8 @@ impl Vocab {
     }
 
     fn special(&self, token: &str) -> Result<u32> {
-        self.id(token).ok_or_else(|| EngineError::Vocab(format!("the vocabulary has no {token} token")))
+        self.id(token)
+            .ok_or_else(|| EngineError::Vocab(format!("the vocabulary has no {token} token")))
     }
     pub fn pad_id(&self) -> Result<u32> {
         self.special(PAD)
@@ -138,7 +148,9 @@ pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<Voca
         }
     }
     if counts.is_empty() {
-        return Err(EngineError::Vocab("the corpus has no words to build a vocabulary from".into()));
+        return Err(EngineError::Vocab(
+            "the corpus has no words to build a vocabulary from".into(),
+        ));
     }
     let mut words: Vec<(String, usize)> = counts.into_iter().collect();
     words.sort_unstable_by(|(wa, ca), (wb, cb)| cb.cmp(ca).then_with(|| wa.cmp(wb)));
@@ -172,9 +184,13 @@ mod tests {
     #[test]
     fn empty_vocab_or_one_without_unk_is_an_error() {
         for text in ["", "\n", "\u{feff}"] {
-            assert!(matches!(Vocab::from_vocab_txt(text), Err(EngineError::Vocab(m)) if m.contains("empty")));
+            assert!(
+                matches!(Vocab::from_vocab_txt(text), Err(EngineError::Vocab(m)) if m.contains("empty"))
+            );
         }
-        assert!(matches!(Vocab::from_vocab_txt("[PAD]\na\n"), Err(EngineError::Vocab(m)) if m.contains("[UNK]")));
+        assert!(
+            matches!(Vocab::from_vocab_txt("[PAD]\na\n"), Err(EngineError::Vocab(m)) if m.contains("[UNK]"))
+        );
     }
 
     #[test]
@@ -182,7 +198,10 @@ mod tests {
         let v = build_word_vocab("The cat sat.\nthe dog sat, the END [MASK]").unwrap();
         assert_eq!(
             v.tokens,
-            ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "sat", ",", ".", "cat", "dog", "end"]
+            [
+                "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "sat", ",", ".", "cat", "dog",
+                "end"
+            ]
         );
         let capped = build_word_vocab_with_limit("b b a c c c", 7).unwrap();
         assert_eq!(capped.tokens[5..], ["c", "b"]);

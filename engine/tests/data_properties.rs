@@ -10,7 +10,8 @@ use engine::vocab::build_word_vocab;
 use engine::{Batch, Rng};
 
 const WORDS: [&str; 16] = [
-    "the", "cat", "sat", "on", "mat", "dog", "ran", "far", "away", "a", "big", "red", "ball", "and", "then", "slept",
+    "the", "cat", "sat", "on", "mat", "dog", "ran", "far", "away", "a", "big", "red", "ball",
+    "and", "then", "slept",
 ];
 
 /// 60 lines; line k starts with the unique word "sK" (so a row's segments tell which
@@ -62,7 +63,13 @@ fn ids(t: &Tokenizer) -> Ids {
 
 /// Which sentence starts with this id ("sK" → K).
 fn sentence_of(t: &Tokenizer, id: u32) -> usize {
-    t.vocab().token(id).unwrap().strip_prefix('s').unwrap().parse().unwrap()
+    t.vocab()
+        .token(id)
+        .unwrap()
+        .strip_prefix('s')
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[derive(Default)]
@@ -78,7 +85,13 @@ struct Tally {
 }
 
 /// Checks every structural property of one batch exactly, and adds its counts to `tally`.
-fn check_batch(t: &Tokenizer, corpus: &Corpus, cfg: &BatchConfig, batch: &Batch, tally: &mut Tally) {
+fn check_batch(
+    t: &Tokenizer,
+    corpus: &Corpus,
+    cfg: &BatchConfig,
+    batch: &Batch,
+    tally: &mut Tally,
+) {
     let s = ids(t);
     let labels = batch.mlm_labels.as_ref().unwrap();
     let nsp = batch.nsp_labels.as_ref().unwrap();
@@ -91,18 +104,37 @@ fn check_batch(t: &Tokenizer, corpus: &Corpus, cfg: &BatchConfig, batch: &Batch,
         let types = batch.token_type_ids.row(r);
         let lab = labels.row(r);
         let len = mask.iter().filter(|&&m| m == 1).count();
-        assert!(mask.iter().take(len).all(|&m| m == 1), "mask is not a prefix of ones");
+        assert!(
+            mask.iter().take(len).all(|&m| m == 1),
+            "mask is not a prefix of ones"
+        );
         // The row before masking: the label where one was picked, else the id.
-        let orig: Vec<u32> = (0..len).map(|p| if lab[p] == IGNORE_INDEX { row[p] } else { lab[p] as u32 }).collect();
+        let orig: Vec<u32> = (0..len)
+            .map(|p| {
+                if lab[p] == IGNORE_INDEX {
+                    row[p]
+                } else {
+                    lab[p] as u32
+                }
+            })
+            .collect();
         let seps: Vec<usize> = (0..len).filter(|&p| orig[p] == s.sep).collect();
         assert_eq!(seps.len(), 2, "row {r}: {orig:?}");
-        assert_eq!((orig[0], seps[1]), (s.cls, len - 1), "row {r}: [CLS] A [SEP] B [SEP] layout");
+        assert_eq!(
+            (orig[0], seps[1]),
+            (s.cls, len - 1),
+            "row {r}: [CLS] A [SEP] B [SEP] layout"
+        );
         let sep_a = seps[0];
         for p in 0..cfg.max_len {
             let want_type = u32::from(p > sep_a && p < len);
             assert_eq!(types[p], want_type, "row {r} token type at {p}");
             if p >= len {
-                assert_eq!((row[p], lab[p]), (s.pad, IGNORE_INDEX), "row {r} padding at {p}");
+                assert_eq!(
+                    (row[p], lab[p]),
+                    (s.pad, IGNORE_INDEX),
+                    "row {r} padding at {p}"
+                );
             }
         }
 
@@ -115,8 +147,16 @@ fn check_batch(t: &Tokenizer, corpus: &Corpus, cfg: &BatchConfig, batch: &Batch,
         }
         tally.is_next += usize::from(nsp[r] == IS_NEXT);
         let (a, b) = (corpus.sentence(i), corpus.sentence(j));
-        assert_eq!(orig[1..sep_a], a[..sep_a - 1], "segment A is a prefix of sentence {i}");
-        assert_eq!(orig[sep_a + 1..len - 1], b[..len - 2 - sep_a], "segment B is a prefix of sentence {j}");
+        assert_eq!(
+            orig[1..sep_a],
+            a[..sep_a - 1],
+            "segment A is a prefix of sentence {i}"
+        );
+        assert_eq!(
+            orig[sep_a + 1..len - 1],
+            b[..len - 2 - sep_a],
+            "segment B is a prefix of sentence {j}"
+        );
         if a.len() + b.len() + 3 > cfg.max_len {
             assert_eq!(len, cfg.max_len, "a cut pair fills the row");
             tally.truncated_rows += 1;
@@ -127,8 +167,13 @@ fn check_batch(t: &Tokenizer, corpus: &Corpus, cfg: &BatchConfig, batch: &Batch,
         let eligible: Vec<usize> = (0..len)
             .filter(|&p| ![s.cls, s.sep, s.pad, s.mask, s.unk].contains(&orig[p]))
             .collect();
-        let picked: Vec<usize> = (0..cfg.max_len).filter(|&p| lab[p] != IGNORE_INDEX).collect();
-        assert!(picked.iter().all(|p| eligible.contains(p)), "row {r}: a special or padding position was masked");
+        let picked: Vec<usize> = (0..cfg.max_len)
+            .filter(|&p| lab[p] != IGNORE_INDEX)
+            .collect();
+        assert!(
+            picked.iter().all(|p| eligible.contains(p)),
+            "row {r}: a special or padding position was masked"
+        );
         let want = ((eligible.len() as f32 * cfg.mask_prob).round() as usize)
             .max(1)
             .min(cfg.max_predictions)
@@ -139,7 +184,10 @@ fn check_batch(t: &Tokenizer, corpus: &Corpus, cfg: &BatchConfig, batch: &Batch,
                 id if id == s.mask => tally.to_mask += 1,
                 id if id as i64 == lab[p] => tally.unchanged += 1,
                 id => {
-                    assert!(![s.cls, s.sep, s.pad, s.mask, s.unk].contains(&id), "random token {id} is special");
+                    assert!(
+                        ![s.cls, s.sep, s.pad, s.mask, s.unk].contains(&id),
+                        "random token {id} is special"
+                    );
                     tally.random += 1;
                 }
             }
@@ -154,37 +202,85 @@ fn check_batch(t: &Tokenizer, corpus: &Corpus, cfg: &BatchConfig, batch: &Batch,
 fn batches_have_bert_masking_rates_and_balanced_nsp() {
     let (t, corpus) = setup();
     // max_predictions out of the way so the rate is mask_prob's alone.
-    let cfg = BatchConfig { batch_size: 8, max_len: 40, mask_prob: 0.15, max_predictions: 40 };
+    let cfg = BatchConfig {
+        batch_size: 8,
+        max_len: 40,
+        mask_prob: 0.15,
+        max_predictions: 40,
+    };
     let mut rng = Rng::new(1);
     let mut tally = Tally::default();
     for _ in 0..500 {
         let batch = make_batch(&corpus, &cfg, &mut rng).unwrap();
         check_batch(&t, &corpus, &cfg, &batch, &mut tally);
-        let next = batch.nsp_labels.as_ref().unwrap().iter().filter(|&&l| l == IS_NEXT).count();
+        let next = batch
+            .nsp_labels
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|&&l| l == IS_NEXT)
+            .count();
         assert_eq!(next, 4, "an even batch is exactly half IsNext");
     }
     let rate = tally.picked as f64 / tally.eligible as f64;
     let frac = |n: usize| n as f64 / tally.picked as f64;
     // ~15,000 picks: the standard error of a 10% share is 0.25%, of 80% 0.33%.
-    assert!((rate - 0.15).abs() < 0.01, "masked {rate:.4} of eligible tokens");
-    assert!((frac(tally.to_mask) - 0.8).abs() < 0.015, "[MASK] {:.4}", frac(tally.to_mask));
-    assert!((frac(tally.random) - 0.1).abs() < 0.012, "random {:.4}", frac(tally.random));
-    assert!((frac(tally.unchanged) - 0.1).abs() < 0.012, "unchanged {:.4}", frac(tally.unchanged));
-    assert!(tally.truncated_rows > 100, "truncation barely exercised: {}", tally.truncated_rows);
+    assert!(
+        (rate - 0.15).abs() < 0.01,
+        "masked {rate:.4} of eligible tokens"
+    );
+    assert!(
+        (frac(tally.to_mask) - 0.8).abs() < 0.015,
+        "[MASK] {:.4}",
+        frac(tally.to_mask)
+    );
+    assert!(
+        (frac(tally.random) - 0.1).abs() < 0.012,
+        "random {:.4}",
+        frac(tally.random)
+    );
+    assert!(
+        (frac(tally.unchanged) - 0.1).abs() < 0.012,
+        "unchanged {:.4}",
+        frac(tally.unchanged)
+    );
+    assert!(
+        tally.truncated_rows > 100,
+        "truncation barely exercised: {}",
+        tally.truncated_rows
+    );
 }
 
 #[test]
 fn small_caps_and_odd_batches_hold_the_same_properties() {
     let (t, corpus) = setup();
-    let cfg = BatchConfig { batch_size: 3, max_len: 5, mask_prob: 0.5, max_predictions: 1 };
+    let cfg = BatchConfig {
+        batch_size: 3,
+        max_len: 5,
+        mask_prob: 0.5,
+        max_predictions: 1,
+    };
     let mut rng = Rng::new(2);
     let mut tally = Tally::default();
     for _ in 0..1000 {
-        check_batch(&t, &corpus, &cfg, &make_batch(&corpus, &cfg, &mut rng).unwrap(), &mut tally);
+        check_batch(
+            &t,
+            &corpus,
+            &cfg,
+            &make_batch(&corpus, &cfg, &mut rng).unwrap(),
+            &mut tally,
+        );
     }
     let share = tally.is_next as f64 / tally.rows as f64;
-    assert!((share - 0.5).abs() < 0.02, "IsNext share {share:.4} over {} rows", tally.rows);
-    assert_eq!(tally.truncated_rows, tally.rows, "max_len 5 cuts every pair to one token each");
+    assert!(
+        (share - 0.5).abs() < 0.02,
+        "IsNext share {share:.4} over {} rows",
+        tally.rows
+    );
+    assert_eq!(
+        tally.truncated_rows, tally.rows,
+        "max_len 5 cuts every pair to one token each"
+    );
 }
 
 #[test]
@@ -193,7 +289,9 @@ fn same_seed_same_batches_and_another_seed_differs() {
     let cfg = BatchConfig::default();
     let draw = |seed| {
         let mut rng = Rng::new(seed);
-        (0..5).map(|_| make_batch(&corpus, &cfg, &mut rng).unwrap()).collect::<Vec<_>>()
+        (0..5)
+            .map(|_| make_batch(&corpus, &cfg, &mut rng).unwrap())
+            .collect::<Vec<_>>()
     };
     assert_eq!(draw(7), draw(7));
     assert_ne!(draw(7), draw(8));
@@ -203,7 +301,12 @@ fn same_seed_same_batches_and_another_seed_differs() {
 fn corpora_without_two_sentences_are_refused() {
     let vocab = build_word_vocab("some words here").unwrap();
     let t = Tokenizer::word_level(vocab);
-    for text in ["", "\n \n", "one single line", "\u{0}\n  some words  \n\u{7}"] {
+    for text in [
+        "",
+        "\n \n",
+        "one single line",
+        "\u{0}\n  some words  \n\u{7}",
+    ] {
         match Corpus::parse(text, &t) {
             Err(EngineError::Data(m)) => assert!(m.contains("empty") || m.contains("two"), "{m}"),
             other => panic!("{text:?}: expected a data error, got {other:?}"),
@@ -217,17 +320,46 @@ fn bad_settings_are_refused() {
     let (_, corpus) = setup();
     let good = BatchConfig::default();
     let bad = [
-        BatchConfig { batch_size: 0, ..good },
+        BatchConfig {
+            batch_size: 0,
+            ..good
+        },
         BatchConfig { max_len: 4, ..good },
-        BatchConfig { mask_prob: 0.0, ..good },
-        BatchConfig { mask_prob: 1.5, ..good },
-        BatchConfig { mask_prob: f32::NAN, ..good },
-        BatchConfig { max_predictions: 0, ..good },
+        BatchConfig {
+            mask_prob: 0.0,
+            ..good
+        },
+        BatchConfig {
+            mask_prob: 1.5,
+            ..good
+        },
+        BatchConfig {
+            mask_prob: f32::NAN,
+            ..good
+        },
+        BatchConfig {
+            max_predictions: 0,
+            ..good
+        },
     ];
     for cfg in bad {
-        assert!(matches!(make_batch(&corpus, &cfg, &mut Rng::new(0)), Err(EngineError::Data(_))), "{cfg:?}");
+        assert!(
+            matches!(
+                make_batch(&corpus, &cfg, &mut Rng::new(0)),
+                Err(EngineError::Data(_))
+            ),
+            "{cfg:?}"
+        );
     }
-    assert!(make_batch(&corpus, &BatchConfig { mask_prob: 1.0, ..good }, &mut Rng::new(0)).is_ok());
+    assert!(make_batch(
+        &corpus,
+        &BatchConfig {
+            mask_prob: 1.0,
+            ..good
+        },
+        &mut Rng::new(0)
+    )
+    .is_ok());
 }
 
 #[test]

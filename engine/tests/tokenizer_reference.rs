@@ -54,12 +54,17 @@ struct Cases {
 }
 
 fn fixtures() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tokenizer"))
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/tokenizer"
+    ))
 }
 
 fn load_cases() -> Vec<Case> {
     let text = std::fs::read_to_string(fixtures().join("cases.json")).expect("cases.json");
-    serde_json::from_str::<Cases>(&text).expect("cases.json parses").cases
+    serde_json::from_str::<Cases>(&text)
+        .expect("cases.json parses")
+        .cases
 }
 
 fn tokenizer(vocabs: &mut HashMap<String, Vocab>, case: &Case) -> Tokenizer {
@@ -85,30 +90,53 @@ fn check(t: &Tokenizer, case: &Case) -> Result<(), String> {
         (Some(expected), _) if &tokens != expected => {
             return Err(format!("tokens\n  ours {tokens:?}\n  HF   {expected:?}"));
         }
-        (None, Some(n)) if tokens.len() != n => return Err(format!("{} tokens, HF {n}", tokens.len())),
+        (None, Some(n)) if tokens.len() != n => {
+            return Err(format!("{} tokens, HF {n}", tokens.len()))
+        }
         _ => {}
     }
     let got = t.encode(&text, case.pair.as_deref(), case.max_len, case.pad_to);
     match (&case.error, got, &case.encoding) {
         (Some(_), Err(EngineError::Input(m)), _) if m.contains("empty") => Ok(()),
-        (Some(_), other, _) => Err(format!("HF has no tokens, expected an empty-sentence error, got {other:?}")),
+        (Some(_), other, _) => Err(format!(
+            "HF has no tokens, expected an empty-sentence error, got {other:?}"
+        )),
         (None, Err(e), _) => Err(format!("encode failed: {e}")),
         (None, Ok(enc), Some(exp)) => {
-            let names: Vec<&str> = enc.input_ids.iter().map(|&id| t.vocab().token(id).unwrap()).collect();
+            let names: Vec<&str> = enc
+                .input_ids
+                .iter()
+                .map(|&id| t.vocab().token(id).unwrap())
+                .collect();
             if enc.tokens != names {
-                return Err(format!("encoding tokens {:?} are not the vocab's tokens of its ids", enc.tokens));
+                return Err(format!(
+                    "encoding tokens {:?} are not the vocab's tokens of its ids",
+                    enc.tokens
+                ));
             }
             if enc.input_ids != exp.input_ids {
-                return Err(format!("input_ids\n  ours {:?}\n  HF   {:?}", enc.input_ids, exp.input_ids));
+                return Err(format!(
+                    "input_ids\n  ours {:?}\n  HF   {:?}",
+                    enc.input_ids, exp.input_ids
+                ));
             }
             if enc.token_type_ids != exp.token_type_ids {
-                return Err(format!("token_type_ids {:?} vs HF {:?}", enc.token_type_ids, exp.token_type_ids));
+                return Err(format!(
+                    "token_type_ids {:?} vs HF {:?}",
+                    enc.token_type_ids, exp.token_type_ids
+                ));
             }
             if enc.attention_mask != exp.attention_mask {
-                return Err(format!("attention_mask {:?} vs HF {:?}", enc.attention_mask, exp.attention_mask));
+                return Err(format!(
+                    "attention_mask {:?} vs HF {:?}",
+                    enc.attention_mask, exp.attention_mask
+                ));
             }
             if enc.truncated != exp.truncated {
-                return Err(format!("truncated {} vs HF {}", enc.truncated, exp.truncated));
+                return Err(format!(
+                    "truncated {} vs HF {}",
+                    enc.truncated, exp.truncated
+                ));
             }
             Ok(())
         }
@@ -135,7 +163,13 @@ fn tokenizer_matches_hf_bert_tokenizer_on_every_fixture_case() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ from HF:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from HF:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -144,12 +178,36 @@ fn fixtures_cover_the_tricky_parts() {
     let cases = load_cases();
     let has = |pred: &dyn Fn(&Case) -> bool| cases.iter().any(pred);
     let tokens = |c: &Case| c.tokens.clone().unwrap_or_default();
-    assert!(has(&|c| tokens(c).iter().any(|t| t.starts_with("##"))), "no WordPiece continuation");
-    assert!(has(&|c| tokens(c).contains(&"[MASK]".to_string())), "no [MASK] typed in text");
-    assert!(has(&|c| tokens(c).contains(&"[UNK]".to_string())), "no [UNK]");
+    assert!(
+        has(&|c| tokens(c).iter().any(|t| t.starts_with("##"))),
+        "no WordPiece continuation"
+    );
+    assert!(
+        has(&|c| tokens(c).contains(&"[MASK]".to_string())),
+        "no [MASK] typed in text"
+    );
+    assert!(
+        has(&|c| tokens(c).contains(&"[UNK]".to_string())),
+        "no [UNK]"
+    );
     assert!(has(&|c| c.error.is_some()), "no empty text");
-    assert!(has(&|c| c.encoding.as_ref().is_some_and(|e| e.truncated) && c.pair.is_some()), "no truncated pair");
-    assert!(has(&|c| c.encoding.as_ref().is_some_and(|e| e.attention_mask.contains(&0))), "no padding");
-    assert!(has(&|c| !c.do_lower_case) && has(&|c| c.kind == "word_level"), "a tokenizer kind is missing");
-    assert!(has(&|c| c.text.expand().chars().count() >= 10_000), "no 10,000-character text");
+    assert!(
+        has(&|c| c.encoding.as_ref().is_some_and(|e| e.truncated) && c.pair.is_some()),
+        "no truncated pair"
+    );
+    assert!(
+        has(&|c| c
+            .encoding
+            .as_ref()
+            .is_some_and(|e| e.attention_mask.contains(&0))),
+        "no padding"
+    );
+    assert!(
+        has(&|c| !c.do_lower_case) && has(&|c| c.kind == "word_level"),
+        "a tokenizer kind is missing"
+    );
+    assert!(
+        has(&|c| c.text.expand().chars().count() >= 10_000),
+        "no 10,000-character text"
+    );
 }
