@@ -59,8 +59,11 @@ TOKENIZE_ONLY = [
     "[MASK] is a special token, [mask] is not; [CLS]x[SEP]",
     "antidisestablishmentarianism hyperparameterization",
     "naïve façade coöperate Ångström",
-    "",
 ]
+
+# Where the engine deliberately differs: HF encodes "" as [CLS] [SEP]; the engine refuses it
+# with a message (an empty sentence is a user mistake in the app). Checked to be an error.
+EXPECTED_ERRORS = ["", "  \t\n "]
 
 
 def find_model(arg):
@@ -188,6 +191,13 @@ def main():
         print(f"  {status:7} {text!r}: {len(want)} tokens{note}")
         if got != want:
             failures.append(f"tokenisation of {text!r}:\n  engine {got}\n  torch  {want}")
+
+    for text in EXPECTED_ERRORS:
+        try:
+            got = engine_inspect(model_dir, text, None, "padding", None)["tokens"]
+            failures.append(f"{text!r}: expected the engine to refuse it, got {got}")
+        except RuntimeError as e:
+            print(f"  refused {text!r} as intended: {str(e).strip().splitlines()[-1]}")
 
     if failures:
         print("\nFAILED:\n" + "\n".join(failures))
