@@ -257,8 +257,8 @@ mod tests {
         assert_ne!(a, curve(6, 4));
     }
 
-    /// One batch drawn from the tiny corpus and trained on 80 times with Adam (lr 1e-2,
-    /// dropout on): the loss (MLM + NSP) must fall below 0.05 from ≈ 3.
+    /// One batch drawn from the tiny corpus and trained on 80 times with Adam (lr 1e-2, dropout
+    /// off): the loss (MLM + NSP) must fall below 0.05 from ≈ 4.
     #[test]
     fn overfits_one_batch_of_a_tiny_corpus() {
         let (mut config, s) = settings(1e-2);
