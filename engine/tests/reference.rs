@@ -166,7 +166,9 @@ impl Report {
         let mut bad = None;
         for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
             let d = (g - w).abs();
-            if !(d <= atol + rtol * w.abs()) {
+            // Written so that NaN fails: NaN <= x is false.
+            let within = d <= atol + rtol * w.abs();
+            if !within {
                 bad.get_or_insert((i, g, w));
             }
             if d > max_abs || d.is_nan() {
