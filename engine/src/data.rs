@@ -69,6 +69,14 @@ impl Corpus {
                 if n == 1 { "" } else { "s" }
             )));
         }
+        let corpus_is_all_special = ids.iter().all(|id| special_ids.binary_search(id).is_ok());
+        if corpus_is_all_special {
+            return Err(EngineError::Data(
+                "every token of the corpus is a special token or [UNK]: there is nothing to mask \
+                 (does the vocabulary fit this text?)"
+                    .into(),
+            ));
+        }
         Ok(Corpus {
             ids,
             starts,
@@ -222,6 +230,13 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
             rng,
         );
     }
+    if mlm_labels.iter().all(|&l| l == IGNORE_INDEX) {
+        // Only when every drawn sentence is all [UNK]/specials: an MLM loss over nothing is NaN.
+        return Err(EngineError::Data(
+            "no token of this batch can be masked: its sentences hold only special tokens or [UNK]"
+                .into(),
+        ));
+    }
     Ok(Batch {
         input_ids,
         token_type_ids,
@@ -326,6 +341,12 @@ mod tests {
         }
         assert!(seen[..5].iter().all(|&n| n == 0), "{seen:?}");
         assert!(seen[5..].iter().all(|&n| n > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn a_corpus_of_unknown_words_is_an_error() {
+        let e = corpus("zzz qqq\n[MASK] yyy").unwrap_err();
+        assert!(matches!(e, EngineError::Data(m) if m.contains("nothing to mask")));
     }
 
     #[test]

@@ -530,6 +530,25 @@ mod tests {
     }
 
     #[test]
+    fn odd_inputs_never_panic() {
+        let t = tiny_wordpiece(true);
+        let long_word = "ab".repeat(5000);
+        let emoji_run = "😀🤗\u{200d}".repeat(2000);
+        let controls: String = (0u32..0x300).filter_map(char::from_u32).collect();
+        for text in [
+            &long_word, &emoji_run, &controls, "[", "[MASK", "]]][[", "\u{301}", "\u{fffd}",
+        ] {
+            let tokens = t.tokenize(text);
+            assert!(
+                tokens.iter().all(|tok| t.vocab().contains(tok)),
+                "{tokens:?}"
+            );
+            let _ = t.encode(text, Some(text), 16, Some(20));
+        }
+        assert_eq!(t.tokenize(&long_word), ["[UNK]"]);
+    }
+
+    #[test]
     fn do_lower_case_defaults_to_true() {
         assert_eq!(do_lower_case_from_config("{}"), Ok(true));
         assert_eq!(
