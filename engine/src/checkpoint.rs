@@ -295,8 +295,12 @@ pub fn save_dir(checkpoint: &Checkpoint, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn f32_bytes<'a>(values: impl Iterator<Item = &'a f32>) -> Vec<u8> {
-    values.flat_map(|x| x.to_le_bytes()).collect()
+fn f32_bytes<'a>(values: impl ExactSizeIterator<Item = &'a f32>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * values.len());
+    for x in values {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
 }
 
 /// Builds the model tensor by tensor from a parsed safetensors file, in the shape the config
