@@ -17,7 +17,7 @@ use ndarray::{array, Array1, Array2};
 const H: f32 = 1e-2;
 const ATOL: f64 = 2e-3;
 const RTOL: f64 = 2e-2;
-const SAMPLES_PER_PARAM: usize = 4;
+const SAMPLES_PER_PARAM: usize = 2;
 
 fn tiny_model(dropout: f32) -> BertForPreTraining {
     let mut config = BertConfig::new(30, 8, 2, 2, 16);

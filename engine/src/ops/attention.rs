@@ -7,6 +7,7 @@
 
 use crate::batch::MaskMode;
 use crate::ops::dropout;
+use crate::ops::math::exp;
 use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::linalg::general_mat_mul;
@@ -50,7 +51,7 @@ pub fn masked_softmax_row(mut row: ArrayViewMut1<f32>, allowed: &[bool], scale: 
     }
     let mut sum = 0.0f32;
     Zip::from(&mut row).and(allowed).for_each(|w, &a| {
-        *w = if a { (*w * scale - max).exp() } else { 0.0 };
+        *w = if a { exp(*w * scale - max) } else { 0.0 };
         sum += *w;
     });
     row /= sum;

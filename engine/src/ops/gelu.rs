@@ -1,20 +1,23 @@
 //! The exact GELU of BERT and torch (approximate="none"): gelu(x) = x·Φ(x) = ½·x·(1 + erf(x/√2)).
-//! `erf` comes from libm (musl's erff, ~1 ulp): std has none.
+//! `erf` and `exp` come from `ops::math` (vectorisable f32; std has no erf).
 
+use crate::ops::math::{erf, exp};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2, Zip};
 use std::f32::consts::FRAC_1_SQRT_2;
 
 /// 1/√(2π), the standard normal density at 0.
 const INV_SQRT_2PI: f32 = 0.398_942_3;
 
+#[inline(always)]
 pub fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + libm::erff(x * FRAC_1_SQRT_2))
+    0.5 * x * (1.0 + erf(x * FRAC_1_SQRT_2))
 }
 
 /// d gelu / dx = Φ(x) + x·φ(x).
+#[inline(always)]
 pub fn gelu_grad(x: f32) -> f32 {
-    let cdf = 0.5 * (1.0 + libm::erff(x * FRAC_1_SQRT_2));
-    let pdf = INV_SQRT_2PI * (-0.5 * x * x).exp();
+    let cdf = 0.5 * (1.0 + erf(x * FRAC_1_SQRT_2));
+    let pdf = INV_SQRT_2PI * exp(-0.5 * x * x);
     cdf + x * pdf
 }
 

@@ -2,6 +2,7 @@
 //! reduction="mean"): L = mean over counted rows of (logsumexp(z) − z[target]).
 
 use crate::batch::IGNORE_INDEX;
+use crate::ops::math::exp;
 use ndarray::{ArrayView1, ArrayView2, ArrayViewMut2, Zip};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -33,7 +34,7 @@ fn counted(target: i64) -> Option<usize> {
 /// max and log Σ exp(z − max) of one row: the stable logsumexp is max + the second.
 fn max_and_log_sum_exp(z: ArrayView1<f32>) -> (f32, f32) {
     let max = z.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-    let sum = z.fold(0.0f32, |s, &v| s + (v - max).exp());
+    let sum = z.fold(0.0f32, |s, &v| s + exp(v - max));
     (max, sum.ln())
 }
 
@@ -87,7 +88,7 @@ pub fn backward(
         let (max, lse) = max_and_log_sum_exp(z);
         Zip::from(&mut dz)
             .and(&z)
-            .for_each(|dz, &z| *dz += scale * (z - max - lse).exp());
+            .for_each(|dz, &z| *dz += scale * exp(z - max - lse));
         dz[t] -= scale;
     }
 }

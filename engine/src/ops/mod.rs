@@ -15,6 +15,7 @@ pub mod gelu;
 pub mod layernorm;
 pub mod linear;
 pub mod loss;
+pub mod math;
 pub mod tanh;
 
 #[cfg(test)]
