@@ -158,7 +158,8 @@ fn fixed_batch(f: &Flags) -> Result<(), CliError> {
             &batch,
             mask,
             &mut rng,
-        )?;
+        )
+        .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
         json::print(&FixedStep {
             step,
             loss: l.total,
@@ -290,8 +291,10 @@ fn from_scratch(f: &Flags) -> Result<(), CliError> {
         trainer.corpus.len(),
         trainer.corpus.n_tokens()
     );
-    for _ in 0..steps {
-        let r = trainer.step()?;
+    for step in 1..=steps {
+        let r = trainer
+            .step()
+            .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
         let l = r.losses;
         json::print(&CorpusStep {
             step: r.step,
