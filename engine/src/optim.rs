@@ -187,7 +187,7 @@ impl Optimizer {
         let norm = sum_sq.sqrt();
         if !norm.is_finite() {
             return Err(EngineError::Training(
-                "a gradient is NaN or infinite; weights left unchanged".into(),
+                "a gradient is NaN or infinite: training diverged; lower the learning rate. Weights left unchanged".into(),
             ));
         }
         // clip_grad_norm_: coef = max/(‖g‖ + 1e-6), clamped to ≤ 1.
