@@ -292,9 +292,9 @@ fn max_weight_diff(out: &ForwardOutput, case: &Case) -> f32 {
 
 // ---------------------------------------------------------------- forward
 
-/// The tokenizer the checkpoint's files describe (vocab.txt + HF-written tokenizer_config.json),
-/// and `word_piece(vocab, true)` / `word_level(vocab)` on the same whole-word vocabulary, all
-/// give what transformers' BertTokenizer gave.
+/// The tokenizer the checkpoint's files describe (vocab.txt + HF-written tokenizer_config.json,
+/// directly and through `load_dir`), and `word_piece(vocab, true)` / `word_level(vocab)` on the
+/// same whole-word vocabulary, all give what transformers' BertTokenizer gave.
 #[test]
 fn tokenizer_matches_bert_tokenizer_on_the_fixture_vocab() {
     let cases = cases();
@@ -309,6 +309,7 @@ fn tokenizer_matches_bert_tokenizer_on_the_fixture_vocab() {
         ),
         ("word_piece", Tokenizer::word_piece(vocab.clone(), true)),
         ("word_level", Tokenizer::word_level(vocab)),
+        ("load_dir", load_model(&cases).tokenizer),
     ];
     let mut report = Report::default();
     for (kind, tokenizer) in &tokenizers {
