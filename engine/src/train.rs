@@ -336,7 +336,11 @@ mod tests {
         let (config, s) = settings(1e-3);
         let mut t = Trainer::from_corpus(CORPUS, config, s, 0).unwrap();
         assert!(t.set_learning_rate(f64::NAN).is_err());
+        t.step().unwrap();
         t.set_learning_rate(0.5).unwrap();
         assert_eq!(t.optimizer.config.lr, 0.5);
+        // No reset: Adam's step count (its bias correction) carries on.
+        t.step().unwrap();
+        assert_eq!((t.step, t.optimizer.t), (2, 2));
     }
 }
