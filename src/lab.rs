@@ -1,11 +1,15 @@
 //! The model the page is looking at, and the only place the app calls the engine. Plain Rust
-//! (no DOM), so it can run on the page or inside the training worker unchanged.
+//! (no DOM): it runs inside the training worker, and in tests.
 
+use crate::protocol::CurvePoint;
 use engine::batch::MaskMode;
+use engine::checkpoint::{self, Checkpoint, CheckpointFiles};
 use engine::config::BertConfig;
 use engine::data::BatchConfig;
 use engine::inspect::{inspect, Inspection};
-use engine::optim::OptimizerConfig;
+use engine::model::BertForPreTraining;
+use engine::optim::{Optimizer, OptimizerConfig};
+use engine::tokenizer::Tokenizer;
 use engine::train::{TrainSettings, Trainer};
 use serde::{Deserialize, Serialize};
 
@@ -41,37 +45,265 @@ pub struct ModelInfo {
     pub heads: usize,
     pub hidden: usize,
     pub head_size: usize,
+    pub intermediate: usize,
     pub max_positions: usize,
     pub vocab_size: usize,
     pub parameters: usize,
     /// False for a checkpoint without pre-training heads.
     pub has_heads: bool,
+    /// "word-level" for a model made here, "WordPiece" for a loaded checkpoint.
+    pub tokenizer: String,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preset {
+    #[default]
+    Tiny,
+    Small,
+}
+
+impl Preset {
+    pub fn config(self) -> BertConfig {
+        match self {
+            Preset::Tiny => BertConfig::tiny(0),
+            Preset::Small => BertConfig::small(0),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        let c = self.config();
+        format!(
+            "hidden {} · {} layers · {} heads · FFN {}",
+            c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.intermediate_size
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OptimizerChoice {
+    Sgd,
+    #[default]
+    Adam,
+}
+
+/// Everything the user can set about a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabSettings {
+    pub preset: Preset,
+    pub learning_rate: f64,
+    pub batch_size: usize,
+    pub mask_prob: f32,
+    pub seed: u64,
+    pub optimizer: OptimizerChoice,
+    /// The attention mask used in training ("Padding" or "Causal").
+    pub train_mask: MaskMode,
+    /// T of the training batches.
+    pub max_len: usize,
+}
+
+impl Default for LabSettings {
+    fn default() -> Self {
+        LabSettings {
+            preset: Preset::Tiny,
+            learning_rate: 1e-3,
+            batch_size: 8,
+            mask_prob: 0.15,
+            seed: 0,
+            optimizer: OptimizerChoice::Adam,
+            train_mask: MaskMode::Padding,
+            max_len: 32,
+        }
+    }
+}
+
+impl LabSettings {
+    /// Architecture and seed define the run: changing them means starting again.
+    pub fn needs_reset(&self, before: &LabSettings) -> bool {
+        self.preset != before.preset || self.seed != before.seed
+    }
+
+    pub fn train_settings(&self) -> TrainSettings {
+        let optimizer = match self.optimizer {
+            OptimizerChoice::Sgd => OptimizerConfig::sgd(self.learning_rate),
+            OptimizerChoice::Adam => OptimizerConfig::adam(self.learning_rate),
+        };
+        // BERT's cap of ~15% of the sequence as predictions, at least one.
+        let max_predictions = ((self.max_len as f32 * self.mask_prob).ceil() as usize).max(1);
+        TrainSettings {
+            optimizer,
+            batch: BatchConfig {
+                batch_size: self.batch_size,
+                max_len: self.max_len,
+                mask_prob: self.mask_prob,
+                max_predictions,
+            },
+            mask: self.train_mask,
+        }
+    }
+}
+
+/// Weights kept every `interval` steps for the History slider and for rewinding, within a
+/// memory budget: when over it, every other entry goes and the interval doubles.
+pub struct WeightHistory {
+    entries: Vec<(u64, BertForPreTraining)>,
+    interval: u64,
+    budget_bytes: usize,
+}
+
+impl WeightHistory {
+    pub fn new(budget_bytes: usize) -> Self {
+        WeightHistory {
+            entries: Vec::new(),
+            interval: 5,
+            budget_bytes,
+        }
+    }
+
+    /// Keep `model` if `step` falls on the interval (step 0 always).
+    pub fn record(&mut self, step: u64, model: &BertForPreTraining) -> bool {
+        if step % self.interval != 0 || self.entries.last().is_some_and(|(s, _)| *s == step) {
+            return false;
+        }
+        self.entries.push((step, model.clone()));
+        while self.bytes() > self.budget_bytes && self.entries.len() > 2 {
+            let mut i = 0;
+            self.entries.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.interval *= 2;
+        }
+        true
+    }
+
+    fn bytes(&self) -> usize {
+        self.entries.iter().map(|(_, m)| m.num_params() * 4).sum()
+    }
+
+    pub fn steps(&self) -> Vec<u64> {
+        self.entries.iter().map(|(s, _)| *s).collect()
+    }
+
+    pub fn get(&self, at: usize) -> Option<&(u64, BertForPreTraining)> {
+        self.entries.get(at)
+    }
+
+    /// Forget everything after entry `at` (the run continues from there).
+    pub fn truncate_after(&mut self, at: usize) {
+        self.entries.truncate(at + 1);
+    }
+}
+
+/// A model that can be trained, or one that can only be looked at (no pre-training heads).
+pub enum Model {
+    Trainable(Trainer),
+    InspectOnly {
+        model: BertForPreTraining,
+        tokenizer: Tokenizer,
+        reason: String,
+    },
 }
 
 pub struct Lab {
-    pub trainer: Trainer,
+    pub model: Model,
     pub name: String,
+    pub history: WeightHistory,
 }
 
-/// The app's default run: the tiny preset, Adam, BERT's masking, padding mask.
-pub fn default_settings() -> TrainSettings {
-    TrainSettings {
-        optimizer: OptimizerConfig::adam(1e-3),
-        batch: BatchConfig { batch_size: 8, max_len: 32, mask_prob: 0.15, max_predictions: 5 },
-        mask: MaskMode::Padding,
-    }
-}
+/// 64 MB of kept weights: ~150 snapshots of the tiny preset, a handful of the small one.
+const HISTORY_BUDGET: usize = 64 << 20;
 
 impl Lab {
-    /// A fresh tiny BERT on `corpus`. Errors (too few sentences, …) are the engine's messages.
-    pub fn fresh(corpus: &str, seed: u64) -> Result<Lab, String> {
-        let trainer = Trainer::from_corpus(corpus, BertConfig::tiny(0), default_settings(), seed)
-            .map_err(|e| e.to_string())?;
-        Ok(Lab { trainer, name: "tiny BERT (fresh)".into() })
+    /// A fresh model of `settings.preset` on `corpus`, with a word-level vocabulary built from it.
+    pub fn fresh(corpus: &str, settings: &LabSettings) -> Result<Lab, String> {
+        let trainer = Trainer::from_corpus(
+            corpus,
+            settings.preset.config(),
+            settings.train_settings(),
+            settings.seed,
+        )
+        .map_err(|e| e.to_string())?;
+        let name = format!(
+            "{} BERT (fresh, seed {})",
+            preset_name(settings.preset),
+            settings.seed
+        );
+        Ok(Lab::with_model(Model::Trainable(trainer), name))
+    }
+
+    /// A checkpoint from its files. Trainable on `corpus` when it has pre-training heads and the
+    /// corpus suits it; otherwise inspect-only, with the reason in the returned notice.
+    pub fn load(
+        files: &CheckpointFiles,
+        name: &str,
+        corpus: &str,
+        settings: &LabSettings,
+    ) -> Result<(Lab, Option<String>), String> {
+        let loaded: Checkpoint = checkpoint::load(files).map_err(|e| e.to_string())?;
+        let mut train = settings.train_settings();
+        train.batch.max_len = train
+            .batch
+            .max_len
+            .min(loaded.model.config.max_position_embeddings);
+        let (model, notice) =
+            match Trainer::from_checkpoint(loaded.clone(), corpus, train, settings.seed) {
+                Ok(trainer) => (Model::Trainable(trainer), None),
+                Err(e) => {
+                    let reason = format!("Training is off for this model: {e}");
+                    let Checkpoint {
+                        model, tokenizer, ..
+                    } = loaded;
+                    (
+                        Model::InspectOnly {
+                            model,
+                            tokenizer,
+                            reason: reason.clone(),
+                        },
+                        Some(reason),
+                    )
+                }
+            };
+        Ok((Lab::with_model(model, name.to_string()), notice))
+    }
+
+    fn with_model(model: Model, name: String) -> Lab {
+        let mut lab = Lab {
+            model,
+            name,
+            history: WeightHistory::new(HISTORY_BUDGET),
+        };
+        if let Model::Trainable(t) = &lab.model {
+            lab.history.record(0, &t.model);
+        }
+        lab
+    }
+
+    fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
+        match &self.model {
+            Model::Trainable(t) => (&t.model, &t.tokenizer),
+            Model::InspectOnly {
+                model, tokenizer, ..
+            } => (model, tokenizer),
+        }
+    }
+
+    pub fn step_count(&self) -> u64 {
+        match &self.model {
+            Model::Trainable(t) => t.step,
+            Model::InspectOnly { .. } => 0,
+        }
+    }
+
+    /// Ok when the model can train, else why not.
+    pub fn trainable(&self) -> Result<(), String> {
+        match &self.model {
+            Model::Trainable(_) => Ok(()),
+            Model::InspectOnly { reason, .. } => Err(reason.clone()),
+        }
     }
 
     pub fn info(&self) -> ModelInfo {
-        let model = &self.trainer.model;
+        let (model, tokenizer) = self.parts();
         let c = &model.config;
         ModelInfo {
             name: self.name.clone(),
@@ -79,17 +311,120 @@ impl Lab {
             heads: c.num_attention_heads,
             hidden: c.hidden_size,
             head_size: c.head_size(),
+            intermediate: c.intermediate_size,
             max_positions: c.max_position_embeddings,
             vocab_size: c.vocab_size,
             parameters: model.num_params(),
             has_heads: model.cls.is_some(),
+            tokenizer: match tokenizer {
+                Tokenizer::WordLevel { .. } => "word-level".into(),
+                Tokenizer::WordPiece { .. } => "WordPiece".into(),
+            },
         }
     }
 
-    pub fn inspect(&self, probe: &ProbeInput) -> Result<Inspection, String> {
+    /// The probe through the current weights, or through those of history entry `at`.
+    pub fn inspect(&self, probe: &ProbeInput, at: Option<usize>) -> Result<Inspection, String> {
+        let (current, tokenizer) = self.parts();
+        let model = match at {
+            None => current,
+            Some(i) => {
+                &self
+                    .history
+                    .get(i)
+                    .ok_or_else(|| format!("no history entry {i}"))?
+                    .1
+            }
+        };
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
-        inspect(&self.trainer.model, &self.trainer.tokenizer, &probe.text, pair, probe.mask, probe.pad_to)
-            .map_err(|e| e.to_string())
+        inspect(
+            model,
+            tokenizer,
+            &probe.text,
+            pair,
+            probe.mask,
+            probe.pad_to,
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
+    pub fn step(&mut self) -> Result<CurvePoint, String> {
+        let Model::Trainable(trainer) = &mut self.model else {
+            return Err(self.trainable().unwrap_err());
+        };
+        let report = trainer.step().map_err(|e| e.to_string())?;
+        self.history.record(report.step, &trainer.model);
+        let l = report.losses;
+        Ok(CurvePoint {
+            step: report.step,
+            loss: l.total,
+            mlm_loss: l.mlm,
+            nsp_loss: l.nsp,
+            mlm_accuracy: l.mlm_accuracy,
+            nsp_accuracy: l.nsp_accuracy,
+        })
+    }
+
+    /// Settings that need no reset: learning rate, batch size, mask probability, optimiser,
+    /// training mask. A new optimiser starts with fresh state.
+    pub fn tune(&mut self, settings: &LabSettings) -> Result<(), String> {
+        let Model::Trainable(trainer) = &mut self.model else {
+            return Ok(());
+        };
+        let mut wanted = settings.train_settings();
+        wanted.batch.max_len = wanted
+            .batch
+            .max_len
+            .min(trainer.model.config.max_position_embeddings);
+        wanted.batch.validate().map_err(|e| e.to_string())?;
+        if wanted.optimizer.kind != trainer.optimizer.config.kind {
+            trainer.optimizer =
+                Optimizer::new(wanted.optimizer, &trainer.model).map_err(|e| e.to_string())?;
+        } else {
+            trainer
+                .set_learning_rate(settings.learning_rate)
+                .map_err(|e| e.to_string())?;
+        }
+        trainer.batch_config = wanted.batch;
+        trainer.mask = wanted.mask;
+        Ok(())
+    }
+
+    /// Continue from history entry `at`: its weights and step, a fresh optimiser state (the
+    /// moments of a diverged run would only push it off again).
+    pub fn rewind(&mut self, at: usize) -> Result<u64, String> {
+        let (step, weights) = self
+            .history
+            .get(at)
+            .cloned()
+            .ok_or_else(|| format!("no history entry {at}"))?;
+        let Model::Trainable(trainer) = &mut self.model else {
+            return Err(self.trainable().unwrap_err());
+        };
+        trainer.model = weights;
+        trainer.step = step;
+        trainer.optimizer = Optimizer::new(trainer.optimizer.config.clone(), &trainer.model)
+            .map_err(|e| e.to_string())?;
+        self.history.truncate_after(at);
+        Ok(step)
+    }
+
+    pub fn checkpoint_files(&self) -> Result<CheckpointFiles, String> {
+        let checkpoint = match &self.model {
+            Model::Trainable(t) => t.checkpoint(),
+            Model::InspectOnly {
+                model, tokenizer, ..
+            } => Checkpoint::new(model.clone(), tokenizer.clone()).map_err(|e| e.to_string())?,
+        };
+        Ok(checkpoint::to_files(&checkpoint))
+    }
+}
+
+fn preset_name(p: Preset) -> &'static str {
+    match p {
+        Preset::Tiny => "tiny",
+        Preset::Small => "small",
     }
 }
 
@@ -100,10 +435,10 @@ mod tests {
 
     #[test]
     fn the_default_lab_inspects_the_default_probe() {
-        let lab = Lab::fresh(DEFAULT_CORPUS, 0).unwrap();
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
         let info = lab.info();
         assert_eq!((info.layers, info.heads, info.hidden), (2, 4, 64));
-        let seen = lab.inspect(&ProbeInput::default()).unwrap();
+        let seen = lab.inspect(&ProbeInput::default(), None).unwrap();
         assert_eq!(seen.tokens[0], "[CLS]");
         assert_eq!(seen.trace.layers.len(), 2);
         assert_eq!(seen.mask_predictions.len(), 1);
@@ -111,9 +446,31 @@ mod tests {
 
     #[test]
     fn bad_input_is_a_message() {
-        let lab = Lab::fresh(DEFAULT_CORPUS, 0).unwrap();
-        let empty = ProbeInput { text: "   ".into(), pair: String::new(), ..ProbeInput::default() };
-        assert!(lab.inspect(&empty).is_err());
-        assert!(Lab::fresh("one sentence only", 0).is_err());
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let empty = ProbeInput {
+            text: "   ".into(),
+            pair: String::new(),
+            ..ProbeInput::default()
+        };
+        assert!(lab.inspect(&empty, None).is_err());
+        assert!(Lab::fresh("one sentence only", &LabSettings::default()).is_err());
+        assert!(Lab::fresh("", &LabSettings::default()).is_err());
+    }
+
+    #[test]
+    fn history_stays_within_budget_by_thinning() {
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let Model::Trainable(t) = &lab.model else {
+            panic!("fresh models train")
+        };
+        let per_entry = t.model.num_params() * 4;
+        let mut h = WeightHistory::new(per_entry * 4);
+        for step in 0..=100 {
+            h.record(step, &t.model);
+        }
+        let steps = h.steps();
+        assert!(steps.len() <= 4, "{steps:?}");
+        assert_eq!(steps[0], 0);
+        assert!(*steps.last().unwrap() >= 60, "{steps:?}");
     }
 }

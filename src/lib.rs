@@ -6,6 +6,13 @@ pub mod components;
 pub mod explorer;
 pub mod heatmap;
 pub mod lab;
+pub mod live;
+mod panel;
+pub mod protocol;
+pub mod session;
+pub mod worker;
+pub mod worker_client;
+pub mod worker_io;
 
 pub use app::App;
 

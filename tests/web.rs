@@ -10,7 +10,10 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 async fn tick(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
     });
     wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
@@ -25,21 +28,68 @@ fn fresh_container() -> web_sys::HtmlElement {
 #[wasm_bindgen_test]
 async fn heatmap_figure_draws_pixels_and_carries_its_matrix() {
     let container = fresh_container();
-    let labels: Vec<String> = ["[CLS]", "a", "[PAD]"].iter().map(|s| s.to_string()).collect();
-    let matrix = Matrix { rows: 3, cols: 3, data: vec![0.5, 0.5, f32::NEG_INFINITY, 1.0, 0.0, f32::NEG_INFINITY, 0.2, 0.8, f32::NEG_INFINITY] };
-    let data = HeatmapData { caption: "Layer 1 · Head 1 · masked scores".into(), matrix, row_labels: labels.clone(), col_labels: labels };
-    let _handle = leptos::mount::mount_to(container.clone(), move || view! { <HeatmapFigure data=Signal::stored(data.clone())/> });
+    let labels: Vec<String> = ["[CLS]", "a", "[PAD]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let matrix = Matrix {
+        rows: 3,
+        cols: 3,
+        data: vec![
+            0.5,
+            0.5,
+            f32::NEG_INFINITY,
+            1.0,
+            0.0,
+            f32::NEG_INFINITY,
+            0.2,
+            0.8,
+            f32::NEG_INFINITY,
+        ],
+    };
+    let data = HeatmapData {
+        caption: "Layer 1 · Head 1 · masked scores".into(),
+        matrix,
+        row_labels: labels.clone(),
+        col_labels: labels,
+    };
+    let _handle = leptos::mount::mount_to(
+        container.clone(),
+        move || view! { <HeatmapFigure data=Signal::stored(data.clone())/> },
+    );
     tick(50).await;
 
-    let figure = container.query_selector("figure.heatmap").unwrap().expect("a figure");
+    let figure = container
+        .query_selector("figure.heatmap")
+        .unwrap()
+        .expect("a figure");
     let json = figure.get_attribute("data-matrix").unwrap();
     assert_eq!(json, "[[0.5,0.5,null],[1.0,0.0,null],[0.2,0.8,null]]");
-    let caption = container.query_selector("figcaption").unwrap().unwrap().text_content().unwrap();
+    let caption = container
+        .query_selector("figcaption")
+        .unwrap()
+        .unwrap()
+        .text_content()
+        .unwrap();
     assert_eq!(caption, "Layer 1 · Head 1 · masked scores");
 
-    let canvas: web_sys::HtmlCanvasElement = container.query_selector("canvas").unwrap().unwrap().unchecked_into();
-    let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").unwrap().unwrap().unchecked_into();
-    let pixels = ctx.get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64).unwrap().data();
-    let ink = pixels.chunks_exact(4).filter(|p| p[0] < 250 || p[1] < 250 || p[2] < 250).count();
-    assert!(ink * 20 > pixels.len() / 4, "canvas mostly blank: {ink} inked pixels");
+    let canvas: web_sys::HtmlCanvasElement = container
+        .query_selector("canvas")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    let ctx: web_sys::CanvasRenderingContext2d =
+        canvas.get_context("2d").unwrap().unwrap().unchecked_into();
+    let pixels = ctx
+        .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
+        .unwrap()
+        .data();
+    let ink = pixels
+        .chunks_exact(4)
+        .filter(|p| p[0] < 250 || p[1] < 250 || p[2] < 250)
+        .count();
+    assert!(
+        ink * 20 > pixels.len() / 4,
+        "canvas mostly blank: {ink} inked pixels"
+    );
 }

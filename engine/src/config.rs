@@ -52,10 +52,19 @@ fn default_init() -> f32 {
 
 impl BertConfig {
     /// A BERT with HF's defaults for everything but its size.
-    pub fn new(vocab: usize, hidden: usize, layers: usize, heads: usize, intermediate: usize) -> Self {
+    pub fn new(
+        vocab: usize,
+        hidden: usize,
+        layers: usize,
+        heads: usize,
+        intermediate: usize,
+    ) -> Self {
         let mut extra = serde_json::Map::new();
         extra.insert("model_type".into(), "bert".into());
-        extra.insert("architectures".into(), serde_json::json!(["BertForPreTraining"]));
+        extra.insert(
+            "architectures".into(),
+            serde_json::json!(["BertForPreTraining"]),
+        );
         extra.insert("position_embedding_type".into(), "absolute".into());
         BertConfig {
             vocab_size: vocab,
@@ -121,7 +130,7 @@ impl BertConfig {
                 return err(format!("{name} must be positive"));
             }
         }
-        if self.hidden_size % self.num_attention_heads != 0 {
+        if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             return err(format!(
                 "hidden_size {} is not divisible by num_attention_heads {}",
                 self.hidden_size, self.num_attention_heads
@@ -135,14 +144,20 @@ impl BertConfig {
         }
         for (name, p) in [
             ("hidden_dropout_prob", self.hidden_dropout_prob),
-            ("attention_probs_dropout_prob", self.attention_probs_dropout_prob),
+            (
+                "attention_probs_dropout_prob",
+                self.attention_probs_dropout_prob,
+            ),
         ] {
             if !(0.0..1.0).contains(&p) {
                 return err(format!("{name} must be in [0, 1), got {p}"));
             }
         }
         if !(self.layer_norm_eps > 0.0 && self.layer_norm_eps.is_finite()) {
-            return err(format!("layer_norm_eps must be positive, got {}", self.layer_norm_eps));
+            return err(format!(
+                "layer_norm_eps must be positive, got {}",
+                self.layer_norm_eps
+            ));
         }
         if self.pad_token_id >= self.vocab_size {
             return err(format!(
@@ -150,9 +165,15 @@ impl BertConfig {
                 self.pad_token_id, self.vocab_size
             ));
         }
-        if let Some(kind) = self.extra.get("position_embedding_type").and_then(|v| v.as_str()) {
+        if let Some(kind) = self
+            .extra
+            .get("position_embedding_type")
+            .and_then(|v| v.as_str())
+        {
             if kind != "absolute" {
-                return err(format!("position_embedding_type {kind:?} is not supported (only \"absolute\")"));
+                return err(format!(
+                    "position_embedding_type {kind:?} is not supported (only \"absolute\")"
+                ));
             }
         }
         Ok(())

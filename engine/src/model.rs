@@ -23,8 +23,8 @@ pub struct LayerNorm {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct BertEmbeddings {
-    pub word_embeddings: Array2<f32>,       // (V, C), also the tied MLM decoder
-    pub position_embeddings: Array2<f32>,   // (P, C)
+    pub word_embeddings: Array2<f32>, // (V, C), also the tied MLM decoder
+    pub position_embeddings: Array2<f32>, // (P, C)
     pub token_type_embeddings: Array2<f32>, // (2, C)
     pub layer_norm: LayerNorm,
 }
@@ -151,16 +151,41 @@ macro_rules! push_layer_norm {
 macro_rules! visit_params {
     ($model:expr, $out:ident) => {{
         let BertForPreTraining { bert, cls, .. } = $model;
-        let BertModel { embeddings, layers, pooler } = bert;
-        let BertEmbeddings { word_embeddings, position_embeddings, token_type_embeddings, layer_norm } = embeddings;
-        $out.push(("bert.embeddings.word_embeddings.weight".to_string(), word_embeddings.dyn_view()));
-        $out.push(("bert.embeddings.position_embeddings.weight".to_string(), position_embeddings.dyn_view()));
-        $out.push(("bert.embeddings.token_type_embeddings.weight".to_string(), token_type_embeddings.dyn_view()));
+        let BertModel {
+            embeddings,
+            layers,
+            pooler,
+        } = bert;
+        let BertEmbeddings {
+            word_embeddings,
+            position_embeddings,
+            token_type_embeddings,
+            layer_norm,
+        } = embeddings;
+        $out.push((
+            "bert.embeddings.word_embeddings.weight".to_string(),
+            word_embeddings.dyn_view(),
+        ));
+        $out.push((
+            "bert.embeddings.position_embeddings.weight".to_string(),
+            position_embeddings.dyn_view(),
+        ));
+        $out.push((
+            "bert.embeddings.token_type_embeddings.weight".to_string(),
+            token_type_embeddings.dyn_view(),
+        ));
         push_layer_norm!($out, "bert.embeddings", layer_norm);
         for (i, layer) in layers.into_iter().enumerate() {
             let p = format!("bert.encoder.layer.{i}");
-            let BertLayer { attention, intermediate, output } = layer;
-            let BertAttention { self_attention, output: self_output } = attention;
+            let BertLayer {
+                attention,
+                intermediate,
+                output,
+            } = layer;
+            let BertAttention {
+                self_attention,
+                output: self_output,
+            } = attention;
             let BertSelfAttention { query, key, value } = self_attention;
             push_linear!($out, format!("{p}.attention.self.query"), query);
             push_linear!($out, format!("{p}.attention.self.key"), key);
@@ -177,7 +202,11 @@ macro_rules! visit_params {
         if let Some(BertPooler { dense }) = pooler {
             push_linear!($out, "bert.pooler.dense", dense);
         }
-        if let Some(BertPreTrainingHeads { predictions, seq_relationship }) = cls {
+        if let Some(BertPreTrainingHeads {
+            predictions,
+            seq_relationship,
+        }) = cls
+        {
             let BertLMPredictionHead { transform, bias } = predictions;
             $out.push(("cls.predictions.bias".to_string(), bias.dyn_view()));
             let BertPredictionHeadTransform { dense, layer_norm } = transform;
@@ -190,13 +219,19 @@ macro_rules! visit_params {
 
 impl Linear {
     fn init(out: usize, inp: usize, std: f32, rng: &mut Rng) -> Self {
-        Linear { weight: Array2::from_shape_simple_fn((out, inp), || rng.normal(0.0, std)), bias: Array1::zeros(out) }
+        Linear {
+            weight: Array2::from_shape_simple_fn((out, inp), || rng.normal(0.0, std)),
+            bias: Array1::zeros(out),
+        }
     }
 }
 
 impl LayerNorm {
     fn init(c: usize) -> Self {
-        LayerNorm { weight: Array1::ones(c), bias: Array1::zeros(c) }
+        LayerNorm {
+            weight: Array1::ones(c),
+            bias: Array1::zeros(c),
+        }
     }
 }
 
@@ -204,8 +239,14 @@ impl BertForPreTraining {
     /// HF's `_init_weights`: N(0, initializer_range) for dense and embedding weights, the
     /// padding row of the word embeddings zero, biases zero, LayerNorm γ = 1 and β = 0.
     pub fn init(config: &BertConfig, rng: &mut Rng) -> Self {
-        let (c, i, std) = (config.hidden_size, config.intermediate_size, config.initializer_range);
-        let mut normal = |rows: usize, cols: usize| Array2::from_shape_simple_fn((rows, cols), || rng.normal(0.0, std));
+        let (c, i, std) = (
+            config.hidden_size,
+            config.intermediate_size,
+            config.initializer_range,
+        );
+        let mut normal = |rows: usize, cols: usize| {
+            Array2::from_shape_simple_fn((rows, cols), || rng.normal(0.0, std))
+        };
         let mut word_embeddings = normal(config.vocab_size, c);
         word_embeddings.row_mut(config.pad_token_id).fill(0.0);
         let embeddings = BertEmbeddings {
@@ -222,13 +263,23 @@ impl BertForPreTraining {
                         key: Linear::init(c, c, std, rng),
                         value: Linear::init(c, c, std, rng),
                     },
-                    output: BertSelfOutput { dense: Linear::init(c, c, std, rng), layer_norm: LayerNorm::init(c) },
+                    output: BertSelfOutput {
+                        dense: Linear::init(c, c, std, rng),
+                        layer_norm: LayerNorm::init(c),
+                    },
                 },
-                intermediate: BertIntermediate { dense: Linear::init(i, c, std, rng) },
-                output: BertOutput { dense: Linear::init(c, i, std, rng), layer_norm: LayerNorm::init(c) },
+                intermediate: BertIntermediate {
+                    dense: Linear::init(i, c, std, rng),
+                },
+                output: BertOutput {
+                    dense: Linear::init(c, i, std, rng),
+                    layer_norm: LayerNorm::init(c),
+                },
             })
             .collect();
-        let pooler = Some(BertPooler { dense: Linear::init(c, c, std, rng) });
+        let pooler = Some(BertPooler {
+            dense: Linear::init(c, c, std, rng),
+        });
         let cls = Some(BertPreTrainingHeads {
             predictions: BertLMPredictionHead {
                 transform: BertPredictionHeadTransform {
@@ -239,7 +290,15 @@ impl BertForPreTraining {
             },
             seq_relationship: Linear::init(2, c, std, rng),
         });
-        BertForPreTraining { config: config.clone(), bert: BertModel { embeddings, layers, pooler }, cls }
+        BertForPreTraining {
+            config: config.clone(),
+            bert: BertModel {
+                embeddings,
+                layers,
+                pooler,
+            },
+            cls,
+        }
     }
 
     /// A gradient buffer: same structure, all zeros.
@@ -276,7 +335,6 @@ impl BertForPreTraining {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,9 +349,22 @@ mod tests {
         // 5 embedding tensors, 16 per layer, pooler 2, heads 7
         assert_eq!(names.len(), 5 + 16 * 2 + 2 + 7);
         let mut grad = model.zeros_like();
-        let grad_names: Vec<String> = grad.named_params_mut().into_iter().map(|(n, _)| n).collect();
+        let grad_names: Vec<String> = grad
+            .named_params_mut()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         assert_eq!(names, grad_names);
-        assert!(grad.named_params().iter().all(|(_, g)| g.iter().all(|&x| x == 0.0)));
-        assert!(model.bert.embeddings.word_embeddings.row(0).iter().all(|&x| x == 0.0));
+        assert!(grad
+            .named_params()
+            .iter()
+            .all(|(_, g)| g.iter().all(|&x| x == 0.0)));
+        assert!(model
+            .bert
+            .embeddings
+            .word_embeddings
+            .row(0)
+            .iter()
+            .all(|&x| x == 0.0));
     }
 }

@@ -16,7 +16,11 @@ pub struct Matrix {
 
 impl Matrix {
     pub fn from_view(a: ArrayView2<f32>) -> Self {
-        Matrix { rows: a.nrows(), cols: a.ncols(), data: a.iter().copied().collect() }
+        Matrix {
+            rows: a.nrows(),
+            cols: a.ncols(),
+            data: a.iter().copied().collect(),
+        }
     }
     pub fn get(&self, row: usize, col: usize) -> f32 {
         self.data[row * self.cols + col]
@@ -88,7 +92,9 @@ mod nullable_floats {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
         let v: Vec<Option<f32>> = Vec::deserialize(d)?;
-        Ok(v.into_iter().map(|x| x.unwrap_or(f32::NEG_INFINITY)).collect())
+        Ok(v.into_iter()
+            .map(|x| x.unwrap_or(f32::NEG_INFINITY))
+            .collect())
     }
 }
 
@@ -98,7 +104,11 @@ mod tests {
 
     #[test]
     fn masked_entries_round_trip_through_json_as_null() {
-        let m = Matrix { rows: 1, cols: 2, data: vec![0.5, f32::NEG_INFINITY] };
+        let m = Matrix {
+            rows: 1,
+            cols: 2,
+            data: vec![0.5, f32::NEG_INFINITY],
+        };
         let json = serde_json::to_string(&m).unwrap();
         assert_eq!(json, r#"{"rows":1,"cols":2,"data":[0.5,null]}"#);
         assert_eq!(serde_json::from_str::<Matrix>(&json).unwrap(), m);

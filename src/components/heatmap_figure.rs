@@ -1,12 +1,15 @@
-//! A heatmap as the page shows it: `<figure>` with a caption, the canvas, a hover tooltip, and
-//! its matrix as JSON in `data-matrix` (row = query token, column = key token, −∞ as null).
+//! A heatmap as the page shows it: `<figure>` with a caption, the canvas, a hover tooltip, a
+//! legend for masked cells, export buttons, and its matrix as JSON in `data-matrix` (row =
+//! query token, column = key token, −∞ as null).
 
-use crate::heatmap::{self, HeatmapSpec, Layout, Scale};
+use crate::components::export;
+use crate::heatmap::{self, label_room, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
 use engine::Matrix;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// Everything one heatmap shows; `PartialEq` so an unchanged matrix is not redrawn.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct HeatmapData {
     pub caption: String,
     pub matrix: Matrix,
@@ -14,11 +17,98 @@ pub struct HeatmapData {
     pub col_labels: Vec<String>,
 }
 
+/// How to draw a heatmap beyond its data. The default suits a T×T attention matrix.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeatmapOptions {
+    pub columns: ColumnAxis,
+    /// `None`: from the matrix's range (diverging when it holds negative values).
+    pub scale: Option<Scale>,
+    /// Show the colour bar; without it, a legend says what the plain cells mean.
+    pub bar: bool,
+    /// Largest width of the cell grid; `None` = `max_grid`.
+    pub max_w: Option<u32>,
+}
+
+impl Default for HeatmapOptions {
+    fn default() -> Self {
+        HeatmapOptions {
+            columns: ColumnAxis::Tokens,
+            scale: None,
+            bar: true,
+            max_w: None,
+        }
+    }
+}
+
 /// `[[…], …]` with masked (non-finite) entries as null.
 pub fn matrix_json(m: &Matrix) -> String {
-    let rows: Vec<Vec<Option<f32>>> =
-        (0..m.rows).map(|r| m.row(r).iter().map(|x| x.is_finite().then_some(*x)).collect()).collect();
+    let rows: Vec<Vec<Option<f32>>> = (0..m.rows)
+        .map(|r| {
+            m.row(r)
+                .iter()
+                .map(|x| x.is_finite().then_some(*x))
+                .collect()
+        })
+        .collect();
     serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+}
+
+/// The canvas geometry for `data` drawn with `options`, cells within `max_grid`.
+pub fn layout_for(data: &HeatmapData, options: &HeatmapOptions, max_grid: u32) -> Layout {
+    let top = match options.columns {
+        ColumnAxis::Tokens => label_room(&data.col_labels),
+        ColumnAxis::Dimensions | ColumnAxis::Heads { .. } => 22,
+    };
+    let fit = Fit {
+        max_w: options.max_w.unwrap_or(max_grid),
+        max_h: max_grid,
+        left: label_room(&data.row_labels),
+        top,
+        square: options.columns == ColumnAxis::Tokens,
+        bar: options.bar,
+        columns: options.columns,
+    };
+    Layout::fit(data.matrix.rows, data.matrix.cols, fit)
+}
+
+/// The colour scale: the options' own, or one that fits the finite values.
+pub fn scale_for(data: &HeatmapData, options: &HeatmapOptions) -> Scale {
+    options.scale.unwrap_or_else(|| {
+        let (lo, hi) = data.matrix.finite_range().unwrap_or((0.0, 1.0));
+        Scale::for_range(lo, hi)
+    })
+}
+
+/// An exact value as the tooltip writes it: exact zeros and −∞ say so.
+pub fn value_text(v: f32) -> String {
+    if v == f32::NEG_INFINITY {
+        "−∞ (masked)".into()
+    } else if v == 0.0 {
+        "0 (exactly)".into()
+    } else if v.is_finite() {
+        format!("{v:.6}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// The label of row or column `i`, with its position (tokens repeat: "the #1", "the #5").
+pub fn axis_text(labels: &[String], i: usize) -> String {
+    match labels.get(i) {
+        Some(l) => format!("{l} #{i}"),
+        None => format!("#{i}"),
+    }
+}
+
+/// Where the pointer is: the cell under it and its position within the figure, px.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Hover {
+    row: usize,
+    col: usize,
+    x: f64,
+    y: f64,
+    /// The pointer is in the right half: the tooltip opens to the left.
+    flip: bool,
 }
 
 #[component]
@@ -27,53 +117,186 @@ pub fn HeatmapFigure(
     /// Largest side of the cell grid, in pixels.
     #[prop(default = 320)]
     max_grid: u32,
+    /// Axes, scale and colour bar; the default suits a T×T attention matrix.
+    #[prop(optional, into)]
+    options: MaybeProp<HeatmapOptions>,
+    /// Show the "Save PNG" / "Copy CSV" buttons.
+    #[prop(default = true)]
+    export: bool,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let (problem, set_problem) = signal(None::<String>);
-    let (hover, set_hover) = signal(None::<(usize, usize)>);
-    let layout = Memo::new(move |_| data.with(|d| Layout::new(d.matrix.rows, d.matrix.cols, max_grid, true)));
+    let (hover, set_hover) = signal(None::<Hover>);
+    let (status, set_status) = signal(None::<String>);
+    let opts = Memo::new(move |_| options.get().unwrap_or_default());
+    let layout = Memo::new(move |_| data.with(|d| layout_for(d, &opts.get(), max_grid)));
 
     // Drawing is the one place this component talks to the outside world.
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
+        let layout = layout.get();
         data.with(|d| {
-            let (lo, hi) = d.matrix.finite_range().unwrap_or((0.0, 1.0));
             let spec = HeatmapSpec {
                 matrix: &d.matrix,
                 row_labels: &d.row_labels,
                 col_labels: &d.col_labels,
-                scale: Scale::for_range(lo, hi),
-                layout: layout.get_untracked(),
+                scale: scale_for(d, &opts.get()),
+                layout,
             };
             set_problem.set(heatmap::draw(&canvas, &spec).err());
         });
     });
 
     let on_move = move |ev: leptos::ev::MouseEvent| {
-        set_hover.set(layout.get_untracked().cell_at(ev.offset_x() as f64, ev.offset_y() as f64));
+        let Some(canvas) = canvas.get_untracked() else {
+            return;
+        };
+        // The canvas may be scaled down by CSS (narrow screens): map back to canvas pixels.
+        let shown = canvas.client_width().max(1) as f64;
+        let k = canvas.width() as f64 / shown;
+        let (ox, oy) = (ev.offset_x() as f64, ev.offset_y() as f64);
+        let cell = layout.get_untracked().cell_at(ox * k, oy * k);
+        let el: &web_sys::HtmlElement = canvas.unchecked_ref();
+        set_hover.set(cell.map(|(row, col)| Hover {
+            row,
+            col,
+            x: el.offset_left() as f64 + ox,
+            y: el.offset_top() as f64 + oy,
+            flip: ox > shown / 2.0,
+        }));
     };
     let tooltip = move || {
-        let (r, c) = hover.get()?;
+        let h = hover.get()?;
         data.with(|d| {
-            let label = |labels: &[String], i: usize| labels.get(i).cloned().unwrap_or_default();
-            let v = d.matrix.get(r, c);
-            let value = if v.is_finite() { format!("{v:.6}") } else { "−∞ (masked)".to_string() };
+            if h.row >= d.matrix.rows || h.col >= d.matrix.cols {
+                return None;
+            }
+            let v = d.matrix.get(h.row, h.col);
+            let shift = if h.flip { "translateX(-100%)" } else { "none" };
+            let left = if h.flip { h.x - 12.0 } else { h.x + 12.0 };
             Some(view! {
-                <div class="tooltip" role="tooltip">
-                    <span class="tip-row">{label(&d.row_labels, r)}</span>" → "
-                    <span class="tip-col">{label(&d.col_labels, c)}</span>": "
-                    <span class="tip-value">{value}</span>
+                <div class="tooltip" role="tooltip"
+                    style:left=format!("{left}px") style:top=format!("{}px", h.y - 34.0) style:transform=shift>
+                    <span class="tip-row">{axis_text(&d.row_labels, h.row)}</span>" → "
+                    <span class="tip-col">{axis_text(&d.col_labels, h.col)}</span>" = "
+                    <span class="tip-value">{value_text(v)}</span>
                 </div>
             })
         })
     };
+    let has_masked = move || data.with(|d| d.matrix.data.iter().any(|x| !x.is_finite()));
+    let legend = move || {
+        let plain = !opts.get().bar;
+        (plain || has_masked()).then(|| {
+            view! {
+                <p class="legend">
+                    {plain.then(|| view! { <span class="swatch zero"></span>" 0: may attend " })}
+                    {has_masked().then(|| view! { <span class="swatch hatched"></span>" −∞: masked" })}
+                </p>
+            }
+        })
+    };
+
+    let save_png = move |_| {
+        let Some(canvas) = canvas.get_untracked() else {
+            return;
+        };
+        let caption = data.with_untracked(|d| d.caption.clone());
+        set_status.set(Some(match export::save_png(&canvas, &caption) {
+            Ok(()) => format!("Saved {}.png", export::slug(&caption)),
+            Err(e) => format!("Could not save: {e}"),
+        }));
+    };
+    let copy_csv = move |_| {
+        let csv =
+            data.with_untracked(|d| export::matrix_csv(&d.matrix, &d.row_labels, &d.col_labels));
+        let cells = data.with_untracked(|d| d.matrix.rows * d.matrix.cols);
+        export::copy_text(&csv, move |result| {
+            set_status.set(Some(match result {
+                Ok(()) => format!("Copied {cells} values as CSV"),
+                Err(e) => e,
+            }));
+        });
+    };
+    let tools = export.then(|| {
+        view! {
+            <div class="figure-tools">
+                <button type="button" class="small" on:click=save_png title="Download this heatmap as a PNG image">"Save PNG"</button>
+                <button type="button" class="small" on:click=copy_csv title="Copy the exact values as CSV">"Copy CSV"</button>
+                <span class="export-status" role="status">{move || status.get()}</span>
+            </div>
+        }
+    });
 
     view! {
         <figure class="heatmap" data-matrix=move || data.with(|d| matrix_json(&d.matrix))>
             <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
-            <canvas node_ref=canvas on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+            <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
+                on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+            {legend}
+            {tools}
             {tooltip}
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
         </figure>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn data(rows: usize, cols: usize) -> HeatmapData {
+        let labels = |n: usize| (0..n).map(|i| format!("t{i}")).collect();
+        HeatmapData {
+            caption: "x".into(),
+            matrix: Matrix {
+                rows,
+                cols,
+                data: vec![0.5; rows * cols],
+            },
+            row_labels: labels(rows),
+            col_labels: labels(cols),
+        }
+    }
+
+    #[test]
+    fn values_say_when_they_are_exactly_zero_or_masked() {
+        assert_eq!(value_text(0.0), "0 (exactly)");
+        assert_eq!(value_text(f32::NEG_INFINITY), "−∞ (masked)");
+        assert_eq!(value_text(0.25), "0.250000");
+        assert_eq!(axis_text(&["the".into()], 0), "the #0");
+        assert_eq!(axis_text(&[], 3), "#3");
+    }
+
+    #[test]
+    fn token_matrices_get_square_cells_and_dimension_matrices_a_short_top() {
+        let square = layout_for(&data(9, 9), &HeatmapOptions::default(), 320);
+        assert_eq!(square.cell_w, square.cell_h);
+        let dims = HeatmapOptions {
+            columns: ColumnAxis::Dimensions,
+            ..HeatmapOptions::default()
+        };
+        let wide = layout_for(&data(9, 64), &dims, 320);
+        assert!(wide.cell_h > wide.cell_w);
+        assert!(wide.grid_y < square.grid_y);
+    }
+
+    #[test]
+    fn signed_matrices_get_a_diverging_scale_unless_told_otherwise() {
+        let mut d = data(2, 2);
+        d.matrix.data = vec![-1.0, 2.0, 0.0, f32::NEG_INFINITY];
+        assert_eq!(
+            scale_for(&d, &HeatmapOptions::default()),
+            Scale::Diverging { magnitude: 2.0 }
+        );
+        let fixed = HeatmapOptions {
+            scale: Some(Scale::Sequential { lo: 0.0, hi: 1.0 }),
+            ..Default::default()
+        };
+        assert_eq!(
+            scale_for(&d, &fixed),
+            Scale::Sequential { lo: 0.0, hi: 1.0 }
+        );
     }
 }

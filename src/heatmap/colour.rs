@@ -15,9 +15,14 @@ impl Scale {
     pub fn for_range(lo: f32, hi: f32) -> Scale {
         if lo < 0.0 {
             let m = lo.abs().max(hi.abs());
-            Scale::Diverging { magnitude: if m > 0.0 { m } else { 1.0 } }
+            Scale::Diverging {
+                magnitude: if m > 0.0 { m } else { 1.0 },
+            }
         } else {
-            Scale::Sequential { lo: 0.0, hi: if hi > 0.0 { hi } else { 1.0 } }
+            Scale::Sequential {
+                lo: 0.0,
+                hi: if hi > 0.0 { hi } else { 1.0 },
+            }
         }
     }
 
@@ -47,10 +52,21 @@ impl Scale {
 pub const MASK_FILL: [u8; 3] = [222, 222, 222];
 pub const MASK_HATCH: [u8; 3] = [120, 120, 120];
 
-const VIRIDIS: [[u8; 3]; 6] =
-    [[68, 1, 84], [65, 68, 135], [42, 120, 142], [34, 168, 132], [122, 209, 81], [253, 231, 37]];
-const BLUE_WHITE_RED: [[u8; 3]; 5] =
-    [[33, 102, 172], [146, 197, 222], [247, 247, 247], [244, 165, 130], [178, 24, 43]];
+const VIRIDIS: [[u8; 3]; 6] = [
+    [68, 1, 84],
+    [65, 68, 135],
+    [42, 120, 142],
+    [34, 168, 132],
+    [122, 209, 81],
+    [253, 231, 37],
+];
+const BLUE_WHITE_RED: [[u8; 3]; 5] = [
+    [33, 102, 172],
+    [146, 197, 222],
+    [247, 247, 247],
+    [244, 165, 130],
+    [178, 24, 43],
+];
 
 fn lerp_stops(stops: &[[u8; 3]], t: f32) -> [u8; 3] {
     let x = t * (stops.len() - 1) as f32;
@@ -79,6 +95,9 @@ mod tests {
         let s = Scale::for_range(0.0, 1.0);
         assert_eq!(s.colour(0.0), VIRIDIS[0]);
         assert_eq!(s.colour(1.0), VIRIDIS[5]);
-        assert_eq!(Scale::for_range(0.0, 0.0), Scale::Sequential { lo: 0.0, hi: 1.0 });
+        assert_eq!(
+            Scale::for_range(0.0, 0.0),
+            Scale::Sequential { lo: 0.0, hi: 1.0 }
+        );
     }
 }

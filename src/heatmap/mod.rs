@@ -8,5 +8,5 @@ pub mod layout;
 mod render;
 
 pub use colour::Scale;
-pub use layout::Layout;
+pub use layout::{label_room, ColumnAxis, Fit, Layout};
 pub use render::{draw, HeatmapSpec};

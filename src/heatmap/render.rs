@@ -1,10 +1,11 @@
 use super::colour::{Scale, MASK_FILL, MASK_HATCH};
-use super::layout::{Layout, BAR_WIDTH};
+use super::layout::{ColumnAxis, Layout, BAR_WIDTH};
 use engine::Matrix;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use wasm_bindgen::{Clamped, JsCast};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{Clamped, JsCast, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
 
 /// What to draw. `matrix` row = query token, column = key token; −∞ entries are masked cells.
@@ -16,20 +17,29 @@ pub struct HeatmapSpec<'a> {
     pub layout: Layout,
 }
 
+/// Colour of the lines between heads in a concatenated view.
+const HEAD_RULE: [u8; 3] = [29, 35, 48];
+
 /// Draw `spec` on `canvas`, resizing it to the layout. Errors are drawing failures, reported
 /// as text for the caller to show; they never panic.
 pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), String> {
+    let started = now_ms();
     let l = spec.layout;
-    canvas.set_width(l.width);
-    canvas.set_height(l.height);
+    // Resizing clears and reallocates the canvas: only when the size really changes.
+    if canvas.width() != l.width || canvas.height() != l.height {
+        canvas.set_width(l.width);
+        canvas.set_height(l.height);
+    }
     let pixels = paint_pixels(spec).map_err(|e| format!("heatmap: {e}"))?;
     let ctx = context_2d(canvas)?;
     let image = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&pixels), l.width, l.height)
         .map_err(|_| "heatmap: could not create image data".to_string())?;
-    ctx.put_image_data(&image, 0.0, 0.0).map_err(|_| "heatmap: putImageData failed".to_string())?;
+    ctx.put_image_data(&image, 0.0, 0.0)
+        .map_err(|_| "heatmap: putImageData failed".to_string())?;
     if l.labels {
         draw_text(canvas, spec).map_err(|e| format!("heatmap labels: {e}"))?;
     }
+    record_draw(started, &l);
     Ok(())
 }
 
@@ -42,38 +52,89 @@ fn context_2d(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, St
         .ok_or_else(|| "heatmap: canvas has no 2d context".to_string())
 }
 
-/// Cells, hatching and colour bar as RGBA bytes (w·h·4).
+/// Cells, hatching, head rules and colour bar as RGBA bytes (w·h·4).
 fn paint_pixels(spec: &HeatmapSpec) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let l = spec.layout;
     let mut rgb = vec![255u8; (l.width * l.height * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (l.width, l.height)).into_drawing_area();
-        let s = l.cell as i32;
-        for r in 0..spec.matrix.rows {
-            for c in 0..spec.matrix.cols {
-                let (x, y) = (l.grid_x as i32 + c as i32 * s, l.grid_y as i32 + r as i32 * s);
+        let (w, h) = (l.cell_w as i32, l.cell_h as i32);
+        // Labelled cells keep a 1 px gap so neighbours stay apart; thumbnails are solid.
+        let gap = i32::from(l.labels && w > 3 && h > 3);
+        let rows = spec.matrix.rows.min(l.rows);
+        let cols = spec.matrix.cols.min(l.cols);
+        for r in 0..rows {
+            for c in 0..cols {
+                let (x, y) = (
+                    l.grid_x as i32 + c as i32 * w,
+                    l.grid_y as i32 + r as i32 * h,
+                );
                 let v = spec.matrix.get(r, c);
-                let fill = if v.is_finite() { spec.scale.colour(v) } else { MASK_FILL };
-                root.draw(&Rectangle::new([(x, y), (x + s - 1, y + s - 1)], rgb_colour(fill).filled()))?;
-                if !v.is_finite() && s >= 6 {
-                    // −∞: hatched, so a masked cell never reads as a small value.
-                    let hatch = rgb_colour(MASK_HATCH);
-                    root.draw(&PathElement::new(vec![(x, y + s - 1), (x + s - 1, y)], hatch))?;
-                    root.draw(&PathElement::new(vec![(x, y + s / 2), (x + s / 2, y)], hatch))?;
-                    root.draw(&PathElement::new(vec![(x + s / 2, y + s - 1), (x + s - 1, y + s / 2)], hatch))?;
+                let fill = if v.is_finite() {
+                    spec.scale.colour(v)
+                } else {
+                    MASK_FILL
+                };
+                let corner = (x + w - 1 - gap, y + h - 1 - gap);
+                root.draw(&Rectangle::new([(x, y), corner], rgb_colour(fill).filled()))?;
+                if !v.is_finite() && w.min(h) >= 6 {
+                    hatch(&root, x, y, w - gap, h - gap)?;
                 }
             }
         }
-        if l.labels {
+        if let ColumnAxis::Heads { size } = l.columns {
+            paint_head_rules(&root, &l, size)?;
+        }
+        if l.bar {
             paint_colour_bar(&root, spec)?;
         }
         root.present()?;
     }
-    let mut rgba = Vec::with_capacity(rgb.len() / 3 * 4);
-    for px in rgb.chunks_exact(3) {
-        rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
+    let mut rgba = vec![255u8; rgb.len() / 3 * 4];
+    for (out, px) in rgba.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
+        out[..3].copy_from_slice(px);
     }
     Ok(rgba)
+}
+
+/// −∞: diagonal hatching, so a masked cell never reads as a small value.
+fn hatch<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    x: i32,
+    y: i32,
+    w: i32,
+    h: i32,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let colour = rgb_colour(MASK_HATCH);
+    let (w, h) = (w - 1, h - 1);
+    root.draw(&PathElement::new(vec![(x, y + h), (x + w, y)], colour))?;
+    root.draw(&PathElement::new(
+        vec![(x, y + h / 2), (x + w / 2, y)],
+        colour,
+    ))?;
+    root.draw(&PathElement::new(
+        vec![(x + w / 2, y + h), (x + w, y + h / 2)],
+        colour,
+    ))?;
+    Ok(())
+}
+
+/// A dark rule between each group of `size` columns: where one head's dimensions end.
+fn paint_head_rules<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    l: &Layout,
+    size: usize,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if size == 0 {
+        return Ok(());
+    }
+    let colour = rgb_colour(HEAD_RULE).filled();
+    let (top, bottom) = (l.grid_y as i32 - 6, (l.grid_y + l.grid_height()) as i32 + 2);
+    for k in (size..l.cols).step_by(size) {
+        let x = (l.grid_x + k as u32 * l.cell_w) as i32 - 1;
+        root.draw(&Rectangle::new([(x - 1, top), (x, bottom)], colour))?;
+    }
+    Ok(())
 }
 
 fn paint_colour_bar<DB: DrawingBackend>(
@@ -81,14 +142,20 @@ fn paint_colour_bar<DB: DrawingBackend>(
     spec: &HeatmapSpec,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let l = spec.layout;
-    let (x, top, h) = (l.bar_x as i32, l.grid_y as i32, l.grid_height().max(40) as i32);
+    let (x, top, h) = (l.bar_x as i32, l.grid_y as i32, l.bar_height() as i32);
     let (lo, hi) = spec.scale.range();
     for i in 0..h {
         let v = hi - (hi - lo) * i as f32 / (h - 1).max(1) as f32;
         let colour = rgb_colour(spec.scale.colour(v));
-        root.draw(&Rectangle::new([(x, top + i), (x + BAR_WIDTH as i32 - 1, top + i)], colour.filled()))?;
+        root.draw(&Rectangle::new(
+            [(x, top + i), (x + BAR_WIDTH as i32 - 1, top + i)],
+            colour.filled(),
+        ))?;
     }
-    root.draw(&Rectangle::new([(x, top), (x + BAR_WIDTH as i32 - 1, top + h - 1)], BLACK.stroke_width(1)))?;
+    root.draw(&Rectangle::new(
+        [(x, top), (x + BAR_WIDTH as i32 - 1, top + h - 1)],
+        BLACK.stroke_width(1),
+    ))?;
     Ok(())
 }
 
@@ -96,40 +163,112 @@ fn rgb_colour([r, g, b]: [u8; 3]) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// Token labels and colour-bar ticks, drawn by plotters-canvas (the browser's text engine).
-fn draw_text(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), Box<dyn std::error::Error>> {
+/// Token labels, column ticks and colour-bar ticks, drawn by plotters-canvas (the browser's
+/// text engine).
+fn draw_text(
+    canvas: &HtmlCanvasElement,
+    spec: &HeatmapSpec,
+) -> Result<(), Box<dyn std::error::Error>> {
     let l = spec.layout;
     let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no canvas backend")?;
     let root = backend.into_drawing_area();
-    let size = (l.cell as f64 * 0.8).clamp(9.0, 13.0);
-    let font = ("sans-serif", size).into_font().color(&BLACK);
-    let s = l.cell as i32;
-    let every = label_stride(l.cell);
-    for (r, label) in spec.row_labels.iter().enumerate().step_by(every) {
-        let y = l.grid_y as i32 + r as i32 * s + s / 2;
-        let style = font.clone().pos(Pos::new(HPos::Right, VPos::Center));
-        root.draw(&Text::new(short(label), (l.grid_x as i32 - 4, y), style))?;
+    let ink = RGBColor(29, 35, 48);
+    let font_for = |cell: u32| {
+        ("sans-serif", (cell as f64 * 0.85).clamp(9.5, 13.0))
+            .into_font()
+            .color(&ink)
+    };
+    let (w, h) = (l.cell_w as i32, l.cell_h as i32);
+    let row_font = font_for(l.cell_h).pos(Pos::new(HPos::Right, VPos::Center));
+    for (r, label) in spec
+        .row_labels
+        .iter()
+        .enumerate()
+        .take(l.rows)
+        .step_by(label_stride(l.cell_h))
+    {
+        let y = l.grid_y as i32 + r as i32 * h + h / 2;
+        root.draw(&Text::new(
+            short(label),
+            (l.grid_x as i32 - 5, y),
+            row_font.clone(),
+        ))?;
     }
-    let rotated = font.clone().transform(FontTransform::Rotate270).pos(Pos::new(HPos::Left, VPos::Center));
-    for (c, label) in spec.col_labels.iter().enumerate().step_by(every) {
-        let x = l.grid_x as i32 + c as i32 * s + s / 2;
-        root.draw(&Text::new(short(label), (x, l.grid_y as i32 - 4), rotated.clone()))?;
+    let above = l.grid_y as i32 - 5;
+    match l.columns {
+        ColumnAxis::Tokens => {
+            let rotated = font_for(l.cell_w)
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            let every = label_stride(l.cell_w);
+            for (c, label) in spec
+                .col_labels
+                .iter()
+                .enumerate()
+                .take(l.cols)
+                .step_by(every)
+            {
+                let x = l.grid_x as i32 + c as i32 * w + w / 2;
+                root.draw(&Text::new(short(label), (x, above), rotated.clone()))?;
+            }
+        }
+        ColumnAxis::Dimensions => {
+            let tick = font_for(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+            for c in (0..l.cols).step_by(dimension_stride(l.cell_w)) {
+                let x = l.grid_x as i32 + c as i32 * w + w / 2;
+                root.draw(&Text::new(c.to_string(), (x, above), tick.clone()))?;
+            }
+        }
+        ColumnAxis::Heads { size } if size > 0 => {
+            let tick = font_for(11).pos(Pos::new(HPos::Center, VPos::Bottom));
+            let group_px = size as u32 * l.cell_w;
+            for (k, start) in (0..l.cols).step_by(size).enumerate() {
+                let x = (l.grid_x + start as u32 * l.cell_w + group_px / 2) as i32;
+                let name = if group_px >= 48 {
+                    format!("head {}", k + 1)
+                } else {
+                    format!("{}", k + 1)
+                };
+                root.draw(&Text::new(name, (x, above - 2), tick.clone()))?;
+            }
+        }
+        ColumnAxis::Heads { .. } => {}
     }
-    let (lo, hi) = spec.scale.range();
-    let h = l.grid_height().max(40) as i32;
-    let tick = ("sans-serif", 11.0).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
-    let bx = (l.bar_x + BAR_WIDTH + 4) as i32;
-    for (frac, v) in [(0.0, hi), (0.5, (lo + hi) / 2.0), (1.0, lo)] {
-        let y = l.grid_y as i32 + ((h - 1) as f32 * frac) as i32;
-        root.draw(&Text::new(format_tick(v), (bx, y), tick.clone()))?;
+    if l.bar {
+        let (lo, hi) = spec.scale.range();
+        let bar_h = l.bar_height() as i32;
+        let tick = ("sans-serif", 11.0).into_font().color(&ink);
+        let bx = (l.bar_x + BAR_WIDTH + 4) as i32;
+        let ticks = [
+            (0.0, hi, VPos::Top),
+            (0.5, (lo + hi) / 2.0, VPos::Center),
+            (1.0, lo, VPos::Bottom),
+        ];
+        for (frac, v, vpos) in ticks {
+            let y = l.grid_y as i32 + ((bar_h - 1) as f32 * frac) as i32;
+            root.draw(&Text::new(
+                format_tick(v),
+                (bx, y),
+                tick.clone().pos(Pos::new(HPos::Left, vpos)),
+            ))?;
+        }
     }
     root.present()?;
     Ok(())
 }
 
-/// With tiny cells, label every k-th token so labels do not overlap.
+/// With small cells, label every k-th row/token so labels do not overlap (10 px a label).
 fn label_stride(cell: u32) -> usize {
-    (11 / cell.max(1)).max(1) as usize
+    10_u32.div_ceil(cell.max(1)).max(1) as usize
+}
+
+/// Dimension ticks at round steps (1, 2, 4, 8, …) at least 26 px apart.
+fn dimension_stride(cell: u32) -> usize {
+    let mut k = 1;
+    while k * cell.max(1) < 26 {
+        k *= 2;
+    }
+    k as usize
 }
 
 fn short(label: &str) -> String {
@@ -148,5 +287,64 @@ pub fn format_tick(v: f32) -> String {
         format!("{v:.1e}")
     } else {
         format!("{v:.2}")
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
+
+fn now_ms() -> f64 {
+    performance_now()
+}
+
+/// For the browser benchmark (e2e/bench): when the page defines `window.__heatmapDraws` as an
+/// array, every draw appends `{ ms, width, height, labels }`. Otherwise this costs one lookup.
+fn record_draw(started: f64, l: &Layout) {
+    let global = js_sys::global();
+    let Ok(log) = js_sys::Reflect::get(&global, &JsValue::from_str("__heatmapDraws")) else {
+        return;
+    };
+    let Some(log) = log.dyn_ref::<js_sys::Array>() else {
+        return;
+    };
+    let entry = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| js_sys::Reflect::set(&entry, &JsValue::from_str(k), &v).is_ok();
+    let ok = set("ms", JsValue::from_f64(now_ms() - started))
+        && set("start", JsValue::from_f64(started))
+        && set("width", JsValue::from_f64(l.width as f64))
+        && set("height", JsValue::from_f64(l.height as f64))
+        && set("labels", JsValue::from_bool(l.labels));
+    if ok {
+        log.push(&entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn strides_keep_labels_apart() {
+        assert_eq!(label_stride(28), 1);
+        assert_eq!(label_stride(12), 1);
+        assert_eq!(label_stride(10), 1);
+        assert_eq!(label_stride(9), 2);
+        assert_eq!(label_stride(2), 5);
+        assert_eq!(dimension_stride(28), 1);
+        assert_eq!(dimension_stride(5), 8);
+        assert_eq!(dimension_stride(2), 16);
+    }
+
+    #[test]
+    fn ticks_and_labels_stay_short() {
+        assert_eq!(format_tick(0.0), "0");
+        assert_eq!(format_tick(0.25), "0.25");
+        assert_eq!(format_tick(-1234.0), "-1.2e3");
+        assert_eq!(short("[CLS]"), "[CLS]");
+        assert_eq!(short("abcdefghijklmnop").chars().count(), 12);
     }
 }

@@ -1,0 +1,238 @@
+//! The training side panel: controls, curves, history, corpus and settings. Thin views over
+//! `Live` and two local signals (the corpus draft and the settings).
+
+use crate::lab::{LabSettings, OptimizerChoice, Preset, ProbeInput};
+use crate::live::Live;
+use crate::protocol::ToWorker;
+use engine::batch::MaskMode;
+use leptos::prelude::*;
+
+#[component]
+pub fn TrainingPanel(
+    live: Live,
+    corpus: RwSignal<String>,
+    settings: RwSignal<LabSettings>,
+    probe: RwSignal<ProbeInput>,
+) -> impl IntoView {
+    // The corpus the current model was built from; editing the text area asks for a Reset.
+    let applied_corpus = RwSignal::new(corpus.get_untracked());
+    let reset = move || {
+        applied_corpus.set(corpus.get_untracked());
+        live.reset(corpus.get_untracked(), settings.get_untracked());
+    };
+    view! {
+        <aside class="training">
+            <Controls live=live on_reset=reset/>
+            <StopBanner live=live on_reset=reset/>
+            <Readout live=live/>
+            <HistorySlider live=live probe=probe/>
+            <CorpusEditor corpus=corpus applied=applied_corpus/>
+            <Settings live=live settings=settings on_reset=reset/>
+        </aside>
+    }
+}
+
+#[component]
+fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    let untrainable =
+        move || live.trainable.with(|t| t.is_err()) || live.info.with(|i| i.is_none());
+    view! {
+        <div class="controls" role="group" aria-label="Training controls">
+            <button class="play" disabled=move || untrainable() || live.playing.get()
+                on:click=move |_| live.send(ToWorker::Play)>"Play"</button>
+            <button disabled=move || !live.playing.get() on:click=move |_| live.send(ToWorker::Pause)>"Pause"</button>
+            <button disabled=untrainable on:click=move |_| live.send(ToWorker::Step)>"Step"</button>
+            <button on:click=move |_| on_reset()>"Reset"</button>
+            <label class="speed">"Speed"
+                <select on:change=move |ev| live.send(ToWorker::Speed(parse_speed(&event_target_value(&ev))))>
+                    <option value="max" selected>"max"</option>
+                    <option value="20">"20 steps/s"</option>
+                    <option value="5">"5 steps/s"</option>
+                    <option value="1">"1 step/s"</option>
+                </select>
+            </label>
+        </div>
+        <p class="status">
+            "Step " <strong data-step=move || live.step.get().to_string()>{move || live.step.get()}</strong>
+            <span class="rate">{move || if live.playing.get() { format!(" · {:.1} steps/s", live.steps_per_second.get()) } else { String::new() }}</span>
+            {move || live.busy.get().map(|b| view! { <span class="busy">" · " {b}</span> })}
+        </p>
+        {move || live.trainable.get().err().map(|why| view! { <p class="notice">{why}</p> })}
+        {move || live.error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+    }
+}
+
+fn parse_speed(value: &str) -> Option<f64> {
+    value.parse::<f64>().ok().filter(|v| *v > 0.0)
+}
+
+#[component]
+fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    let rewind = move |_| {
+        let last = live.history.with_untracked(|h| h.len().checked_sub(1));
+        if let Some(at) = last {
+            live.send(ToWorker::Rewind { at });
+        }
+        live.stopped.set(None);
+    };
+    move || {
+        live.stopped.get().map(|reason| {
+            let last_good = live.history.with(|h| h.last().copied().unwrap_or(0));
+            view! {
+                <div class="stopped" role="alert">
+                    <p><strong>"Training stopped. "</strong>{reason}</p>
+                    <button on:click=rewind>{format!("Rewind to step {last_good}")}</button>
+                    <button on:click=move |_| on_reset()>"Reset"</button>
+                </div>
+            }
+        })
+    }
+}
+
+/// The latest losses as numbers (the curves draw their history).
+#[component]
+fn Readout(live: Live) -> impl IntoView {
+    move || {
+        live.points.with(|p| p.last().copied()).map(|p| {
+            view! {
+                <p class="readout">
+                    {format!("loss {:.3} · MLM {:.3} · NSP {:.3} · MLM acc {:.0}% · NSP acc {:.0}%",
+                        p.loss, p.mlm_loss, p.nsp_loss, p.mlm_accuracy * 100.0, p.nsp_accuracy * 100.0)}
+                </p>
+            }
+        })
+    }
+}
+
+#[component]
+fn HistorySlider(live: Live, probe: RwSignal<ProbeInput>) -> impl IntoView {
+    let count = move || live.history.with(|h| h.len());
+    let position = move || live.history_at.get().unwrap_or(count().saturating_sub(1));
+    let on_input = move |ev| {
+        let Ok(i) = event_target_value(&ev).parse::<usize>() else {
+            return;
+        };
+        let live_end = i + 1 >= count() && !live.playing.get_untracked();
+        live.history_at.set(if live_end && i + 1 == count() {
+            None
+        } else {
+            Some(i)
+        });
+        live.inspect(probe.get_untracked());
+    };
+    let label = move || match live.history_at.get() {
+        Some(i) => format!(
+            "step {} (of {})",
+            live.history.with(|h| h.get(i).copied().unwrap_or(0)),
+            live.step.get()
+        ),
+        None => "live".to_string(),
+    };
+    view! {
+        <label class="history">"History"
+            <input type="range" min="0" max=move || count().saturating_sub(1).to_string()
+                prop:value=move || position().to_string() disabled=move || count() < 2 on:input=on_input/>
+            <span class="history-at">{label}</span>
+        </label>
+        {move || live.history_at.get().map(|_| view! {
+            <button class="back-to-live" on:click=move |_| { live.history_at.set(None); live.inspect(probe.get_untracked()); }>"Back to live"</button>
+        })}
+    }
+}
+
+#[component]
+fn CorpusEditor(corpus: RwSignal<String>, applied: RwSignal<String>) -> impl IntoView {
+    let changed = move || corpus.with(|c| applied.with(|a| c != a));
+    view! {
+        <label class="corpus">"Corpus"
+            <textarea rows="8" spellcheck="false" prop:value=move || corpus.get()
+                on:input=move |ev| corpus.set(event_target_value(&ev))></textarea>
+        </label>
+        {move || changed().then(|| view! {
+            <p class="notice">"The corpus changed. Press Reset to rebuild the vocabulary and the model from it (the model's word list comes from the corpus)."</p>
+        })}
+    }
+}
+
+#[component]
+fn Settings(
+    live: Live,
+    settings: RwSignal<LabSettings>,
+    on_reset: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let problem = RwSignal::new(None::<String>);
+    // Apply a change: architecture → a new model now; seed → at the next Reset; the rest live.
+    let change = move |edit: &dyn Fn(&mut LabSettings) -> Result<(), String>| {
+        let before = settings.get_untracked();
+        let mut after = before.clone();
+        if let Err(e) = edit(&mut after) {
+            problem.set(Some(e));
+            return;
+        }
+        problem.set(None);
+        settings.set(after.clone());
+        if after.preset != before.preset {
+            on_reset();
+            live.notice
+                .set(Some("A new architecture means a new model: reset.".into()));
+        } else if after.seed != before.seed {
+            live.notice
+                .set(Some("The new seed takes effect at the next Reset.".into()));
+        } else {
+            live.send(ToWorker::Tune(after));
+        }
+    };
+    let number = move |edit: fn(&mut LabSettings, f64) -> Result<(), String>| {
+        move |ev| {
+            let text = event_target_value(&ev);
+            change(&|s: &mut LabSettings| {
+                let v: f64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("{text:?} is not a number"))?;
+                edit(s, v)
+            })
+        }
+    };
+    view! {
+        <fieldset class="settings">
+            <legend>"Model and settings"</legend>
+            <label>"Preset"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.preset = if v == "small" { Preset::Small } else { Preset::Tiny }; Ok(()) }) }>
+                    <option value="tiny" selected=move || settings.with(|s| s.preset == Preset::Tiny)>{format!("tiny ({})", Preset::Tiny.describe())}</option>
+                    <option value="small" selected=move || settings.with(|s| s.preset == Preset::Small)>{format!("small ({})", Preset::Small.describe())}</option>
+                </select>
+            </label>
+            <label>"Learning rate"
+                <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())
+                    on:change=number(|s, v| { if v > 0.0 && v.is_finite() { s.learning_rate = v; Ok(()) } else { Err("the learning rate must be a positive number".into()) } })/>
+            </label>
+            <label>"Batch size"
+                <input type="number" min="1" max="64" step="1" prop:value=move || settings.with(|s| s.batch_size.to_string())
+                    on:change=number(|s, v| { if (1.0..=64.0).contains(&v) && v.fract() == 0.0 { s.batch_size = v as usize; Ok(()) } else { Err("the batch size must be a whole number from 1 to 64".into()) } })/>
+            </label>
+            <label>"Mask probability"
+                <input type="number" min="0.01" max="1" step="0.01" prop:value=move || settings.with(|s| s.mask_prob.to_string())
+                    on:change=number(|s, v| { if v > 0.0 && v <= 1.0 { s.mask_prob = v as f32; Ok(()) } else { Err("the mask probability must be in (0, 1]".into()) } })/>
+            </label>
+            <label>"Seed"
+                <input type="number" min="0" step="1" prop:value=move || settings.with(|s| s.seed.to_string())
+                    on:change=number(|s, v| { if v >= 0.0 && v.fract() == 0.0 && v < 9.0e15 { s.seed = v as u64; Ok(()) } else { Err("the seed must be a whole number ≥ 0".into()) } })/>
+            </label>
+            <label>"Optimizer"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.optimizer = if v == "sgd" { OptimizerChoice::Sgd } else { OptimizerChoice::Adam }; Ok(()) }) }>
+                    <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerChoice::Adam)>"Adam"</option>
+                    <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerChoice::Sgd)>"SGD"</option>
+                </select>
+            </label>
+            <label>"Training mask"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.train_mask = if v == "causal" { MaskMode::Causal } else { MaskMode::Padding }; Ok(()) }) }>
+                    <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
+                    <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
+                </select>
+            </label>
+            {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
+            {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
+        </fieldset>
+    }
+}

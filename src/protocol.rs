@@ -1,0 +1,92 @@
+//! Messages between the page and the training worker, as JSON. The worker owns the model;
+//! the page only ever receives plain data (`ModelInfo`, `Inspection`, losses).
+
+use crate::lab::{LabSettings, ModelInfo, ProbeInput};
+use engine::inspect::Inspection;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ToWorker {
+    /// A fresh model on `corpus` (architecture and seed from `settings`).
+    Reset {
+        corpus: String,
+        settings: LabSettings,
+    },
+    /// A checkpoint's files; the safetensors bytes travel beside the JSON (see `worker_io`).
+    Load {
+        name: String,
+        config_json: String,
+        vocab_txt: String,
+        tokenizer_config_json: Option<String>,
+        corpus: String,
+        settings: LabSettings,
+    },
+    Play,
+    Pause,
+    Step,
+    /// Steps per second while playing; `None` = as fast as possible.
+    Speed(Option<f64>),
+    /// Settings that apply without a reset: learning rate, batch size, mask probability,
+    /// optimiser, training mask.
+    Tune(LabSettings),
+    /// Inspect the probe with the current weights, or with those kept at history entry `at`.
+    Inspect {
+        probe: ProbeInput,
+        at: Option<usize>,
+    },
+    /// Continue from history entry `at` (after a NaN stop, or to go back in time).
+    Rewind {
+        at: usize,
+    },
+    /// Send the current model as checkpoint files.
+    Download,
+}
+
+/// One point of the loss curves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub step: u64,
+    pub loss: f32,
+    pub mlm_loss: f32,
+    pub nsp_loss: f32,
+    pub mlm_accuracy: f32,
+    pub nsp_accuracy: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum FromWorker {
+    /// The worker's wasm is up and listening (messages sent before this are lost).
+    Hello,
+    /// A model is loaded (fresh or from a checkpoint). `trainable` is false, with the reason,
+    /// for checkpoints without pre-training heads.
+    Ready {
+        info: ModelInfo,
+        step: u64,
+        trainable: Result<(), String>,
+        notice: Option<String>,
+    },
+    /// Steps done since the last report.
+    Progress {
+        points: Vec<CurvePoint>,
+        steps_per_second: f64,
+        playing: bool,
+    },
+    /// The probe's inspection; `at` = the history entry it was made from, if any.
+    Inspected {
+        step: u64,
+        at: Option<usize>,
+        result: Result<Inspection, String>,
+    },
+    /// Steps at which weights are kept for the History slider (oldest first).
+    History { steps: Vec<u64> },
+    /// Training stopped by itself (NaN/∞ loss); weights untouched since the last good step.
+    Stopped { step: u64, reason: String },
+    /// A request failed; nothing changed.
+    Failed { message: String },
+    /// The checkpoint files for download; the safetensors bytes travel beside the JSON.
+    Checkpoint {
+        config_json: String,
+        vocab_txt: String,
+        tokenizer_config_json: String,
+    },
+}

@@ -1,0 +1,369 @@
+//! The training worker's state machine: messages in, messages out, no DOM and no clock. The
+//! worker (bin/worker.rs) only moves messages and decides how many steps fit in a tick.
+
+use crate::lab::{Lab, LabSettings, ProbeInput};
+use crate::protocol::{CurvePoint, FromWorker, ToWorker};
+use engine::checkpoint::CheckpointFiles;
+
+/// A message for the page, with the bytes that travel beside it (checkpoint weights).
+pub struct Reply {
+    pub message: FromWorker,
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl From<FromWorker> for Reply {
+    fn from(message: FromWorker) -> Self {
+        Reply {
+            message,
+            bytes: None,
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Session {
+    lab: Option<Lab>,
+    settings: LabSettings,
+    corpus: String,
+    probe: ProbeInput,
+    playing: bool,
+    /// Steps per second while playing; None = as fast as possible.
+    pub speed: Option<f64>,
+}
+
+impl Session {
+    pub fn playing(&self) -> bool {
+        self.playing
+    }
+
+    pub fn handle(&mut self, message: ToWorker, bytes: Option<Vec<u8>>) -> Vec<Reply> {
+        match message {
+            ToWorker::Reset { corpus, settings } => {
+                self.playing = false;
+                match Lab::fresh(&corpus, &settings) {
+                    Ok(lab) => self.adopt(lab, corpus, settings, None),
+                    Err(message) => vec![FromWorker::Failed { message }.into()],
+                }
+            }
+            ToWorker::Load {
+                name,
+                config_json,
+                vocab_txt,
+                tokenizer_config_json,
+                corpus,
+                settings,
+            } => {
+                self.playing = false;
+                let files = CheckpointFiles {
+                    config_json,
+                    safetensors: bytes.unwrap_or_default(),
+                    vocab_txt,
+                    tokenizer_config_json,
+                };
+                match Lab::load(&files, &name, &corpus, &settings) {
+                    Ok((lab, notice)) => self.adopt(lab, corpus, settings, notice),
+                    Err(message) => vec![FromWorker::Failed { message }.into()],
+                }
+            }
+            ToWorker::Play => match self.lab.as_ref().map(Lab::trainable) {
+                Some(Ok(())) => {
+                    self.playing = true;
+                    vec![self.progress(Vec::new(), 0.0)]
+                }
+                Some(Err(message)) => vec![FromWorker::Failed { message }.into()],
+                None => vec![no_model()],
+            },
+            ToWorker::Pause => {
+                self.playing = false;
+                vec![self.progress(Vec::new(), 0.0)]
+            }
+            ToWorker::Step => {
+                self.playing = false;
+                let mut replies = self.train(1);
+                replies.push(self.snapshot());
+                replies
+            }
+            ToWorker::Speed(speed) => {
+                self.speed = speed;
+                Vec::new()
+            }
+            ToWorker::Tune(settings) => self.tune(settings),
+            ToWorker::Inspect { probe, at } => {
+                if at.is_none() {
+                    self.probe = probe.clone();
+                }
+                vec![self.inspect(&probe, at)]
+            }
+            ToWorker::Rewind { at } => {
+                self.playing = false;
+                let Some(lab) = self.lab.as_mut() else {
+                    return vec![no_model()];
+                };
+                match lab.rewind(at) {
+                    Ok(_) => vec![
+                        self.history(),
+                        self.progress(Vec::new(), 0.0),
+                        self.snapshot(),
+                    ],
+                    Err(message) => vec![FromWorker::Failed { message }.into()],
+                }
+            }
+            ToWorker::Download => self.download(),
+        }
+    }
+
+    fn adopt(
+        &mut self,
+        lab: Lab,
+        corpus: String,
+        settings: LabSettings,
+        notice: Option<String>,
+    ) -> Vec<Reply> {
+        let ready = FromWorker::Ready {
+            info: lab.info(),
+            step: lab.step_count(),
+            trainable: lab.trainable(),
+            notice,
+        };
+        self.lab = Some(lab);
+        self.corpus = corpus;
+        self.settings = settings;
+        vec![ready.into(), self.history(), self.snapshot()]
+    }
+
+    fn tune(&mut self, settings: LabSettings) -> Vec<Reply> {
+        let Some(lab) = self.lab.as_mut() else {
+            return vec![no_model()];
+        };
+        match lab.tune(&settings) {
+            Ok(()) => {
+                self.settings = settings;
+                Vec::new()
+            }
+            Err(message) => vec![FromWorker::Failed { message }.into()],
+        }
+    }
+
+    /// Up to `steps` training steps. A NaN/∞ loss stops play and says why.
+    pub fn train(&mut self, steps: usize) -> Vec<Reply> {
+        let Some(lab) = self.lab.as_mut() else {
+            return vec![no_model()];
+        };
+        let kept_before = lab.history.steps().len();
+        let mut points = Vec::with_capacity(steps);
+        let mut replies = Vec::new();
+        for _ in 0..steps {
+            match lab.step() {
+                Ok(point) => points.push(point),
+                Err(reason) => {
+                    self.playing = false;
+                    let step = lab.step_count();
+                    replies.push(FromWorker::Stopped { step, reason }.into());
+                    break;
+                }
+            }
+        }
+        let history_changed = self
+            .lab
+            .as_ref()
+            .is_some_and(|l| l.history.steps().len() != kept_before);
+        replies.insert(0, self.progress(points, 0.0));
+        if history_changed {
+            replies.push(self.history());
+        }
+        replies
+    }
+
+    pub fn progress(&self, points: Vec<CurvePoint>, steps_per_second: f64) -> Reply {
+        FromWorker::Progress {
+            points,
+            steps_per_second,
+            playing: self.playing,
+        }
+        .into()
+    }
+
+    /// The current probe through the current weights.
+    pub fn snapshot(&self) -> Reply {
+        self.inspect(&self.probe, None)
+    }
+
+    fn inspect(&self, probe: &ProbeInput, at: Option<usize>) -> Reply {
+        let Some(lab) = self.lab.as_ref() else {
+            return no_model();
+        };
+        FromWorker::Inspected {
+            step: lab.step_count(),
+            at,
+            result: lab.inspect(probe, at),
+        }
+        .into()
+    }
+
+    fn history(&self) -> Reply {
+        let steps = self
+            .lab
+            .as_ref()
+            .map(|l| l.history.steps())
+            .unwrap_or_default();
+        FromWorker::History { steps }.into()
+    }
+
+    fn download(&self) -> Vec<Reply> {
+        let Some(lab) = self.lab.as_ref() else {
+            return vec![no_model()];
+        };
+        match lab.checkpoint_files() {
+            Ok(files) => vec![Reply {
+                message: FromWorker::Checkpoint {
+                    config_json: files.config_json,
+                    vocab_txt: files.vocab_txt,
+                    tokenizer_config_json: files.tokenizer_config_json.unwrap_or_default(),
+                },
+                bytes: Some(files.safetensors),
+            }],
+            Err(message) => vec![FromWorker::Failed { message }.into()],
+        }
+    }
+}
+
+fn no_model() -> Reply {
+    FromWorker::Failed {
+        message: "no model yet: reset or load one first".into(),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::DEFAULT_CORPUS;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn started() -> Session {
+        let mut s = Session::default();
+        let replies = s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: LabSettings::default(),
+            },
+            None,
+        );
+        assert!(matches!(replies[0].message, FromWorker::Ready { .. }));
+        s
+    }
+
+    fn losses(replies: &[Reply]) -> Vec<f32> {
+        replies
+            .iter()
+            .flat_map(|r| match &r.message {
+                FromWorker::Progress { points, .. } => points.iter().map(|p| p.loss).collect(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn play_pause_and_step_move_the_state_and_the_step_count() {
+        let mut s = started();
+        s.handle(ToWorker::Play, None);
+        assert!(s.playing());
+        assert_eq!(losses(&s.train(3)).len(), 3);
+        s.handle(ToWorker::Pause, None);
+        assert!(!s.playing());
+        let replies = s.handle(ToWorker::Step, None);
+        let steps: Vec<u64> = replies
+            .iter()
+            .filter_map(|r| match &r.message {
+                FromWorker::Inspected { step, .. } => Some(*step),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            vec![4],
+            "one Step after three played steps is step 4"
+        );
+    }
+
+    #[test]
+    fn reset_with_the_same_seed_gives_the_same_losses() {
+        let mut a = started();
+        let first = losses(&a.train(4));
+        a.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: LabSettings::default(),
+            },
+            None,
+        );
+        assert_eq!(losses(&a.train(4)), first);
+        let other = LabSettings {
+            seed: 1,
+            ..LabSettings::default()
+        };
+        a.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: other,
+            },
+            None,
+        );
+        assert_ne!(losses(&a.train(4)), first);
+    }
+
+    #[test]
+    fn a_huge_learning_rate_stops_by_itself_and_rewind_recovers() {
+        let mut s = started();
+        let wild = LabSettings {
+            learning_rate: 1000.0,
+            ..LabSettings::default()
+        };
+        s.handle(ToWorker::Tune(wild), None);
+        s.handle(ToWorker::Play, None);
+        let mut stopped = None;
+        for _ in 0..50 {
+            let replies = s.train(5);
+            if let Some(r) = replies
+                .iter()
+                .find(|r| matches!(r.message, FromWorker::Stopped { .. }))
+            {
+                stopped = Some(r.message.clone());
+                break;
+            }
+        }
+        assert!(
+            matches!(stopped, Some(FromWorker::Stopped { .. })),
+            "lr 1000 never stopped"
+        );
+        assert!(!s.playing());
+        s.handle(ToWorker::Tune(LabSettings::default()), None);
+        let replies = s.handle(ToWorker::Rewind { at: 0 }, None);
+        assert!(replies.iter().any(|r| matches!(
+            &r.message,
+            FromWorker::Inspected {
+                step: 0,
+                result: Ok(_),
+                ..
+            }
+        )));
+        assert!(losses(&s.train(2)).iter().all(|l| l.is_finite()));
+    }
+
+    #[test]
+    fn requests_before_a_model_fail_politely() {
+        let mut s = Session::default();
+        let replies = s.handle(ToWorker::Play, None);
+        assert!(matches!(replies[0].message, FromWorker::Failed { .. }));
+        let replies = s.handle(
+            ToWorker::Reset {
+                corpus: "just one line".into(),
+                settings: LabSettings::default(),
+            },
+            None,
+        );
+        assert!(
+            matches!(&replies[0].message, FromWorker::Failed { message } if message.contains("sentence"))
+        );
+    }
+}

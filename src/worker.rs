@@ -1,0 +1,108 @@
+//! Worker side of the training loop (see bin/worker.rs). Time slicing: at most ~`SLICE_MS` of
+//! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
+
+use crate::protocol::{FromWorker, ToWorker};
+use crate::session::{Reply, Session};
+use crate::worker_io::{decode, encode};
+use std::cell::{Cell, RefCell};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+const SLICE_MS: f64 = 30.0;
+/// Snapshots of the probe while playing: about five a second.
+const SNAPSHOT_MS: f64 = 200.0;
+
+thread_local! {
+    static SESSION: RefCell<Session> = RefCell::new(Session::default());
+    static TICK_PENDING: Cell<bool> = const { Cell::new(false) };
+    static LAST_SNAPSHOT: Cell<f64> = const { Cell::new(0.0) };
+    /// Fractional steps owed under a speed limit.
+    static OWED: Cell<f64> = const { Cell::new(0.0) };
+    static LAST_TICK: Cell<f64> = const { Cell::new(0.0) };
+    static MS_PER_STEP: Cell<f64> = const { Cell::new(5.0) };
+}
+
+fn scope() -> DedicatedWorkerGlobalScope {
+    js_sys::global().unchecked_into()
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+fn post(reply: Reply) {
+    match encode(&reply.message, reply.bytes.as_deref()) {
+        Ok(packet) => {
+            let _ = scope().post_message(&packet);
+        }
+        Err(e) => web_sys::console::error_1(&e.into()),
+    }
+}
+
+pub fn start() {
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
+        let replies = match decode::<ToWorker>(&event.data()) {
+            Ok((message, bytes)) => SESSION.with_borrow_mut(|s| s.handle(message, bytes)),
+            Err(message) => vec![FromWorker::Failed { message }.into()],
+        };
+        replies.into_iter().for_each(post);
+        schedule_tick();
+    });
+    scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    // Messages sent before the wasm loaded were dropped: tell the page we listen now.
+    post(FromWorker::Hello.into());
+}
+
+fn schedule_tick() {
+    if !SESSION.with_borrow(|s| s.playing()) || TICK_PENDING.get() {
+        return;
+    }
+    TICK_PENDING.set(true);
+    LAST_TICK.set(now());
+    let delay = SESSION
+        .with_borrow(|s| s.speed)
+        .map_or(0, |sps| (1000.0 / sps).clamp(0.0, 250.0) as i32);
+    let tick = Closure::once_into_js(tick);
+    let _ =
+        scope().set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), delay);
+}
+
+fn tick() {
+    TICK_PENDING.set(false);
+    let started = now();
+    let steps = steps_due(started);
+    let replies = SESSION.with_borrow_mut(|s| {
+        let mut replies = s.train(steps);
+        let elapsed = (now() - started).max(0.001);
+        MS_PER_STEP.set(0.8 * MS_PER_STEP.get() + 0.2 * elapsed / steps as f64);
+        if let FromWorker::Progress {
+            steps_per_second, ..
+        } = &mut replies[0].message
+        {
+            *steps_per_second = 1000.0 / MS_PER_STEP.get();
+        }
+        if now() - LAST_SNAPSHOT.get() >= SNAPSHOT_MS || !s.playing() {
+            LAST_SNAPSHOT.set(now());
+            replies.push(s.snapshot());
+        }
+        replies
+    });
+    replies.into_iter().for_each(post);
+    schedule_tick();
+}
+
+/// As many steps as fit in a slice, or as the speed limit allows since the last tick.
+fn steps_due(now_ms: f64) -> usize {
+    let fit = (SLICE_MS / MS_PER_STEP.get()).floor().max(1.0);
+    match SESSION.with_borrow(|s| s.speed) {
+        None => fit as usize,
+        Some(sps) => {
+            let owed = OWED.get() + sps * (now_ms - LAST_TICK.get()).max(0.0) / 1000.0;
+            let steps = owed.floor().clamp(1.0, fit);
+            OWED.set((owed - steps).max(0.0));
+            steps as usize
+        }
+    }
+}
