@@ -8,7 +8,7 @@ use crate::{flags, load_checkpoint, usage, CliError};
 use engine::batch::{Batch, IGNORE_INDEX};
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::BatchConfig;
-use engine::optim::{Optimizer, OptimizerConfig};
+use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
 use engine::train::{train_step, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, Rng};
 use ndarray::{Array1, Array2};
@@ -18,6 +18,7 @@ use std::path::Path;
 pub const SPEC: Spec = Spec {
     flags: &[
         "model", "batch", "init", "corpus", "optimizer", "lr", "steps", "save", "seed", "batch-size", "max-len", "mask",
+        "momentum", "weight-decay", "clip-grad-norm",
     ],
     help: "\
 attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --steps N [--save OUT]
@@ -37,8 +38,11 @@ attention-lab train --init CONFIG.json --corpus FILE.txt [--steps N] [--batch-si
   max_position_embeddings), S 0, lr 1e-3, adam. Prints one line per step:
   {\"step\", \"loss\", \"mlm_loss\", \"nsp_loss\", \"mlm_accuracy\", \"nsp_accuracy\"}.
 
-Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults. A NaN or infinite loss stops
-the run with exit code 1, nothing saved.",
+Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults, changed by (both modes):
+  --momentum F        SGD momentum (torch's, dampening 0)
+  --weight-decay F    SGD: L2 added to the gradient; Adam: decoupled, as torch.optim.AdamW
+  --clip-grad-norm F  torch.nn.utils.clip_grad_norm_ with max_norm F before each update
+A NaN or infinite loss stops the run with exit code 1, nothing saved.",
 };
 
 #[derive(Serialize)]
@@ -111,7 +115,19 @@ fn optimizer(f: &Flags, default: Option<&str>, lr: f64) -> Result<OptimizerConfi
         }
         None => return usage(Err(UsageError("--optimizer is required".into())), &SPEC),
     };
-    Ok(kind)
+    let config = OptimizerConfig {
+        momentum: usage(f.parsed_or("momentum", "a number", 0.0), &SPEC)?,
+        weight_decay: usage(f.parsed_or("weight-decay", "a number", 0.0), &SPEC)?,
+        clip_grad_norm: usage(f.parsed("clip-grad-norm", "a number"), &SPEC)?,
+        ..kind
+    };
+    if config.momentum != 0.0 && config.kind != OptimizerKind::Sgd {
+        return usage(
+            Err(UsageError("--momentum is for --optimizer sgd".into())),
+            &SPEC,
+        );
+    }
+    Ok(config)
 }
 
 fn read_text(path: &str) -> Result<String, CliError> {

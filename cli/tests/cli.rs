@@ -267,6 +267,13 @@ fn train_on_a_fixed_batch_prints_falling_losses_and_saves_a_checkpoint() {
     let a = lines(&run(&sgd));
     assert_eq!(a, lines(&run(&sgd)));
     assert!(a[2]["loss"].as_f64().unwrap() < a[0]["loss"].as_f64().unwrap());
+    let clipped = lines(&run(&[
+        &sgd[..],
+        &["--momentum", "0.9", "--clip-grad-norm", "0.01"],
+    ]
+    .concat()));
+    assert_eq!(clipped[0], a[0]);
+    assert_ne!(clipped[2], a[2]);
 
     // save → inspect: 0 steps is a faithful copy; 6 steps changed the weights.
     let zero = [
@@ -477,6 +484,21 @@ fn errors_are_reported_with_a_non_zero_exit() {
         "--optimizer must be sgd or adam",
     );
     assert_fails(&train(&["--lr", "0.1"]), 2, "--optimizer is required");
+    assert_fails(
+        &train(&["--optimizer", "adam", "--lr", "0.1", "--momentum", "0.9"]),
+        2,
+        "--momentum is for",
+    );
+    assert_fails(
+        &train(&["--optimizer", "sgd", "--lr", "0.1", "--momentum", "1.5"]),
+        1,
+        "momentum must be",
+    );
+    assert_fails(
+        &train(&["--optimizer", "sgd", "--lr", "0.1", "--clip-grad-norm", "0"]),
+        1,
+        "clip_grad_norm",
+    );
     assert_fails(
         &train(&["--optimizer", "sgd", "--lr", "0.1", "--corpus", "x.txt"]),
         2,
