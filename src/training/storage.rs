@@ -1,0 +1,337 @@
+//! What the browser keeps between visits: small JSON values in localStorage (settings, corpus,
+//! probe) and the current model in IndexedDB (its weights are too big for localStorage).
+//!
+//! Nothing here panics on what it finds: data from an older version or hand-edited storage
+//! reads as "nothing saved".
+
+use crate::training::files::js_message;
+use js_sys::{Promise, Reflect, Uint8Array};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode, Storage,
+};
+
+/// Every localStorage key and the IndexedDB database start with this.
+pub const PREFIX: &str = "attention-lab/";
+
+/// `"settings"` → `"attention-lab/settings"`.
+pub fn key(name: &str) -> String {
+    format!("{PREFIX}{name}")
+}
+
+fn local_storage() -> Option<Storage> {
+    web_sys::window()?.local_storage().ok().flatten()
+}
+
+/// The value saved under `attention-lab/<name>`; `None` when absent, unreadable or of another
+/// shape.
+pub fn load<T: DeserializeOwned>(name: &str) -> Option<T> {
+    let text = local_storage()?.get_item(&key(name)).ok().flatten()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Save `value` as JSON under `attention-lab/<name>`. A full or disabled storage is an error
+/// message, not a panic.
+pub fn save<T: Serialize>(name: &str, value: &T) -> Result<(), String> {
+    let text = serde_json::to_string(value).map_err(|e| format!("Could not save {name}: {e}"))?;
+    let storage =
+        local_storage().ok_or("This browser does not allow saving (localStorage is off).")?;
+    storage
+        .set_item(&key(name), &text)
+        .map_err(|e| format!("Could not save {name} in this browser: {}", js_message(&e)))
+}
+
+pub fn remove(name: &str) {
+    if let Some(storage) = local_storage() {
+        let _ = storage.remove_item(&key(name));
+    }
+}
+
+/// The model kept in IndexedDB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedModel {
+    pub name: String,
+    pub step: u64,
+    pub config_json: String,
+    pub vocab_txt: String,
+    pub tokenizer_config_json: Option<String>,
+    pub safetensors: Vec<u8>,
+}
+
+/// Everything but the weights, stored as one JSON string beside them.
+#[derive(Serialize, Deserialize)]
+struct Meta {
+    version: u32,
+    name: String,
+    step: u64,
+    config_json: String,
+    vocab_txt: String,
+    tokenizer_config_json: Option<String>,
+}
+
+const DB_NAME: &str = "attention-lab";
+const DB_VERSION: u32 = 1;
+const STORE: &str = "models";
+/// One model is kept, under this key.
+const CURRENT: &str = "current";
+const META_VERSION: u32 = 1;
+
+/// Settles when `target`'s success (or error) handler fires; no Rust closures involved, the
+/// promise's own resolve/reject functions are the handlers.
+async fn settle(set: impl FnOnce(&js_sys::Function, &js_sys::Function)) -> Result<(), JsValue> {
+    let mut set = Some(set);
+    let promise = Promise::new(&mut |resolve, reject| {
+        if let Some(set) = set.take() {
+            set(&resolve, &reject);
+        }
+    });
+    JsFuture::from(promise).await.map(|_| ())
+}
+
+async fn request(req: &IdbRequest) -> Result<JsValue, String> {
+    let outcome = settle(|ok, fail| {
+        req.set_onsuccess(Some(ok));
+        req.set_onerror(Some(fail));
+    })
+    .await;
+    match outcome {
+        Ok(()) => req.result().map_err(|e| js_message(&e)),
+        Err(_) => Err(req
+            .error()
+            .ok()
+            .flatten()
+            .map(|e| format!("{}: {}", e.name(), e.message()))
+            .unwrap_or_else(|| "request failed".into())),
+    }
+}
+
+async fn finished(tx: &IdbTransaction) -> Result<(), String> {
+    settle(|ok, fail| {
+        tx.set_oncomplete(Some(ok));
+        tx.set_onerror(Some(fail));
+        tx.set_onabort(Some(fail));
+    })
+    .await
+    .map_err(|_| {
+        tx.error()
+            .map(|e| format!("{}: {}", e.name(), e.message()))
+            .unwrap_or_else(|| "transaction aborted".into())
+    })
+}
+
+async fn open() -> Result<IdbDatabase, String> {
+    let factory = web_sys::window()
+        .and_then(|w| w.indexed_db().ok().flatten())
+        .ok_or("This browser does not allow saving models (IndexedDB is off).")?;
+    let opening: IdbOpenDbRequest = factory
+        .open_with_u32(DB_NAME, DB_VERSION)
+        .map_err(|e| js_message(&e))?;
+    let for_upgrade = opening.clone();
+    let upgrade = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+        if let Ok(db) = for_upgrade
+            .result()
+            .and_then(|r| r.dyn_into::<IdbDatabase>())
+        {
+            if !db.object_store_names().contains(STORE) {
+                let _ = db.create_object_store(STORE);
+            }
+        }
+    });
+    opening.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
+    let db = request(&opening).await;
+    opening.set_onupgradeneeded(None);
+    drop(upgrade);
+    db?.dyn_into::<IdbDatabase>()
+        .map_err(|_| "IndexedDB gave no database".to_string())
+}
+
+/// One transaction on the model store; the database is closed afterwards.
+async fn with_store(
+    mode: IdbTransactionMode,
+    work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<IdbRequest, JsValue>,
+) -> Result<JsValue, String> {
+    let db = open().await?;
+    let result = async {
+        let tx = db
+            .transaction_with_str_and_mode(STORE, mode)
+            .map_err(|e| js_message(&e))?;
+        let store = tx.object_store(STORE).map_err(|e| js_message(&e))?;
+        let req = work(&store).map_err(|e| js_message(&e))?;
+        let value = request(&req).await?;
+        finished(&tx).await?;
+        Ok(value)
+    }
+    .await;
+    db.close();
+    result
+}
+
+/// Keep `model` in IndexedDB, replacing the one kept before. A full disk (quota) is an error.
+pub async fn save_model(model: &SavedModel) -> Result<(), String> {
+    let meta = Meta {
+        version: META_VERSION,
+        name: model.name.clone(),
+        step: model.step,
+        config_json: model.config_json.clone(),
+        vocab_txt: model.vocab_txt.clone(),
+        tokenizer_config_json: model.tokenizer_config_json.clone(),
+    };
+    let meta = serde_json::to_string(&meta).map_err(|e| e.to_string())?;
+    let record = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| Reflect::set(&record, &k.into(), v).map(|_| ());
+    set("meta", &meta.into()).map_err(|e| js_message(&e))?;
+    set(
+        "safetensors",
+        &Uint8Array::from(model.safetensors.as_slice()).buffer(),
+    )
+    .map_err(|e| js_message(&e))?;
+    with_store(IdbTransactionMode::Readwrite, |store| {
+        store.put_with_key(&record, &CURRENT.into())
+    })
+    .await
+    .map(|_| ())
+    .map_err(|e| format!("Could not save the model in this browser: {e}"))
+}
+
+/// The model kept in IndexedDB; `Ok(None)` when there is none or it is unreadable.
+pub async fn load_model() -> Result<Option<SavedModel>, String> {
+    let record = with_store(IdbTransactionMode::Readonly, |store| {
+        store.get(&CURRENT.into())
+    })
+    .await
+    .map_err(|e| format!("Could not read the saved model: {e}"))?;
+    Ok(decode(&record))
+}
+
+fn decode(record: &JsValue) -> Option<SavedModel> {
+    if !record.is_object() {
+        return None;
+    }
+    let meta = Reflect::get(record, &"meta".into()).ok()?.as_string()?;
+    let meta: Meta = serde_json::from_str(&meta)
+        .ok()
+        .filter(|m: &Meta| m.version == META_VERSION)?;
+    let bytes = Reflect::get(record, &"safetensors".into()).ok()?;
+    if !(bytes.is_instance_of::<js_sys::ArrayBuffer>() || bytes.is_instance_of::<Uint8Array>()) {
+        return None;
+    }
+    Some(SavedModel {
+        name: meta.name,
+        step: meta.step,
+        config_json: meta.config_json,
+        vocab_txt: meta.vocab_txt,
+        tokenizer_config_json: meta.tokenizer_config_json,
+        safetensors: Uint8Array::new(&bytes).to_vec(),
+    })
+}
+
+/// Forget the model kept in IndexedDB.
+pub async fn clear_model() -> Result<(), String> {
+    with_store(IdbTransactionMode::Readwrite, |store| {
+        store.delete(&CURRENT.into())
+    })
+    .await
+    .map(|_| ())
+    .map_err(|e| format!("Could not remove the saved model: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Settings {
+        rate: f64,
+        name: String,
+    }
+
+    #[test]
+    fn local_storage_round_trips_and_tolerates_junk() {
+        let value = Settings {
+            rate: 1e-3,
+            name: "tiny".into(),
+        };
+        save("test-settings", &value).unwrap();
+        assert_eq!(load::<Settings>("test-settings"), Some(value));
+        let raw = local_storage().unwrap();
+        assert!(
+            raw.get_item("attention-lab/test-settings")
+                .unwrap()
+                .is_some(),
+            "namespaced key"
+        );
+
+        raw.set_item("attention-lab/test-settings", "{\"rate\": \"fast\"")
+            .unwrap();
+        assert_eq!(load::<Settings>("test-settings"), None, "malformed JSON");
+        raw.set_item("attention-lab/test-settings", "{\"speed\": 3}")
+            .unwrap();
+        assert_eq!(load::<Settings>("test-settings"), None, "old shape");
+        remove("test-settings");
+        assert_eq!(raw.get_item("attention-lab/test-settings").unwrap(), None);
+        assert_eq!(load::<Settings>("never-saved"), None);
+    }
+
+    #[test]
+    fn a_full_local_storage_is_an_error() {
+        // ~12 MB of text: over Chromium's ~5 MB localStorage quota.
+        let big = "x".repeat(12 << 20);
+        let e = save("test-too-big", &big).unwrap_err();
+        assert!(
+            e.starts_with("Could not save test-too-big in this browser"),
+            "{e}"
+        );
+        assert_eq!(load::<String>("test-too-big"), None);
+    }
+
+    #[test]
+    async fn indexed_db_round_trips_the_model() {
+        let model = SavedModel {
+            name: "tiny BERT (fresh, seed 0)".into(),
+            step: 1234,
+            config_json: "{\"hidden_size\": 64}".into(),
+            vocab_txt: "[PAD]\n[UNK]\n".into(),
+            tokenizer_config_json: Some("{}".into()),
+            safetensors: (0..100_000u32).map(|i| (i * 7 % 256) as u8).collect(),
+        };
+        clear_model().await.unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+        save_model(&model).await.unwrap();
+        assert_eq!(load_model().await.unwrap(), Some(model.clone()));
+        let newer = SavedModel {
+            step: 2000,
+            tokenizer_config_json: None,
+            ..model
+        };
+        save_model(&newer).await.unwrap();
+        assert_eq!(load_model().await.unwrap(), Some(newer));
+        clear_model().await.unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+    }
+
+    #[test]
+    async fn a_malformed_saved_model_reads_as_none() {
+        let junk = js_sys::Object::new();
+        Reflect::set(&junk, &"meta".into(), &"{\"version\": 99}".into()).unwrap();
+        Reflect::set(&junk, &"safetensors".into(), &JsValue::from(3)).unwrap();
+        with_store(IdbTransactionMode::Readwrite, |s| {
+            s.put_with_key(&junk, &CURRENT.into())
+        })
+        .await
+        .unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+        with_store(IdbTransactionMode::Readwrite, |s| {
+            s.put_with_key(&"text".into(), &CURRENT.into())
+        })
+        .await
+        .unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+        clear_model().await.unwrap();
+        assert!(decode(&JsValue::UNDEFINED).is_none());
+    }
+}
