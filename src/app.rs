@@ -3,6 +3,12 @@ use crate::lab::{LabSettings, ProbeInput, DEFAULT_CORPUS};
 use crate::live::Live;
 use crate::panel::TrainingPanel;
 use crate::protocol::ToWorker;
+use crate::training::storage;
+use serde::Serialize;
+
+const CORPUS_KEY: &str = "corpus";
+const SETTINGS_KEY: &str = "settings";
+const PROBE_KEY: &str = "probe";
 use leptos::prelude::*;
 
 pub use crate::live::Shown;
@@ -10,10 +16,17 @@ pub use crate::live::Shown;
 #[component]
 pub fn App() -> impl IntoView {
     let live = Live::start();
-    let corpus = RwSignal::new(DEFAULT_CORPUS.to_string());
-    let settings = RwSignal::new(LabSettings::default());
-    let probe = RwSignal::new(ProbeInput::default());
-    live.reset(corpus.get_untracked(), settings.get_untracked());
+    // What the user set last time, else the defaults.
+    let corpus = RwSignal::new(
+        storage::load::<String>(CORPUS_KEY).unwrap_or_else(|| DEFAULT_CORPUS.to_string()),
+    );
+    let settings = RwSignal::new(storage::load::<LabSettings>(SETTINGS_KEY).unwrap_or_default());
+    let probe = RwSignal::new(storage::load::<ProbeInput>(PROBE_KEY).unwrap_or_default());
+    start_model(live, corpus.get_untracked(), settings.get_untracked());
+    // Local storage is the outside world too.
+    Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
+    Effect::new(move |_| settings.with(|s| remember(live, SETTINGS_KEY, s)));
+    Effect::new(move |_| probe.with(|p| remember(live, PROBE_KEY, p)));
 
     // The worker is the outside world: tell it whenever the probe changes.
     Effect::new(move |_| live.inspect(probe.get()));
@@ -57,4 +70,26 @@ fn keyboard_shortcuts(live: Live) {
         }
     });
     on_cleanup(move || handle.remove());
+}
+
+/// The model kept in this browser by an earlier visit, else a fresh one.
+fn start_model(live: Live, corpus: String, settings: LabSettings) {
+    leptos::task::spawn_local(async move {
+        match storage::load_model().await {
+            Ok(Some(saved)) => live.restore(saved, corpus, settings),
+            Ok(None) => live.reset(corpus, settings),
+            Err(e) => {
+                live.notice.set(Some(format!(
+                    "Could not read the model kept in this browser ({e}); starting fresh."
+                )));
+                live.reset(corpus, settings);
+            }
+        }
+    });
+}
+
+fn remember<T: Serialize>(live: Live, key: &str, value: &T) {
+    if let Err(e) = storage::save(key, value) {
+        live.notice.set(Some(e));
+    }
 }

@@ -159,6 +159,12 @@ impl WeightHistory {
         }
     }
 
+    /// The starting point of a run, whatever its step.
+    pub fn record_first(&mut self, step: u64, model: &BertForPreTraining) {
+        self.entries.clear();
+        self.entries.push((step, model.clone()));
+    }
+
     /// Keep `model` if `step` falls on the interval (step 0 always).
     pub fn record(&mut self, step: u64, model: &BertForPreTraining) -> bool {
         if step % self.interval != 0 || self.entries.last().is_some_and(|(s, _)| *s == step) {
@@ -238,6 +244,7 @@ impl Lab {
         name: &str,
         corpus: &str,
         settings: &LabSettings,
+        step: u64,
     ) -> Result<(Lab, Option<String>), String> {
         let loaded: Checkpoint = checkpoint::load(files).map_err(|e| e.to_string())?;
         let mut train = settings.train_settings();
@@ -245,24 +252,37 @@ impl Lab {
             .batch
             .max_len
             .min(loaded.model.config.max_position_embeddings);
-        let (model, notice) =
-            match Trainer::from_checkpoint(loaded.clone(), corpus, train, settings.seed) {
-                Ok(trainer) => (Model::Trainable(trainer), None),
-                Err(e) => {
-                    let reason = format!("Training is off for this model: {e}");
-                    let Checkpoint {
-                        model, tokenizer, ..
-                    } = loaded;
-                    (
-                        Model::InspectOnly {
-                            model,
-                            tokenizer,
-                            reason: reason.clone(),
-                        },
-                        Some(reason),
-                    )
+        let inspect_only = |checkpoint: Checkpoint, why: String| {
+            let reason = format!("Training is off for this model: {why}");
+            let Checkpoint {
+                model, tokenizer, ..
+            } = checkpoint;
+            (
+                Model::InspectOnly {
+                    model,
+                    tokenizer,
+                    reason: reason.clone(),
+                },
+                Some(reason),
+            )
+        };
+        let (model, notice) = if loaded.model.cls.is_none() {
+            let why = "it has no pre-training heads (cls.predictions, cls.seq_relationship), so it can be \
+                       inspected but not pre-trained";
+            inspect_only(loaded, why.into())
+        } else {
+            match Trainer::from_checkpoint(loaded, corpus, train, settings.seed) {
+                Ok(mut trainer) => {
+                    trainer.step = step;
+                    (Model::Trainable(trainer), None)
                 }
-            };
+                // The trainer took the model; read it again rather than keep a second copy.
+                Err(e) => inspect_only(
+                    checkpoint::load(files).map_err(|e| e.to_string())?,
+                    e.to_string(),
+                ),
+            }
+        };
         Ok((Lab::with_model(model, name.to_string()), notice))
     }
 
@@ -273,7 +293,7 @@ impl Lab {
             history: WeightHistory::new(HISTORY_BUDGET),
         };
         if let Model::Trainable(t) = &lab.model {
-            lab.history.record(0, &t.model);
+            lab.history.record_first(t.step, &t.model);
         }
         lab
     }

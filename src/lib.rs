@@ -8,6 +8,7 @@ pub mod heatmap;
 pub mod lab;
 pub mod live;
 mod panel;
+pub mod training;
 pub mod protocol;
 pub mod session;
 pub mod worker;

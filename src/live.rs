@@ -2,7 +2,10 @@
 //! things, and `apply`, which turns each worker reply into signal updates.
 
 use crate::lab::{LabSettings, ModelInfo, ProbeInput};
-use crate::protocol::{CurvePoint, FromWorker, ToWorker};
+use crate::protocol::{FromWorker, ToWorker};
+use crate::training::curves::Curves;
+use crate::training::files::{download_files, PickedCheckpoint};
+use crate::training::storage::{self, SavedModel};
 use crate::worker_client::LabClient;
 use engine::inspect::Inspection;
 use leptos::prelude::*;
@@ -24,15 +27,19 @@ pub struct Live {
     pub stopped: RwSignal<Option<String>>,
     pub notice: RwSignal<Option<String>>,
     pub error: RwSignal<Option<String>>,
-    pub points: RwSignal<Vec<CurvePoint>>,
+    pub curves: RwSignal<Curves>,
     /// Steps with kept weights; `history_at` picks one (None = live).
     pub history: RwSignal<Vec<u64>>,
     pub history_at: RwSignal<Option<usize>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
     pub busy: RwSignal<Option<String>>,
+    /// Step and time (ms) of the last model kept in the browser's store.
+    kept: StoredValue<(u64, f64)>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
-    on_checkpoint: StoredValue<Option<Callback<(FromWorker, Vec<u8>)>>, LocalStorage>,
 }
+
+/// While training, keep the model in the browser at most this often.
+const KEEP_EVERY_MS: f64 = 30_000.0;
 
 impl Live {
     pub fn start() -> Live {
@@ -46,12 +53,12 @@ impl Live {
             stopped: RwSignal::new(None),
             notice: RwSignal::new(None),
             error: RwSignal::new(None),
-            points: RwSignal::new(Vec::new()),
+            curves: RwSignal::new(Curves::new()),
             history: RwSignal::new(Vec::new()),
             history_at: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
+            kept: StoredValue::new((0, 0.0)),
             client: StoredValue::new_local(None),
-            on_checkpoint: StoredValue::new_local(None),
         };
         match LabClient::spawn(move |message, bytes| live.apply(message, bytes)) {
             Ok(client) => live.client.set_value(Some(client)),
@@ -74,9 +81,63 @@ impl Live {
         }
     }
 
+    /// A fresh model; the one kept in the browser is forgotten.
     pub fn reset(&self, corpus: String, settings: LabSettings) {
         self.busy.set(Some("Building a fresh model…".into()));
+        self.kept.set_value((0, 0.0));
+        leptos::task::spawn_local(async {
+            let _ = storage::clear_model().await;
+        });
         self.send(ToWorker::Reset { corpus, settings });
+    }
+
+    /// Checkpoint files the user picked.
+    pub fn load(&self, picked: PickedCheckpoint, corpus: String, settings: LabSettings) {
+        self.busy.set(Some(format!("Loading {}…", picked.name)));
+        let PickedCheckpoint {
+            name,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            safetensors,
+        } = picked;
+        let load = ToWorker::Load {
+            name,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            corpus,
+            settings,
+            step: 0,
+        };
+        self.send_with(load, Some(&safetensors));
+    }
+
+    /// The model kept in the browser by an earlier visit.
+    pub fn restore(&self, saved: SavedModel, corpus: String, settings: LabSettings) {
+        self.busy.set(Some(format!(
+            "Restoring {} at step {}…",
+            saved.name, saved.step
+        )));
+        self.kept.set_value((saved.step, js_sys::Date::now()));
+        let SavedModel {
+            name,
+            step,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            safetensors,
+        } = saved;
+        let load = ToWorker::Load {
+            name,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            corpus,
+            settings,
+            step,
+        };
+        self.send_with(load, Some(&safetensors));
     }
 
     pub fn inspect(&self, probe: ProbeInput) {
@@ -84,9 +145,15 @@ impl Live {
         self.send(ToWorker::Inspect { probe, at });
     }
 
-    /// Called with the Checkpoint reply and its weights when a download is ready.
-    pub fn on_checkpoint(&self, callback: Callback<(FromWorker, Vec<u8>)>) {
-        self.on_checkpoint.set_value(Some(callback));
+    /// Ask for the model to keep when it has trained since it was last kept, and training has
+    /// paused or it has been a while.
+    fn keep_if_due(&self, step: u64, playing: bool) {
+        let (kept_step, kept_at) = self.kept.get_value();
+        let now = js_sys::Date::now();
+        if step > kept_step && (!playing || now - kept_at > KEEP_EVERY_MS) {
+            self.kept.set_value((step, now));
+            self.send(ToWorker::Download { keep: true });
+        }
     }
 
     fn apply(&self, message: FromWorker, bytes: Option<Vec<u8>>) {
@@ -106,7 +173,7 @@ impl Live {
                 self.stopped.set(None);
                 self.error.set(None);
                 self.busy.set(None);
-                self.points.set(Vec::new());
+                self.curves.update(Curves::clear);
                 self.history_at.set(None);
             }
             FromWorker::Progress {
@@ -116,12 +183,13 @@ impl Live {
             } => {
                 if let Some(last) = points.last() {
                     self.step.set(last.step);
-                    self.points.update(|all| all.extend_from_slice(&points));
+                    self.curves.update(|c| c.extend(points.iter().copied()));
                 }
                 if steps_per_second > 0.0 {
                     self.steps_per_second.set(steps_per_second);
                 }
                 self.playing.set(playing);
+                self.keep_if_due(self.step.get_untracked(), playing);
             }
             FromWorker::Inspected { at, result, .. } => {
                 if at == self.history_at.get_untracked() {
@@ -146,10 +214,50 @@ impl Live {
                 self.busy.set(None);
                 self.error.set(Some(message));
             }
-            checkpoint @ FromWorker::Checkpoint { .. } => {
-                let callback = self.on_checkpoint.get_value();
-                if let Some(callback) = callback {
-                    callback.run((checkpoint, bytes.unwrap_or_default()));
+            FromWorker::Checkpoint {
+                name,
+                step,
+                keep,
+                config_json,
+                vocab_txt,
+                tokenizer_config_json,
+            } => {
+                let safetensors = bytes.unwrap_or_default();
+                if keep {
+                    let saved = SavedModel {
+                        name,
+                        step,
+                        config_json,
+                        vocab_txt,
+                        tokenizer_config_json: Some(tokenizer_config_json),
+                        safetensors,
+                    };
+                    let error = self.error;
+                    leptos::task::spawn_local(async move {
+                        if let Err(e) = storage::save_model(&saved).await {
+                            error.set(Some(format!(
+                                "Could not keep the model in this browser: {e}"
+                            )));
+                        }
+                    });
+                } else {
+                    let files = [
+                        ("config.json", config_json.as_bytes(), "application/json"),
+                        (
+                            "model.safetensors",
+                            safetensors.as_slice(),
+                            "application/octet-stream",
+                        ),
+                        ("vocab.txt", vocab_txt.as_bytes(), "text/plain"),
+                        (
+                            "tokenizer_config.json",
+                            tokenizer_config_json.as_bytes(),
+                            "application/json",
+                        ),
+                    ];
+                    if let Err(e) = download_files(&files) {
+                        self.error.set(Some(e));
+                    }
                 }
             }
         }

@@ -4,6 +4,8 @@
 use crate::lab::{LabSettings, OptimizerChoice, Preset, ProbeInput};
 use crate::live::Live;
 use crate::protocol::ToWorker;
+use crate::training::curves::LossCurves;
+use crate::training::files::{DownloadCheckpoint, LoadCheckpoint, PickedCheckpoint};
 use engine::batch::MaskMode;
 use leptos::prelude::*;
 
@@ -25,7 +27,9 @@ pub fn TrainingPanel(
             <Controls live=live on_reset=reset/>
             <StopBanner live=live on_reset=reset/>
             <Readout live=live/>
+            <LossCurves curves=live.curves/>
             <HistorySlider live=live probe=probe/>
+            <Checkpoints live=live corpus=corpus settings=settings/>
             <CorpusEditor corpus=corpus applied=applied_corpus/>
             <Settings live=live settings=settings on_reset=reset/>
         </aside>
@@ -93,9 +97,10 @@ fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) ->
 #[component]
 fn Readout(live: Live) -> impl IntoView {
     move || {
-        live.points.with(|p| p.last().copied()).map(|p| {
+        let smoothed = live.curves.with(|c| c.smoothed().last().map(|s| s.loss));
+        live.curves.with(|c| c.last().copied()).map(|p| {
             view! {
-                <p class="readout">
+                <p class="readout" data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
                     {format!("loss {:.3} · MLM {:.3} · NSP {:.3} · MLM acc {:.0}% · NSP acc {:.0}%",
                         p.loss, p.mlm_loss, p.nsp_loss, p.mlm_accuracy * 100.0, p.nsp_accuracy * 100.0)}
                 </p>
@@ -234,5 +239,25 @@ fn Settings(
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
         </fieldset>
+    }
+}
+
+/// Save the current model as files, or load one (picked or dropped).
+#[component]
+fn Checkpoints(
+    live: Live,
+    corpus: RwSignal<String>,
+    settings: RwSignal<LabSettings>,
+) -> impl IntoView {
+    let busy = Signal::derive(move || live.busy.with(|b| b.is_some()));
+    let download = Callback::new(move |()| live.send(ToWorker::Download { keep: false }));
+    let loaded = Callback::new(move |picked: PickedCheckpoint| {
+        live.load(picked, corpus.get_untracked(), settings.get_untracked());
+    });
+    view! {
+        <div class="checkpoints">
+            <DownloadCheckpoint on_click=download disabled=Signal::derive(move || busy.get() || live.info.with(|i| i.is_none()))/>
+            <LoadCheckpoint on_loaded=loaded disabled=busy/>
+        </div>
     }
 }

@@ -20,6 +20,8 @@ pub enum ToWorker {
         tokenizer_config_json: Option<String>,
         corpus: String,
         settings: LabSettings,
+        /// Steps this model was already trained (a model kept in the browser).
+        step: u64,
     },
     Play,
     Pause,
@@ -39,7 +41,11 @@ pub enum ToWorker {
         at: usize,
     },
     /// Send the current model as checkpoint files.
-    Download,
+    /// Send the current model as checkpoint files: for the user (`keep` false) or for the
+    /// browser's own store (`keep` true).
+    Download {
+        keep: bool,
+    },
 }
 
 /// One point of the loss curves.
@@ -85,6 +91,9 @@ pub enum FromWorker {
     Failed { message: String },
     /// The checkpoint files for download; the safetensors bytes travel beside the JSON.
     Checkpoint {
+        name: String,
+        step: u64,
+        keep: bool,
         config_json: String,
         vocab_txt: String,
         tokenizer_config_json: String,

@@ -52,6 +52,7 @@ impl Session {
                 tokenizer_config_json,
                 corpus,
                 settings,
+                step,
             } => {
                 self.playing = false;
                 let files = CheckpointFiles {
@@ -60,7 +61,7 @@ impl Session {
                     vocab_txt,
                     tokenizer_config_json,
                 };
-                match Lab::load(&files, &name, &corpus, &settings) {
+                match Lab::load(&files, &name, &corpus, &settings, step) {
                     Ok((lab, notice)) => self.adopt(lab, corpus, settings, notice),
                     Err(message) => vec![FromWorker::Failed { message }.into()],
                 }
@@ -108,7 +109,7 @@ impl Session {
                     Err(message) => vec![FromWorker::Failed { message }.into()],
                 }
             }
-            ToWorker::Download => self.download(),
+            ToWorker::Download { keep } => self.download(keep),
         }
     }
 
@@ -209,13 +210,16 @@ impl Session {
         FromWorker::History { steps }.into()
     }
 
-    fn download(&self) -> Vec<Reply> {
+    fn download(&self, keep: bool) -> Vec<Reply> {
         let Some(lab) = self.lab.as_ref() else {
             return vec![no_model()];
         };
         match lab.checkpoint_files() {
             Ok(files) => vec![Reply {
                 message: FromWorker::Checkpoint {
+                    name: lab.name.clone(),
+                    step: lab.step_count(),
+                    keep,
                     config_json: files.config_json,
                     vocab_txt: files.vocab_txt,
                     tokenizer_config_json: files.tokenizer_config_json.unwrap_or_default(),

@@ -1,0 +1,137 @@
+// Live training, as a user does it: play, pause, step, history, reload, a real checkpoint, NaN.
+import fs from 'node:fs';
+import path from 'node:path';
+import { openPage, assert } from '../harness.mjs';
+
+const softmaxFigure = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first();
+const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
+const latestLoss = async (page) => Number(await page.locator('.readout').first().getAttribute('data-loss'));
+
+async function ready(page) {
+  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+}
+
+async function setField(page, label, value) {
+  const input = page.getByLabel(label, { exact: true });
+  await input.fill(String(value));
+  await input.press('Enter');
+  await input.dispatchEvent('change');
+}
+
+export const tests = [
+  {
+    name: 'training: Play makes the loss fall and the heatmaps change, with no long main-thread task',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      const before = await softmaxFigure(page).getAttribute('data-matrix');
+      await page.evaluate(() => {
+        window.__longTasks = [];
+        new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => e.duration)))
+          .observe({ type: 'longtask', buffered: false });
+      });
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 5, null, { timeout: 20000 });
+      const firstLoss = await latestLoss(page);
+      await page.waitForTimeout(10000);
+      const longTasks = await page.evaluate(() => window.__longTasks);
+      const steps = await stepCount(page);
+      const lastLoss = await latestLoss(page);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.screenshot({ path: path.join(artifacts, 'e2e-training.png'), fullPage: true });
+      const after = await softmaxFigure(page).getAttribute('data-matrix');
+      console.log(`     ${steps} steps in ~10 s; loss ${firstLoss.toFixed(3)} → ${lastLoss.toFixed(3)}; long tasks: ${JSON.stringify(longTasks)}`);
+      assert(steps > 50, `only ${steps} steps`);
+      assert(lastLoss < firstLoss, `loss did not fall: ${firstLoss} → ${lastLoss}`);
+      assert(before !== after, 'the softmax heatmap did not change while training');
+      assert(longTasks.every((d) => d <= 50), `main-thread tasks over 50 ms: ${longTasks.filter((d) => d > 50)}`);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    name: 'training: Pause then Step adds exactly one step; History scrubs back',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.waitForTimeout(300);
+      const paused = await stepCount(page);
+      await page.waitForTimeout(500);
+      assert((await stepCount(page)) === paused, 'steps went on after Pause');
+      await page.getByRole('button', { name: 'Step', exact: true }).click();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, paused, { timeout: 5000 });
+      await page.waitForTimeout(300);
+      assert((await stepCount(page)) === paused + 1, 'Step did not add exactly one step');
+
+      const live = await softmaxFigure(page).getAttribute('data-matrix');
+      const slider = page.getByLabel('History');
+      await slider.evaluate((el) => { el.value = '0'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+      await page.waitForFunction(() => document.querySelector('.history-at')?.textContent.startsWith('step 0'), null, { timeout: 5000 });
+      await page.waitForFunction((m) => document.querySelector('figure.heatmap')?.dataset.matrix !== m, live, { timeout: 5000 });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    name: 'training: corpus, settings and probe survive a reload',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByLabel('Corpus').fill('the first line .\nthe second line .\nthe third line .');
+      await setField(page, 'Learning rate', '0.002');
+      await page.getByLabel('Sentence', { exact: true }).fill('the second [MASK] .');
+      await page.waitForTimeout(1200);
+      await page.reload();
+      await ready(page);
+      const corpus = await page.getByLabel('Corpus').inputValue();
+      const lr = await page.getByLabel('Learning rate', { exact: true }).inputValue();
+      const sentence = await page.getByLabel('Sentence', { exact: true }).inputValue();
+      assert(corpus.startsWith('the first line .'), `corpus not kept: ${corpus.slice(0, 40)}`);
+      assert(Number(lr) === 0.002, `learning rate not kept: ${lr}`);
+      assert(sentence === 'the second [MASK] .', `sentence not kept: ${sentence}`);
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
+    name: 'training: a learning rate of 1000 stops by itself and offers a rewind',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await setField(page, 'Learning rate', '1000');
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForSelector('.stopped', { timeout: 30000 });
+      const text = await page.locator('.stopped').innerText();
+      assert(/NaN|inf|∞|diverged/i.test(text), `no divergence message: ${text}`);
+      assert(await page.getByRole('button', { name: /Rewind to step/ }).isVisible(), 'no rewind offered');
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
+    name: 'training: loading the real MiniLM from files shows a 6 × 12 model view',
+    async run({ browser, baseUrl, artifacts }) {
+      const dir = process.env.MINILM_DIR;
+      assert(dir && fs.existsSync(path.join(dir, 'model.safetensors')), `MiniLM not found in MINILM_DIR=${dir}`);
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      const files = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'].map((f) => path.join(dir, f));
+      await page.locator('input[type=file]').first().setInputFiles(files);
+      await page.waitForFunction(() => document.querySelectorAll('.model-view .thumb').length === 72, null, { timeout: 60000 });
+      await page.waitForSelector('figure.heatmap canvas');
+      const name = await page.locator('header .model-name').innerText();
+      await page.screenshot({ path: path.join(artifacts, 'e2e-minilm.png'), fullPage: true });
+      const notice = await page.locator('.notice').allInnerTexts();
+      assert(notice.some((n) => /pre-training heads/.test(n)), `no reason why MiniLM cannot train: ${notice}`);
+      assert(/6 layers|MiniLM|minilm|BertModel/i.test(name) || name.length > 0, 'no model name');
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+];
