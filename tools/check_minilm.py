@@ -49,6 +49,8 @@ SENTENCES = [
     ("Is this causal?", "Yes, and padded too.", "causal", 16),
     ("Café Müller's naïve résumé — ünïcödé & emoji 🙂 unbelievably tokenizable", None, "padding", None),
     ("A sentence with no mask at all", None, "none", 10),
+    (" ".join(["Transformers read a whole sequence at once, and self-attention lets every token look at"
+               " every other token, weighting them by the softmax of scaled dot products."] * 4), None, "padding", None),
 ]
 
 TOKENIZE_ONLY = [
