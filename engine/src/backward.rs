@@ -38,7 +38,7 @@ pub fn backward(
         ..
     } = grads;
     if let (Some(cls), Some(g_cls)) = (&model.cls, g_cls.as_mut()) {
-        if cache.nsp_loss {
+        if let Some(nsp_lse) = &cache.nsp_log_sum_exp {
             // NSP: logits = pooled·W_sᵀ + b_s, pooled = tanh(h_[CLS]·W_pᵀ + b_p)
             let (Some(pooler), Some(g_pooler)) = (&model.bert.pooler, g_bert.pooler.as_mut())
             else {
@@ -56,7 +56,13 @@ pub fn backward(
                 .map(|&l| l as i64)
                 .collect();
             let mut d_logits = Array2::zeros(logits.raw_dim()); // (B, 2)
-            loss::backward(&mut d_logits.view_mut(), logits.view(), &targets, 1.0);
+            loss::backward(
+                &mut d_logits.view_mut(),
+                logits.view(),
+                &targets,
+                nsp_lse.view(),
+                1.0,
+            );
             let mut d_pooled = Array2::zeros(pooled.raw_dim()); // (B, C)
             linear_backward(
                 Some(&mut d_pooled),
@@ -79,12 +85,18 @@ pub fn backward(
             let mut d_cls_rows = d_hidden.slice_mut(s![..;t, ..]);
             d_cls_rows += &d_cls;
         }
-        if cache.mlm_loss {
+        if let Some(mlm_lse) = &cache.mlm_log_sum_exp {
             let head = cache.mlm_head.as_ref().expect("MLM head ran");
             let logits = out.mlm_logits.as_ref().expect("MLM head ran");
             let targets = mlm_targets(batch.mlm_labels.as_ref().expect("MLM loss"), &out.mlm_rows);
             let mut d_logits = Array2::zeros(logits.raw_dim()); // (M, V)
-            loss::backward(&mut d_logits.view_mut(), logits.view(), &targets, 1.0);
+            loss::backward(
+                &mut d_logits.view_mut(),
+                logits.view(),
+                &targets,
+                mlm_lse.view(),
+                1.0,
+            );
             let d_input = mlm_head_backward(model, g_bert, g_cls, head, d_logits.view());
             for (d_row, &n) in d_input.rows().into_iter().zip(&out.mlm_rows) {
                 let mut row = d_hidden.row_mut(n);
@@ -147,7 +159,7 @@ fn check_shapes(
     if out.hidden.nrows() != b_size * t || out.cache.layers.len() != model.bert.layers.len() {
         return err("the forward output does not belong to this batch and model");
     }
-    if out.cache.nsp_loss && model.bert.pooler.is_none() {
+    if out.cache.nsp_log_sum_exp.is_some() && model.bert.pooler.is_none() {
         return err("an NSP loss without a pooler");
     }
     Ok(())

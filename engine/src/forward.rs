@@ -15,7 +15,7 @@ use crate::ops::loss;
 use crate::ops::{dropout, embedding, gelu, linear, tanh};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, LayerTrace, Matrix};
-use ndarray::{s, Array2, ArrayView2, ArrayView3, ArrayViewMut3, Axis};
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayView3, ArrayViewMut3, Axis};
 
 /// Where the MLM head runs. Training only needs the labelled positions (same loss and
 /// gradients, a fraction of the V-wide decoder's FLOPs); inspection wants every position.
@@ -93,9 +93,10 @@ pub struct ForwardCache {
     /// The [CLS] rows (B, C), input of the pooler's dense.
     pub(crate) cls_rows: Option<Array2<f32>>,
     pub(crate) mlm_head: Option<MlmHeadCache>,
-    /// Which loss terms are in `Losses::total`.
-    pub(crate) mlm_loss: bool,
-    pub(crate) nsp_loss: bool,
+    /// logsumexp of each MLM / NSP logits row (M) / (B), present when that loss term is in
+    /// `Losses::total`.
+    pub(crate) mlm_log_sum_exp: Option<Array1<f32>>,
+    pub(crate) nsp_log_sum_exp: Option<Array1<f32>>,
 }
 
 pub(crate) struct EmbeddingsCache {
@@ -229,7 +230,8 @@ pub fn forward(
             loss::forward(logits.view(), &targets)
         });
     let losses = (mlm_ce.is_some() || nsp_ce.is_some()).then(|| {
-        let (mlm, nsp) = (mlm_ce.unwrap_or_default(), nsp_ce.unwrap_or_default());
+        let mlm = mlm_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
+        let nsp = nsp_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
         Losses {
             total: mlm.loss + nsp.loss,
             mlm: mlm.loss,
@@ -245,8 +247,8 @@ pub fn forward(
         attention_opts,
         cls_rows,
         mlm_head,
-        mlm_loss: mlm_ce.is_some(),
-        nsp_loss: nsp_ce.is_some(),
+        mlm_log_sum_exp: mlm_ce.map(|(_, lse)| lse),
+        nsp_log_sum_exp: nsp_ce.map(|(_, lse)| lse),
     };
     Ok(ForwardOutput {
         hidden,

@@ -7,13 +7,11 @@
 
 use crate::batch::MaskMode;
 use crate::ops::dropout;
-use crate::ops::math::exp;
+use crate::ops::math::{self, exp};
 use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::linalg::general_mat_mul;
-use ndarray::{
-    s, Array2, Array3, Array4, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut3, Ix4, Zip,
-};
+use ndarray::{s, Array2, Array3, Array4, ArrayView2, ArrayView3, ArrayViewMut3, Ix4, Zip};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttentionOptions {
@@ -39,22 +37,22 @@ pub struct AttentionCache {
 /// In place over one row of scores: w_j = exp(s_j·scale − max) / Σ over allowed j, 0 where
 /// not allowed. A row with no allowed key becomes all zeros (not NaN from 0/0): such a
 /// query attends to nothing and its context is 0.
-pub fn masked_softmax_row(mut row: ArrayViewMut1<f32>, allowed: &[bool], scale: f32) {
-    let max =
-        Zip::from(&row).and(allowed).fold(
-            f32::NEG_INFINITY,
-            |m, &s, &a| if a { m.max(s * scale) } else { m },
-        );
+pub fn masked_softmax_row(row: &mut [f32], allowed: &[bool], scale: f32) {
+    for (s, &a) in row.iter_mut().zip(allowed) {
+        *s = if a { *s * scale } else { f32::NEG_INFINITY };
+    }
+    let max = math::max(row);
     if max == f32::NEG_INFINITY {
         row.fill(0.0);
         return;
     }
-    let mut sum = 0.0f32;
-    Zip::from(&mut row).and(allowed).for_each(|w, &a| {
-        *w = if a { exp(*w * scale - max) } else { 0.0 };
-        sum += *w;
-    });
-    row /= sum;
+    for s in row.iter_mut() {
+        *s = exp(*s - max); // exp(−∞) = 0 for the masked entries
+    }
+    let inv_sum = 1.0 / math::sum(row);
+    for s in row.iter_mut() {
+        *s *= inv_sum;
+    }
 }
 
 /// allowed[i·Tk + j] = M[i][j] is 0 (not −∞) for one sequence, from its key padding mask.
@@ -111,8 +109,11 @@ pub fn forward(
                 });
                 heads.last_mut().expect("just pushed")
             });
-            for (i, row) in w.rows_mut().into_iter().enumerate() {
-                masked_softmax_row(row, &allowed[i * tk..(i + 1) * tk], opts.scale);
+            let w_rows = w
+                .as_slice_mut()
+                .expect("weights are contiguous (B, H, Tq, Tk)");
+            for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
+                masked_softmax_row(row, allowed, opts.scale);
             }
             let mut ctx = context.slice_mut(s![b, .., h * dv..(h + 1) * dv]);
             match &dropout_mask {
@@ -391,11 +392,11 @@ mod tests {
 
     #[test]
     fn a_query_with_no_allowed_key_gets_zero_weights_not_nan() {
-        let mut row = ndarray::array![1.0f32, 2.0, 3.0];
-        masked_softmax_row(row.view_mut(), &[false, false, false], 1.0);
-        assert_eq!(row, ndarray::array![0.0, 0.0, 0.0]);
-        let mut row = ndarray::array![1.0f32, 2.0, 3.0];
-        masked_softmax_row(row.view_mut(), &[true, false, true], 0.5);
+        let mut row = [1.0f32, 2.0, 3.0];
+        masked_softmax_row(&mut row, &[false, false, false], 1.0);
+        assert_eq!(row, [0.0, 0.0, 0.0]);
+        let mut row = [1.0f32, 2.0, 3.0];
+        masked_softmax_row(&mut row, &[true, false, true], 0.5);
         let (a, c) = ((0.5f32).exp(), (1.5f32).exp());
         assert!((row[0] - a / (a + c)).abs() < 1e-6 && row[1] == 0.0);
     }

@@ -2,8 +2,8 @@
 //! reduction="mean"): L = mean over counted rows of (logsumexp(z) − z[target]).
 
 use crate::batch::IGNORE_INDEX;
-use crate::ops::math::exp;
-use ndarray::{ArrayView1, ArrayView2, ArrayViewMut2, Zip};
+use crate::ops::math::{self, exp};
+use ndarray::{Array1, ArrayView1, ArrayView2, ArrayViewMut2, Zip};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CrossEntropy {
@@ -31,20 +31,30 @@ fn counted(target: i64) -> Option<usize> {
     (target != IGNORE_INDEX).then_some(target as usize)
 }
 
-/// max and log Σ exp(z − max) of one row: the stable logsumexp is max + the second.
-fn max_and_log_sum_exp(z: ArrayView1<f32>) -> (f32, f32) {
-    let max = z.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-    let sum = z.fold(0.0f32, |s, &v| s + exp(v - max));
-    (max, sum.ln())
+/// A logits row as a slice (rows of the arrays the engine builds are contiguous).
+fn row_slice<'a>(z: &'a ArrayView1<'a, f32>, scratch: &'a mut Vec<f32>) -> &'a [f32] {
+    match z.as_slice() {
+        Some(s) => s,
+        None => {
+            scratch.clear();
+            scratch.extend(z.iter().copied());
+            scratch
+        }
+    }
 }
 
-/// logits (M, K), targets (M) in 0..K or IGNORE_INDEX (checked by the caller).
-pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> CrossEntropy {
+/// logits (M, K), targets (M) in 0..K or IGNORE_INDEX (checked by the caller). Also returns
+/// each row's logsumexp (M), 0 on ignored rows, which is all backward needs besides the logits.
+pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> (CrossEntropy, Array1<f32>) {
     let (mut total, mut count, mut correct) = (0.0f64, 0, 0);
-    for (z, &t) in logits.rows().into_iter().zip(targets) {
+    let mut log_sum_exp = Array1::zeros(logits.nrows());
+    let mut scratch = Vec::new();
+    for ((z, &t), lse) in logits.rows().into_iter().zip(targets).zip(&mut log_sum_exp) {
         let Some(t) = counted(t) else { continue };
-        let (max, lse) = max_and_log_sum_exp(z);
-        total += (max + lse - z[t]) as f64;
+        let z = row_slice(&z, &mut scratch);
+        let max = math::max(z);
+        *lse = max + math::sum_exp(z, max).ln(); // stable: every exponent ≤ 0
+        total += (*lse - z[t]) as f64;
         count += 1;
         // argmax, first index on ties
         let best = z
@@ -58,19 +68,23 @@ pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> CrossEntropy {
     } else {
         (total / count as f64) as f32
     };
-    CrossEntropy {
-        loss,
-        count,
-        correct,
-    }
+    (
+        CrossEntropy {
+            loss,
+            count,
+            correct,
+        },
+        log_sum_exp,
+    )
 }
 
-/// d_logits += d_loss/count · (softmax(z) − onehot(target)) on counted rows. Recomputes the
-/// softmax from the logits forward returned rather than caching an (M, K) copy.
+/// d_logits += d_loss/count · (softmax(z) − onehot(target)) on counted rows, with
+/// softmax(z) = exp(z − logsumexp(z)) from forward's logsumexp (no (M, K) cache).
 pub fn backward(
     d_logits: &mut ArrayViewMut2<f32>,
     logits: ArrayView2<f32>,
     targets: &[i64],
+    log_sum_exp: ArrayView1<f32>,
     d_loss: f32,
 ) {
     let count = targets.iter().filter(|&&t| counted(t).is_some()).count();
@@ -78,17 +92,23 @@ pub fn backward(
         return;
     }
     let scale = d_loss / count as f32;
-    for ((mut dz, z), &t) in d_logits
+    let rows = d_logits
         .rows_mut()
         .into_iter()
         .zip(logits.rows())
         .zip(targets)
-    {
+        .zip(log_sum_exp);
+    for (((mut dz, z), &t), &lse) in rows {
         let Some(t) = counted(t) else { continue };
-        let (max, lse) = max_and_log_sum_exp(z);
-        Zip::from(&mut dz)
-            .and(&z)
-            .for_each(|dz, &z| *dz += scale * exp(z - max - lse));
+        match (dz.as_slice_mut(), z.as_slice()) {
+            (Some(dz), Some(z)) => dz
+                .iter_mut()
+                .zip(z)
+                .for_each(|(dz, &z)| *dz += scale * exp(z - lse)),
+            _ => Zip::from(&mut dz)
+                .and(&z)
+                .for_each(|dz, &z| *dz += scale * exp(z - lse)),
+        }
         dz[t] -= scale;
     }
 }
@@ -106,7 +126,8 @@ mod tests {
     fn matches_torch_on_a_small_case() {
         // torch.nn.functional.cross_entropy(torch.tensor([[1., 2., 3.], [1., 0., 0.]]), torch.tensor([2, -100])) = 0.40760596
         let logits = ndarray::array![[1.0f32, 2.0, 3.0], [1.0, 0.0, 0.0]];
-        let ce = forward(logits.view(), &[2, IGNORE_INDEX]);
+        let (ce, lse) = forward(logits.view(), &[2, IGNORE_INDEX]);
+        assert_eq!(lse[1], 0.0);
         assert!((ce.loss - 0.407_605_96).abs() < 1e-6, "{}", ce.loss);
         assert_eq!((ce.count, ce.correct), (1, 1));
     }
@@ -114,10 +135,16 @@ mod tests {
     #[test]
     fn nothing_to_predict_gives_zero_loss_and_no_gradient() {
         let logits = ndarray::array![[1.0f32, 2.0]];
-        let ce = forward(logits.view(), &[IGNORE_INDEX]);
+        let (ce, lse) = forward(logits.view(), &[IGNORE_INDEX]);
         assert_eq!((ce.loss, ce.count, ce.accuracy()), (0.0, 0, 0.0));
         let mut d = Array2::zeros((1, 2));
-        backward(&mut d.view_mut(), logits.view(), &[IGNORE_INDEX], 1.0);
+        backward(
+            &mut d.view_mut(),
+            logits.view(),
+            &[IGNORE_INDEX],
+            lse.view(),
+            1.0,
+        );
         assert!(d.iter().all(|&x| x == 0.0));
     }
 
@@ -126,12 +153,13 @@ mod tests {
         let mut rng = Rng::new(12);
         let z = random(&mut rng, (4, 5)).mapv(|v| 2.0 * v);
         let mut d = Array2::zeros((4, 5));
-        backward(&mut d.view_mut(), z.view(), &TARGETS, 1.0);
-        assert_grads_match(
-            "d_logits",
-            &d,
-            &numeric_grad(&z, |z| forward(z.view(), &TARGETS).loss as f64),
-        );
+        let (_, lse) = forward(z.view(), &TARGETS);
+        backward(&mut d.view_mut(), z.view(), &TARGETS, lse.view(), 1.0);
+        let numeric = numeric_grad(&z, |z| forward(z.view(), &TARGETS).0.loss as f64);
+        assert_grads_match("d_logits", &d, &numeric);
         assert!(d.row(1).iter().all(|&x| x == 0.0));
+        // A logits view that is not contiguous (a transpose) gives the same result.
+        let zt = z.t().to_owned();
+        assert_eq!(forward(zt.t(), &TARGETS).0, forward(z.view(), &TARGETS).0);
     }
 }
