@@ -298,13 +298,14 @@ impl Chart {
     }
 }
 
-/// The steps shown: first to last kept step (at least one step wide).
+/// Fewest steps the x axis spans, so a run's first steps do not stretch over the whole width.
+pub const MIN_STEPS_SHOWN: f64 = 10.0;
+
+/// The steps shown: first to last kept step, at least `MIN_STEPS_SHOWN` wide.
 pub fn x_range(points: &[CurvePoint]) -> (f64, f64) {
-    match (points.first(), points.last()) {
-        (Some(a), Some(b)) if b.step > a.step => (a.step as f64, b.step as f64),
-        (Some(a), _) => (a.step as f64, a.step as f64 + 1.0),
-        _ => (0.0, 1.0),
-    }
+    let first = points.first().map_or(0.0, |p| p.step as f64);
+    let last = points.last().map_or(0.0, |p| p.step as f64);
+    (first, last.max(first + MIN_STEPS_SHOWN))
 }
 
 /// Where the plotting area landed, to turn a pointer position into a step.
@@ -360,8 +361,15 @@ fn draw_inner(
         .x_label_area_size(36)
         .y_label_area_size(46)
         .build_cartesian_2d(x0..x1, y0..y1)?;
-    let step_label = |v: &f64| format!("{}", v.round() as i64);
-    let value_label = |v: &f64| format_value(*v);
+    // Steps are whole: no label at a fractional tick.
+    let step_label = |v: &f64| {
+        if (v - v.round()).abs() < 1e-6 {
+            format!("{}", v.round() as i64)
+        } else {
+            String::new()
+        }
+    };
+    let value_label = |v: &f64| format_tick(*v);
     plot.configure_mesh()
         .x_desc("step")
         .y_desc(chart.y_desc())
@@ -417,6 +425,16 @@ pub fn format_value(v: f64) -> String {
         format!("{v:.2}")
     } else {
         format!("{v:.1e}")
+    }
+}
+
+/// Axis ticks: as `format_value`, without trailing zeros ("6", "0.5", "0.25").
+pub fn format_tick(v: f64) -> String {
+    let s = format_value(v);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -707,9 +725,10 @@ mod tests {
 
     #[test]
     fn ranges_and_frames() {
-        assert_eq!(x_range(&[]), (0.0, 1.0));
-        assert_eq!(x_range(&[point(7, 1.0)]), (7.0, 8.0));
-        assert_eq!(x_range(&[point(7, 1.0), point(9, 1.0)]), (7.0, 9.0));
+        assert_eq!(x_range(&[]), (0.0, 10.0));
+        assert_eq!(x_range(&[point(7, 1.0)]), (7.0, 17.0));
+        assert_eq!(x_range(&[point(7, 1.0), point(9, 1.0)]), (7.0, 17.0));
+        assert_eq!(x_range(&[point(7, 1.0), point(90, 1.0)]), (7.0, 90.0));
         let (lo, hi) = Chart::Loss.y_range(&[point(1, 4.0), point(2, f32::INFINITY)]);
         assert_eq!(lo, 0.0);
         assert!((hi - 4.2).abs() < 1e-9);
@@ -725,6 +744,14 @@ mod tests {
         assert_eq!(f.step_at(100.0), Some(500.0));
         assert_eq!(f.step_at(10.0), None);
         assert_eq!(f.x_of(250.0), 75.0);
+        assert_eq!(
+            [6.0, 0.5, 0.25, 0.0, 12.5, 0.001].map(format_tick),
+            ["6", "0.5", "0.25", "0", "12.5", "1.0e-3"]
+        );
+        assert_eq!(
+            [2.3456, 0.6931, 123.4].map(format_value),
+            ["2.35", "0.69", "123"]
+        );
     }
 
     async fn tick(ms: i32) {
