@@ -137,6 +137,7 @@ pub fn forward(
     opts: &ForwardOptions,
     rng: &mut Rng,
 ) -> Result<ForwardOutput> {
+    check_model(model)?;
     validate(model, batch)?;
     let config = &model.config;
     let (b_size, t) = (batch.batch_size(), batch.seq_len());
@@ -266,6 +267,65 @@ pub fn forward(
 pub(crate) fn mlm_targets(labels: &Array2<i64>, rows: &[usize]) -> Vec<i64> {
     let t = labels.ncols();
     rows.iter().map(|&n| labels[[n / t, n % t]]).collect()
+}
+
+/// Every parameter must have the shape its config implies (a hand-edited config next to
+/// other weights would otherwise surface as an ndarray panic deep in a matmul).
+fn check_model(model: &BertForPreTraining) -> Result<()> {
+    let c = &model.config;
+    let (v, h, i) = (c.vocab_size, c.hidden_size, c.intermediate_size);
+    if model.bert.layers.len() != c.num_hidden_layers {
+        return Err(EngineError::Config(format!(
+            "num_hidden_layers is {} but the model has {} layers",
+            c.num_hidden_layers,
+            model.bert.layers.len()
+        )));
+    }
+    for (name, p) in model.named_params() {
+        let is_bias = name.ends_with(".bias");
+        let want: Vec<usize> = match name.as_str() {
+            "bert.embeddings.word_embeddings.weight" => vec![v, h],
+            "bert.embeddings.position_embeddings.weight" => vec![c.max_position_embeddings, h],
+            "bert.embeddings.token_type_embeddings.weight" => vec![c.type_vocab_size, h],
+            "cls.predictions.bias" => vec![v],
+            n if n.contains("LayerNorm") => vec![h],
+            n if n.starts_with("cls.seq_relationship") => {
+                if is_bias {
+                    vec![2]
+                } else {
+                    vec![2, h]
+                }
+            }
+            n if n.contains(".intermediate.dense") => {
+                if is_bias {
+                    vec![i]
+                } else {
+                    vec![i, h]
+                }
+            }
+            n if n.contains(".output.dense") && !n.contains(".attention.") => {
+                if is_bias {
+                    vec![h]
+                } else {
+                    vec![h, i]
+                }
+            }
+            _ => {
+                if is_bias {
+                    vec![h]
+                } else {
+                    vec![h, h]
+                }
+            }
+        };
+        if p.shape() != want.as_slice() {
+            return Err(EngineError::Config(format!(
+                "{name} has shape {:?} but the config implies {want:?}",
+                p.shape()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A batch a user (or a data pipeline) built is checked before any indexing.
@@ -836,6 +896,24 @@ mod tests {
             },
             "max_position_embeddings 12",
         );
+    }
+
+    #[test]
+    fn parameters_that_contradict_the_config_are_an_error_not_a_panic() {
+        let mut m = model();
+        m.bert.layers[1].output.dense.weight = Array2::zeros((16, 31));
+        match forward(&m, &batch(), &eval(MaskMode::Padding), &mut Rng::new(0)) {
+            Err(EngineError::Config(msg)) => {
+                assert!(msg.contains("layer.1.output.dense.weight"), "{msg}")
+            }
+            other => panic!("expected a config error, got ok = {}", other.is_ok()),
+        }
+        let mut m = model();
+        m.bert.layers.pop();
+        assert!(matches!(
+            forward(&m, &batch(), &eval(MaskMode::Padding), &mut Rng::new(0)),
+            Err(EngineError::Config(_))
+        ));
     }
 
     #[test]
