@@ -620,6 +620,26 @@ fn CurveChart(
         view! { <span class="curve-step">{format!("{when} {}{span}", raw.step)}</span>{values} }
             .into_any()
     };
+    // What the canvas shows, for screen readers.
+    let summary = move || {
+        curves.with(|c| match c.last() {
+            None => format!("{} chart: no training steps yet", chart.caption()),
+            Some(p) => {
+                let values: Vec<String> = chart
+                    .series()
+                    .iter()
+                    .map(|&s| format!("{} {}", s.label(), format_value(s.value(p) as f64)))
+                    .collect();
+                format!(
+                    "{} over {} steps; at step {}: {}",
+                    chart.caption(),
+                    p.step,
+                    p.step,
+                    values.join(", ")
+                )
+            }
+        })
+    };
     let legend = chart
         .series()
         .iter()
@@ -634,7 +654,7 @@ fn CurveChart(
             <figcaption>{chart.caption()}</figcaption>
             <ul class="curve-legend">{legend}<li class="legend-note">"thin: raw · bold: smoothed"</li></ul>
             <div class="curve-canvas" node_ref=holder>
-                <canvas node_ref=canvas on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+                <canvas node_ref=canvas role="img" aria-label=summary on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
                 {marker}
             </div>
             <p class="curve-readout" aria-live="off">{readout}</p>
@@ -925,6 +945,11 @@ mod tests {
             .text_content()
             .unwrap();
         assert!(readout.contains("latest, step 300"), "{readout}");
+        let label = canvas("accuracy").get_attribute("aria-label").unwrap();
+        assert!(
+            label.starts_with("Accuracy over 300 steps; at step 300: MLM 0."),
+            "{label}"
+        );
 
         // Hovering the middle of the plot reads out a step near the middle of the run.
         let target = canvas("loss");
