@@ -79,8 +79,8 @@ pub fn exp(x: f32) -> f32 {
 /// numerator over even degree-8 denominator), exactly ±1 from |x| ≥ 3.92 on, where erf
 /// rounds to ±1 in f32. Absolute error < 5e-7 everywhere (tested), so GELU =
 /// ½·x·(1 + erf(x/√2)) is off by < 2e-6 absolute (tested): the exact erf GELU to f32 working
-/// precision (torch's own vectorised erf is within 1.5e-7), not the tanh approximation (off
-/// by up to 1e-3).
+/// precision (torch's vectorised CPU erf is a polynomial approximation too), not the tanh
+/// approximation (off by up to 1e-3).
 #[inline(always)]
 pub fn erf(x: f32) -> f32 {
     // All-ones bits where erf rounds to ±1; selecting by mask, not branch, keeps loops vectorised.
