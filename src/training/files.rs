@@ -357,7 +357,12 @@ pub fn LoadCheckpoint(
         leptos::task::spawn_local(async move {
             match read_checkpoint(files, status).await {
                 Ok((picked, ignored, total)) => {
-                    let mut message = format!("Read {} ({}).", picked.name, format_bytes(total));
+                    let count = 3 + usize::from(picked.tokenizer_config_json.is_some());
+                    let mut message = format!(
+                        "Read {count} files, {} ({}).",
+                        format_bytes(total),
+                        picked.name
+                    );
                     if !ignored.is_empty() {
                         message.push_str(&format!(" Not used: {}.", ignored.join(", ")));
                     }
@@ -640,6 +645,98 @@ mod tests {
         ];
         let e = read_checkpoint(bad, status).await.unwrap_err();
         assert!(e.contains("config.json is not UTF-8"), "{e}");
+    }
+
+    async fn tick(ms: i32) {
+        let promise = js_sys::Promise::new(&mut |resolve, _| {
+            web_sys::window()
+                .unwrap()
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+                .unwrap();
+        });
+        JsFuture::from(promise).await.unwrap();
+    }
+
+    /// Put `files` in the picker as the browser does, and say so with a `change` event.
+    fn pick(input: &HtmlInputElement, files: &[File]) {
+        let transfer = web_sys::DataTransfer::new().unwrap();
+        let items = Reflect::get(&transfer, &"items".into()).unwrap();
+        let add: js_sys::Function = Reflect::get(&items, &"add".into())
+            .unwrap()
+            .unchecked_into();
+        for f in files {
+            add.call1(&items, f).unwrap();
+        }
+        input.set_files(transfer.files().as_ref());
+        input
+            .dispatch_event(&web_sys::Event::new("change").unwrap())
+            .unwrap();
+    }
+
+    #[test]
+    async fn the_picker_hands_over_the_files_or_says_what_is_missing() {
+        let doc = web_sys::window().unwrap().document().unwrap();
+        let container: web_sys::HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+        doc.body().unwrap().append_child(&container).unwrap();
+        let got = RwSignal::new(None::<PickedCheckpoint>);
+        let off = RwSignal::new(false);
+        let on_loaded = Callback::new(move |p: PickedCheckpoint| got.set(Some(p)));
+        let _handle = leptos::mount::mount_to(container.clone(), move || {
+            view! { <LoadCheckpoint on_loaded=on_loaded disabled=off/> }
+        });
+        tick(10).await;
+        let input: HtmlInputElement = container
+            .query_selector("input[type=file]")
+            .unwrap()
+            .unwrap()
+            .unchecked_into();
+        assert!(input.multiple());
+        let text = || container.text_content().unwrap();
+
+        pick(
+            &input,
+            &[file("config.json", b"{}"), file("vocab.txt", b"[PAD]")],
+        );
+        tick(30).await;
+        assert!(text().contains("Missing model.safetensors"), "{}", text());
+        assert_eq!(got.get_untracked(), None);
+
+        off.set(true);
+        tick(10).await;
+        assert!(input.disabled());
+        pick(
+            &input,
+            &[
+                file("config.json", b"{}"),
+                file("vocab.txt", b"[PAD]"),
+                file("model.safetensors", &[7; 10]),
+            ],
+        );
+        tick(30).await;
+        assert_eq!(got.get_untracked(), None, "a disabled picker reads nothing");
+
+        off.set(false);
+        tick(10).await;
+        pick(
+            &input,
+            &[
+                file("config.json", b"{}"),
+                file("vocab.txt", b"[PAD]"),
+                file("model.safetensors", &[7; 10]),
+            ],
+        );
+        tick(50).await;
+        let picked = got.get_untracked().expect("the files were handed over");
+        assert_eq!(
+            (picked.name.as_str(), picked.safetensors.as_slice()),
+            ("model.safetensors", &[7u8; 10][..])
+        );
+        assert!(
+            text().contains("Read 3 files, 17 bytes (model.safetensors)."),
+            "{}",
+            text()
+        );
+        container.remove();
     }
 
     #[test]
