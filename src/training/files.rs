@@ -344,6 +344,7 @@ pub fn LoadCheckpoint(
 ) -> impl IntoView {
     let status = RwSignal::new(Status::Idle);
     let dragging = RwSignal::new(false);
+    let zone = NodeRef::<leptos::html::Div>::new();
     let busy = move || matches!(status.get(), Status::Reading(_));
     let off = move || disabled.get() || busy();
 
@@ -398,6 +399,19 @@ pub fn LoadCheckpoint(
         dragging.set(!disabled.get_untracked());
     };
 
+    // Moving onto the button inside the zone is not leaving it.
+    let on_drag_leave = move |ev: leptos::ev::DragEvent| {
+        let to = ev
+            .related_target()
+            .and_then(|t| t.dyn_into::<web_sys::Node>().ok());
+        let inside = zone
+            .get_untracked()
+            .is_some_and(|z| to.is_some_and(|n| z.contains(Some(&n))));
+        if !inside {
+            dragging.set(false);
+        }
+    };
+
     let progress = move || match status.get() {
         Status::Idle => None,
         Status::Reading(r) => Some(
@@ -415,12 +429,13 @@ pub fn LoadCheckpoint(
 
     view! {
         <div
+            node_ref=zone
             class="load-checkpoint"
             class:dragging=move || dragging.get()
             class:disabled=off
             on:dragenter=on_drag_over
             on:dragover=on_drag_over
-            on:dragleave=move |_| dragging.set(false)
+            on:dragleave=on_drag_leave
             on:drop=on_drop
         >
             <label class="button">
