@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Training-step speed of the Rust engine next to PyTorch eager, one thread each, same run.
 
-    python tools/bench_vs_torch.py [--iters 50] [--warmup 5] [--rounds 5] [--best] [--skip-build]
+    python tools/bench_vs_torch.py [--iters 50] [--warmup 5] [--rounds 5] [--judge cpu|wall|wall-best] [--skip-build]
 
 Workload (the same on both sides, see engine/benches/common/mod.rs): BertForPreTraining with
 vocab 2000, dropout 0.1 (train mode), Adam(lr 1e-3), batch B = 8 with no padding, 15% of the
@@ -11,7 +11,12 @@ positions masked and labelled, NSP labels; presets
 Each iteration times forward, backward and the optimiser update separately and the whole step
 (zero grads + forward + backward + update). The run alternates Rust and torch in `rounds`
 rounds of iters/rounds steps (after warm-up), so load from other processes hits both sides
-alike; reported is the median over rounds of each round's median (or, --best, the best round).
+alike. Two clocks: wall time, and each side's thread CPU time (clock_gettime
+CLOCK_THREAD_CPUTIME_ID: time.thread_time() in Python, the same clock in the example), which
+time-sharing with other processes barely moves; both sides run on one thread, so CPU time is
+what wall time would be on an idle machine. Reported: the median over rounds of each round's
+median on each clock, and the best round's wall time. Targets are judged on CPU time unless
+--judge says otherwise.
 
 torch: torch.set_num_threads(1), eager attention, `model(..., labels=, next_sentence_label=)`
 (HF computes MLM logits at every position). Rust: `cargo run --release --example bench_step`,
@@ -79,23 +84,26 @@ class TorchBench:
         self.params = sum(p.numel() for p in self.model.parameters())
 
     def run(self, iters, warmup):
-        """Median ms per phase over `iters` steps after `warmup`."""
-        times = {k: [] for k in PHASES}
+        """Median ms per phase over `iters` steps after `warmup`: {"median_ms", "cpu_median_ms"}."""
+        wall = {k: [] for k in PHASES}
+        cpu = {k: [] for k in PHASES}
         for i in range(warmup + iters):
-            t0 = time.perf_counter()
+            stamps = [(time.perf_counter(), time.thread_time())]
             self.opt.zero_grad()
-            tf = time.perf_counter()
+            stamps.append((time.perf_counter(), time.thread_time()))
             loss = self.model(**self.batch).loss
-            t1 = time.perf_counter()
+            stamps.append((time.perf_counter(), time.thread_time()))
             loss.backward()
-            t2 = time.perf_counter()
+            stamps.append((time.perf_counter(), time.thread_time()))
             self.opt.step()
-            t3 = time.perf_counter()
+            stamps.append((time.perf_counter(), time.thread_time()))
             assert self.torch.isfinite(loss)
             if i >= warmup:
-                for k, v in zip(PHASES, (t1 - tf, t2 - t1, t3 - t2, t3 - t0)):
-                    times[k].append(v * 1e3)
-        return {k: statistics.median(v) for k, v in times.items()}
+                for k, (a, b) in zip(PHASES, ((1, 2), (2, 3), (3, 4), (0, 4))):
+                    wall[k].append((stamps[b][0] - stamps[a][0]) * 1e3)
+                    cpu[k].append((stamps[b][1] - stamps[a][1]) * 1e3)
+        return {"median_ms": {k: statistics.median(v) for k, v in wall.items()},
+                "cpu_median_ms": {k: statistics.median(v) for k, v in cpu.items()}}
 
 
 def rust_command(build):
@@ -130,7 +138,8 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5, help="alternate rust/torch this many times")
-    ap.add_argument("--best", action="store_true", help="report the best round instead of the median")
+    ap.add_argument("--judge", choices=["cpu", "wall", "wall-best"], default="cpu",
+                    help="which table decides the exit status (default: thread CPU time)")
     ap.add_argument("--skip-build", action="store_true", help="use target/release/examples/bench_step as is")
     ap.add_argument("--json", type=Path, help="also write the numbers here")
     args = ap.parse_args()
@@ -142,46 +151,56 @@ def main():
     cmd = rust_command(build=not args.skip_build)
     benches = {name: TorchBench(name) for name in PRESETS}
     # Rounds alternate the two sides, so load from other processes (2 shared cores) falls on
-    # both alike; per phase the median of the round medians is reported, and the best round.
+    # both alike.
     per_iter = max(1, args.iters // args.rounds)
     rounds_rust, rounds_torch = [], []
     for r in range(args.rounds):
         rounds_rust.append(bench_rust(cmd, per_iter, args.warmup))
         rounds_torch.append({name: b.run(per_iter, args.warmup if r == 0 else 1) for name, b in benches.items()})
-    pool = statistics.median if not args.best else min
-    rust = {name: {"params": rounds_rust[0][name]["params"],
-                   "median_ms": {k: pool(rr[name]["median_ms"][k] for rr in rounds_rust)
-                                 for k in rounds_rust[0][name]["median_ms"]}} for name in PRESETS}
-    tch = {name: {"params": benches[name].params,
-                  "median_ms": {k: pool(rt[name][k] for rt in rounds_torch) for k in PHASES}} for name in PRESETS}
+
+    def pooled(clock, pool):
+        rust = {name: {k: pool(rr[name][clock][k] for rr in rounds_rust) for k in rounds_rust[0][name][clock]}
+                for name in PRESETS}
+        tch = {name: {k: pool(rt[name][clock][k] for rt in rounds_torch) for k in PHASES} for name in PRESETS}
+        return rust, tch
 
     version, info = torch_info()
     print(f"torch {version}, torch.__config__ (after torch.set_num_threads(1)):")
     for l in info:
         print(f"  {l}")
-    print(f"load average (1/5/15 min): {os.getloadavg()} on {os.cpu_count()} cores; other processes skew both sides")
+    print(f"load average (1/5/15 min): {os.getloadavg()} on {os.cpu_count()} cores; other processes skew wall time")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')} (torch does not use OpenBLAS; "
           "the Rust engine uses matrixmultiply, no BLAS)")
-    how = "best round" if args.best else "median of the round medians"
-    print(f"{args.rounds} alternating rounds of {per_iter} steps (+ warm-up); {how}; ms per batch of {BATCH}\n")
-    print(f"{'preset':6} {'phase':10} {'torch':>9} {'rust':>9} {'torch/rust':>10} {'rust(all pos)':>13} {'ratio':>6}")
+    print(f"{args.rounds} alternating rounds of {per_iter} steps (+ warm-up), ms per batch of {BATCH}; "
+          f"targets judged on {args.judge}")
     ok = True
     summary = {}
-    for name in PRESETS:
-        r, t = rust[name]["median_ms"], tch[name]["median_ms"]
-        assert rust[name]["params"] == tch[name]["params"], (name, rust[name]["params"], tch[name]["params"])
-        summary[name] = {}
-        for ph in PHASES:
-            ratio = t[ph] / r[ph]
-            ratio_all = t[ph] / r[f"{ph}_all_positions"]
-            summary[name][ph] = {"torch_ms": t[ph], "rust_ms": r[ph], "ratio": ratio,
-                                 "rust_all_positions_ms": r[f"{ph}_all_positions"], "ratio_all_positions": ratio_all}
-            print(f"{name:6} {ph:10} {t[ph]:9.3f} {r[ph]:9.3f} {ratio:9.2f}x {r[ph + '_all_positions']:13.3f} {ratio_all:5.2f}x")
-        step = summary[name]["step"]["ratio"]
-        met = step >= TARGETS[name]
-        ok &= met
-        print(f"  -> {name}: step {step:.2f}x torch (target >= {TARGETS[name]:g}x): {'MET' if met else 'MISSED'}; "
-              f"params {rust[name]['params']}\n")
+    tables = (("cpu", "cpu_median_ms", statistics.median, "thread CPU time, median of round medians"),
+              ("wall", "median_ms", statistics.median, "wall time, median of round medians"),
+              ("wall-best", "median_ms", min, "wall time, best round"))
+    for key, clock, pool, title in tables:
+        rust, tch = pooled(clock, pool)
+        print(f"\n[{title}]")
+        print(f"{'preset':6} {'phase':10} {'torch':>9} {'rust':>9} {'torch/rust':>10} {'rust(all pos)':>13} {'ratio':>6}")
+        summary[key] = {}
+        for name in PRESETS:
+            r, t = rust[name], tch[name]
+            assert rounds_rust[0][name]["params"] == benches[name].params, name
+            summary[key][name] = {}
+            for ph in PHASES:
+                ratio = t[ph] / r[ph]
+                ratio_all = t[ph] / r[f"{ph}_all_positions"]
+                summary[key][name][ph] = {"torch_ms": t[ph], "rust_ms": r[ph], "ratio": ratio,
+                                          "rust_all_positions_ms": r[f"{ph}_all_positions"],
+                                          "ratio_all_positions": ratio_all}
+                print(f"{name:6} {ph:10} {t[ph]:9.3f} {r[ph]:9.3f} {ratio:9.2f}x {r[ph + '_all_positions']:13.3f} "
+                      f"{ratio_all:5.2f}x")
+            step = summary[key][name]["step"]["ratio"]
+            met = step >= TARGETS[name]
+            if key == args.judge:
+                ok &= met
+            print(f"  -> {name}: step {step:.2f}x torch (target >= {TARGETS[name]:g}x): {'MET' if met else 'MISSED'}"
+                  f"; params {benches[name].params}")
     if args.json:
         args.json.write_text(json.dumps({"torch": version, "iters": args.iters, "results": summary}, indent=1))
     sys.exit(0 if ok else 1)

@@ -4,7 +4,9 @@
 //!   cargo run --release -p attention-lab-engine --example bench_step [-- ITERS [WARMUP]]
 //!
 //! Each iteration times its three phases separately (forward, backward, Adam update) and as a
-//! whole (the step), exactly as the torch side does, single-threaded.
+//! whole (the step), exactly as the torch side does, single-threaded. Two clocks: wall time
+//! (`median_ms`) and this thread's CPU time (`cpu_median_ms`, Linux), which other processes on
+//! a shared machine disturb far less than wall time.
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -14,6 +16,58 @@ use engine::forward::{forward, MlmScope};
 use engine::optim::{Optimizer, OptimizerConfig};
 use engine::Rng;
 use std::time::Instant;
+
+/// CPU time of the calling thread, in ms: clock_gettime(CLOCK_THREAD_CPUTIME_ID), what
+/// Python's time.thread_time() reads on the torch side.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+fn thread_cpu_ms() -> Option<f64> {
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: i64,
+        tv_nsec: i64,
+    }
+    extern "C" {
+        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
+    }
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut t = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a pointer to a live, correctly laid out timespec (64-bit Linux).
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    (rc == 0).then(|| t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 * 1e-6)
+}
+
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+fn thread_cpu_ms() -> Option<f64> {
+    None
+}
+
+/// A point in time on both clocks.
+#[derive(Clone, Copy)]
+struct Stamp {
+    wall: Instant,
+    cpu: Option<f64>,
+}
+
+impl Stamp {
+    fn now() -> Self {
+        Stamp {
+            wall: Instant::now(),
+            cpu: thread_cpu_ms(),
+        }
+    }
+    /// (wall ms, cpu ms) from `self` to `later`.
+    fn to(self, later: Stamp) -> (f64, f64) {
+        let wall = (later.wall - self.wall).as_secs_f64() * 1e3;
+        let cpu = match (self.cpu, later.cpu) {
+            (Some(a), Some(b)) => b - a,
+            _ => f64::NAN,
+        };
+        (wall, cpu)
+    }
+}
 
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
@@ -25,9 +79,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
-fn ms(since: Instant) -> f64 {
-    since.elapsed().as_secs_f64() * 1e3
-}
+const PHASES: [&str; 4] = ["forward", "backward", "update", "step"];
 
 fn main() {
     let mut args = std::env::args()
@@ -39,7 +91,7 @@ fn main() {
     for preset in common::presets() {
         let batch = common::fixed_batch(preset.seq_len, 7);
         let mut rng = Rng::new(1);
-        let mut phases = serde_json::Map::new();
+        let (mut wall_medians, mut cpu_medians) = (serde_json::Map::new(), serde_json::Map::new());
         for (label, scope) in [
             ("", MlmScope::LabelledOnly),
             ("_all_positions", MlmScope::AllPositions),
@@ -51,42 +103,42 @@ fn main() {
             let mut model = common::model(&preset);
             let mut grads = model.zeros_like();
             let mut opt = Optimizer::new(OptimizerConfig::adam(1e-3), &model).unwrap();
-            let (mut fwd, mut bwd, mut upd, mut step) = (vec![], vec![], vec![], vec![]);
+            // [phase][iteration] on each clock
+            let mut wall: [Vec<f64>; 4] = Default::default();
+            let mut cpu: [Vec<f64>; 4] = Default::default();
             for i in 0..warmup + iters {
-                let t0 = Instant::now();
+                let t0 = Stamp::now();
                 grads.fill_zero();
-                let tf = Instant::now();
+                let t1 = Stamp::now();
                 let out = forward(&model, &batch, &opts, &mut rng).unwrap();
-                let f = ms(tf);
-                let t1 = Instant::now();
+                let t2 = Stamp::now();
                 backward(&model, &batch, &out, &mut grads).unwrap();
-                let b = ms(t1);
-                let t2 = Instant::now();
+                let t3 = Stamp::now();
                 opt.step(&mut model, &grads).unwrap();
-                let u = ms(t2);
-                let s = ms(t0);
+                let t4 = Stamp::now();
                 assert!(out.losses.unwrap().total.is_finite());
                 if i >= warmup {
-                    fwd.push(f);
-                    bwd.push(b);
-                    upd.push(u);
-                    step.push(s);
+                    for (p, (a, b)) in [(t1, t2), (t2, t3), (t3, t4), (t0, t4)]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let (w, c) = a.to(b);
+                        wall[p].push(w);
+                        cpu[p].push(c);
+                    }
                 }
             }
-            for (name, xs) in [
-                ("forward", fwd),
-                ("backward", bwd),
-                ("update", upd),
-                ("step", step),
-            ] {
-                phases.insert(format!("{name}{label}"), median(xs).into());
+            for (p, name) in PHASES.iter().enumerate() {
+                wall_medians.insert(format!("{name}{label}"), median(wall[p].clone()).into());
+                cpu_medians.insert(format!("{name}{label}"), median(cpu[p].clone()).into());
             }
         }
         let mut entry = serde_json::Map::new();
         entry.insert("params".into(), common::model(&preset).num_params().into());
         entry.insert("seq_len".into(), preset.seq_len.into());
         entry.insert("batch".into(), common::BATCH.into());
-        entry.insert("median_ms".into(), phases.into());
+        entry.insert("median_ms".into(), wall_medians.into());
+        entry.insert("cpu_median_ms".into(), cpu_medians.into());
         presets.insert(preset.name.into(), entry.into());
     }
     let report =
