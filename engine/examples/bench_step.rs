@@ -36,7 +36,7 @@ fn thread_cpu_ms() -> Option<f64> {
     };
     // SAFETY: a valid clock id and a pointer to a live, correctly laid out timespec (64-bit Linux).
     let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    (rc == 0).then(|| t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 * 1e-6)
+    (rc == 0).then_some(t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 * 1e-6)
 }
 
 #[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
