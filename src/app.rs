@@ -31,12 +31,17 @@ pub fn App() -> impl IntoView {
     // The worker is the outside world: tell it whenever the probe changes.
     Effect::new(move |_| live.inspect(probe.get()));
     keyboard_shortcuts(live);
+    let benchmark = location_has("bench");
+    if benchmark {
+        live.send(ToWorker::Bench { iters: 20, warmup: 3 });
+    }
 
     view! {
         <header>
             <h1>"Attention Lab"</h1>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
         </header>
+        {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
             <main>
                 <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()/>
@@ -92,4 +97,10 @@ fn remember<T: Serialize>(live: Live, key: &str, value: &T) {
     if let Err(e) = storage::save(key, value) {
         live.notice.set(Some(e));
     }
+}
+
+/// `?word` in the page's URL.
+fn location_has(word: &str) -> bool {
+    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+    search.trim_start_matches('?').split('&').any(|part| part == word)
 }

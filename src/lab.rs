@@ -167,7 +167,7 @@ impl WeightHistory {
 
     /// Keep `model` if `step` falls on the interval (step 0 always).
     pub fn record(&mut self, step: u64, model: &BertForPreTraining) -> bool {
-        if step % self.interval != 0 || self.entries.last().is_some_and(|(s, _)| *s == step) {
+        if !step.is_multiple_of(self.interval) || self.entries.last().is_some_and(|(s, _)| *s == step) {
             return false;
         }
         self.entries.push((step, model.clone()));
@@ -201,6 +201,8 @@ impl WeightHistory {
 }
 
 /// A model that can be trained, or one that can only be looked at (no pre-training heads).
+// One Model lives per Lab, so the size gap between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Model {
     Trainable(Trainer),
     InspectOnly {

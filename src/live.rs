@@ -31,6 +31,8 @@ pub struct Live {
     /// Steps with kept weights; `history_at` picks one (None = live).
     pub history: RwSignal<Vec<u64>>,
     pub history_at: RwSignal<Option<usize>>,
+    /// Benchmark results (`?bench` in the URL), as JSON.
+    pub bench: RwSignal<Option<String>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
     pub busy: RwSignal<Option<String>>,
     /// Step and time (ms) of the last model kept in the browser's store.
@@ -56,6 +58,7 @@ impl Live {
             curves: RwSignal::new(Curves::new()),
             history: RwSignal::new(Vec::new()),
             history_at: RwSignal::new(None),
+            bench: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
             kept: StoredValue::new((0, 0.0)),
             client: StoredValue::new_local(None),
@@ -159,6 +162,10 @@ impl Live {
     fn apply(&self, message: FromWorker, bytes: Option<Vec<u8>>) {
         match message {
             FromWorker::Hello => {}
+            FromWorker::Bench { results } => {
+                let json: serde_json::Map<String, serde_json::Value> = results.into_iter().map(|(k, v)| (k, v.into())).collect();
+                self.bench.set(Some(serde_json::Value::Object(json).to_string()));
+            }
             FromWorker::Ready {
                 info,
                 step,

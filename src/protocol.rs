@@ -46,6 +46,8 @@ pub enum ToWorker {
     Download {
         keep: bool,
     },
+    /// Time the fixed benchmark workload (engine::workload) and report ms per step.
+    Bench { iters: usize, warmup: usize },
 }
 
 /// One point of the loss curves.
@@ -63,6 +65,8 @@ pub struct CurvePoint {
 pub enum FromWorker {
     /// The worker's wasm is up and listening (messages sent before this are lost).
     Hello,
+    /// Median ms per training step of each benchmark preset, measured in this worker.
+    Bench { results: Vec<(String, f64)> },
     /// A model is loaded (fresh or from a checkpoint). `trainable` is false, with the reason,
     /// for checkpoints without pre-training heads.
     Ready {

@@ -110,6 +110,8 @@ impl Session {
                 }
             }
             ToWorker::Download { keep } => self.download(keep),
+            // Timed by the worker, which owns the clock (worker.rs).
+            ToWorker::Bench { .. } => Vec::new(),
         }
     }
 

@@ -28,7 +28,16 @@ fn scope() -> DedicatedWorkerGlobalScope {
 }
 
 fn now() -> f64 {
-    js_sys::Date::now()
+    scope().performance().map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+/// The same workload and timing loop as the native `bench_step` example, for WASM/native ratios.
+fn bench(iters: usize, warmup: usize) -> Reply {
+    let results = engine::workload::presets()
+        .iter()
+        .map(|p| (p.name.to_string(), engine::workload::median_step_ms(p, iters, warmup, now)))
+        .collect();
+    FromWorker::Bench { results }.into()
 }
 
 fn post(reply: Reply) {
@@ -43,6 +52,7 @@ fn post(reply: Reply) {
 pub fn start() {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
         let replies = match decode::<ToWorker>(&event.data()) {
+            Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
             Ok((message, bytes)) => SESSION.with_borrow_mut(|s| s.handle(message, bytes)),
             Err(message) => vec![FromWorker::Failed { message }.into()],
         };

@@ -21,6 +21,7 @@ pub mod tokenizer;
 pub mod trace;
 pub mod train;
 pub mod vocab;
+pub mod workload;
 
 pub use batch::{Batch, MaskMode};
 pub use config::BertConfig;
