@@ -11,7 +11,9 @@ torch's.
    then OUT is loaded with transformers.BertForPreTraining (no missing, unexpected or
    mismatched keys; BertTokenizer loads it too) and every parameter is compared with torch
    doing the same N steps (torch.optim.SGD / Adam, defaults otherwise) on the same batch. The
-   losses the CLI prints are compared with torch's loss before each step.
+   losses the CLI prints are compared with torch's loss before each step. Also with SGD
+   momentum + weight decay, Adam + decoupled weight decay (torch.optim.AdamW) + gradient
+   clipping (clip_grad_norm_), and the causal mask.
 2. Training from scratch:
        attention-lab train --init CONFIG.json --corpus CORPUS.txt --steps N --save OUT
    then OUT must load in transformers with no missing/unexpected keys, its tokenizer must
@@ -94,40 +96,61 @@ def load_hf(out_dir, failures, label):
     return model.eval(), tok
 
 
-def torch_steps(torch, batch, optimizer, lr, steps):
+def torch_steps(torch, batch, optimizer, lr, steps, extra):
+    """torch doing what `attention-lab train --model FIXTURE --batch ...` with `extra` does."""
     from transformers import BertForPreTraining
 
     model = BertForPreTraining.from_pretrained(FIXTURE_MODEL, attn_implementation="eager")
     model.train()  # dropout is 0 in the fixture config
-    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(model.parameters(), lr=lr)
+    wd = extra.get("weight-decay", 0.0)
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=extra.get("momentum", 0.0), weight_decay=wd)
+    else:
+        # The engine's Adam weight decay is decoupled: torch.optim.AdamW (plain Adam when 0).
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=wd) if wd else torch.optim.Adam(
+            model.parameters(), lr=lr)
+    am = torch.tensor(batch["attention_mask"])
     losses = []
     for _ in range(steps):
         opt.zero_grad()
         out = model(
             input_ids=torch.tensor(batch["input_ids"]),
             token_type_ids=torch.tensor(batch["token_type_ids"]),
-            attention_mask=torch.tensor(batch["attention_mask"]),
+            attention_mask=common.additive_mask(torch, am, extra.get("mask", "padding")),
             labels=torch.tensor(batch["mlm_labels"]),
             next_sentence_label=torch.tensor(batch["nsp_labels"]),
         )
         losses.append(out.loss.item())
         out.loss.backward()
+        if "clip-grad-norm" in extra:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), extra["clip-grad-norm"])
         opt.step()
     return model, losses
+
+
+# (optimizer, lr, steps, extra CLI flags)
+FINETUNE_RUNS = [
+    ("sgd", 0.1, 2, {}),
+    ("adam", 0.01, 3, {}),
+    ("sgd", 0.05, 3, {"momentum": 0.9, "weight-decay": 0.01}),
+    ("adam", 0.01, 3, {"weight-decay": 0.1, "clip-grad-norm": 0.5}),
+    ("adam", 0.01, 3, {"mask": "causal"}),
+]
 
 
 def check_finetune(torch, tmp, failures):
     batch = json.loads((FIXTURES / "train_padding.json").read_text())["batch"]
     batch_file = tmp / "batch.json"
     batch_file.write_text(json.dumps(batch))
-    print(f"{'run':24} {'max |Δw|':>9} {'worst tensor':48} {'max |Δloss|':>11}")
-    for optimizer, lr, steps in (("sgd", 0.1, 2), ("adam", 0.01, 3)):
-        out = tmp / f"finetuned-{optimizer}"
+    print(f"{'run':52} {'max |Δw|':>9} {'worst tensor':48} {'max |Δloss|':>11}")
+    for i, (optimizer, lr, steps, extra) in enumerate(FINETUNE_RUNS):
+        out = tmp / f"finetuned-{i}-{optimizer}"
+        flags = [x for k, v in extra.items() for x in (f"--{k}", v)]
         stdout = common.run_cli("train", "--model", FIXTURE_MODEL, "--batch", batch_file, "--optimizer", optimizer,
-                                "--lr", lr, "--steps", steps, "--save", out)
-        label = f"{optimizer} lr {lr} x{steps}"
+                                "--lr", lr, "--steps", steps, *flags, "--save", out)
+        label = f"{optimizer} lr {lr} x{steps} {' '.join(map(str, flags))}"
         saved, _ = load_hf(out, failures, label)
-        reference, torch_losses = torch_steps(torch, batch, optimizer, lr, steps)
+        reference, torch_losses = torch_steps(torch, batch, optimizer, lr, steps, extra)
         want = dict(reference.named_parameters())
         worst, worst_name = 0.0, ""
         for name, p in saved.named_parameters():
@@ -148,7 +171,7 @@ def check_finetune(torch, tmp, failures):
             dl = max(abs(a - b) for a, b in pairs)
             if dl > ATOL + RTOL * abs(torch_losses[-1]):
                 failures.append(f"{label}: CLI losses {got_losses} vs torch {torch_losses}")
-        print(f"{label:24} {worst:9.2e} {worst_name:48} {dl:11.2e}")
+        print(f"{label:52} {worst:9.2e} {worst_name:48} {dl:11.2e}")
 
 
 def check_scratch(torch, np, tmp, failures):
