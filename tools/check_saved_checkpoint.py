@@ -14,6 +14,8 @@ torch's.
    losses the CLI prints are compared with torch's loss before each step. Also with SGD
    momentum + weight decay, Adam + decoupled weight decay (torch.optim.AdamW) + gradient
    clipping (clip_grad_norm_), and the causal mask.
+   `attention-lab inspect` on the fixture model (sharp attention, with heads) is compared with
+   transformers too: attention weights, last hidden state, MLM and NSP logits, three masks.
 2. Training from scratch:
        attention-lab train --init CONFIG.json --corpus CORPUS.txt --steps N --save OUT
    then OUT must load in transformers with no missing/unexpected keys, its tokenizer must
@@ -187,23 +189,47 @@ def check_scratch(torch, np, tmp, failures):
         failures.append(f"scratch: no finite loss printed:\n{stdout[:500]}")
     model, tok = load_hf(out, failures, "scratch")
     for text, pair in (("the cat sat on the mat.", "it was a sunny day."), ("we saw a zebra in the garden", None)):
-        got = common.load_json(common.run_cli("inspect", "--model", out, "--text", text, *(["--pair", pair] if pair else [])))
-        enc = tok(text, pair, return_tensors="pt")
-        want_tokens = tok.convert_ids_to_tokens(enc["input_ids"][0].tolist())
-        if got["tokens"] != want_tokens:
-            failures.append(f"scratch: {text!r} tokens: engine {got['tokens']}, transformers {want_tokens}")
-            continue
-        with torch.no_grad():
-            o = model.bert(**enc, output_attentions=True)
-        layers = got.get("trace", got)["layers"]
-        dw = max(np.abs(common.matrix(layers[l]["heads"][h]["weights"]) - o.attentions[l][0, h].double().numpy()).max()
-                 for l in range(len(o.attentions)) for h in range(o.attentions[l].shape[1]))
-        hidden = got.get("hidden")
-        hidden = common.matrix(hidden) if hidden is not None else common.matrix(layers[-1]["output"])
-        dh = np.abs(hidden - o.last_hidden_state[0].double().numpy()).max()
-        print(f"  inspect {text!r}: weights max |Δ| {dw:.2e}, hidden max |Δ| {dh:.2e}")
-        if dw > ATOL or dh > 10 * ATOL:
-            failures.append(f"scratch: inspect {text!r} differs from transformers (weights {dw:.2e}, hidden {dh:.2e})")
+        compare_inspect(torch, np, out, model, tok, text, pair, "padding", "scratch", failures)
+
+
+def compare_inspect(torch, np, model_dir, model, tok, text, pair, mask, label, failures):
+    """`attention-lab inspect` on model_dir against transformers: attention weights, last
+    hidden state, MLM and NSP logits."""
+    args = ["inspect", "--model", model_dir, "--text", text, "--mask", mask] + (["--pair", pair] if pair else [])
+    got = common.load_json(common.run_cli(*args))
+    enc = tok(text, pair, return_tensors="pt")
+    want_tokens = tok.convert_ids_to_tokens(enc["input_ids"][0].tolist())
+    if got["tokens"] != want_tokens:
+        failures.append(f"{label}: {text!r} tokens: engine {got['tokens']}, transformers {want_tokens}")
+        return
+    with torch.no_grad():
+        o = model(input_ids=enc["input_ids"], token_type_ids=enc["token_type_ids"],
+                  attention_mask=common.additive_mask(torch, enc["attention_mask"], mask),
+                  output_attentions=True, output_hidden_states=True)
+    layers = got["layers"]
+    dw = max(np.abs(common.matrix(layers[l]["heads"][h]["weights"]) - o.attentions[l][0, h].double().numpy()).max()
+             for l in range(len(o.attentions)) for h in range(o.attentions[l].shape[1]))
+    dh = np.abs(common.matrix(got["hidden"]) - o.hidden_states[-1][0].double().numpy()).max()
+    dm = np.abs(common.matrix(got["mlm_logits"]) - o.prediction_logits[0].double().numpy()).max()
+    dn = np.abs(np.array(got["nsp_logits"]) - o.seq_relationship_logits[0].double().numpy()).max()
+    print(f"  {label} inspect {text!r} ({mask}): max |Δ| weights {dw:.2e}, hidden {dh:.2e}, "
+          f"mlm logits {dm:.2e}, nsp logits {dn:.2e}")
+    if dw > ATOL or dh > 10 * ATOL or dm > 10 * ATOL or dn > 10 * ATOL:
+        failures.append(f"{label}: inspect {text!r} differs from transformers "
+                        f"(weights {dw:.2e}, hidden {dh:.2e}, mlm {dm:.2e}, nsp {dn:.2e})")
+
+
+def check_fixture_inspect(torch, np, failures):
+    """The CLI's inspect on the fixture model, whose attention is sharp and which has heads."""
+    from transformers import BertForPreTraining, BertTokenizer
+
+    print()
+    model = BertForPreTraining.from_pretrained(FIXTURE_MODEL, attn_implementation="eager").eval()
+    tok = BertTokenizer.from_pretrained(FIXTURE_MODEL)
+    for text, pair, mask in (("the cat sat on the [MASK] .", "it was happy", "padding"),
+                             ("we saw the big red house", None, "causal"),
+                             ("she is sad", "he is hot", "none")):
+        compare_inspect(torch, np, FIXTURE_MODEL, model, tok, text, pair, mask, "fixture", failures)
 
 
 def main():
@@ -223,6 +249,7 @@ def main():
         tmp = args.keep or Path(t)
         tmp.mkdir(parents=True, exist_ok=True)
         check_finetune(torch, tmp, failures)
+        check_fixture_inspect(torch, np, failures)
         check_scratch(torch, np, tmp, failures)
     if failures:
         print("\nFAILED:\n  " + "\n  ".join(failures))
