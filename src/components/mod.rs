@@ -1,1 +1,3 @@
+pub mod export;
 pub mod heatmap_figure;
+pub mod heatmap_thumb;

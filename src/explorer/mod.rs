@@ -1,29 +1,149 @@
-//! The attention explorer: text in, every stage of self-attention out, per layer and head.
+//! The attention explorer, the app's main screen: text in, every stage of self-attention out,
+//! per layer and head. Thin views over three signals: the explorer edits `probe`, the app
+//! answers with `inspection`, and everything drawn comes from that `Inspection`.
 
+pub mod figures;
+pub mod input;
+pub mod model_view;
+pub mod predictions;
 pub mod stage;
+pub mod stepper;
+pub mod tokens;
 
 use crate::app::Shown;
-use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure};
+use crate::components::heatmap_figure::HeatmapFigure;
 use crate::lab::{ModelInfo, ProbeInput};
+use engine::inspect::Inspection;
+use figures::{trace_shape, weights_figure, Selection};
+use input::ProbeForm;
 use leptos::prelude::*;
+use model_view::{HeadPicker, ModelView};
+use predictions::Predictions;
+use stage::Stage;
+use std::sync::Arc;
+use stepper::StagePanel;
+use tokens::{pad_note, TokenChips};
+use wasm_bindgen::JsCast;
+
+/// Side of the always-visible softmax figure beside the model view.
+const SUMMARY_GRID: u32 = 240;
+
+/// The truncation notice, when the text did not fit the model's positions.
+pub fn truncation_notice(ins: &Inspection, max_positions: Option<usize>) -> Option<String> {
+    ins.truncated.then(|| {
+        let p = max_positions.unwrap_or(ins.tokens.len());
+        format!(
+            "Truncated: the model reads at most {p} positions, so the text was cut to {} tokens; the rest is not shown.",
+            ins.tokens.len()
+        )
+    })
+}
+
+/// Arrow keys step through the stages, except while the user is typing or choosing.
+fn is_editing(ev: &web_sys::KeyboardEvent) -> bool {
+    let tag = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .map(|e| e.tag_name().to_ascii_lowercase())
+        .unwrap_or_default();
+    matches!(tag.as_str(), "input" | "textarea" | "select")
+        || ev.alt_key()
+        || ev.ctrl_key()
+        || ev.meta_key()
+}
 
 #[component]
-pub fn Explorer(probe: RwSignal<ProbeInput>, inspection: Signal<Shown>, info: Signal<Option<ModelInfo>>) -> impl IntoView {
-    let _ = (probe, info);
-    let weights = move || {
-        let shown = inspection.get()?;
-        Some(match shown {
-            Ok(seen) => {
-                let data = HeatmapData {
-                    caption: "Layer 1 · Head 1 · softmax weights".into(),
-                    matrix: seen.trace.layers[0].heads[0].weights.clone(),
-                    row_labels: seen.tokens.clone(),
-                    col_labels: seen.tokens.clone(),
-                };
-                view! { <HeatmapFigure data=Signal::stored(data)/> }.into_any()
-            }
-            Err(message) => view! { <p class="error">{message}</p> }.into_any(),
+pub fn Explorer(
+    probe: RwSignal<ProbeInput>,
+    inspection: Signal<Shown>,
+    info: Signal<Option<ModelInfo>>,
+) -> impl IntoView {
+    let ins: Memo<Option<Arc<Inspection>>> =
+        Memo::new(move |_| inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().ok().cloned())));
+    let error =
+        Memo::new(move |_| inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned())));
+    let waiting = move || inspection.with(Option::is_none);
+    let shape =
+        Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| trace_shape(i)).unwrap_or((0, 0))));
+    let chosen = RwSignal::new(Selection::default());
+    let selection = Memo::new(move |_| {
+        let (layers, heads) = shape.get();
+        chosen.get().clamped(layers, heads)
+    });
+    let stage = RwSignal::new(Stage::Input);
+
+    let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        if is_editing(&ev) {
+            return;
+        }
+        match ev.key().as_str() {
+            "ArrowRight" => stage.update(|s| *s = s.next()),
+            "ArrowLeft" => stage.update(|s| *s = s.previous()),
+            _ => return,
+        }
+        ev.prevent_default();
+    });
+    on_cleanup(move || keys.remove());
+
+    let notices = move || {
+        let max = info.with(|i| i.as_ref().map(|i| i.max_positions));
+        let pad_to = probe.with(|p| p.pad_to);
+        ins.with(|i| {
+            let i = i.as_ref()?;
+            let notes: Vec<String> = truncation_notice(i, max)
+                .into_iter()
+                .chain(pad_note(pad_to, i))
+                .collect();
+            (!notes.is_empty()).then(|| {
+                notes
+                    .into_iter()
+                    .map(|n| view! { <p class="notice" role="status">{n}</p> })
+                    .collect_view()
+            })
         })
     };
-    view! { <section class="explorer">{weights}</section> }
+    let summary = Memo::new(move |_| {
+        let sel = selection.get();
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| weights_figure(i, sel, SUMMARY_GRID))
+                .map(|f| f.data)
+                .unwrap_or_default()
+        })
+    });
+    let ok = move || error.with(Option::is_none) && !waiting();
+
+    view! {
+        <section class="explorer">
+            <div class="probe-card">
+                <ProbeForm probe=probe/>
+                <Show when=ok>
+                    {notices}
+                    <TokenChips ins=ins/>
+                    <Predictions ins=ins info=info/>
+                </Show>
+            </div>
+            {move || error.get().map(|e| view! {
+                <div class="error-box" role="alert">
+                    <strong>"Nothing to show for this input. "</strong>
+                    <span class="message">{e}</span>
+                </div>
+            })}
+            {move || waiting().then(|| view! { <p class="hint">"Reading the text…"</p> })}
+            <Show when=ok>
+                <div class="explorer-body">
+                    <div class="overview">
+                        <div class="model-card">
+                            <HeadPicker shape=shape selection=selection chosen=chosen/>
+                            <ModelView ins=ins shape=shape selection=selection chosen=chosen/>
+                        </div>
+                        <div class="summary">
+                            <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
+                        </div>
+                    </div>
+                    <StagePanel ins=ins selection=selection stage=stage/>
+                </div>
+            </Show>
+        </section>
+    }
 }

@@ -14,14 +14,17 @@ pub enum Stage {
     Output,
 }
 
-/// Parts of softmax(QKᵀ/√d_k + M)V, so the stepper can highlight the current one.
+/// Parts of X ↦ Concat(softmax(QKᵀ/√d_k + M)V) W_O, so the stepper can highlight the current one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FormulaPart {
+    X,
     Softmax,
     QKt,
     Sqrt,
     Mask,
     V,
+    Concat,
+    Wo,
 }
 
 impl Stage {
@@ -49,25 +52,59 @@ impl Stage {
         Stage::ALL[self.index().saturating_sub(1)]
     }
 
-    /// Short name for the stepper's list.
+    /// The stage's name, as the heading says it.
     pub fn title(self) -> &'static str {
         match self {
             Stage::Input => "input X",
-            Stage::Projections => "Q, K, V = XW_Q, XW_K, XW_V",
+            Stage::Projections => "projections Q, K, V = XW_Q, XW_K, XW_V",
+            Stage::Scores => "scores QKᵀ",
+            Stage::Scaled => "scaling ÷√d_k",
+            Stage::Masked => "mask + M",
+            Stage::Softmax => "softmax",
+            Stage::Context => "context: weights · V",
+            Stage::Concat => "concatenate heads",
+            Stage::Output => "output projection · W_O",
+        }
+    }
+
+    /// Label on the stepper's button.
+    pub fn short(self) -> &'static str {
+        match self {
+            Stage::Input => "X",
+            Stage::Projections => "Q K V",
             Stage::Scores => "QKᵀ",
             Stage::Scaled => "÷√d_k",
-            Stage::Masked => "+ M (mask)",
+            Stage::Masked => "+ M",
             Stage::Softmax => "softmax",
             Stage::Context => "· V",
-            Stage::Concat => "concatenate heads",
+            Stage::Concat => "concat",
             Stage::Output => "· W_O",
+        }
+    }
+
+    /// 1-based, as the page counts.
+    pub fn number(self) -> usize {
+        self.index() + 1
+    }
+
+    /// `why()`, plus what this model's numbers make of it.
+    pub fn explain(self, head_size: usize) -> String {
+        match self {
+            Stage::Scaled if head_size > 0 => format!(
+                "{} In this model d_k = {head_size}, so every score is divided by √d_k = {}.",
+                self.why(),
+                sqrt_text(head_size)
+            ),
+            _ => self.why().to_string(),
         }
     }
 
     /// The parts of softmax(QKᵀ/√d_k + M)V this stage adds.
     pub fn highlights(self) -> &'static [FormulaPart] {
         match self {
-            Stage::Input | Stage::Concat | Stage::Output => &[],
+            Stage::Input => &[FormulaPart::X],
+            Stage::Concat => &[FormulaPart::Concat],
+            Stage::Output => &[FormulaPart::Wo],
             Stage::Projections => &[FormulaPart::QKt, FormulaPart::V],
             Stage::Scores => &[FormulaPart::QKt],
             Stage::Scaled => &[FormulaPart::Sqrt],
@@ -93,6 +130,12 @@ impl Stage {
     }
 }
 
+/// √n for the page: "4" for 16, "5.657" for 32.
+pub fn sqrt_text(n: usize) -> String {
+    let text = format!("{:.3}", (n as f64).sqrt());
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +152,16 @@ mod tests {
         assert_eq!(seen, Stage::ALL.to_vec());
         assert_eq!(Stage::Output.next(), Stage::Output);
         assert_eq!(Stage::Input.previous(), Stage::Input);
+        assert_eq!(Stage::Output.number(), 9);
+    }
+
+    #[test]
+    fn the_scaling_stage_names_this_models_square_root() {
+        assert_eq!(sqrt_text(16), "4");
+        assert_eq!(sqrt_text(32), "5.657");
+        assert!(Stage::Scaled
+            .explain(16)
+            .ends_with("d_k = 16, so every score is divided by √d_k = 4."));
+        assert_eq!(Stage::Scores.explain(16), Stage::Scores.why());
     }
 }

@@ -1,0 +1,360 @@
+//! Which matrices each stage shows, with their captions, axis labels and drawing options.
+//! Plain functions over an `Inspection`: they pick and label, they never compute.
+
+use super::stage::Stage;
+use crate::components::heatmap_figure::{HeatmapData, HeatmapOptions};
+use crate::heatmap::{ColumnAxis, Scale};
+use engine::inspect::Inspection;
+use engine::{HeadTrace, LayerTrace, Matrix};
+
+/// One heatmap of a stage: what it shows and how to draw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    pub data: HeatmapData,
+    pub options: HeatmapOptions,
+    /// Largest side of the cell grid, px: smaller when a stage shows several.
+    pub max_grid: u32,
+}
+
+/// The layer and head the explorer looks at (0-based; the page shows them 1-based).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub layer: usize,
+    pub head: usize,
+}
+
+impl Selection {
+    /// The same choice, kept inside a model of `layers` × `heads` (after loading another model).
+    pub fn clamped(self, layers: usize, heads: usize) -> Selection {
+        Selection {
+            layer: self.layer.min(layers.saturating_sub(1)),
+            head: self.head.min(heads.saturating_sub(1)),
+        }
+    }
+}
+
+/// "Layer 1 · Head 2 · softmax weights"
+pub fn head_caption(sel: Selection, what: &str) -> String {
+    format!("Layer {} · Head {} · {}", sel.layer + 1, sel.head + 1, what)
+}
+
+/// "Layer 1 · concatenated heads"
+pub fn layer_caption(layer: usize, what: &str) -> String {
+    format!("Layer {} · {}", layer + 1, what)
+}
+
+/// Number of layers and heads in the trace.
+pub fn trace_shape(ins: &Inspection) -> (usize, usize) {
+    let layers = ins.trace.layers.len();
+    let heads = ins.trace.layers.first().map_or(0, |l| l.heads.len());
+    (layers, heads)
+}
+
+/// (T, C, H, D) of the inspected text and model.
+pub fn dims(ins: &Inspection) -> (usize, usize, usize, usize) {
+    let t = ins.tokens.len();
+    let first = ins.trace.layers.first();
+    let c = first.map_or(0, |l| l.input.cols);
+    let h = first.map_or(0, |l| l.heads.len());
+    let d = first.and_then(|l| l.heads.first()).map_or(0, |h| h.q.cols);
+    (t, c, h, d)
+}
+
+fn layer_and_head(ins: &Inspection, sel: Selection) -> Option<(&LayerTrace, &HeadTrace)> {
+    let layer = ins.trace.layers.get(sel.layer)?;
+    Some((layer, layer.heads.get(sel.head)?))
+}
+
+/// Column labels for feature dimensions, as the tooltip names them.
+fn dimension_labels(n: usize) -> Vec<String> {
+    (0..n).map(|j| format!("dim {j}")).collect()
+}
+
+/// Column labels for heads laid side by side, `d` dimensions each.
+fn head_dimension_labels(n: usize, d: usize) -> Vec<String> {
+    (0..n)
+        .map(|j| format!("head {} · dim {}", j / d.max(1) + 1, j % d.max(1)))
+        .collect()
+}
+
+const DIMS: HeatmapOptions = HeatmapOptions {
+    columns: ColumnAxis::Dimensions,
+    scale: None,
+    bar: true,
+    max_w: None,
+};
+
+/// The selected head's softmax weights: the figure the explorer always keeps in view.
+pub fn weights_figure(ins: &Inspection, sel: Selection, max_grid: u32) -> Option<Figure> {
+    let (_, head) = layer_and_head(ins, sel)?;
+    Some(token_figure(
+        ins,
+        head_caption(sel, "softmax weights"),
+        &head.weights,
+        max_grid,
+    ))
+}
+
+/// The selected head's softmax weights as an unlabelled matrix, for thumbnails.
+pub fn weights(ins: &Inspection, sel: Selection) -> Option<&Matrix> {
+    layer_and_head(ins, sel).map(|(_, h)| &h.weights)
+}
+
+fn token_figure(ins: &Inspection, caption: String, m: &Matrix, max_grid: u32) -> Figure {
+    figure(
+        ins,
+        caption,
+        m,
+        ins.tokens.clone(),
+        HeatmapOptions::default(),
+        max_grid,
+    )
+}
+
+fn dimension_figure(
+    ins: &Inspection,
+    caption: String,
+    m: &Matrix,
+    max_grid: u32,
+    max_w: u32,
+) -> Figure {
+    let options = HeatmapOptions {
+        max_w: Some(max_w),
+        ..DIMS
+    };
+    figure(ins, caption, m, dimension_labels(m.cols), options, max_grid)
+}
+
+fn figure(
+    ins: &Inspection,
+    caption: String,
+    m: &Matrix,
+    col_labels: Vec<String>,
+    options: HeatmapOptions,
+    max_grid: u32,
+) -> Figure {
+    let data = HeatmapData {
+        caption,
+        matrix: m.clone(),
+        row_labels: ins.tokens.clone(),
+        col_labels,
+    };
+    Figure {
+        data,
+        options,
+        max_grid,
+    }
+}
+
+/// The heatmaps of `stage` for the selected layer and head, in reading order. Empty when the
+/// selection is outside the trace.
+pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figure> {
+    let Some((layer, head)) = layer_and_head(ins, sel) else {
+        return Vec::new();
+    };
+    let l = sel.layer;
+    let hc = |what: &str| head_caption(sel, what);
+    match stage {
+        Stage::Input => vec![dimension_figure(
+            ins,
+            layer_caption(l, "input X"),
+            &layer.input,
+            320,
+            520,
+        )],
+        Stage::Projections => vec![
+            dimension_figure(ins, hc("queries Q"), &head.q, 260, 200),
+            dimension_figure(ins, hc("keys K"), &head.k, 260, 200),
+            dimension_figure(ins, hc("values V"), &head.v, 260, 200),
+        ],
+        Stage::Scores => vec![token_figure(ins, hc("scores QKᵀ"), &head.scores, 340)],
+        Stage::Scaled => vec![
+            token_figure(ins, hc("scores QKᵀ"), &head.scores, 260),
+            token_figure(ins, hc("scaled scores QKᵀ/√d_k"), &head.scaled, 260),
+        ],
+        Stage::Masked => {
+            // M holds only 0 and −∞: 0 white, −∞ hatched, a legend instead of a colour bar.
+            let mask_options = HeatmapOptions {
+                scale: Some(Scale::Diverging { magnitude: 1.0 }),
+                bar: false,
+                ..Default::default()
+            };
+            vec![
+                figure(
+                    ins,
+                    hc("mask M"),
+                    &head.mask,
+                    ins.tokens.clone(),
+                    mask_options,
+                    260,
+                ),
+                token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 260),
+            ]
+        }
+        Stage::Softmax => vec![
+            token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 260),
+            token_figure(ins, hc("softmax weights"), &head.weights, 260),
+        ],
+        Stage::Context => vec![
+            token_figure(ins, hc("softmax weights"), &head.weights, 220),
+            dimension_figure(ins, hc("values V"), &head.v, 220, 180),
+            dimension_figure(ins, hc("context A·V"), &head.context, 220, 180),
+        ],
+        Stage::Concat => {
+            let d = head.q.cols;
+            let options = HeatmapOptions {
+                columns: ColumnAxis::Heads { size: d },
+                max_w: Some(560),
+                ..DIMS
+            };
+            let labels = head_dimension_labels(layer.context.cols, d);
+            vec![figure(
+                ins,
+                layer_caption(l, "concatenated heads"),
+                &layer.context,
+                labels,
+                options,
+                320,
+            )]
+        }
+        Stage::Output => {
+            let d = head.q.cols;
+            let heads = HeatmapOptions {
+                columns: ColumnAxis::Heads { size: d },
+                max_w: Some(380),
+                ..DIMS
+            };
+            let labels = head_dimension_labels(layer.context.cols, d);
+            vec![
+                figure(
+                    ins,
+                    layer_caption(l, "concatenated heads"),
+                    &layer.context,
+                    labels,
+                    heads,
+                    300,
+                ),
+                dimension_figure(
+                    ins,
+                    layer_caption(l, "attention output · W_O"),
+                    &layer.attention_output,
+                    300,
+                    380,
+                ),
+            ]
+        }
+    }
+}
+
+/// A nudge when a stage would show nothing of interest for this text.
+pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'static str> {
+    let (_, head) = layer_and_head(ins, sel)?;
+    let nothing_masked = head.mask.data.iter().all(|m| m.is_finite());
+    (matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked)
+        .then_some("Nothing is masked here: set \"Pad to\" above the token count, or choose the Causal mask, to see −∞ cells.")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::lab::{ProbeInput, DEFAULT_CORPUS};
+    use engine::tokenizer::Tokenizer;
+    use engine::{BertConfig, BertForPreTraining, Rng};
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The app's first model: a fresh tiny BERT on the default corpus (straight from the engine,
+    /// so these tests do not depend on how the app hosts it).
+    pub(crate) fn inspection(probe: ProbeInput) -> Inspection {
+        let vocab = engine::vocab::build_word_vocab(DEFAULT_CORPUS).unwrap();
+        let model = BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0));
+        let tokenizer = Tokenizer::word_level(vocab);
+        let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
+        engine::inspect::inspect(
+            &model,
+            &tokenizer,
+            &probe.text,
+            pair,
+            probe.mask,
+            probe.pad_to,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_stage_shows_the_trace_of_the_selected_layer_and_head() {
+        let ins = inspection(ProbeInput::default());
+        let sel = Selection { layer: 1, head: 2 };
+        let head = &ins.trace.layers[1].heads[2];
+        for stage in Stage::ALL {
+            let figs = stage_figures(&ins, sel, stage);
+            assert!(!figs.is_empty(), "{stage:?} shows nothing");
+            for f in &figs {
+                assert!(
+                    f.data.caption.starts_with("Layer 2 · "),
+                    "{}",
+                    f.data.caption
+                );
+                assert_eq!(f.data.row_labels, ins.tokens);
+                assert_eq!(f.data.col_labels.len(), f.data.matrix.cols);
+            }
+        }
+        let weights = stage_figures(&ins, sel, Stage::Softmax).pop().unwrap();
+        assert_eq!(weights.data.caption, "Layer 2 · Head 3 · softmax weights");
+        assert_eq!(weights.data.matrix, head.weights);
+        let masked = &stage_figures(&ins, sel, Stage::Masked)[1];
+        assert_eq!(masked.data.matrix, head.masked);
+        assert_eq!(
+            stage_figures(&ins, sel, Stage::Concat)[0].data.matrix,
+            ins.trace.layers[1].context
+        );
+        let out = stage_figures(&ins, sel, Stage::Output).pop().unwrap();
+        assert_eq!(out.data.matrix, ins.trace.layers[1].attention_output);
+    }
+
+    #[test]
+    fn selections_outside_the_model_show_nothing_and_clamp_back_in() {
+        let ins = inspection(ProbeInput::default());
+        let far = Selection { layer: 9, head: 0 };
+        assert!(stage_figures(&ins, far, Stage::Scores).is_empty());
+        assert!(weights_figure(&ins, far, 200).is_none());
+        let (layers, heads) = trace_shape(&ins);
+        assert_eq!(
+            far.clamped(layers, heads),
+            Selection {
+                layer: layers - 1,
+                head: 0
+            }
+        );
+        assert_eq!(dims(&ins), (ins.tokens.len(), 64, 4, 16));
+    }
+
+    #[test]
+    fn the_mask_stages_say_when_nothing_is_masked() {
+        let single = ProbeInput {
+            pair: String::new(),
+            ..ProbeInput::default()
+        };
+        let ins = inspection(single.clone());
+        let sel = Selection::default();
+        assert!(stage_hint(&ins, sel, Stage::Masked).is_some());
+        assert!(stage_hint(&ins, sel, Stage::Scores).is_none());
+        let padded = inspection(ProbeInput {
+            pad_to: Some(12),
+            ..single
+        });
+        assert!(stage_hint(&padded, sel, Stage::Masked).is_none());
+    }
+
+    #[test]
+    fn concatenated_columns_name_their_head() {
+        assert_eq!(
+            head_dimension_labels(4, 2),
+            [
+                "head 1 · dim 0",
+                "head 1 · dim 1",
+                "head 2 · dim 0",
+                "head 2 · dim 1"
+            ]
+        );
+    }
+}

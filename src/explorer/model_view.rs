@@ -1,0 +1,86 @@
+//! Layer and head: two selectors, and the model view (every layer × head as a small softmax
+//! heatmap, as BertViz does). Clicking a cell selects it.
+
+use super::figures::{weights, Selection};
+use crate::components::heatmap_thumb::HeatmapThumb;
+use engine::inspect::Inspection;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+#[component]
+pub fn HeadPicker(
+    shape: Memo<(usize, usize)>,
+    selection: Memo<Selection>,
+    chosen: RwSignal<Selection>,
+) -> impl IntoView {
+    let options = move |count: usize, is_on: fn(Selection, usize) -> bool| {
+        (0..count)
+            .map(|i| view! { <option value=i.to_string() prop:selected=move || is_on(selection.get(), i)>{i + 1}</option> })
+            .collect_view()
+    };
+    let parse = |ev| event_target_value(&ev).parse::<usize>().ok();
+    view! {
+        <div class="pickers">
+            <label class="field">
+                <span class="field-label">"Layer"</span>
+                <select on:change=move |ev| if let Some(n) = parse(ev) { chosen.update(|c| c.layer = n) }>
+                    {move || options(shape.get().0, |s, i| s.layer == i)}
+                </select>
+            </label>
+            <label class="field">
+                <span class="field-label">"Head"</span>
+                <select on:change=move |ev| if let Some(n) = parse(ev) { chosen.update(|c| c.head = n) }>
+                    {move || options(shape.get().1, |s, i| s.head == i)}
+                </select>
+            </label>
+        </div>
+    }
+}
+
+#[component]
+pub fn ModelView(
+    ins: Memo<Option<Arc<Inspection>>>,
+    shape: Memo<(usize, usize)>,
+    selection: Memo<Selection>,
+    chosen: RwSignal<Selection>,
+) -> impl IntoView {
+    // Rebuilt only when the model's shape changes; each thumbnail redraws from its own memo.
+    let grid = move || {
+        let (layers, heads) = shape.get();
+        let header = (0..heads)
+            .map(|h| view! { <span class="mv-head">{format!("H{}", h + 1)}</span> })
+            .collect_view();
+        let rows = (0..layers)
+            .map(|layer| {
+                let cells = (0..heads)
+                    .map(|head| {
+                        let sel = Selection { layer, head };
+                        let matrix = Memo::new(move |_| {
+                            ins.with(|i| i.as_ref().and_then(|i| weights(i, sel).cloned()).unwrap_or_default())
+                        });
+                        let name = format!("Layer {} · Head {}", layer + 1, head + 1);
+                        view! {
+                            <button type="button" class="thumb" class:selected=move || selection.get() == sel
+                                aria-pressed=move || (selection.get() == sel).to_string()
+                                aria-label=name.clone() title=format!("{name}: softmax weights")
+                                on:click=move |_| chosen.set(sel)>
+                                <HeatmapThumb matrix=matrix/>
+                            </button>
+                        }
+                    })
+                    .collect_view();
+                view! { <span class="mv-layer">{format!("L{}", layer + 1)}</span> {cells} }
+            })
+            .collect_view();
+        view! { <span class="mv-corner"></span> {header} {rows} }
+    };
+    view! {
+        <div class="model-view-wrap">
+            <h3 class="panel-title">"Model view " <span class="sub">"softmax weights of every layer × head"</span></h3>
+            <div class="model-view" role="group" aria-label="Model view"
+                style:grid-template-columns=move || format!("auto repeat({}, minmax(28px, 64px))", shape.get().1)>
+                {grid}
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,179 @@
+//! The tokens as chips: special tokens distinct, segments A/B coloured, [UNK] flagged, padding
+//! greyed. The rules are plain functions; `TokenChips` only draws them.
+
+use engine::inspect::Inspection;
+use leptos::prelude::*;
+use std::sync::Arc;
+
+/// What a chip stands for, which decides how it looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChipKind {
+    Word,
+    /// [CLS], [SEP]
+    Special,
+    /// [MASK]: the model is asked to fill it in.
+    Mask,
+    /// [UNK]: a word outside the vocabulary.
+    Unknown,
+    /// [PAD], or any position the attention mask switches off.
+    Pad,
+}
+
+pub fn chip_kind(token: &str, attention: u8) -> ChipKind {
+    match token {
+        _ if attention == 0 || token == "[PAD]" => ChipKind::Pad,
+        "[UNK]" => ChipKind::Unknown,
+        "[MASK]" => ChipKind::Mask,
+        "[CLS]" | "[SEP]" => ChipKind::Special,
+        _ => ChipKind::Word,
+    }
+}
+
+/// CSS classes of the chip at one position: its kind and, for real tokens, its segment.
+pub fn chip_classes(token: &str, type_id: u32, attention: u8) -> String {
+    let kind = chip_kind(token, attention);
+    let kind_class = match kind {
+        ChipKind::Word => "word",
+        ChipKind::Special => "special",
+        ChipKind::Mask => "special mask",
+        ChipKind::Unknown => "special unk",
+        ChipKind::Pad => "special pad",
+    };
+    let segment = match (kind, type_id) {
+        (ChipKind::Pad, _) => "",
+        (_, 0) => " seg-a",
+        _ => " seg-b",
+    };
+    format!("chip {kind_class}{segment}")
+}
+
+/// The chip's tooltip: where it is and what it means.
+pub fn chip_title(ins: &Inspection, i: usize) -> String {
+    let token = &ins.tokens[i];
+    let attention = ins.attention_mask.get(i).copied().unwrap_or(1);
+    let segment = if ins.token_type_ids.get(i) == Some(&1) {
+        "B"
+    } else {
+        "A"
+    };
+    let id = ins.input_ids.get(i).copied().unwrap_or(0);
+    let what = match chip_kind(token, attention) {
+        ChipKind::Word => format!("segment {segment}"),
+        ChipKind::Special => format!("special token, segment {segment}"),
+        ChipKind::Mask => "masked position: the model predicts it".into(),
+        ChipKind::Unknown => "not in the vocabulary: the model only sees [UNK]".into(),
+        ChipKind::Pad => "padding: the mask hides it from every query".into(),
+    };
+    format!("#{i} · id {id} · {what}")
+}
+
+/// The "Pad to" field: blank = no padding, else a whole number.
+pub fn parse_pad_to(text: &str) -> Result<Option<usize>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    t.parse::<usize>().map(Some).map_err(|_| {
+        format!("Pad to: \"{t}\" is not a whole number of tokens (leave it empty for no padding)")
+    })
+}
+
+/// Says so when "Pad to" asks for fewer positions than the text already has.
+pub fn pad_note(pad_to: Option<usize>, ins: &Inspection) -> Option<String> {
+    let n = pad_to?;
+    let real = ins.attention_mask.iter().filter(|&&m| m != 0).count();
+    (n < real).then(|| {
+        format!("Pad to {n} is shorter than the {real} tokens of the text: nothing to pad.")
+    })
+}
+
+/// Whether the text is a pair (`[CLS] A [SEP] B [SEP]`).
+pub fn is_pair(ins: &Inspection) -> bool {
+    ins.token_type_ids.contains(&1)
+}
+
+#[component]
+pub fn TokenChips(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
+    let chips = move || {
+        ins.with(|ins| {
+            let ins = ins.as_ref()?;
+            let chips = (0..ins.tokens.len())
+                .map(|i| {
+                    let token = ins.tokens[i].clone();
+                    let type_id = ins.token_type_ids.get(i).copied().unwrap_or(0);
+                    let attention = ins.attention_mask.get(i).copied().unwrap_or(1);
+                    let unk = token == "[UNK]";
+                    let classes = chip_classes(&token, type_id, attention);
+                    view! {
+                        <li class=classes title=chip_title(ins, i)
+                            data-segment=if type_id == 1 { "B" } else { "A" }>
+                            {token}
+                            {unk.then(|| view! { <span class="unk-flag" aria-label="unknown word">"?"</span> })}
+                        </li>
+                    }
+                })
+                .collect_view();
+            Some(chips)
+        })
+    };
+    let count = move || ins.with(|i| i.as_ref().map(|i| i.tokens.len()).unwrap_or(0));
+    view! {
+        <div class="tokens-row">
+            <span class="row-label">"Tokens " <span class="count">{count}</span></span>
+            <ol class="tokens" aria-label="Tokens">{chips}</ol>
+            <span class="token-legend" aria-hidden="true">
+                <span class="chip seg-a">"A"</span>
+                <span class="chip seg-b">"B"</span>
+                <span class="chip special">"special"</span>
+                <span class="chip special unk">"[UNK]"</span>
+            </span>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explorer::figures::tests::inspection;
+    use crate::lab::ProbeInput;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn special_tokens_segments_and_padding_look_different() {
+        assert_eq!(chip_classes("[CLS]", 0, 1), "chip special seg-a");
+        assert_eq!(chip_classes("ball", 1, 1), "chip word seg-b");
+        assert_eq!(chip_classes("[MASK]", 0, 1), "chip special mask seg-a");
+        assert_eq!(chip_classes("[UNK]", 1, 1), "chip special unk seg-b");
+        assert_eq!(chip_classes("[PAD]", 0, 0), "chip special pad");
+        // Whatever the token, a position the mask switches off is padding.
+        assert_eq!(chip_kind("dog", 0), ChipKind::Pad);
+    }
+
+    #[test]
+    fn pad_to_accepts_blank_or_a_whole_number() {
+        assert_eq!(parse_pad_to(""), Ok(None));
+        assert_eq!(parse_pad_to(" 12 "), Ok(Some(12)));
+        assert!(parse_pad_to("-3").unwrap_err().contains("-3"));
+        assert!(parse_pad_to("1e3").is_err());
+    }
+
+    #[test]
+    fn padding_shorter_than_the_text_is_explained() {
+        let probe = ProbeInput {
+            pad_to: Some(3),
+            pair: String::new(),
+            ..ProbeInput::default()
+        };
+        let ins = inspection(probe);
+        let note = pad_note(Some(3), &ins).unwrap();
+        assert!(note.contains("shorter than the 9 tokens"), "{note}");
+        assert_eq!(pad_note(Some(20), &ins), None);
+        assert_eq!(pad_note(None, &ins), None);
+        assert!(!is_pair(&ins));
+        assert!(
+            chip_title(&ins, 5).contains("masked position"),
+            "{}",
+            chip_title(&ins, 5)
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! The attention explorer in headless Chromium: mounted with a fresh tiny BERT on the default
+//! corpus, driven through its DOM as a user would, checked through `data-matrix`.
+
+use attention_lab_web::explorer::Explorer;
+use attention_lab_web::lab::{ModelInfo, ProbeInput, DEFAULT_CORPUS};
+use engine::inspect::{inspect, Inspection};
+use engine::tokenizer::Tokenizer;
+use engine::{BertConfig, BertForPreTraining, Rng};
+use leptos::prelude::*;
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+use web_sys::{Element, HtmlElement, HtmlInputElement};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+async fn tick(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        web_sys::window()
+            .unwrap()
+            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
+            .unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+/// The explorer on its own, with the app's part (probe in, inspection out) played by a local
+/// model. The returned handle keeps it mounted.
+fn mount_explorer() -> (HtmlElement, impl Drop) {
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let container: HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+    doc.body().unwrap().append_child(&container).unwrap();
+    let vocab = engine::vocab::build_word_vocab(DEFAULT_CORPUS).unwrap();
+    let model = Arc::new(BertForPreTraining::init(
+        &BertConfig::tiny(vocab.len()),
+        &mut Rng::new(0),
+    ));
+    let tokenizer = Arc::new(Tokenizer::word_level(vocab));
+    let handle = leptos::mount::mount_to(container.clone(), move || {
+        let probe = RwSignal::new(ProbeInput::default());
+        let inspection = RwSignal::new(None::<Result<Arc<Inspection>, String>>);
+        let (model, tokenizer) = (model.clone(), tokenizer.clone());
+        Effect::new(move |_| {
+            let p = probe.get();
+            let pair = Some(p.pair.trim()).filter(|s| !s.is_empty());
+            let result = inspect(&model, &tokenizer, &p.text, pair, p.mask, p.pad_to)
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
+            inspection.set(Some(result));
+        });
+        // No model info: the explorer must manage with the inspection alone.
+        let info = Signal::stored(None::<ModelInfo>);
+        view! { <Explorer probe=probe inspection=inspection.into() info=info/> }
+    });
+    (container, handle)
+}
+
+fn all(root: &HtmlElement, selector: &str) -> Vec<Element> {
+    // querySelectorAll without web-sys's NodeList feature: Array.from(the NodeList).
+    let find: js_sys::Function = js_sys::Reflect::get(root, &"querySelectorAll".into())
+        .unwrap()
+        .unchecked_into();
+    let list = find.call1(root, &selector.into()).unwrap();
+    js_sys::Array::from(&list)
+        .iter()
+        .filter_map(|e| e.dyn_into::<Element>().ok())
+        .collect()
+}
+
+fn one(root: &HtmlElement, selector: &str) -> HtmlElement {
+    root.query_selector(selector)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no {selector}"))
+        .unchecked_into()
+}
+
+fn text(e: &Element) -> String {
+    e.text_content().unwrap_or_default()
+}
+
+/// The `data-matrix` of the first figure captioned `caption`.
+fn matrix(root: &HtmlElement, caption: &str) -> Vec<Vec<Option<f32>>> {
+    let figure = all(root, "figure.heatmap")
+        .into_iter()
+        .find(|f| {
+            f.query_selector("figcaption")
+                .unwrap()
+                .is_some_and(|c| text(&c) == caption)
+        })
+        .unwrap_or_else(|| panic!("no figure captioned {caption:?}"));
+    serde_json::from_str(&figure.get_attribute("data-matrix").unwrap()).unwrap()
+}
+
+fn button(root: &HtmlElement, label: &str) -> HtmlElement {
+    all(root, "button")
+        .into_iter()
+        .find(|b| text(b) == label || b.get_attribute("aria-label").as_deref() == Some(label))
+        .unwrap_or_else(|| panic!("no button {label:?}"))
+        .unchecked_into()
+}
+
+/// Types into the field labelled `label`, as the browser reports it (an `input` event).
+fn type_into(root: &HtmlElement, label: &str, value: &str) {
+    let field = all(root, "label.field")
+        .into_iter()
+        .find(|l| {
+            l.query_selector(".field-label")
+                .unwrap()
+                .is_some_and(|s| text(&s) == label)
+        })
+        .unwrap_or_else(|| panic!("no field {label:?}"));
+    let input: HtmlInputElement = field
+        .query_selector("input")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    input.set_value(value);
+    let ev = web_sys::Event::new("input").unwrap();
+    input.dispatch_event(&ev).unwrap();
+}
+
+fn press(key: &str) {
+    let code = format!("window.dispatchEvent(new KeyboardEvent('keydown', {{ key: '{key}' }}))");
+    js_sys::Function::new_no_args(&code)
+        .call0(&wasm_bindgen::JsValue::NULL)
+        .unwrap();
+}
+
+fn chips(root: &HtmlElement) -> Vec<(String, String)> {
+    all(root, "ol.tokens li")
+        .iter()
+        .map(|c| (text(c), c.get_attribute("class").unwrap_or_default()))
+        .collect()
+}
+
+const WEIGHTS: &str = "Layer 1 · Head 1 · softmax weights";
+
+#[wasm_bindgen_test]
+async fn causal_mask_makes_the_upper_triangle_of_the_weights_exactly_zero() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    let before = matrix(&root, WEIGHTS);
+    let t = before.len();
+    assert!(t > 3);
+    assert!(
+        before[0][t - 1].unwrap() > 0.0,
+        "padding mask: the first query sees the last key"
+    );
+
+    let causal: HtmlElement = one(&root, "input[type=radio][value=Causal]");
+    causal.click();
+    tick(30).await;
+    let after = matrix(&root, WEIGHTS);
+    assert_eq!(after.len(), t);
+    for (i, row) in after.iter().enumerate() {
+        for (j, w) in row.iter().enumerate() {
+            let w = w.expect("softmax weights are never null");
+            if j > i {
+                assert_eq!(w, 0.0, "weight[{i}][{j}] = {w} under the causal mask");
+            }
+        }
+        let sum: f32 = row.iter().map(|w| w.unwrap()).sum();
+        assert!((sum - 1.0).abs() < 1e-4, "row {i} sums to {sum}");
+    }
+    // Query 0 now sees only itself.
+    assert_eq!(after[0][0], Some(1.0));
+}
+
+#[wasm_bindgen_test]
+async fn the_stepper_walks_all_nine_stages_with_buttons_and_arrow_keys() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    let title = || text(&one(&root, ".stage-title"));
+    let stage_captions = || {
+        all(&root, ".stage-panel figcaption")
+            .iter()
+            .map(text)
+            .collect::<Vec<_>>()
+    };
+    assert!(title().starts_with("Step 1 of 9"), "{}", title());
+    let mut seen = vec![stage_captions()];
+    for k in 2..=9 {
+        button(&root, "Next").click();
+        tick(20).await;
+        assert!(
+            title().starts_with(&format!("Step {k} of 9")),
+            "{}",
+            title()
+        );
+        let captions = stage_captions();
+        assert!(!captions.is_empty(), "step {k} shows no heatmap");
+        assert!(
+            captions.iter().all(|c| c.starts_with("Layer 1 · ")),
+            "{captions:?}"
+        );
+        seen.push(captions);
+    }
+    // Every stage shows something of its own.
+    seen.dedup();
+    assert_eq!(seen.len(), 9, "{seen:?}");
+    assert!(button(&root, "Next")
+        .unchecked_ref::<web_sys::HtmlButtonElement>()
+        .disabled());
+    press("ArrowLeft");
+    tick(20).await;
+    assert!(title().starts_with("Step 8 of 9"), "{}", title());
+    button(&root, "Previous").click();
+    tick(20).await;
+    assert!(title().starts_with("Step 7 of 9"), "{}", title());
+    // The softmax step shows the weights; masked scores have nulls only where the mask is −∞.
+    press("ArrowLeft");
+    tick(20).await;
+    assert!(title().starts_with("Step 6 of 9"), "{}", title());
+    assert!(stage_captions().contains(&WEIGHTS.to_string()));
+}
+
+#[wasm_bindgen_test]
+async fn padding_columns_get_weight_zero_and_null_masked_scores() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    let real = chips(&root).len();
+    type_into(&root, "Pad to", &(real + 4).to_string());
+    tick(30).await;
+    let chips = chips(&root);
+    assert_eq!(chips.len(), real + 4);
+    let pads: Vec<usize> = (0..chips.len())
+        .filter(|&i| chips[i].1.contains("pad"))
+        .collect();
+    assert_eq!(pads, (real..real + 4).collect::<Vec<_>>());
+    assert!(chips[real].0 == "[PAD]");
+
+    let weights = matrix(&root, WEIGHTS);
+    for (i, row) in weights.iter().enumerate() {
+        for &j in &pads {
+            assert_eq!(
+                row[j],
+                Some(0.0),
+                "query {i} gives [PAD] key {j} weight {:?}",
+                row[j]
+            );
+        }
+        assert!(row[0].unwrap() > 0.0);
+    }
+    for _ in 0..4 {
+        press("ArrowRight");
+    }
+    tick(30).await;
+    let masked = matrix(&root, "Layer 1 · Head 1 · masked scores QKᵀ/√d_k + M");
+    for row in &masked {
+        for (j, v) in row.iter().enumerate() {
+            assert_eq!(
+                v.is_none(),
+                pads.contains(&j),
+                "masked score {v:?} at key {j}"
+            );
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_model_view_and_the_selectors_choose_layer_and_head() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    let cells = all(&root, ".model-view button.thumb");
+    assert_eq!(cells.len(), 2 * 4, "a tiny BERT has 2 layers × 4 heads");
+    button(&root, "Layer 2 · Head 3").click();
+    tick(30).await;
+    let w = matrix(&root, "Layer 2 · Head 3 · softmax weights");
+    assert!(!w.is_empty());
+    let selects = all(&root, ".pickers select");
+    let value = |e: &Element| e.unchecked_ref::<web_sys::HtmlSelectElement>().value();
+    assert_eq!(
+        (value(&selects[0]), value(&selects[1])),
+        ("1".to_string(), "2".to_string())
+    );
+    assert_eq!(all(&root, ".thumb.selected").len(), 1);
+    assert_eq!(
+        one(&root, ".thumb.selected")
+            .get_attribute("aria-label")
+            .unwrap(),
+        "Layer 2 · Head 3"
+    );
+}
+
+#[wasm_bindgen_test]
+async fn bad_input_is_a_clear_message_never_a_panic() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    type_into(&root, "Second sentence", "");
+
+    type_into(&root, "Sentence", "   ");
+    tick(30).await;
+    let alert = text(&one(&root, ".error-box"));
+    assert!(alert.contains("empty"), "{alert}");
+    assert!(
+        all(&root, "figure.heatmap").is_empty(),
+        "no stale heatmaps beside the error"
+    );
+
+    type_into(&root, "Sentence", &"the dog ".repeat(1250));
+    tick(50).await;
+    assert!(all(&root, ".error-box").is_empty());
+    let notice = text(&one(&root, ".notice"));
+    assert!(
+        notice.contains("Truncated") && notice.contains("128"),
+        "{notice}"
+    );
+    assert_eq!(chips(&root).len(), 128);
+
+    type_into(
+        &root,
+        "Sentence",
+        "the 🐶 dog 犬 chases\u{0007}\u{0000} a zebra",
+    );
+    tick(30).await;
+    let unknown: Vec<_> = chips(&root)
+        .into_iter()
+        .filter(|(_, class)| class.contains("unk"))
+        .collect();
+    assert!(
+        unknown.len() >= 3,
+        "emoji, CJK and the unknown word are [UNK]: {unknown:?}"
+    );
+    assert!(unknown.iter().all(|(t, _)| t.starts_with("[UNK]")));
+    assert!(all(&root, ".error-box").is_empty());
+
+    type_into(&root, "Pad to", "500");
+    tick(30).await;
+    let alert = text(&one(&root, ".error-box"));
+    assert!(alert.contains("500") && alert.contains("128"), "{alert}");
+
+    type_into(&root, "Pad to", "2");
+    tick(30).await;
+    let note = all(&root, ".notice").iter().map(text).collect::<String>();
+    assert!(note.contains("shorter than"), "{note}");
+
+    type_into(&root, "Pad to", "-1");
+    tick(30).await;
+    assert!(text(&one(&root, ".field-error")).contains("-1"));
+}
+
+#[wasm_bindgen_test]
+async fn a_pair_gets_segments_and_a_next_sentence_probability() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    type_into(&root, "Sentence", "the cat sleeps");
+    type_into(&root, "Second sentence", "the dog [MASK]");
+    tick(30).await;
+    let chips = chips(&root);
+    let tokens: Vec<&str> = chips.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        tokens,
+        ["[CLS]", "the", "cat", "sleeps", "[SEP]", "the", "dog", "[MASK]", "[SEP]"]
+    );
+    assert!(chips[1].1.contains("seg-a") && chips[5].1.contains("seg-b"));
+    assert!(chips[0].1.contains("special") && chips[7].1.contains("mask"));
+    let predictions = text(&one(&root, ".predictions"));
+    assert!(
+        predictions.contains("P(IsNext)") && predictions.contains("[MASK] #7"),
+        "{predictions}"
+    );
+    assert_eq!(all(&root, "ol.top5 li").len(), 5);
+}
