@@ -1,7 +1,7 @@
 //! Worker side of the training loop (see bin/worker.rs). Time slicing: at most ~`SLICE_MS` of
 //! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
 
-use crate::protocol::{FromWorker, ToWorker};
+use crate::protocol::{CurvePoint, FromWorker, ToWorker};
 use crate::session::{Reply, Session};
 use crate::worker_io::{decode, encode};
 use std::cell::{Cell, RefCell};
@@ -12,6 +12,8 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 const SLICE_MS: f64 = 30.0;
 /// Snapshots of the probe while playing: about five a second.
 const SNAPSHOT_MS: f64 = 200.0;
+/// Loss points go to the page at most ten times a second: each post redraws the curves.
+const PROGRESS_MS: f64 = 100.0;
 
 thread_local! {
     static SESSION: RefCell<Session> = RefCell::new(Session::default());
@@ -21,6 +23,9 @@ thread_local! {
     static OWED: Cell<f64> = const { Cell::new(0.0) };
     static LAST_TICK: Cell<f64> = const { Cell::new(0.0) };
     static MS_PER_STEP: Cell<f64> = const { Cell::new(5.0) };
+    /// Loss points not yet posted, and when points were last posted.
+    static UNSENT: RefCell<Vec<CurvePoint>> = const { RefCell::new(Vec::new()) };
+    static LAST_PROGRESS: Cell<f64> = const { Cell::new(0.0) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -56,7 +61,7 @@ pub fn start() {
             Ok((message, bytes)) => SESSION.with_borrow_mut(|s| s.handle(message, bytes)),
             Err(message) => vec![FromWorker::Failed { message }.into()],
         };
-        replies.into_iter().for_each(post);
+        replies.into_iter().filter_map(hold_progress).for_each(post);
         schedule_tick();
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -99,8 +104,23 @@ fn tick() {
         }
         replies
     });
-    replies.into_iter().for_each(post);
+    replies.into_iter().filter_map(hold_progress).for_each(post);
     schedule_tick();
+}
+
+/// Progress replies are merged and let through at most every `PROGRESS_MS`, and always once
+/// play has stopped; other replies pass at once.
+fn hold_progress(reply: Reply) -> Option<Reply> {
+    let FromWorker::Progress { points, steps_per_second, playing } = reply.message else {
+        return Some(reply);
+    };
+    UNSENT.with_borrow_mut(|unsent| unsent.extend(points));
+    if playing && now() - LAST_PROGRESS.get() < PROGRESS_MS {
+        return None;
+    }
+    LAST_PROGRESS.set(now());
+    let points = UNSENT.take();
+    Some(FromWorker::Progress { points, steps_per_second, playing }.into())
 }
 
 /// As many steps as fit in a slice, or as the speed limit allows since the last tick.
