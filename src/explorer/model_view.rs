@@ -23,13 +23,13 @@ pub fn HeadPicker(
         <div class="pickers">
             <label class="field">
                 <span class="field-label">"Layer"</span>
-                <select on:change=move |ev| if let Some(n) = parse(ev) { chosen.update(|c| c.layer = n) }>
+                <select aria-label="Layer" on:change=move |ev| if let Some(n) = parse(ev) { chosen.update(|c| c.layer = n) }>
                     {move || options(shape.get().0, |s, i| s.layer == i)}
                 </select>
             </label>
             <label class="field">
                 <span class="field-label">"Head"</span>
-                <select on:change=move |ev| if let Some(n) = parse(ev) { chosen.update(|c| c.head = n) }>
+                <select aria-label="Head" on:change=move |ev| if let Some(n) = parse(ev) { chosen.update(|c| c.head = n) }>
                     {move || options(shape.get().1, |s, i| s.head == i)}
                 </select>
             </label>

@@ -75,7 +75,8 @@ fn paint_pixels(spec: &HeatmapSpec) -> Result<Vec<u8>, Box<dyn std::error::Error
                 } else {
                     MASK_FILL
                 };
-                let corner = (x + w - 1 - gap, y + h - 1 - gap);
+                // plotters fills [x0, x1) × [y0, y1): the corner is one past the last pixel.
+                let corner = (x + w - gap, y + h - gap);
                 root.draw(&Rectangle::new([(x, y), corner], rgb_colour(fill).filled()))?;
                 if !v.is_finite() && w.min(h) >= 6 {
                     hatch(&root, x, y, w - gap, h - gap)?;
@@ -132,7 +133,7 @@ fn paint_head_rules<DB: DrawingBackend>(
     let (top, bottom) = (l.grid_y as i32 - 6, (l.grid_y + l.grid_height()) as i32 + 2);
     for k in (size..l.cols).step_by(size) {
         let x = (l.grid_x + k as u32 * l.cell_w) as i32 - 1;
-        root.draw(&Rectangle::new([(x - 1, top), (x, bottom)], colour))?;
+        root.draw(&Rectangle::new([(x - 1, top), (x + 1, bottom)], colour))?;
     }
     Ok(())
 }
@@ -147,8 +148,9 @@ fn paint_colour_bar<DB: DrawingBackend>(
     for i in 0..h {
         let v = hi - (hi - lo) * i as f32 / (h - 1).max(1) as f32;
         let colour = rgb_colour(spec.scale.colour(v));
+        // Filled rectangles are half-open: one row is [top + i, top + i + 1).
         root.draw(&Rectangle::new(
-            [(x, top + i), (x + BAR_WIDTH as i32 - 1, top + i)],
+            [(x, top + i), (x + BAR_WIDTH as i32, top + i + 1)],
             colour.filled(),
         ))?;
     }

@@ -1,0 +1,251 @@
+// The attention explorer, driven as a user would, against the release build.
+import fs from 'node:fs';
+import path from 'node:path';
+import { openPage, assert, inkFraction } from '../harness.mjs';
+
+const WEIGHTS = (l, h) => `Layer ${l} · Head ${h} · softmax weights`;
+
+async function ready(browser, baseUrl, viewport) {
+  const opened = await openPage(browser, baseUrl, viewport);
+  await opened.page.waitForSelector('ol.tokens li', { timeout: 30000 });
+  await opened.page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
+  return opened;
+}
+
+function figure(page, caption) {
+  return page.locator('figure.heatmap', { has: page.locator('figcaption', { hasText: caption }) }).first();
+}
+
+async function matrix(page, caption) {
+  return JSON.parse(await figure(page, caption).getAttribute('data-matrix'));
+}
+
+async function tokens(page) {
+  return page.locator('ol.tokens li').evaluateAll((els) => els.map((e) => ({
+    text: [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join(''), cls: e.className,
+  })));
+}
+
+/// Waits until the token chips read `expected` (the worker answers asynchronously).
+async function waitTokens(page, expected) {
+  await page.waitForFunction((want) => {
+    const got = [...document.querySelectorAll('ol.tokens li')]
+      .map((e) => [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join(''));
+    return got.join(' ') === want;
+  }, expected.join(' '), { timeout: 15000 });
+}
+
+function clean(problems, requests, baseUrl) {
+  const foreign = requests.filter((u) => !u.startsWith(baseUrl) && !u.startsWith('data:') && !u.startsWith('blob:'));
+  assert(foreign.length === 0, `requests outside the app: ${foreign.join(', ')}`);
+  assert(problems.length === 0, problems.join('\n'));
+}
+
+export const tests = [
+  {
+    name: 'explorer: type a sentence and a pair, see the tokens as chips',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      await page.getByLabel('Second sentence').fill('');
+      await page.getByLabel('Sentence', { exact: true }).fill('The cat sleeps under the tree.');
+      await waitTokens(page, ['[CLS]', 'the', 'cat', 'sleeps', 'under', 'the', 'tree', '.', '[SEP]']);
+      await page.getByLabel('Second sentence').fill('a zebra [MASK] .');
+      await waitTokens(page, ['[CLS]', 'the', 'cat', 'sleeps', 'under', 'the', 'tree', '.', '[SEP]', 'a', '[UNK]', '[MASK]', '.', '[SEP]']);
+      const chips = await tokens(page);
+      assert(chips[0].cls.includes('special') && chips[8].cls.includes('special'), 'specials look distinct');
+      assert(chips[1].cls.includes('seg-a') && chips[9].cls.includes('seg-b'), `segments: ${chips[1].cls} / ${chips[9].cls}`);
+      assert(chips[10].cls.includes('unk'), `[UNK] flagged: ${chips[10].cls}`);
+      assert(chips[11].cls.includes('mask'), `[MASK] distinct: ${chips[11].cls}`);
+      const predictions = await page.locator('.predictions').innerText();
+      assert(predictions.includes('[MASK] #11') && predictions.includes('P(IsNext)'), predictions);
+      assert(await page.locator('ol.top5 li').count() === 5, 'top-5 for the one [MASK]');
+      await page.locator('.probe-card').screenshot({ path: path.join(artifacts, 'explorer-tokens.png') });
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: switching the mask to Causal zeroes the upper triangle, same weights otherwise',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const before = await matrix(page, WEIGHTS(1, 1));
+      const t = before.length;
+      assert(before[0][t - 1] > 0, 'padding mask: query 0 sees the last key');
+      await page.getByRole('radio', { name: 'Causal' }).check();
+      await page.waitForFunction((c) => {
+        const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.querySelector('figcaption').textContent === c);
+        return f && JSON.parse(f.dataset.matrix)[0][1] === 0;
+      }, WEIGHTS(1, 1), { timeout: 15000 });
+      const after = await matrix(page, WEIGHTS(1, 1));
+      for (let i = 0; i < t; i++) {
+        for (let j = i + 1; j < t; j++) assert(after[i][j] === 0, `causal weight[${i}][${j}] = ${after[i][j]}`);
+      }
+      assert(after[0][0] === 1, `query 0 sees only itself: ${after[0][0]}`);
+      // Step to the mask stage: M is hatched above the diagonal, masked scores are null there.
+      await page.locator('.stepper .step', { hasText: '+ M' }).click();
+      const masked = await matrix(page, 'Layer 1 · Head 1 · masked scores');
+      assert(masked[0][1] === null && masked[1][0] !== null, 'masked scores: null above the diagonal');
+      await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'explorer-causal-mask.png') });
+      await page.getByRole('radio', { name: 'Padding' }).check();
+      await page.waitForFunction((c) => {
+        const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.querySelector('figcaption').textContent === c);
+        return f && JSON.parse(f.dataset.matrix)[0][1] > 0;
+      }, WEIGHTS(1, 1), { timeout: 15000 });
+      const again = await matrix(page, WEIGHTS(1, 1));
+      assert(JSON.stringify(again) === JSON.stringify(before), 'back to Padding: the same weights as before');
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: selecting a head in the model view',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const cells = page.locator('.model-view button.thumb');
+      assert(await cells.count() >= 2, 'model view has cells');
+      for (const i of [0, 1]) { const ink = await inkFraction(cells.nth(i).locator('canvas')); assert(ink > 0.5, `thumbnail ${i} is drawn (ink ${ink})`); }
+      await page.getByRole('button', { name: 'Layer 2 · Head 3' }).click();
+      await page.waitForSelector(`figure.heatmap figcaption:text-is("${WEIGHTS(2, 3)}")`, { timeout: 5000 });
+      assert(await page.getByLabel('Layer', { exact: true }).inputValue() === '1', 'Layer selector shows 2');
+      assert(await page.getByLabel('Head', { exact: true }).inputValue() === '2', 'Head selector shows 3');
+      assert(await page.locator('.thumb.selected').getAttribute('aria-label') === 'Layer 2 · Head 3', 'cell marked');
+      await page.getByLabel('Head', { exact: true }).selectOption('0');
+      await page.waitForSelector(`figure.heatmap figcaption:text-is("${WEIGHTS(2, 1)}")`, { timeout: 5000 });
+      await page.locator('.overview').screenshot({ path: path.join(artifacts, 'explorer-model-view.png') });
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: hovering a cell shows its tokens and exact value',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const fig = figure(page, WEIGHTS(1, 1));
+      const canvas = fig.locator('canvas');
+      const box = await canvas.boundingBox();
+      await page.mouse.move(box.x + box.width * 0.45, box.y + box.height * 0.6);
+      const tip = fig.locator('.tooltip');
+      await tip.waitFor({ timeout: 3000 });
+      const text = await tip.innerText();
+      const m = text.match(/#(\d+) → .* #(\d+) = (.*)$/);
+      assert(m, `tooltip reads "row #i → col #j = value": ${text}`);
+      const data = await matrix(page, WEIGHTS(1, 1));
+      const v = data[+m[1]][+m[2]];
+      const shown = m[3] === '0 (exactly)' ? 0 : parseFloat(m[3]);
+      assert(Math.abs(shown - v) < 5e-7, `tooltip ${m[3]} vs data-matrix ${v}`);
+      await fig.screenshot({ path: path.join(artifacts, 'explorer-tooltip.png') });
+      await page.mouse.move(0, 0);
+      await tip.waitFor({ state: 'detached', timeout: 3000 });
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: stepping through all nine stages with buttons and arrow keys',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      await page.getByLabel('Pad to').fill('20');
+      await page.waitForFunction(() => document.querySelectorAll('ol.tokens li.pad').length > 0, null, { timeout: 15000 });
+      const title = page.locator('.stage-title');
+      assert((await title.innerText()).startsWith('Step 1 of 9'), await title.innerText());
+      for (let k = 2; k <= 9; k++) {
+        await page.getByRole('button', { name: 'Next' }).click();
+        await page.waitForFunction((n) => document.querySelector('.stage-title').textContent.startsWith(`Step ${n} of 9`), k);
+        const captions = await page.locator('.stage-panel figcaption').allInnerTexts();
+        assert(captions.length > 0 && captions.every((c) => c.startsWith('Layer 1 · ')), `step ${k}: ${captions}`);
+        const hl = await page.locator('.formula .part.hl').count();
+        assert(hl > 0, `step ${k} highlights part of the formula`);
+        await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, `explorer-stage-${k}.png`) });
+      }
+      assert(await page.getByRole('button', { name: 'Next' }).isDisabled(), 'Next stops at the last stage');
+      await title.click();
+      for (let k = 8; k >= 1; k--) {
+        await page.keyboard.press('ArrowLeft');
+        await page.waitForFunction((n) => document.querySelector('.stage-title').textContent.startsWith(`Step ${n} of 9`), k);
+      }
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.waitForFunction(() => document.querySelector('.stage-title').textContent.startsWith('Step 4 of 9'));
+      const why = await page.locator('.why').innerText();
+      assert(/√d_k = 4\b/.test(why), `stage 4 names √d_k for this model: ${why}`);
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: export the heatmap as PNG and its values as CSV',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+      const fig = figure(page, WEIGHTS(1, 1));
+      const [download] = await Promise.all([
+        page.waitForEvent('download', { timeout: 5000 }),
+        fig.getByRole('button', { name: 'Save PNG' }).click(),
+      ]);
+      assert(download.suggestedFilename() === 'layer-1-head-1-softmax-weights.png', download.suggestedFilename());
+      const file = path.join(artifacts, 'explorer-export.png');
+      await download.saveAs(file);
+      const bytes = fs.readFileSync(file);
+      assert(bytes.length > 2000 && bytes.subarray(1, 4).toString() === 'PNG', `a PNG file (${bytes.length} bytes)`);
+      await fig.getByRole('button', { name: 'Copy CSV' }).click();
+      await fig.locator('.export-status', { hasText: 'Copied' }).waitFor({ timeout: 5000 });
+      const csv = await page.evaluate(() => navigator.clipboard.readText());
+      const lines = csv.trim().split('\n');
+      const data = await matrix(page, WEIGHTS(1, 1));
+      assert(lines.length === data.length + 1, `CSV has a header and ${data.length} rows`);
+      assert(lines[0].startsWith('query \\ key,[CLS],'), lines[0]);
+      assert(Math.abs(parseFloat(lines[1].split(',')[1]) - data[0][0]) < 1e-7, 'CSV values are exact');
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: bad input gives a clear message, never a panic',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const sentence = page.getByLabel('Sentence', { exact: true });
+      await page.getByLabel('Second sentence').fill('');
+      await sentence.fill('');
+      await page.locator('.error-box').waitFor({ timeout: 15000 });
+      assert((await page.locator('.error-box').innerText()).includes('empty'), await page.locator('.error-box').innerText());
+      assert(await page.locator('figure.heatmap').count() === 0, 'no stale heatmaps beside the message');
+      await page.screenshot({ path: path.join(artifacts, 'explorer-error.png') });
+
+      await sentence.fill('a b c d e f g h i j '.repeat(500));
+      await page.locator('.notice', { hasText: 'Truncated' }).waitFor({ timeout: 15000 });
+      assert(await page.locator('ol.tokens li').count() === 128, 'cut to the model\'s 128 positions');
+
+      await sentence.fill('the 🐶 dog 犬 runs\u0007 \u0000 in the 公园 park');
+      await page.waitForFunction(() => document.querySelectorAll('ol.tokens li.unk').length >= 3, null, { timeout: 15000 });
+      assert(await page.locator('.error-box').count() === 0, 'emoji and CJK are [UNK], not an error');
+
+      await page.getByLabel('Pad to').fill('500');
+      await page.locator('.error-box', { hasText: '500' }).waitFor({ timeout: 15000 });
+      await page.getByLabel('Pad to').fill('3');
+      await page.locator('.notice', { hasText: 'shorter than' }).waitFor({ timeout: 15000 });
+      await page.screenshot({ path: path.join(artifacts, 'explorer-bad-input.png'), fullPage: true });
+      clean(problems, requests, baseUrl);
+      await context.close();
+    },
+  },
+  {
+    name: 'explorer: readable at 1280×800 and usable at 390×844',
+    async run({ browser, baseUrl, artifacts }) {
+      for (const [name, viewport] of [['wide', { width: 1280, height: 800 }], ['narrow', { width: 390, height: 844 }]]) {
+        const { page, context, problems, requests } = await ready(browser, baseUrl, viewport);
+        await page.waitForTimeout(300);
+        const overflow = await page.locator('.explorer').evaluate((e) => e.scrollWidth - e.clientWidth);
+        assert(overflow <= 1, `${name}: the explorer overflows sideways by ${overflow}px`);
+        const next = page.getByRole('button', { name: 'Next' });
+        await next.click();
+        const title = await page.locator('.stage-title').innerText();
+        assert(title.startsWith('Step 2 of 9'), `${name}: ${title}`);
+        await page.screenshot({ path: path.join(artifacts, `explorer-${name}.png`) });
+        await page.screenshot({ path: path.join(artifacts, `explorer-${name}-full.png`), fullPage: true });
+        clean(problems, requests, baseUrl);
+        await context.close();
+      }
+    },
+  },
+];
