@@ -169,8 +169,8 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
         ],
         Stage::Scores => vec![token_figure(ins, hc("scores QKᵀ"), &head.scores, 340)],
         Stage::Scaled => vec![
-            token_figure(ins, hc("scores QKᵀ"), &head.scores, 260),
-            token_figure(ins, hc("scaled scores QKᵀ/√d_k"), &head.scaled, 260),
+            token_figure(ins, hc("scores QKᵀ"), &head.scores, 230),
+            token_figure(ins, hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
         ],
         Stage::Masked => {
             // M holds only 0 and −∞: 0 white, −∞ hatched, a legend instead of a colour bar.
@@ -186,14 +186,14 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
                     &head.mask,
                     ins.tokens.clone(),
                     mask_options,
-                    260,
+                    230,
                 ),
-                token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 260),
+                token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
             ]
         }
         Stage::Softmax => vec![
-            token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 260),
-            token_figure(ins, hc("softmax weights"), &head.weights, 260),
+            token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            token_figure(ins, hc("softmax weights"), &head.weights, 230),
         ],
         Stage::Context => vec![
             token_figure(ins, hc("softmax weights"), &head.weights, 220),
