@@ -3,7 +3,7 @@
 
     python tools/bench_vs_torch.py [--iters 50] [--warmup 5] [--rounds 5] [--judge cpu|wall|wall-best] [--skip-build]
 
-Workload (the same on both sides, see engine/benches/common/mod.rs): BertForPreTraining with
+Workload (the same on both sides, see engine/src/workload.rs): BertForPreTraining with
 vocab 2000, dropout 0.1 (train mode), Adam(lr 1e-3), batch B = 8 with no padding, 15% of the
 positions masked and labelled, NSP labels; presets
     tiny : hidden 64,  2 layers, 4 heads, intermediate 256,  T = 32

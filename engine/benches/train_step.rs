@@ -3,7 +3,7 @@
 //! labelled, dropout 0.1). `cargo bench -p attention-lab-engine --bench train_step`.
 //! tools/bench_vs_torch.py puts the same workload next to PyTorch.
 
-mod common;
+use engine::workload as common;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use engine::backward::backward;

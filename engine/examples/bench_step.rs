@@ -8,8 +8,7 @@
 //! (`median_ms`) and this thread's CPU time (`cpu_median_ms`, Linux), which other processes on
 //! a shared machine disturb far less than wall time.
 
-#[path = "../benches/common/mod.rs"]
-mod common;
+use engine::workload as common;
 
 use engine::backward::backward;
 use engine::forward::{forward, MlmScope};

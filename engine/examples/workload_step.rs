@@ -13,7 +13,12 @@ fn main() {
     let now = || start.elapsed().as_secs_f64() * 1e3;
     let results: serde_json::Map<String, serde_json::Value> = engine::workload::presets()
         .iter()
-        .map(|p| (p.name.to_string(), engine::workload::median_step_ms(p, iters, warmup, now).into()))
+        .map(|p| {
+            (
+                p.name.to_string(),
+                engine::workload::median_step_ms(p, iters, warmup, now).into(),
+            )
+        })
         .collect();
     println!("{}", serde_json::Value::Object(results));
 }

@@ -1,7 +1,7 @@
 //! The fixed benchmark workload, shared by `benches/train_step.rs` (criterion),
-//! `examples/bench_step.rs` (timings for tools/bench_vs_torch.py) and the browser benchmark (the
-//! training worker): one preset model and
-//! one batch, identical in both, so the numbers can be compared with each other and with torch.
+//! `examples/bench_step.rs` (timings for tools/bench_vs_torch.py), `examples/workload_step.rs`
+//! and the training worker (the browser benchmark): one preset model and one batch, identical
+//! everywhere, so the numbers can be compared with each other, with torch and with WASM.
 
 use crate::batch::IGNORE_INDEX;
 use crate::forward::{ForwardOptions, MlmScope};
@@ -83,18 +83,31 @@ pub fn train_options() -> ForwardOptions {
 /// Median milliseconds of a full training step (forward, backward, Adam) on `preset`'s fixed
 /// batch, after `warmup` untimed steps. `now_ms` is the clock: `Instant` natively,
 /// `Date.now()` in a browser worker.
-pub fn median_step_ms(preset: &Preset, iters: usize, warmup: usize, now_ms: impl Fn() -> f64) -> f64 {
+pub fn median_step_ms(
+    preset: &Preset,
+    iters: usize,
+    warmup: usize,
+    now_ms: impl Fn() -> f64,
+) -> f64 {
     use crate::optim::{Optimizer, OptimizerConfig};
     let batch = fixed_batch(preset.seq_len, 7);
     let mut rng = Rng::new(1);
     let mut model = model(preset);
     let mut grads = model.zeros_like();
-    let mut optimizer = Optimizer::new(OptimizerConfig::adam(1e-3), &model).expect("valid Adam settings");
+    let mut optimizer =
+        Optimizer::new(OptimizerConfig::adam(1e-3), &model).expect("valid Adam settings");
     let mut times = Vec::with_capacity(iters);
     for i in 0..warmup + iters {
         let t0 = now_ms();
-        crate::train::train_step(&mut model, &mut grads, &mut optimizer, &batch, MaskMode::Padding, &mut rng)
-            .expect("the benchmark workload trains");
+        crate::train::train_step(
+            &mut model,
+            &mut grads,
+            &mut optimizer,
+            &batch,
+            MaskMode::Padding,
+            &mut rng,
+        )
+        .expect("the benchmark workload trains");
         if i >= warmup {
             times.push(now_ms() - t0);
         }
