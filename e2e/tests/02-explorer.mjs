@@ -133,7 +133,9 @@ export const tests = [
       const v = data[+m[1]][+m[2]];
       const shown = m[3] === '0 (exactly)' ? 0 : parseFloat(m[3]);
       assert(Math.abs(shown - v) < 5e-7, `tooltip ${m[3]} vs data-matrix ${v}`);
-      await fig.screenshot({ path: path.join(artifacts, 'explorer-tooltip.png') });
+      const around = await fig.boundingBox();
+      await page.screenshot({ path: path.join(artifacts, 'explorer-tooltip.png'),
+        clip: { x: around.x, y: around.y, width: around.width + 200, height: around.height } });
       await page.mouse.move(0, 0);
       await tip.waitFor({ state: 'detached', timeout: 3000 });
       clean(problems, requests, baseUrl);

@@ -6,7 +6,6 @@ use crate::components::export;
 use crate::heatmap::{self, label_room, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
 use engine::Matrix;
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 /// Everything one heatmap shows; `PartialEq` so an unchanged matrix is not redrawn.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -100,14 +99,23 @@ pub fn axis_text(labels: &[String], i: usize) -> String {
     }
 }
 
-/// Where the pointer is: the cell under it and its position within the figure, px.
+/// The window's width in CSS px (wide when unknown).
+fn viewport_width() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .unwrap_or(f64::MAX)
+}
+
+/// Where the pointer is: the cell under it and its position in the viewport, px (the tooltip
+/// is `position: fixed`, so no scrolling figure can clip it).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Hover {
     row: usize,
     col: usize,
     x: f64,
     y: f64,
-    /// The pointer is in the right half: the tooltip opens to the left.
+    /// Near the window's right edge: the tooltip opens to the left.
     flip: bool,
 }
 
@@ -156,13 +164,12 @@ pub fn HeatmapFigure(
         let k = canvas.width() as f64 / shown;
         let (ox, oy) = (ev.offset_x() as f64, ev.offset_y() as f64);
         let cell = layout.get_untracked().cell_at(ox * k, oy * k);
-        let el: &web_sys::HtmlElement = canvas.unchecked_ref();
         set_hover.set(cell.map(|(row, col)| Hover {
             row,
             col,
-            x: el.offset_left() as f64 + ox,
-            y: el.offset_top() as f64 + oy,
-            flip: ox > shown / 2.0,
+            x: ev.client_x() as f64,
+            y: ev.client_y() as f64,
+            flip: ev.client_x() as f64 > viewport_width() - 280.0,
         }));
     };
     let tooltip = move || {
