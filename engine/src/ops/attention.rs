@@ -8,9 +8,9 @@
 use crate::batch::MaskMode;
 use crate::ops::dropout;
 use crate::ops::math::{self, exp};
+use crate::ops::matmul::gemm;
 use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix};
-use ndarray::linalg::general_mat_mul;
 use ndarray::{s, Array2, Array3, Array4, ArrayView2, ArrayView3, ArrayViewMut3, Ix4, Zip};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,7 +98,7 @@ pub fn forward(
             let kh = k.slice(s![b, .., h * dk..(h + 1) * dk]);
             let vh = v.slice(s![b, .., h * dv..(h + 1) * dv]);
             let mut w = weights.slice_mut(s![b, h, .., ..]);
-            general_mat_mul(1.0, &qh, &kh.t(), 0.0, &mut w); // scores = Q·Kᵀ
+            gemm(1.0, &qh, &kh.t(), 0.0, &mut w); // scores = Q·Kᵀ
             let head_trace = trace.as_deref_mut().filter(|_| b == 0).map(|heads| {
                 heads.push(HeadTrace {
                     q: Matrix::from_view(qh),
@@ -122,9 +122,9 @@ pub fn forward(
                         .and(&w)
                         .and(mask.slice(s![b, h, .., ..]))
                         .for_each(|d, &w, &m| *d = w * m);
-                    general_mat_mul(1.0, &dropped, &vh, 0.0, &mut ctx);
+                    gemm(1.0, &dropped, &vh, 0.0, &mut ctx);
                 }
-                None => general_mat_mul(1.0, &w, &vh, 0.0, &mut ctx),
+                None => gemm(1.0, &w, &vh, 0.0, &mut ctx),
             }
             if let Some(t) = head_trace {
                 fill_head_trace(t, &allowed, opts.scale, w.view(), ctx.view());
@@ -203,7 +203,7 @@ pub fn backward(
             );
             let vh = v.slice(s![b, .., h * dv..(h + 1) * dv]);
             let dc = d_context.slice(s![b, .., h * dv..(h + 1) * dv]);
-            general_mat_mul(1.0, &dc, &vh.t(), 0.0, &mut grad);
+            gemm(1.0, &dc, &vh.t(), 0.0, &mut grad);
             match &cache.dropout_mask {
                 Some(mask) => {
                     let m = mask.slice(s![b, h, .., ..]);
@@ -212,7 +212,7 @@ pub fn backward(
                         .and(m)
                         .for_each(|d, &p, &m| *d = p * m);
                     grad *= &m;
-                    general_mat_mul(
+                    gemm(
                         1.0,
                         &dropped.t(),
                         &dc,
@@ -220,7 +220,7 @@ pub fn backward(
                         &mut d_v.slice_mut(s![b, .., h * dv..(h + 1) * dv]),
                     );
                 }
-                None => general_mat_mul(
+                None => gemm(
                     1.0,
                     &p.t(),
                     &dc,
@@ -238,14 +238,14 @@ pub fn backward(
                         .and(&p)
                         .for_each(|g, &p| *g = p * (*g - dot));
                 });
-            general_mat_mul(
+            gemm(
                 opts.scale,
                 &grad,
                 &kh,
                 1.0,
                 &mut d_q.slice_mut(s![b, .., h * dk..(h + 1) * dk]),
             );
-            general_mat_mul(
+            gemm(
                 opts.scale,
                 &grad.t(),
                 &qh,

@@ -1,6 +1,6 @@
 //! y = x·Wᵀ + b, with W stored (out, in) as torch.nn.Linear does.
 
-use ndarray::linalg::general_mat_mul;
+use super::matmul::gemm;
 use ndarray::{Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 
 /// out (N, out) = inp (N, in) · weightᵀ (in, out) + bias.
@@ -11,7 +11,7 @@ pub fn forward(
 ) -> Array2<f32> {
     let mut out = Array2::zeros((inp.nrows(), weight.nrows()));
     out += &bias;
-    general_mat_mul(1.0, &inp, &weight.t(), 1.0, &mut out);
+    gemm(1.0, &inp, &weight.t(), 1.0, &mut out);
     out
 }
 
@@ -26,9 +26,9 @@ pub fn backward(
     weight: ArrayView2<f32>,
 ) {
     if let Some(d_inp) = d_inp {
-        general_mat_mul(1.0, &d_out, &weight, 1.0, d_inp);
+        gemm(1.0, &d_out, &weight, 1.0, d_inp);
     }
-    general_mat_mul(1.0, &d_out.t(), &inp, 1.0, d_weight);
+    gemm(1.0, &d_out.t(), &inp, 1.0, d_weight);
     *d_bias += &d_out.sum_axis(Axis(0));
 }
 

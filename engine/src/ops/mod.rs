@@ -16,6 +16,7 @@ pub mod layernorm;
 pub mod linear;
 pub mod loss;
 pub mod math;
+pub mod matmul;
 pub mod tanh;
 
 #[cfg(test)]
