@@ -163,8 +163,10 @@ impl Live {
         match message {
             FromWorker::Hello => {}
             FromWorker::Bench { results } => {
-                let json: serde_json::Map<String, serde_json::Value> = results.into_iter().map(|(k, v)| (k, v.into())).collect();
-                self.bench.set(Some(serde_json::Value::Object(json).to_string()));
+                let json: serde_json::Map<String, serde_json::Value> =
+                    results.into_iter().map(|(k, v)| (k, v.into())).collect();
+                self.bench
+                    .set(Some(serde_json::Value::Object(json).to_string()));
             }
             FromWorker::Ready {
                 info,
@@ -174,8 +176,12 @@ impl Live {
             } => {
                 self.info.set(Some(info));
                 self.step.set(step);
+                // The controls already say why a model cannot train; say it once.
+                let repeats = notice
+                    .as_ref()
+                    .is_some_and(|n| trainable.as_ref().err() == Some(n));
+                self.notice.set(notice.filter(|_| !repeats));
                 self.trainable.set(trainable);
-                self.notice.set(notice);
                 self.playing.set(false);
                 self.stopped.set(None);
                 self.error.set(None);
