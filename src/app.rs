@@ -33,7 +33,10 @@ pub fn App() -> impl IntoView {
     keyboard_shortcuts(live);
     let benchmark = location_has("bench");
     if benchmark {
-        live.send(ToWorker::Bench { iters: 20, warmup: 3 });
+        live.send(ToWorker::Bench {
+            iters: 20,
+            warmup: 3,
+        });
     }
 
     view! {
@@ -101,6 +104,11 @@ fn remember<T: Serialize>(live: Live, key: &str, value: &T) {
 
 /// `?word` in the page's URL.
 fn location_has(word: &str) -> bool {
-    let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
-    search.trim_start_matches('?').split('&').any(|part| part == word)
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    search
+        .trim_start_matches('?')
+        .split('&')
+        .any(|part| part == word)
 }

@@ -167,7 +167,9 @@ impl WeightHistory {
 
     /// Keep `model` if `step` falls on the interval (step 0 always).
     pub fn record(&mut self, step: u64, model: &BertForPreTraining) -> bool {
-        if !step.is_multiple_of(self.interval) || self.entries.last().is_some_and(|(s, _)| *s == step) {
+        if !step.is_multiple_of(self.interval)
+            || self.entries.last().is_some_and(|(s, _)| *s == step)
+        {
             return false;
         }
         self.entries.push((step, model.clone()));

@@ -47,7 +47,10 @@ pub enum ToWorker {
         keep: bool,
     },
     /// Time the fixed benchmark workload (engine::workload) and report ms per step.
-    Bench { iters: usize, warmup: usize },
+    Bench {
+        iters: usize,
+        warmup: usize,
+    },
 }
 
 /// One point of the loss curves.

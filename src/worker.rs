@@ -33,14 +33,21 @@ fn scope() -> DedicatedWorkerGlobalScope {
 }
 
 fn now() -> f64 {
-    scope().performance().map_or_else(js_sys::Date::now, |p| p.now())
+    scope()
+        .performance()
+        .map_or_else(js_sys::Date::now, |p| p.now())
 }
 
 /// The same workload and timing loop as the native `bench_step` example, for WASM/native ratios.
 fn bench(iters: usize, warmup: usize) -> Reply {
     let results = engine::workload::presets()
         .iter()
-        .map(|p| (p.name.to_string(), engine::workload::median_step_ms(p, iters, warmup, now)))
+        .map(|p| {
+            (
+                p.name.to_string(),
+                engine::workload::median_step_ms(p, iters, warmup, now),
+            )
+        })
         .collect();
     FromWorker::Bench { results }.into()
 }
@@ -111,7 +118,12 @@ fn tick() {
 /// Progress replies are merged and let through at most every `PROGRESS_MS`, and always once
 /// play has stopped; other replies pass at once.
 fn hold_progress(reply: Reply) -> Option<Reply> {
-    let FromWorker::Progress { points, steps_per_second, playing } = reply.message else {
+    let FromWorker::Progress {
+        points,
+        steps_per_second,
+        playing,
+    } = reply.message
+    else {
         return Some(reply);
     };
     UNSENT.with_borrow_mut(|unsent| unsent.extend(points));
@@ -120,7 +132,14 @@ fn hold_progress(reply: Reply) -> Option<Reply> {
     }
     LAST_PROGRESS.set(now());
     let points = UNSENT.take();
-    Some(FromWorker::Progress { points, steps_per_second, playing }.into())
+    Some(
+        FromWorker::Progress {
+            points,
+            steps_per_second,
+            playing,
+        }
+        .into(),
+    )
 }
 
 /// As many steps as fit in a slice, or as the speed limit allows since the last tick.
