@@ -236,6 +236,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--skip-build", action="store_true")
     ap.add_argument("--keep", type=Path, help="write the checkpoints here instead of a temp dir")
+    ap.add_argument("--browser", type=Path, metavar="DIR",
+                    help="only check a checkpoint the web app downloaded (the e2e test saves one in "
+                         "artifacts/browser-checkpoint): it loads in transformers and inspect agrees")
     args = ap.parse_args()
 
     import numpy as np
@@ -245,6 +248,15 @@ def main():
     if not args.skip_build:
         common.build_cli()
     failures = []
+    if args.browser:
+        model, tok = load_hf(args.browser, failures, "browser")
+        for text, pair in (("the dog chases a [MASK] ball .", "the ball rolls under the tree ."), ("good night , ada .", None)):
+            compare_inspect(torch, np, args.browser, model, tok, text, pair, "padding", "browser", failures)
+        if failures:
+            print("\nFAILED:\n  " + "\n  ".join(failures))
+            sys.exit(1)
+        print("\nthe checkpoint downloaded from the browser loads in transformers and matches the engine")
+        return
     with tempfile.TemporaryDirectory() as t:
         tmp = args.keep or Path(t)
         tmp.mkdir(parents=True, exist_ok=True)

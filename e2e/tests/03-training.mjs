@@ -77,6 +77,31 @@ export const tests = [
     },
   },
   {
+    name: 'training: Download checkpoint saves config.json, model.safetensors, vocab.txt, tokenizer_config.json',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByRole('button', { name: 'Step', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 1, null, { timeout: 10000 });
+      const dir = path.join(artifacts, 'browser-checkpoint');
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.mkdirSync(dir, { recursive: true });
+      const names = [];
+      page.on('download', async (d) => { names.push(d.suggestedFilename()); await d.saveAs(path.join(dir, d.suggestedFilename())); });
+      await page.getByRole('button', { name: 'Download checkpoint' }).click();
+      await page.waitForFunction(() => true);
+      for (let i = 0; i < 50 && names.length < 4; i++) await page.waitForTimeout(100);
+      await page.waitForTimeout(500);
+      assert(names.sort().join() === 'config.json,model.safetensors,tokenizer_config.json,vocab.txt', `downloads: ${names}`);
+      const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
+      assert(config.hidden_size === 64 && config.num_hidden_layers === 2, `config: ${JSON.stringify(config).slice(0, 200)}`);
+      const weights = fs.statSync(path.join(dir, 'model.safetensors')).size;
+      assert(weights > 4 * 100000, `model.safetensors is only ${weights} bytes`);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
     name: 'training: corpus, settings and probe survive a reload',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
