@@ -10,6 +10,8 @@ pub mod live;
 mod panel;
 pub mod protocol;
 pub mod session;
+#[doc(hidden)]
+pub mod testing;
 pub mod training;
 pub mod worker;
 pub mod worker_client;

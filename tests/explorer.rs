@@ -3,6 +3,7 @@
 
 use attention_lab_web::explorer::Explorer;
 use attention_lab_web::lab::{ModelInfo, ProbeInput, DEFAULT_CORPUS};
+use attention_lab_web::testing::tick;
 use engine::inspect::{inspect, Inspection};
 use engine::tokenizer::Tokenizer;
 use engine::{BertConfig, BertForPreTraining, Rng};
@@ -13,16 +14,6 @@ use wasm_bindgen_test::*;
 use web_sys::{Element, HtmlElement, HtmlInputElement};
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-async fn tick(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            .unwrap();
-    });
-    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
-}
 
 /// The explorer on its own, with the app's part (probe in, inspection out) played by a local
 /// model. The returned handle keeps it mounted.

@@ -1,22 +1,13 @@
 //! Component tests in headless Chromium (wasm-bindgen-test).
 
 use attention_lab_web::components::heatmap_figure::{HeatmapData, HeatmapFigure};
+use attention_lab_web::testing::tick;
 use engine::Matrix;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-async fn tick(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        web_sys::window()
-            .unwrap()
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-            .unwrap();
-    });
-    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
-}
 
 fn fresh_container() -> web_sys::HtmlElement {
     let doc = web_sys::window().unwrap().document().unwrap();

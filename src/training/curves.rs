@@ -666,6 +666,7 @@ fn CurveChart(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::tick;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn point(step: u64, loss: f32) -> CurvePoint {
@@ -831,16 +832,6 @@ mod tests {
             d.iter().filter(|p| p.1 == 0.0).count() > 250,
             "the lows are kept"
         );
-    }
-
-    async fn tick(ms: i32) {
-        let promise = js_sys::Promise::new(&mut |resolve, _| {
-            web_sys::window()
-                .unwrap()
-                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-                .unwrap();
-        });
-        wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
     }
 
     fn ink(canvas: &HtmlCanvasElement) -> (usize, usize) {

@@ -508,6 +508,7 @@ pub fn download_files(files: &[(&str, &[u8], &str)]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::tick;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn names(list: &[&str]) -> Vec<(String, u64)> {
@@ -660,16 +661,6 @@ mod tests {
         ];
         let e = read_checkpoint(bad, status).await.unwrap_err();
         assert!(e.contains("config.json is not UTF-8"), "{e}");
-    }
-
-    async fn tick(ms: i32) {
-        let promise = js_sys::Promise::new(&mut |resolve, _| {
-            web_sys::window()
-                .unwrap()
-                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms)
-                .unwrap();
-        });
-        JsFuture::from(promise).await.unwrap();
     }
 
     /// Put `files` in the picker as the browser does, and say so with a `change` event.
