@@ -104,16 +104,15 @@ impl Live {
             tokenizer_config_json,
             safetensors,
         } = picked;
-        let load = ToWorker::Load {
+        let files = SavedModel {
             name,
+            step: 0,
             config_json,
             vocab_txt,
             tokenizer_config_json,
-            corpus,
-            settings,
-            step: 0,
+            safetensors,
         };
-        self.send_with(load, Some(&safetensors));
+        self.send_load(files, corpus, settings);
     }
 
     /// The model kept in the browser by an earlier visit.
@@ -123,6 +122,11 @@ impl Live {
             saved.name, saved.step
         )));
         self.kept.set_value((saved.step, js_sys::Date::now()));
+        self.send_load(saved, corpus, settings);
+    }
+
+    /// Checkpoint files to the worker; the weights travel beside the JSON.
+    fn send_load(&self, files: SavedModel, corpus: String, settings: LabSettings) {
         let SavedModel {
             name,
             step,
@@ -130,7 +134,7 @@ impl Live {
             vocab_txt,
             tokenizer_config_json,
             safetensors,
-        } = saved;
+        } = files;
         let load = ToWorker::Load {
             name,
             config_json,
