@@ -62,6 +62,7 @@ fn odd_shapes_match_a_naive_product() {
         (33, 65, 17),
         (4, 8, 8),
         (130, 300, 13),
+        (70, 1100, 19), // three depth blocks, two row blocks
         (2, 0, 3),
     ] {
         let (a, b) = (filled(m, k, 1), filled(k, n, 2));
@@ -73,7 +74,7 @@ fn odd_shapes_match_a_naive_product() {
 
 #[wasm_bindgen_test]
 fn transposed_operands_match_a_naive_product() {
-    for &(m, k, n) in &[(1, 1, 1), (3, 5, 7), (33, 65, 17), (131, 260, 9)] {
+    for &(m, k, n) in &[(1, 1, 1), (3, 5, 7), (33, 65, 17), (131, 600, 9)] {
         let (at, bt) = (filled(k, m, 3), filled(n, k, 4));
         let (a, b) = (filled(m, k, 5), filled(k, n, 6));
         check(1.0, at.t(), b.view(), 0.0); // Aᵀ·B, as in d_weight = doutᵀ·inp
@@ -108,6 +109,14 @@ fn strided_views_and_strided_output_match_a_naive_product() {
         .iter()
         .zip(&want)
         .all(|(g, w)| (g - w).abs() <= 1e-4));
+}
+
+#[wasm_bindgen_test]
+fn reversed_views_match_a_naive_product() {
+    // Negative strides: ndarray views may run backwards in memory.
+    let (a, b) = (filled(13, 21, 1), filled(21, 11, 2));
+    check(1.0, a.slice(s![..;-1, ..]), b.slice(s![.., ..;-1]), 0.0);
+    check(0.5, a.slice(s![.., ..;-1]), b.slice(s![..;-1, ..]), 1.0);
 }
 
 #[wasm_bindgen_test]

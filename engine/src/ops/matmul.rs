@@ -53,25 +53,59 @@ pub fn gemm_relaxed_simd(
 
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 mod wasm {
+    //! Goto-style blocking: for each depth block of KC, pack B's rows into NR-column panels and
+    //! each MC-row block of A into MR-row panels, then run the micro-kernel over every
+    //! (MR × NR) tile. Everything past the shape check works on raw pointers and strides: the
+    //! attention heads make hundreds of 32×16×32 products per step, where ndarray's per-call
+    //! slicing cost more than the arithmetic.
     use core::arch::wasm32::{
-        f32x4_add, f32x4_mul, f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_store,
+        f32x4_add, f32x4_mul, f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_load32_splat,
+        v128_store,
     };
-    use ndarray::{s, ArrayView2, ArrayViewMut2, Axis};
+    use ndarray::{ArrayView2, ArrayViewMut2, Axis};
     use std::cell::RefCell;
 
-    /// Micro-tile: MR rows × NR columns of C live in 8 f32x4 accumulators (V8 keeps them, the
-    /// two B vectors and the broadcast A value in 11 of the 16 x86 xmm registers).
+    /// Micro-tile: MR rows × NR columns of C live in 8 f32x4 accumulators (with the two B
+    /// vectors and the broadcast A values, 14 of the 15 xmm registers V8 allocates on x86-64;
+    /// a 6×8 tile spills and runs at half the speed).
     const MR: usize = 4;
     const NR: usize = 8;
-    /// Depth block: an A panel (MR·KC floats, 4 KiB) and a B panel (NR·KC, 8 KiB) stay in L1.
-    const KC: usize = 256;
+    /// Depth block: an A panel (MR·KC floats, 8 KiB) and a B panel (NR·KC, 16 KiB) stay in L1.
+    const KC: usize = 512;
     /// Row block: the packed A block (MC·KC floats, 128 KiB) stays in L2 while every B panel
     /// passes over it.
-    const MC: usize = 128;
+    const MC: usize = 64;
 
     thread_local! {
         /// Packed A and B blocks, reused across calls (no allocation per product).
         static PACKED: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    }
+
+    /// A matrix as a base pointer and element strides (ndarray views may have any strides,
+    /// negative ones included).
+    #[derive(Clone, Copy)]
+    struct Strided {
+        ptr: *const f32,
+        row_stride: isize,
+        col_stride: isize,
+    }
+
+    impl Strided {
+        fn of(view: &ArrayView2<f32>) -> Self {
+            Strided {
+                ptr: view.as_ptr(),
+                row_stride: view.stride_of(Axis(0)),
+                col_stride: view.stride_of(Axis(1)),
+            }
+        }
+
+        /// # Safety
+        /// (i, j) must lie inside the view this was made from.
+        #[inline(always)]
+        unsafe fn at(self, i: usize, j: usize) -> *const f32 {
+            self.ptr
+                .offset(i as isize * self.row_stride + j as isize * self.col_stride)
+        }
     }
 
     pub fn gemm(
@@ -95,21 +129,32 @@ mod wasm {
             c.map_inplace(|x| *x = if beta == 0.0 { 0.0 } else { beta * *x });
             return;
         }
+        let (a, b) = (Strided::of(&a), Strided::of(&b));
+        let (c_rows, c_cols) = (c.stride_of(Axis(0)), c.stride_of(Axis(1)));
+        let c_ptr = c.as_mut_ptr();
         PACKED.with(|packed| {
             let (pa, pb) = &mut *packed.borrow_mut();
             for p0 in (0..k).step_by(KC) {
                 let kc = KC.min(k - p0);
-                pack_b(pb, b.slice(s![p0..p0 + kc, ..]));
+                // SAFETY: rows p0..p0+kc < k and columns < n lie inside B.
+                unsafe { pack_b(pb, b, n, p0, kc) };
                 // Later depth blocks add onto what the first one wrote.
                 let beta = if p0 == 0 { beta } else { 1.0 };
                 for i_block in (0..m).step_by(MC) {
                     let mc = MC.min(m - i_block);
-                    pack_a(pa, a.slice(s![i_block..i_block + mc, p0..p0 + kc]));
+                    // SAFETY: rows i_block..i_block+mc < m and depths p0..p0+kc < k lie inside A.
+                    unsafe { pack_a(pa, a, i_block, mc, p0, kc) };
                     for j0 in (0..n).step_by(NR) {
                         let b_panel = &pb[j0 * kc..(j0 + NR) * kc];
                         for i0 in (0..mc).step_by(MR) {
                             let acc = micro_kernel(&pa[i0 * kc..(i0 + MR) * kc], b_panel);
-                            store_tile(&mut c, i_block + i0, j0, &acc, alpha, beta);
+                            let (i, rows, cols) = (i_block + i0, MR.min(mc - i0), NR.min(n - j0));
+                            // SAFETY: the tile's rows i..i+rows ≤ m and columns j0..j0+cols ≤ n
+                            // lie inside C, which nothing else borrows.
+                            unsafe {
+                                let tile = c_ptr.offset(i as isize * c_rows + j0 as isize * c_cols);
+                                store_tile(tile, (c_rows, c_cols), (rows, cols), &acc, alpha, beta);
+                            }
                         }
                     }
                 }
@@ -117,39 +162,59 @@ mod wasm {
         });
     }
 
-    /// A (mc, kc) → panels of MR rows, each stored column by column: panel[p·MR + r] = A[i0+r, p].
-    /// Rows past mc are zero so the kernel needs no edge case. Reads follow A's memory order
-    /// (rows, or columns for a transposed view such as doutᵀ).
-    fn pack_a(buf: &mut Vec<f32>, a: ArrayView2<f32>) {
-        let (mc, kc) = a.dim();
+    /// Rows i0..i0+mc, depths p0..p0+kc of A → panels of MR rows, each stored depth by depth:
+    /// panel[p·MR + r] = A[i0 + r, p0 + p]. Rows past mc are zero, so the kernel has no edge case.
+    ///
+    /// # Safety
+    /// That block must lie inside the matrix `a` describes.
+    unsafe fn pack_a(buf: &mut Vec<f32>, a: Strided, i0: usize, mc: usize, p0: usize, kc: usize) {
         buf.clear();
         buf.resize(mc.div_ceil(MR) * MR * kc, 0.0);
-        let at = |i: usize, p: usize| (i / MR) * MR * kc + p * MR + i % MR;
-        if a.stride_of(Axis(1)) == 1 || a.stride_of(Axis(0)) != 1 {
-            for (i, row) in a.rows().into_iter().enumerate() {
-                row.iter().enumerate().for_each(|(p, &x)| buf[at(i, p)] = x);
-            }
-        } else {
-            for (p, col) in a.columns().into_iter().enumerate() {
-                col.iter().enumerate().for_each(|(i, &x)| buf[at(i, p)] = x);
+        for (panel_index, panel) in buf.chunks_exact_mut(MR * kc).enumerate() {
+            let first = i0 + panel_index * MR;
+            let rows = MR.min(i0 + mc - first);
+            if a.row_stride == 1 && rows == MR {
+                // A column-major (doutᵀ): the MR values at one depth are adjacent.
+                for (p, out) in panel.chunks_exact_mut(MR).enumerate() {
+                    store(out, v128_load(a.at(first, p0 + p).cast()));
+                }
+            } else {
+                for r in 0..rows {
+                    let row = a.at(first + r, p0);
+                    for (p, out) in panel.chunks_exact_mut(MR).enumerate() {
+                        out[r] = *row.offset(p as isize * a.col_stride);
+                    }
+                }
             }
         }
     }
 
-    /// B (kc, n) → panels of NR columns, each stored row by row: panel[p·NR + j] = B[p, j0+j].
-    /// Columns past n are zero. Reads follow B's memory order (columns for Wᵀ).
-    fn pack_b(buf: &mut Vec<f32>, b: ArrayView2<f32>) {
-        let (kc, n) = b.dim();
+    /// Depths p0..p0+kc, all n columns of B → panels of NR columns, each stored depth by depth:
+    /// panel[p·NR + j] = B[p0 + p, j0 + j]. Columns past n are zero.
+    ///
+    /// # Safety
+    /// Those rows of `b` (n columns wide) must lie inside the matrix it describes.
+    unsafe fn pack_b(buf: &mut Vec<f32>, b: Strided, n: usize, p0: usize, kc: usize) {
         buf.clear();
         buf.resize(n.div_ceil(NR) * NR * kc, 0.0);
-        let at = |p: usize, j: usize| (j / NR) * NR * kc + p * NR + j % NR;
-        if b.stride_of(Axis(1)) == 1 || b.stride_of(Axis(0)) != 1 {
-            for (p, row) in b.rows().into_iter().enumerate() {
-                row.iter().enumerate().for_each(|(j, &x)| buf[at(p, j)] = x);
-            }
-        } else {
-            for (j, col) in b.columns().into_iter().enumerate() {
-                col.iter().enumerate().for_each(|(p, &x)| buf[at(p, j)] = x);
+        for (panel_index, panel) in buf.chunks_exact_mut(NR * kc).enumerate() {
+            let first = panel_index * NR;
+            let cols = NR.min(n - first);
+            if b.col_stride == 1 && cols == NR {
+                // B row-major: NR adjacent values per depth, two vector copies.
+                for (p, out) in panel.chunks_exact_mut(NR).enumerate() {
+                    let row = b.at(p0 + p, first);
+                    store(&mut out[..4], v128_load(row.cast()));
+                    store(&mut out[4..], v128_load(row.add(4).cast()));
+                }
+            } else {
+                // Wᵀ and the like: walk each column of B, a row of W, in memory order.
+                for j in 0..cols {
+                    let column = b.at(p0, first + j);
+                    for (p, out) in panel.chunks_exact_mut(NR).enumerate() {
+                        out[j] = *column.offset(p as isize * b.row_stride);
+                    }
+                }
             }
         }
     }
@@ -178,8 +243,9 @@ mod wasm {
         let mut acc = [[f32x4_splat(0.0); 2]; MR];
         for (a, b) in a_panel.chunks_exact(MR).zip(b_panel.chunks_exact(NR)) {
             let (b0, b1) = (load(&b[..4]), load(&b[4..]));
-            for (acc, &a) in acc.iter_mut().zip(a) {
-                let a = f32x4_splat(a);
+            for (acc, a) in acc.iter_mut().zip(a) {
+                // SAFETY: `a` is a reference to one readable f32.
+                let a = unsafe { v128_load32_splat((a as *const f32).cast()) };
                 acc[0] = f32x4_relaxed_madd(a, b0, acc[0]);
                 acc[1] = f32x4_relaxed_madd(a, b1, acc[1]);
             }
@@ -187,44 +253,44 @@ mod wasm {
         acc
     }
 
-    /// C[i0.., j0..] = α·acc + β·C for the part of the tile inside C.
-    fn store_tile(
-        c: &mut ArrayViewMut2<f32>,
-        i0: usize,
-        j0: usize,
+    /// C tile = α·acc + β·C tile, for its first `rows` × `cols` entries (edge tiles are smaller).
+    ///
+    /// # Safety
+    /// `tile` with strides `(row_stride, col_stride)` must address rows × cols writable floats.
+    #[inline(always)]
+    unsafe fn store_tile(
+        tile: *mut f32,
+        (row_stride, col_stride): (isize, isize),
+        (rows, cols): (usize, usize),
         acc: &[[v128; 2]; MR],
         alpha: f32,
         beta: f32,
     ) {
-        let (m, n) = c.dim();
         let (alpha_v, beta_v) = (f32x4_splat(alpha), f32x4_splat(beta));
-        for (r, acc) in acc.iter().enumerate().take(m - i0) {
-            let mut row = c.slice_mut(s![i0 + r, j0..n.min(j0 + NR)]);
-            match row.as_slice_mut() {
-                Some(row) if row.len() == NR => {
-                    for (h, &acc) in acc.iter().enumerate() {
-                        let out = &mut row[4 * h..4 * h + 4];
-                        let scaled = f32x4_mul(alpha_v, acc);
-                        let v = if beta == 0.0 {
-                            scaled
-                        } else {
-                            f32x4_add(scaled, f32x4_mul(beta_v, load(out)))
-                        };
-                        store(out, v);
-                    }
+        for (r, acc) in acc.iter().enumerate().take(rows) {
+            let row = tile.offset(r as isize * row_stride);
+            if col_stride == 1 && cols == NR {
+                for (h, &acc) in acc.iter().enumerate() {
+                    let out = row.add(4 * h).cast();
+                    let scaled = f32x4_mul(alpha_v, acc);
+                    let v = if beta == 0.0 {
+                        scaled
+                    } else {
+                        f32x4_add(scaled, f32x4_mul(beta_v, v128_load(out)))
+                    };
+                    v128_store(out, v);
                 }
-                _ => {
-                    // Edge tile or strided C: go through a small array.
-                    let mut tile = [0.0f32; NR];
-                    store(&mut tile[..4], acc[0]);
-                    store(&mut tile[4..], acc[1]);
-                    for (x, &t) in row.iter_mut().zip(&tile) {
-                        *x = if beta == 0.0 {
-                            alpha * t
-                        } else {
-                            alpha * t + beta * *x
-                        };
-                    }
+            } else {
+                let mut values = [0.0f32; NR];
+                store(&mut values[..4], acc[0]);
+                store(&mut values[4..], acc[1]);
+                for (j, &t) in values.iter().enumerate().take(cols) {
+                    let x = row.offset(j as isize * col_stride);
+                    *x = if beta == 0.0 {
+                        alpha * t
+                    } else {
+                        alpha * t + beta * *x
+                    };
                 }
             }
         }
