@@ -59,8 +59,8 @@ mod wasm {
     //! attention heads make hundreds of 32×16×32 products per step, where ndarray's per-call
     //! slicing cost more than the arithmetic.
     use core::arch::wasm32::{
-        f32x4_add, f32x4_mul, f32x4_relaxed_madd, f32x4_splat, v128, v128_load, v128_load32_splat,
-        v128_store,
+        f32x4_add, f32x4_mul, f32x4_relaxed_madd, f32x4_splat, i32x4_shuffle, v128, v128_load,
+        v128_load32_splat, v128_store,
     };
     use ndarray::{ArrayView2, ArrayViewMut2, Axis};
     use std::cell::RefCell;
@@ -163,26 +163,29 @@ mod wasm {
     }
 
     /// Rows i0..i0+mc, depths p0..p0+kc of A → panels of MR rows, each stored depth by depth:
-    /// panel[p·MR + r] = A[i0 + r, p0 + p]. Rows past mc are zero, so the kernel has no edge case.
+    /// panel[p·MR + r] = A[i0 + r, p0 + p]. An edge panel's missing rows keep whatever the buffer
+    /// held: the kernel computes them like any other row and `store_tile` discards them.
     ///
     /// # Safety
     /// That block must lie inside the matrix `a` describes.
     unsafe fn pack_a(buf: &mut Vec<f32>, a: Strided, i0: usize, mc: usize, p0: usize, kc: usize) {
-        buf.clear();
-        buf.resize(mc.div_ceil(MR) * MR * kc, 0.0);
-        for (panel_index, panel) in buf.chunks_exact_mut(MR * kc).enumerate() {
+        let panels = mc.div_ceil(MR);
+        for (panel_index, panel) in panels_of(buf, panels, MR * kc).enumerate() {
             let first = i0 + panel_index * MR;
             let rows = MR.min(i0 + mc - first);
+            let row = |r: usize| a.at(first + r, p0);
             if a.row_stride == 1 && rows == MR {
                 // A column-major (doutᵀ): the MR values at one depth are adjacent.
                 for (p, out) in panel.chunks_exact_mut(MR).enumerate() {
                     store(out, v128_load(a.at(first, p0 + p).cast()));
                 }
+            } else if a.col_stride == 1 && rows == MR {
+                // A row-major: 4×4 blocks, transposed in registers.
+                transpose_rows_into([row(0), row(1), row(2), row(3)], kc, panel, MR, 0);
             } else {
                 for r in 0..rows {
-                    let row = a.at(first + r, p0);
                     for (p, out) in panel.chunks_exact_mut(MR).enumerate() {
-                        out[r] = *row.offset(p as isize * a.col_stride);
+                        out[r] = *row(r).offset(p as isize * a.col_stride);
                     }
                 }
             }
@@ -190,16 +193,17 @@ mod wasm {
     }
 
     /// Depths p0..p0+kc, all n columns of B → panels of NR columns, each stored depth by depth:
-    /// panel[p·NR + j] = B[p0 + p, j0 + j]. Columns past n are zero.
+    /// panel[p·NR + j] = B[p0 + p, j0 + j]. An edge panel's missing columns are left as they were
+    /// (see `pack_a`).
     ///
     /// # Safety
     /// Those rows of `b` (n columns wide) must lie inside the matrix it describes.
     unsafe fn pack_b(buf: &mut Vec<f32>, b: Strided, n: usize, p0: usize, kc: usize) {
-        buf.clear();
-        buf.resize(n.div_ceil(NR) * NR * kc, 0.0);
-        for (panel_index, panel) in buf.chunks_exact_mut(NR * kc).enumerate() {
+        let panels = n.div_ceil(NR);
+        for (panel_index, panel) in panels_of(buf, panels, NR * kc).enumerate() {
             let first = panel_index * NR;
             let cols = NR.min(n - first);
+            let column = |j: usize| b.at(p0, first + j);
             if b.col_stride == 1 && cols == NR {
                 // B row-major: NR adjacent values per depth, two vector copies.
                 for (p, out) in panel.chunks_exact_mut(NR).enumerate() {
@@ -207,14 +211,80 @@ mod wasm {
                     store(&mut out[..4], v128_load(row.cast()));
                     store(&mut out[4..], v128_load(row.add(4).cast()));
                 }
+            } else if b.row_stride == 1 && cols == NR {
+                // B = Wᵀ with W row-major: each column of B is a row of W; transpose 4×4 blocks.
+                transpose_rows_into(
+                    [column(0), column(1), column(2), column(3)],
+                    kc,
+                    panel,
+                    NR,
+                    0,
+                );
+                transpose_rows_into(
+                    [column(4), column(5), column(6), column(7)],
+                    kc,
+                    panel,
+                    NR,
+                    4,
+                );
             } else {
-                // Wᵀ and the like: walk each column of B, a row of W, in memory order.
                 for j in 0..cols {
-                    let column = b.at(p0, first + j);
                     for (p, out) in panel.chunks_exact_mut(NR).enumerate() {
-                        out[j] = *column.offset(p as isize * b.row_stride);
+                        out[j] = *column(j).offset(p as isize * b.row_stride);
                     }
                 }
+            }
+        }
+    }
+
+    /// `buf` sized for `count` panels of `len` floats, as mutable chunks. It only grows (and
+    /// so only zero-fills) when a product needs more than any before it.
+    fn panels_of(
+        buf: &mut Vec<f32>,
+        count: usize,
+        len: usize,
+    ) -> std::slice::ChunksExactMut<'_, f32> {
+        if buf.len() < count * len {
+            buf.resize(count * len, 0.0);
+        }
+        buf[..count * len].chunks_exact_mut(len)
+    }
+
+    /// For 4 contiguous source rows of `depth` floats: out[p·width + offset + r] = rows[r][p],
+    /// a 4×4 in-register transpose per 4 depths.
+    ///
+    /// # Safety
+    /// Each row pointer must address `depth` readable floats.
+    #[inline(always)]
+    unsafe fn transpose_rows_into(
+        rows: [*const f32; 4],
+        depth: usize,
+        out: &mut [f32],
+        width: usize,
+        offset: usize,
+    ) {
+        let blocked = depth / 4 * 4;
+        for p in (0..blocked).step_by(4) {
+            let [r0, r1, r2, r3] = rows.map(|row| v128_load(row.add(p).cast()));
+            // (a0 b0 a1 b1), (c0 d0 c1 d1), (a2 b2 a3 b3), (c2 d2 c3 d3)
+            let ab_lo = i32x4_shuffle::<0, 4, 1, 5>(r0, r1);
+            let cd_lo = i32x4_shuffle::<0, 4, 1, 5>(r2, r3);
+            let ab_hi = i32x4_shuffle::<2, 6, 3, 7>(r0, r1);
+            let cd_hi = i32x4_shuffle::<2, 6, 3, 7>(r2, r3);
+            let columns = [
+                i32x4_shuffle::<0, 1, 4, 5>(ab_lo, cd_lo),
+                i32x4_shuffle::<2, 3, 6, 7>(ab_lo, cd_lo),
+                i32x4_shuffle::<0, 1, 4, 5>(ab_hi, cd_hi),
+                i32x4_shuffle::<2, 3, 6, 7>(ab_hi, cd_hi),
+            ];
+            for (q, column) in columns.into_iter().enumerate() {
+                let at = (p + q) * width + offset;
+                store(&mut out[at..at + 4], column);
+            }
+        }
+        for p in blocked..depth {
+            for (r, row) in rows.iter().enumerate() {
+                out[p * width + offset + r] = *row.add(p);
             }
         }
     }
