@@ -1,0 +1,54 @@
+//! The embeddings: x = dropout(LN(word[ids] + position[t] + token_type[tt])), and the cache
+//! its backward reads.
+
+use super::ln_forward;
+use crate::batch::Batch;
+use crate::model::BertEmbeddings;
+use crate::ops::layernorm::LayerNormCache;
+use crate::ops::{dropout, embedding};
+use crate::rng::Rng;
+use crate::trace::{AttentionTrace, Matrix};
+use ndarray::{s, Array2};
+
+pub(crate) struct EmbeddingsCache {
+    pub(crate) sum: Array2<f32>, // (N, C) word + position + token type, LN input
+    pub(crate) ln: LayerNormCache,
+    pub(crate) dropout: Option<Array2<f32>>, // (N, C)
+}
+/// Position ids 0..T for each of the B sequences, row-major like the batch.
+pub(crate) fn position_ids(b_size: usize, t: usize) -> impl Iterator<Item = usize> {
+    (0..b_size).flat_map(move |_| 0..t)
+}
+
+pub(super) fn embeddings_forward(
+    emb: &BertEmbeddings,
+    batch: &Batch,
+    eps: f64,
+    hidden_p: f32,
+    rng: &mut Rng,
+    trace: Option<&mut AttentionTrace>,
+) -> (Array2<f32>, EmbeddingsCache) {
+    let (b_size, t) = batch.input_ids.dim();
+    let mut sum = Array2::zeros((b_size * t, emb.word_embeddings.ncols())); // (N, C)
+    embedding::forward_add(
+        &mut sum.view_mut(),
+        batch.input_ids.iter().map(|&id| id as usize),
+        emb.word_embeddings.view(),
+    );
+    embedding::forward_add(
+        &mut sum.view_mut(),
+        position_ids(b_size, t),
+        emb.position_embeddings.view(),
+    );
+    embedding::forward_add(
+        &mut sum.view_mut(),
+        batch.token_type_ids.iter().map(|&tt| tt as usize),
+        emb.token_type_embeddings.view(),
+    );
+    let (mut x, ln) = ln_forward(sum.view(), &emb.layer_norm, eps);
+    if let Some(tr) = trace {
+        tr.embeddings = Matrix::from_view(x.slice(s![..t, ..]));
+    }
+    let dropout = dropout::forward(&mut x, hidden_p, rng);
+    (x, EmbeddingsCache { sum, ln, dropout })
+}

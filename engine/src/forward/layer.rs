@@ -1,0 +1,107 @@
+//! One encoder layer (`BertLayer`), post-LN, and the cache its backward reads:
+//!
+//! a   = LN(dropout(attention(x)·W_Oᵀ + b_O) + x)
+//! out = LN(dropout(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2) + a)
+
+use super::{as_sequences, linear_forward, ln_forward};
+use crate::batch::Batch;
+use crate::model::BertLayer;
+use crate::ops::attention::{self, AttentionCache, AttentionOptions};
+use crate::ops::layernorm::LayerNormCache;
+use crate::ops::{dropout, gelu};
+use crate::rng::Rng;
+use crate::trace::{LayerTrace, Matrix};
+use ndarray::{s, Array2};
+
+pub(crate) struct LayerCache {
+    pub(crate) input: Array2<f32>,        // (N, C) X: Q/K/V input, residual
+    pub(crate) q: Array2<f32>,            // (N, C)
+    pub(crate) k: Array2<f32>,            // (N, C)
+    pub(crate) v: Array2<f32>,            // (N, C)
+    pub(crate) attention: AttentionCache, // weights (B, H, T, T), dropout mask
+    pub(crate) context: Array2<f32>,      // (N, C) merged heads, W_O input
+    pub(crate) attention_dropout: Option<Array2<f32>>, // (N, C)
+    pub(crate) attention_sum: Array2<f32>, // (N, C) LN input
+    pub(crate) attention_ln: LayerNormCache,
+    pub(crate) attention_out: Array2<f32>, // (N, C) LN output: W_I input, residual
+    pub(crate) intermediate_pre: Array2<f32>, // (N, I) GELU input
+    pub(crate) intermediate: Array2<f32>,  // (N, I) GELU output, W_2 input
+    pub(crate) output_dropout: Option<Array2<f32>>, // (N, C)
+    pub(crate) output_sum: Array2<f32>,    // (N, C) LN input
+    pub(crate) output_ln: LayerNormCache,
+}
+#[allow(clippy::too_many_arguments)]
+pub(super) fn layer_forward(
+    layer: &BertLayer,
+    x: Array2<f32>, // (N, C)
+    batch: &Batch,
+    attention_opts: &AttentionOptions,
+    eps: f64,
+    hidden_p: f32,
+    rng: &mut Rng,
+    mut trace: Option<&mut LayerTrace>,
+) -> (Array2<f32>, LayerCache) {
+    let (b_size, t) = batch.input_ids.dim();
+    let c = x.ncols();
+    let sa = &layer.attention.self_attention;
+    let (q, k, v) = (
+        linear_forward(x.view(), &sa.query),
+        linear_forward(x.view(), &sa.key),
+        linear_forward(x.view(), &sa.value),
+    );
+    let as3 = |a| as_sequences(a, b_size, t);
+    let (context, attention) = attention::forward(
+        as3(&q),
+        as3(&k),
+        as3(&v),
+        batch.attention_mask.view(),
+        attention_opts,
+        rng,
+        trace.as_deref_mut().map(|tr| &mut tr.heads),
+    );
+    let context = context
+        .into_shape_with_order((b_size * t, c))
+        .expect("contiguous (B, T, C)");
+
+    let mut attention_sum = linear_forward(context.view(), &layer.attention.output.dense);
+    if let Some(tr) = trace.as_deref_mut() {
+        tr.input = Matrix::from_view(x.slice(s![..t, ..]));
+        tr.context = Matrix::from_view(context.slice(s![..t, ..]));
+        tr.attention_output = Matrix::from_view(attention_sum.slice(s![..t, ..]));
+    }
+    let attention_dropout = dropout::forward(&mut attention_sum, hidden_p, rng);
+    attention_sum += &x;
+    let (attention_out, attention_ln) = ln_forward(
+        attention_sum.view(),
+        &layer.attention.output.layer_norm,
+        eps,
+    );
+
+    let intermediate_pre = linear_forward(attention_out.view(), &layer.intermediate.dense);
+    let intermediate = gelu::forward(intermediate_pre.view());
+    let mut output_sum = linear_forward(intermediate.view(), &layer.output.dense);
+    let output_dropout = dropout::forward(&mut output_sum, hidden_p, rng);
+    output_sum += &attention_out;
+    let (out, output_ln) = ln_forward(output_sum.view(), &layer.output.layer_norm, eps);
+    if let Some(tr) = trace {
+        tr.output = Matrix::from_view(out.slice(s![..t, ..]));
+    }
+    let cache = LayerCache {
+        input: x,
+        q,
+        k,
+        v,
+        attention,
+        context,
+        attention_dropout,
+        attention_sum,
+        attention_ln,
+        attention_out,
+        intermediate_pre,
+        intermediate,
+        output_dropout,
+        output_sum,
+        output_ln,
+    };
+    (out, cache)
+}

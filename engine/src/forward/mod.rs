@@ -1,0 +1,281 @@
+//! The forward pass of `BertForPreTraining`, with an optional attention trace and the losses.
+//! Post-LN BERT as HF `transformers` computes it (eager attention):
+//!
+//! embeddings: x = dropout(LN(word[ids] + position[t] + token_type[tt]))
+//! each layer: a = LN(dropout(attention(x)·W_Oᵀ + b_O) + x)
+//!             x = LN(dropout(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2) + a)
+//! pooler:     tanh(dense(x[CLS]));  MLM: LN(GELU(dense(x)))·word_embeddingsᵀ + bias;  NSP: dense(pooled)
+//!
+//! Here: the options, the outputs and `forward`, which calls the parts in that order. The parts,
+//! each with the cache its backward reads: `embeddings`, `layer`, `heads` (MLM); the checks made
+//! before any of them run: `validate`.
+
+mod embeddings;
+mod heads;
+mod layer;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+pub(crate) use embeddings::{position_ids, EmbeddingsCache};
+pub(crate) use heads::{mlm_targets, MlmHeadCache};
+pub(crate) use layer::LayerCache;
+
+use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
+use crate::error::Result;
+use crate::model::{BertForPreTraining, LayerNorm, Linear};
+use crate::ops::attention::AttentionOptions;
+use crate::ops::layernorm::{self, LayerNormCache};
+use crate::ops::loss;
+use crate::ops::{linear, tanh};
+use crate::rng::Rng;
+use crate::trace::{AttentionTrace, LayerTrace};
+use embeddings::embeddings_forward;
+use heads::mlm_head_forward;
+use layer::layer_forward;
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayView3, ArrayViewMut3};
+use validate::{check_model, validate};
+
+/// Where the MLM head runs. Training only needs the labelled positions (same loss and
+/// gradients, a fraction of the V-wide decoder's FLOPs); inspection wants every position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MlmScope {
+    AllPositions,
+    LabelledOnly,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForwardOptions {
+    pub mask: MaskMode,
+    /// Dropout on (rates from the config) when true; off for inspection and fixtures.
+    pub train: bool,
+    /// Record an `AttentionTrace` for batch row 0. Off in training: costs nothing then.
+    pub trace: bool,
+    pub mlm_scope: MlmScope,
+}
+
+impl ForwardOptions {
+    /// A training step: dropout on, no trace, MLM head on labelled rows only.
+    pub fn training(mask: MaskMode) -> Self {
+        ForwardOptions {
+            mask,
+            train: true,
+            trace: false,
+            mlm_scope: MlmScope::LabelledOnly,
+        }
+    }
+
+    /// Inspection: no dropout, trace of row 0, MLM logits at every position.
+    pub fn inspection(mask: MaskMode) -> Self {
+        ForwardOptions {
+            mask,
+            train: false,
+            trace: true,
+            mlm_scope: MlmScope::AllPositions,
+        }
+    }
+}
+
+/// BertForPreTraining's loss: mean MLM cross-entropy over labelled positions plus mean NSP
+/// cross-entropy over the batch.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Losses {
+    pub total: f32,
+    /// 0 when the batch has no MLM labels or none labelled (see `ops::loss::CrossEntropy`).
+    pub mlm: f32,
+    /// 0 when the batch has no NSP labels: the term is then absent from `total`.
+    pub nsp: f32,
+    /// Fraction of labelled positions whose argmax equals the label.
+    pub mlm_accuracy: f32,
+    /// Fraction of examples whose NSP argmax equals the label.
+    pub nsp_accuracy: f32,
+}
+
+pub struct ForwardOutput {
+    pub hidden: Array2<f32>,             // (N, C) last layer, N = B·T
+    pub pooled: Option<Array2<f32>>,     // (B, C) when the model has a pooler
+    pub mlm_logits: Option<Array2<f32>>, // (N, V) or (M, V) for MlmScope::LabelledOnly
+    pub mlm_rows: Vec<usize>,            // which of the N rows `mlm_logits` holds
+    pub nsp_logits: Option<Array2<f32>>, // (B, 2)
+    pub losses: Option<Losses>,          // when the batch has labels and the model has heads
+    pub trace: Option<AttentionTrace>,
+    /// What `backward::backward` reads; opaque to everyone else.
+    pub cache: ForwardCache,
+}
+
+/// Activations kept for backward, each noted with the op that reads it.
+pub struct ForwardCache {
+    pub(crate) embeddings: EmbeddingsCache,
+    pub(crate) layers: Vec<LayerCache>,
+    /// Heads and scale of every layer's attention (mask and dropout live in the caches).
+    pub(crate) attention_opts: AttentionOptions,
+    /// The [CLS] rows (B, C), input of the pooler's dense.
+    pub(crate) cls_rows: Option<Array2<f32>>,
+    pub(crate) mlm_head: Option<MlmHeadCache>,
+    /// logsumexp of each MLM / NSP logits row (M) / (B), present when that loss term is in
+    /// `Losses::total`.
+    pub(crate) mlm_log_sum_exp: Option<Array1<f32>>,
+    pub(crate) nsp_log_sum_exp: Option<Array1<f32>>,
+}
+
+pub fn forward(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    rng: &mut Rng,
+) -> Result<ForwardOutput> {
+    check_model(model)?;
+    validate(model, batch)?;
+    let config = &model.config;
+    let (b_size, t) = (batch.batch_size(), batch.seq_len());
+    let hidden_p = if opts.train {
+        config.hidden_dropout_prob
+    } else {
+        0.0
+    };
+    let mut trace = opts.trace.then(AttentionTrace::default);
+
+    let (mut hidden, embeddings) = embeddings_forward(
+        &model.bert.embeddings,
+        batch,
+        config.layer_norm_eps,
+        hidden_p,
+        rng,
+        trace.as_mut(),
+    );
+    let attention_opts = AttentionOptions {
+        num_heads: config.num_attention_heads,
+        mask: opts.mask,
+        scale: 1.0 / (config.head_size() as f32).sqrt(),
+        dropout: if opts.train {
+            config.attention_probs_dropout_prob
+        } else {
+            0.0
+        },
+    };
+    let mut layers = Vec::with_capacity(model.bert.layers.len());
+    for layer in &model.bert.layers {
+        let layer_trace = trace.as_mut().map(|tr| {
+            tr.layers.push(LayerTrace::default());
+            tr.layers.last_mut().expect("just pushed")
+        });
+        let cache;
+        (hidden, cache) = layer_forward(
+            layer,
+            hidden,
+            batch,
+            &attention_opts,
+            config.layer_norm_eps,
+            hidden_p,
+            rng,
+            layer_trace,
+        );
+        layers.push(cache);
+    }
+
+    // Pooler: tanh(dense(h_[CLS])), [CLS] = position 0 of each sequence.
+    let (cls_rows, pooled) = match &model.bert.pooler {
+        Some(pooler) => {
+            let cls = hidden.slice(s![..;t, ..]).to_owned(); // (B, C)
+            let pooled = tanh::forward(linear_forward(cls.view(), &pooler.dense).view());
+            (Some(cls), Some(pooled))
+        }
+        None => (None, None),
+    };
+
+    let mlm_rows: Vec<usize> = match (opts.mlm_scope, &batch.mlm_labels) {
+        (MlmScope::AllPositions, _) => (0..b_size * t).collect(),
+        (MlmScope::LabelledOnly, Some(labels)) => labels
+            .iter()
+            .enumerate()
+            .filter(|(_, &l)| l != IGNORE_INDEX)
+            .map(|(n, _)| n)
+            .collect(),
+        (MlmScope::LabelledOnly, None) => Vec::new(),
+    };
+    let (mut mlm_logits, mut mlm_head, mut nsp_logits) = (None, None, None);
+    if let Some(cls) = &model.cls {
+        let (logits, head) = mlm_head_forward(model, &hidden, &mlm_rows);
+        (mlm_logits, mlm_head) = (Some(logits), Some(head));
+        nsp_logits = pooled
+            .as_ref()
+            .map(|p| linear_forward(p.view(), &cls.seq_relationship));
+    }
+
+    // Losses, from whichever labels the batch has and heads the model has.
+    let mlm_ce = mlm_logits
+        .as_ref()
+        .zip(batch.mlm_labels.as_ref())
+        .map(|(logits, labels)| {
+            let targets = mlm_targets(labels, &mlm_rows);
+            loss::forward(logits.view(), &targets)
+        });
+    let nsp_ce = nsp_logits
+        .as_ref()
+        .zip(batch.nsp_labels.as_ref())
+        .map(|(logits, labels)| {
+            let targets: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
+            loss::forward(logits.view(), &targets)
+        });
+    let losses = (mlm_ce.is_some() || nsp_ce.is_some()).then(|| {
+        let mlm = mlm_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
+        let nsp = nsp_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
+        Losses {
+            total: mlm.loss + nsp.loss,
+            mlm: mlm.loss,
+            nsp: nsp.loss,
+            mlm_accuracy: mlm.accuracy(),
+            nsp_accuracy: nsp.accuracy(),
+        }
+    });
+
+    let cache = ForwardCache {
+        embeddings,
+        layers,
+        attention_opts,
+        cls_rows,
+        mlm_head,
+        mlm_log_sum_exp: mlm_ce.map(|(_, lse)| lse),
+        nsp_log_sum_exp: nsp_ce.map(|(_, lse)| lse),
+    };
+    Ok(ForwardOutput {
+        hidden,
+        pooled,
+        mlm_logits,
+        mlm_rows,
+        nsp_logits,
+        losses,
+        trace,
+        cache,
+    })
+}
+
+pub(crate) fn linear_forward(x: ArrayView2<f32>, l: &Linear) -> Array2<f32> {
+    linear::forward(x, l.weight.view(), l.bias.view())
+}
+
+pub(crate) fn ln_forward(
+    x: ArrayView2<f32>,
+    ln: &LayerNorm,
+    eps: f64,
+) -> (Array2<f32>, LayerNormCache) {
+    layernorm::forward(x, ln.weight.view(), ln.bias.view(), eps)
+}
+
+/// (N, C) rows seen as (B, T, C) sequences.
+pub(crate) fn as_sequences(a: &Array2<f32>, b_size: usize, t: usize) -> ArrayView3<'_, f32> {
+    a.view()
+        .into_shape_with_order((b_size, t, a.ncols()))
+        .expect("N = B·T rows")
+}
+
+pub(crate) fn as_sequences_mut(
+    a: &mut Array2<f32>,
+    b_size: usize,
+    t: usize,
+) -> ArrayViewMut3<'_, f32> {
+    let c = a.ncols();
+    a.view_mut()
+        .into_shape_with_order((b_size, t, c))
+        .expect("N = B·T rows")
+}
