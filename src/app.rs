@@ -1,5 +1,5 @@
 use crate::explorer::Explorer;
-use crate::lab::{LabSettings, ProbeInput, DEFAULT_CORPUS};
+use crate::lab::{LabSettings, ModelInfo, ProbeInput, DEFAULT_CORPUS};
 use crate::live::Live;
 use crate::panel::TrainingPanel;
 use crate::protocol::ToWorker;
@@ -31,11 +31,12 @@ pub fn App() -> impl IntoView {
     // The worker is the outside world: tell it whenever the probe changes.
     Effect::new(move |_| live.inspect(probe.get()));
     keyboard_shortcuts(live);
+    keep_when_hidden(live);
     let benchmark = location_has("bench");
     if benchmark {
         live.send(ToWorker::Bench {
             iters: 20,
-            warmup: 3,
+            warmup: 10,
         });
     }
 
@@ -43,6 +44,7 @@ pub fn App() -> impl IntoView {
         <header>
             <h1>"Attention Lab"</h1>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
+            <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(ModelInfo::facts)).unwrap_or_default()}</span>
         </header>
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
@@ -75,6 +77,16 @@ fn keyboard_shortcuts(live: Live) {
             }
             "s" | "S" => live.send(ToWorker::Step),
             _ => {}
+        }
+    });
+    on_cleanup(move || handle.remove());
+}
+
+/// A hidden tab may be closed or discarded without another chance: keep the model first.
+fn keep_when_hidden(live: Live) {
+    let handle = window_event_listener(leptos::ev::visibilitychange, move |_| {
+        if document().hidden() {
+            live.keep_now();
         }
     });
     on_cleanup(move || handle.remove());

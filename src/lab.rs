@@ -53,6 +53,59 @@ pub struct ModelInfo {
     pub has_heads: bool,
     /// "word-level" for a model made here, "WordPiece" for a loaded checkpoint.
     pub tokenizer: String,
+    /// Distinct words in the corpus a word-level vocabulary was built from (None otherwise).
+    #[serde(default)]
+    pub corpus_words: Option<usize>,
+}
+
+impl ModelInfo {
+    /// The model in one line, for the header: its shape, vocabulary and size, and, when the
+    /// corpus had more words than the vocabulary holds, how many of them it kept.
+    pub fn facts(&self) -> String {
+        let mut facts = format!(
+            "{} layers × {} heads · hidden {} · {} {} vocabulary · {} parameters",
+            self.layers,
+            self.heads,
+            self.hidden,
+            thousands(self.vocab_size),
+            self.tokenizer,
+            millions(self.parameters),
+        );
+        let kept_words = self
+            .vocab_size
+            .saturating_sub(engine::tokenizer::SPECIAL_TOKENS.len());
+        if let Some(words) = self.corpus_words.filter(|&w| w > kept_words) {
+            facts += &format!(
+                " (the {} most frequent of the corpus's {} words; the rest read as [UNK])",
+                thousands(kept_words),
+                thousands(words)
+            );
+        }
+        facts
+    }
+}
+
+/// 12345 → "12,345".
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// 234567 → "0.23 M", 22713216 → "22.7 M".
+fn millions(n: usize) -> String {
+    let m = n as f64 / 1e6;
+    if m < 10.0 {
+        format!("{m:.2} M")
+    } else {
+        format!("{m:.1} M")
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,11 +276,17 @@ pub struct Lab {
 /// 64 MB of kept weights: ~150 snapshots of the tiny preset, a handful of the small one.
 const HISTORY_BUDGET: usize = 64 << 20;
 
+/// Most tokens a vocabulary built from the corpus may have. A 1 MB corpus has tens of
+/// thousands of distinct words; the MLM head's cost grows with each, and words seen once
+/// or twice are too rare to learn anyway.
+pub const WORD_VOCAB_LIMIT: usize = 8192;
+
 impl Lab {
     /// A fresh model of `settings.preset` on `corpus`, with a word-level vocabulary built from it.
     pub fn fresh(corpus: &str, settings: &LabSettings) -> Result<Lab, String> {
-        let trainer = Trainer::from_corpus(
+        let trainer = Trainer::from_corpus_with_vocab_limit(
             corpus,
+            WORD_VOCAB_LIMIT,
             settings.preset.config(),
             settings.train_settings(),
             settings.seed,
@@ -344,6 +403,10 @@ impl Lab {
                 Tokenizer::WordLevel { .. } => "word-level".into(),
                 Tokenizer::WordPiece { .. } => "WordPiece".into(),
             },
+            corpus_words: match &self.model {
+                Model::Trainable(t) => t.corpus_words,
+                Model::InspectOnly { .. } => None,
+            },
         }
     }
 
@@ -456,6 +519,39 @@ fn preset_name(p: Preset) -> &'static str {
 mod tests {
     use super::*;
     use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn the_facts_line_names_shape_vocabulary_size_and_left_out_words() {
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let facts = lab.info().facts();
+        assert!(
+            facts.starts_with("2 layers × 4 heads · hidden 64 · ")
+                && facts.contains("word-level vocabulary"),
+            "{facts}"
+        );
+        assert!(!facts.contains("[UNK]"), "nothing was left out: {facts}");
+        // 9,000 distinct words, each twice: the vocabulary keeps the limit and says so.
+        let corpus: String = (0..9000).map(|i| format!("w{i} w{i} .\n")).collect();
+        let big = Lab::fresh(&corpus, &LabSettings::default()).unwrap().info();
+        assert_eq!(big.vocab_size, WORD_VOCAB_LIMIT);
+        assert_eq!(big.corpus_words, Some(9001));
+        assert!(
+            big.facts().contains("8,192 word-level vocabulary")
+                && big
+                    .facts()
+                    .contains("the 8,187 most frequent of the corpus's 9,001 words"),
+            "{}",
+            big.facts()
+        );
+        assert_eq!(
+            (thousands(7), thousands(1234567)),
+            ("7".into(), "1,234,567".into())
+        );
+        assert_eq!(
+            (millions(234_567), millions(22_713_216)),
+            ("0.23 M".into(), "22.7 M".into())
+        );
+    }
 
     #[test]
     fn the_default_lab_inspects_the_default_probe() {

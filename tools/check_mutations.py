@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # must fail). Anchored on names (function signatures, fields) rather than whole lines, so
 # reformatting does not break them.
 MUTATIONS = [
-    ("no 1/sqrt(d_k)", "forward.rs",
+    ("no 1/sqrt(d_k)", "forward/mod.rs",
      r"scale: 1\.0 / \(config\.head_size\(\) as f32\)\.sqrt\(\)", "scale: 1.0",
      ["forward_matches_transformers_tensor_by_tensor", "trace_intermediates_follow_the_formula",
       "loss_and_gradients_match_torch_padding_mask"]),

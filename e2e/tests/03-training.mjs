@@ -124,6 +124,29 @@ export const tests = [
     },
   },
   {
+    name: 'training: a reload mid-training keeps the model of a few seconds before',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      // Never paused: only the periodic keep (every 5 s while playing) can have saved it.
+      await page.waitForTimeout(8000);
+      const before = await stepCount(page);
+      await page.reload();
+      await ready(page);
+      const after = await stepCount(page);
+      const playing = await page.getByRole('button', { name: 'Pause', exact: true }).isEnabled();
+      console.log(`     step ${before} before the reload, ${after} after`);
+      // Kept at the first progress report and then every 5 s: about 5/8 of the steps survive
+      // (with a 30 s period only the first handful would).
+      assert(after >= before / 4 && after <= before, `reload restored step ${after}, was at ${before}`);
+      assert(!playing, 'training should wait for Play after a reload');
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
     name: 'training: a learning rate of 1000 stops by itself and offers a rewind',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);

@@ -1,4 +1,4 @@
-//! The backward pass of `BertForPreTraining`, by hand: `forward.rs` read bottom to top.
+//! The backward pass of `BertForPreTraining`, by hand: `forward/` read bottom to top.
 //! Every step accumulates into `grads` (see `ops`), so the tied decoder's gradient and the
 //! word-embedding lookup's gradient add up in `bert.embeddings.word_embeddings`.
 

@@ -140,7 +140,7 @@ fn top_k(logits: &[f32], tokenizer: &Tokenizer) -> Vec<Candidate> {
     ids.sort_by(by_logit);
     ids.into_iter()
         .map(|id| Candidate {
-            // Ids past vocab.txt exist when the embeddings are padded (see checkpoint.rs).
+            // Ids past vocab.txt exist when the embeddings are padded (see the checkpoint module).
             token: tokenizer
                 .vocab()
                 .token(id as u32)

@@ -13,7 +13,7 @@ use crate::model::BertForPreTraining;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::rng::Rng;
 use crate::tokenizer::Tokenizer;
-use crate::vocab::build_word_vocab;
+use crate::vocab::build_word_vocab_with_limit;
 
 /// Everything about a run except the model and the text.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +87,9 @@ pub struct Trainer {
     pub step: u64,
     /// Tensor names to save under (those of the checkpoint trained from).
     naming: TensorNaming,
+    /// Distinct words in the corpus, for a word-level vocabulary built from it (None for a
+    /// checkpoint's own vocabulary): more than the vocabulary holds means some became [UNK].
+    pub corpus_words: Option<usize>,
 }
 
 impl Trainer {
@@ -98,7 +101,20 @@ impl Trainer {
         settings: TrainSettings,
         seed: u64,
     ) -> Result<Self> {
-        let vocab = build_word_vocab(corpus_text)?;
+        Self::from_corpus_with_vocab_limit(corpus_text, usize::MAX, config, settings, seed)
+    }
+
+    /// As `from_corpus`, with at most `max_vocab_size` tokens: the rarest words become
+    /// `[UNK]`. A 1 MB corpus has tens of thousands of words, and the MLM head's cost grows
+    /// with every one of them.
+    pub fn from_corpus_with_vocab_limit(
+        corpus_text: &str,
+        max_vocab_size: usize,
+        config: BertConfig,
+        settings: TrainSettings,
+        seed: u64,
+    ) -> Result<Self> {
+        let (vocab, distinct_words) = build_word_vocab_with_limit(corpus_text, max_vocab_size)?;
         let config = BertConfig {
             vocab_size: vocab.len(),
             ..config
@@ -106,14 +122,18 @@ impl Trainer {
         config.validate()?;
         let mut rng = Rng::new(seed);
         let model = BertForPreTraining::init(&config, &mut rng);
-        Self::build(
+        let trainer = Self::build(
             model,
             Tokenizer::word_level(vocab),
             TensorNaming::pre_training(),
             corpus_text,
             settings,
             rng,
-        )
+        )?;
+        Ok(Trainer {
+            corpus_words: Some(distinct_words),
+            ..trainer
+        })
     }
 
     /// Continues pre-training a checkpoint (which needs its `cls` heads) on `corpus_text`,
@@ -176,6 +196,7 @@ impl Trainer {
             rng,
             step: 0,
             naming,
+            corpus_words: None,
         })
     }
 
@@ -338,6 +359,25 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("no pre-training heads"), "{e}");
+    }
+
+    #[test]
+    fn a_vocabulary_limit_keeps_the_most_frequent_words_and_counts_the_rest() {
+        let (config, s) = settings(1e-3);
+        let whole = Trainer::from_corpus(CORPUS, config.clone(), s.clone(), 0).unwrap();
+        let words = whole.corpus_words.unwrap();
+        assert_eq!(whole.model.config.vocab_size, 5 + words);
+        let mut capped =
+            Trainer::from_corpus_with_vocab_limit(CORPUS, 8, config.clone(), s.clone(), 0).unwrap();
+        assert_eq!(capped.corpus_words, Some(words));
+        assert_eq!(capped.model.config.vocab_size, 8);
+        // "." (6×), "the" (5×) and "a" (2×) are kept; "cat" becomes [UNK], and it still trains.
+        let ids = capped.tokenizer.token_ids("the cat .");
+        assert_eq!(ids.iter().filter(|&&id| id == 1).count(), 1, "{ids:?}");
+        capped.step().unwrap();
+        let checkpoint = whole.checkpoint();
+        let loaded = Trainer::from_checkpoint(checkpoint, CORPUS, s, 0).unwrap();
+        assert_eq!(loaded.corpus_words, None);
     }
 
     #[test]

@@ -129,12 +129,13 @@ impl Vocab {
 /// most frequent first, ties alphabetical so the ids depend on the corpus alone. Words over
 /// 100 characters are left out: BERT's tokenizer makes them `[UNK]` anyway.
 pub fn build_word_vocab(corpus: &str) -> Result<Vocab> {
-    build_word_vocab_with_limit(corpus, usize::MAX)
+    Ok(build_word_vocab_with_limit(corpus, usize::MAX)?.0)
 }
 
 /// As `build_word_vocab`, keeping at most `max_size` tokens (specials included): the rarest
-/// words then map to `[UNK]`.
-pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<Vocab> {
+/// words then map to `[UNK]`. Also returns how many distinct words the corpus has, so a
+/// caller can say how many were left out.
+pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<(Vocab, usize)> {
     if max_size <= SPECIAL_TOKENS.len() {
         return Err(EngineError::Vocab(format!(
             "a vocabulary limit of {max_size} leaves no room for words after the {} special tokens",
@@ -152,6 +153,7 @@ pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<Voca
             "the corpus has no words to build a vocabulary from".into(),
         ));
     }
+    let distinct_words = counts.len();
     let mut words: Vec<(String, usize)> = counts.into_iter().collect();
     words.sort_unstable_by(|(wa, ca), (wb, cb)| cb.cmp(ca).then_with(|| wa.cmp(wb)));
     let tokens = SPECIAL_TOKENS
@@ -160,7 +162,7 @@ pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<Voca
         .chain(words.into_iter().map(|(w, _)| w))
         .take(max_size)
         .collect();
-    Vocab::from_tokens(tokens)
+    Ok((Vocab::from_tokens(tokens)?, distinct_words))
 }
 
 #[cfg(test)]
@@ -203,8 +205,11 @@ mod tests {
                 "end"
             ]
         );
-        let capped = build_word_vocab_with_limit("b b a c c c", 7).unwrap();
+        let (capped, distinct) = build_word_vocab_with_limit("b b a c c c", 7).unwrap();
         assert_eq!(capped.tokens[5..], ["c", "b"]);
+        assert_eq!(distinct, 3);
+        let (whole, distinct) = build_word_vocab_with_limit("b b a c c c", 100).unwrap();
+        assert_eq!((whole.len(), distinct), (8, 3));
         assert!(build_word_vocab(" \n\t ").is_err());
         assert!(build_word_vocab_with_limit("a", 5).is_err());
     }

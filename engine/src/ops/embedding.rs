@@ -1,5 +1,5 @@
 //! Table lookup, as torch.nn.Embedding: row n of the output is `table[ids[n]]`.
-//! Ids are checked by the caller (forward.rs validates the batch); here they index directly.
+//! Ids are checked by the caller (forward/validate.rs checks the batch); here they index directly.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Zip};
 
