@@ -37,6 +37,9 @@ pub struct Live {
     pub busy: RwSignal<Option<String>>,
     /// Step and time (ms) of the last model kept in the browser's store.
     kept: StoredValue<(u64, f64)>,
+    /// Keep the model once it is ready: the user loaded a checkpoint, which must survive a
+    /// reload even if it never trains (an inspect-only model such as MiniLM).
+    keep_when_ready: StoredValue<bool>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
 }
 
@@ -63,6 +66,7 @@ impl Live {
             bench: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
             kept: StoredValue::new((0, 0.0)),
+            keep_when_ready: StoredValue::new(false),
             client: StoredValue::new_local(None),
         };
         match LabClient::spawn(move |message, bytes| live.apply(message, bytes)) {
@@ -99,6 +103,7 @@ impl Live {
     /// Checkpoint files the user picked.
     pub fn load(&self, picked: PickedCheckpoint, corpus: String, settings: LabSettings) {
         self.busy.set(Some(format!("Loading {}…", picked.name)));
+        self.keep_when_ready.set_value(true);
         let PickedCheckpoint {
             name,
             config_json,
@@ -194,6 +199,10 @@ impl Live {
                     .is_some_and(|n| trainable.as_ref().err() == Some(n));
                 self.notice.set(notice.filter(|_| !repeats));
                 self.trainable.set(trainable);
+                if std::mem::take(&mut *self.keep_when_ready.write_value()) {
+                    self.kept.set_value((step, js_sys::Date::now()));
+                    self.send(ToWorker::Download { keep: true });
+                }
                 self.playing.set(false);
                 self.stopped.set(None);
                 self.error.set(None);
@@ -236,6 +245,7 @@ impl Live {
                 self.stopped.set(Some(reason));
             }
             FromWorker::Failed { message } => {
+                self.keep_when_ready.set_value(false);
                 self.busy.set(None);
                 self.error.set(Some(message));
             }
