@@ -84,3 +84,61 @@ async fn heatmap_figure_draws_pixels_and_carries_its_matrix() {
         "canvas mostly blank: {ink} inked pixels"
     );
 }
+
+/// All RGBA bytes of the first canvas under `container`.
+fn canvas_pixels(container: &web_sys::HtmlElement) -> Vec<u8> {
+    let canvas: web_sys::HtmlCanvasElement = container
+        .query_selector("canvas")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    let ctx: web_sys::CanvasRenderingContext2d =
+        canvas.get_context("2d").unwrap().unwrap().unchecked_into();
+    ctx.get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
+        .unwrap()
+        .data()
+        .to_vec()
+}
+
+/// A redraw with new values and the same labels repaints only the grid and colour bar; the
+/// result must equal a figure drawn from scratch with those values, labels and ticks included.
+#[wasm_bindgen_test]
+async fn a_redraw_with_the_same_labels_equals_a_fresh_drawing() {
+    let labels: Vec<String> = ["[CLS]", "the", "cat", "[SEP]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let data_for = |shift: f32| HeatmapData {
+        caption: "weights".into(),
+        matrix: Matrix {
+            rows: 4,
+            cols: 4,
+            data: (0..16)
+                .map(|i| ((i as f32 * 0.37 + shift).sin() + 1.0) / 2.0)
+                .collect(),
+        },
+        row_labels: labels.clone(),
+        col_labels: labels.clone(),
+    };
+    let (first, second) = (data_for(0.0), data_for(1.3));
+    let live = fresh_container();
+    let data = RwSignal::new(first);
+    let _live = leptos::mount::mount_to(live.clone(), move || view! { <HeatmapFigure data=data/> });
+    tick(50).await;
+    let before = canvas_pixels(&live);
+    data.set(second.clone());
+    tick(50).await;
+    let redrawn = canvas_pixels(&live);
+
+    let fresh = fresh_container();
+    let _fresh = leptos::mount::mount_to(
+        fresh.clone(),
+        move || view! { <HeatmapFigure data=Signal::stored(second.clone())/> },
+    );
+    tick(50).await;
+    assert_ne!(before, redrawn, "the new values were not drawn");
+    assert!(
+        redrawn == canvas_pixels(&fresh),
+        "the redraw differs from a fresh drawing"
+    );
+}

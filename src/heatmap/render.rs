@@ -26,7 +26,8 @@ pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), String
     let started = now_ms();
     let l = spec.layout;
     // Resizing clears and reallocates the canvas: only when the size really changes.
-    if canvas.width() != l.width || canvas.height() != l.height {
+    let resized = canvas.width() != l.width || canvas.height() != l.height;
+    if resized {
         canvas.set_width(l.width);
         canvas.set_height(l.height);
     }
@@ -34,13 +35,61 @@ pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), String
     let ctx = context_2d(canvas)?;
     let image = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&pixels), l.width, l.height)
         .map_err(|_| "heatmap: could not create image data".to_string())?;
-    ctx.put_image_data(&image, 0.0, 0.0)
-        .map_err(|_| "heatmap: putImageData failed".to_string())?;
-    if l.labels {
-        draw_text(canvas, spec).map_err(|e| format!("heatmap labels: {e}"))?;
+    // While training, a figure is redrawn 5 times a second with new values and the same
+    // labels: then only the grid and the colour bar change, and the text (font parsing and
+    // glyph rasterising, half the cost of a redraw) is already on the canvas, outside them.
+    let text_key = l.labels.then(|| text_key(spec));
+    let text_kept = !resized && text_key.is_some() && canvas.get_attribute(TEXT_KEY) == text_key;
+    if text_kept {
+        let put = |x: u32, y: u32, w: u32, h: u32| {
+            ctx.put_image_data_with_dirty_x_and_dirty_y_and_dirty_width_and_dirty_height(
+                &image,
+                0.0,
+                0.0,
+                x.into(),
+                y.into(),
+                w.into(),
+                h.into(),
+            )
+        };
+        put(l.grid_x, l.grid_y, l.grid_width(), l.grid_height())
+            .and_then(|_| match l.bar {
+                true => put(l.bar_x, l.grid_y, BAR_WIDTH, l.bar_height()),
+                false => Ok(()),
+            })
+            .map_err(|_| "heatmap: putImageData failed".to_string())?;
+    } else {
+        ctx.put_image_data(&image, 0.0, 0.0)
+            .map_err(|_| "heatmap: putImageData failed".to_string())?;
+        if l.labels {
+            draw_text(canvas, spec).map_err(|e| format!("heatmap labels: {e}"))?;
+        }
+        match &text_key {
+            Some(key) => canvas.set_attribute(TEXT_KEY, key),
+            None => canvas.remove_attribute(TEXT_KEY),
+        }
+        .map_err(|_| "heatmap: could not mark the canvas".to_string())?;
     }
     record_draw(started, &l);
     Ok(())
+}
+
+/// Canvas attribute naming the text last drawn on it (see `text_key`).
+const TEXT_KEY: &str = "data-text-key";
+
+/// Everything `draw_text` writes, as one hash: row and column labels, layout and the colour
+/// bar's tick values. Equal keys mean equal text pixels.
+fn text_key(spec: &HeatmapSpec) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    spec.row_labels.hash(&mut h);
+    spec.col_labels.hash(&mut h);
+    format!("{:?}", spec.layout).hash(&mut h);
+    if spec.layout.bar {
+        let (lo, hi) = spec.scale.range();
+        [lo, (lo + hi) / 2.0, hi].map(format_tick).hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
 }
 
 fn context_2d(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, String> {
