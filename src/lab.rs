@@ -63,7 +63,7 @@ impl ModelInfo {
     /// corpus had more words than the vocabulary holds, how many of them it kept.
     pub fn facts(&self) -> String {
         let mut facts = format!(
-            "{} layers × {} heads · hidden {} · {} {} vocabulary · {} parameters",
+            "{} layers × {} heads · hidden {} · {}-token {} vocabulary · {} parameters",
             self.layers,
             self.heads,
             self.hidden,
@@ -536,7 +536,7 @@ mod tests {
         assert_eq!(big.vocab_size, WORD_VOCAB_LIMIT);
         assert_eq!(big.corpus_words, Some(9001));
         assert!(
-            big.facts().contains("8,192 word-level vocabulary")
+            big.facts().contains("8,192-token word-level vocabulary")
                 && big
                     .facts()
                     .contains("the 8,187 most frequent of the corpus's 9,001 words"),

@@ -179,7 +179,7 @@ export const tests = [
       const facts = await page.locator('header .model-facts').innerText();
       assert(notice.some((n) => /pre-training heads/.test(n)), `no reason why MiniLM cannot train: ${notice}`);
       assert(name.length > 0, 'no model name');
-      assert(facts.startsWith('6 layers × 12 heads · hidden 384 · 30,522 WordPiece vocabulary'), `header facts: ${facts}`);
+      assert(facts.startsWith('6 layers × 12 heads · hidden 384 · 30,522-token WordPiece vocabulary'), `header facts: ${facts}`);
       // Kept in the browser although it never trains: a reload brings it back.
       await page.waitForTimeout(3000);
       await page.reload();
