@@ -64,17 +64,7 @@ async fn heatmap_figure_draws_pixels_and_carries_its_matrix() {
         .unwrap();
     assert_eq!(caption, "Layer 1 · Head 1 · masked scores");
 
-    let canvas: web_sys::HtmlCanvasElement = container
-        .query_selector("canvas")
-        .unwrap()
-        .unwrap()
-        .unchecked_into();
-    let ctx: web_sys::CanvasRenderingContext2d =
-        canvas.get_context("2d").unwrap().unwrap().unchecked_into();
-    let pixels = ctx
-        .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
-        .unwrap()
-        .data();
+    let pixels = canvas_pixels(&container);
     let ink = pixels
         .chunks_exact(4)
         .filter(|p| p[0] < 250 || p[1] < 250 || p[2] < 250)
