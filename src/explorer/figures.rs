@@ -200,40 +200,10 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
             dimension_figure(ins, hc("values V"), &head.v, 220, 180),
             dimension_figure(ins, hc("context A·V"), &head.context, 220, 180),
         ],
-        Stage::Concat => {
-            let d = head.q.cols;
-            let options = HeatmapOptions {
-                columns: ColumnAxis::Heads { size: d },
-                max_w: Some(560),
-                ..DIMS
-            };
-            let labels = head_dimension_labels(layer.context.cols, d);
-            vec![figure(
-                ins,
-                layer_caption(l, "concatenated heads"),
-                &layer.context,
-                labels,
-                options,
-                320,
-            )]
-        }
+        Stage::Concat => vec![concatenated_heads(ins, l, layer, head.q.cols, 560, 320)],
         Stage::Output => {
-            let d = head.q.cols;
-            let heads = HeatmapOptions {
-                columns: ColumnAxis::Heads { size: d },
-                max_w: Some(380),
-                ..DIMS
-            };
-            let labels = head_dimension_labels(layer.context.cols, d);
             vec![
-                figure(
-                    ins,
-                    layer_caption(l, "concatenated heads"),
-                    &layer.context,
-                    labels,
-                    heads,
-                    300,
-                ),
+                concatenated_heads(ins, l, layer, head.q.cols, 380, 300),
                 dimension_figure(
                     ins,
                     layer_caption(l, "attention output · W_O"),
@@ -244,6 +214,31 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
             ]
         }
     }
+}
+
+/// Every head's context side by side (T × H·D), columns grouped by head of size `d`.
+fn concatenated_heads(
+    ins: &Inspection,
+    l: usize,
+    layer: &LayerTrace,
+    d: usize,
+    max_w: u32,
+    max_grid: u32,
+) -> Figure {
+    let options = HeatmapOptions {
+        columns: ColumnAxis::Heads { size: d },
+        max_w: Some(max_w),
+        ..DIMS
+    };
+    let labels = head_dimension_labels(layer.context.cols, d);
+    figure(
+        ins,
+        layer_caption(l, "concatenated heads"),
+        &layer.context,
+        labels,
+        options,
+        max_grid,
+    )
 }
 
 /// A nudge when a stage would show nothing of interest for this text.

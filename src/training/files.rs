@@ -710,27 +710,18 @@ mod tests {
         off.set(true);
         tick(10).await;
         assert!(input.disabled());
-        pick(
-            &input,
-            &[
-                file("config.json", b"{}"),
-                file("vocab.txt", b"[PAD]"),
-                file("model.safetensors", &[7; 10]),
-            ],
-        );
+        let three = [
+            file("config.json", b"{}"),
+            file("vocab.txt", b"[PAD]"),
+            file("model.safetensors", &[7; 10]),
+        ];
+        pick(&input, &three);
         tick(30).await;
         assert_eq!(got.get_untracked(), None, "a disabled picker reads nothing");
 
         off.set(false);
         tick(10).await;
-        pick(
-            &input,
-            &[
-                file("config.json", b"{}"),
-                file("vocab.txt", b"[PAD]"),
-                file("model.safetensors", &[7; 10]),
-            ],
-        );
+        pick(&input, &three);
         tick(50).await;
         let picked = got.get_untracked().expect("the files were handed over");
         assert_eq!(
