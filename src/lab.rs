@@ -432,6 +432,12 @@ impl Lab {
             probe.mask,
             probe.pad_to,
         )
+        // The page shows `mask_predictions`; the T×V logits behind them would be most of every
+        // snapshot sent to it (T×8192 floats with a large corpus).
+        .map(|inspection| Inspection {
+            mlm_logits: None,
+            ..inspection
+        })
         .map_err(|e| e.to_string())
     }
 

@@ -90,10 +90,15 @@ impl Session {
             }
             ToWorker::Tune(settings) => self.tune(settings),
             ToWorker::Inspect { probe, at } => {
-                if at.is_none() {
-                    self.probe = probe.clone();
+                if at.is_some() {
+                    return vec![self.inspect(&probe, at)];
                 }
-                vec![self.inspect(&probe, at)]
+                self.probe = probe;
+                // Before any model the probe waits for `adopt`, which sends its snapshot.
+                match self.lab {
+                    Some(_) => vec![self.snapshot()],
+                    None => Vec::new(),
+                }
             }
             ToWorker::Rewind { at } => {
                 self.playing = false;
@@ -370,6 +375,38 @@ mod tests {
         );
         assert!(
             matches!(&replies[0].message, FromWorker::Failed { message } if message.contains("sentence"))
+        );
+    }
+
+    #[test]
+    fn a_probe_sent_before_the_model_waits_for_it() {
+        let mut s = Session::default();
+        let probe = ProbeInput {
+            text: "the cat sleeps".into(),
+            ..ProbeInput::default()
+        };
+        let replies = s.handle(
+            ToWorker::Inspect {
+                probe: probe.clone(),
+                at: None,
+            },
+            None,
+        );
+        assert!(replies.is_empty(), "no error before a model exists");
+        let replies = s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: LabSettings::default(),
+            },
+            None,
+        );
+        let tokens = replies.iter().find_map(|r| match &r.message {
+            FromWorker::Inspected { result: Ok(i), .. } => Some(i.tokens.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            tokens.as_deref().map(|t| &t[1..4]),
+            Some(&["the".to_string(), "cat".into(), "sleeps".into()][..])
         );
     }
 }

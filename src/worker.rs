@@ -55,7 +55,7 @@ fn bench(iters: usize, warmup: usize) -> Reply {
 fn post(reply: Reply) {
     match encode(&reply.message, reply.bytes.as_deref()) {
         Ok(packet) => {
-            let _ = scope().post_message(&packet);
+            let _ = scope().post_message_with_transfer(&packet.data, &packet.transfer);
         }
         Err(e) => web_sys::console::error_1(&e.into()),
     }

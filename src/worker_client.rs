@@ -2,7 +2,7 @@
 //! reply to one callback.
 
 use crate::protocol::{FromWorker, ToWorker};
-use crate::worker_io::{decode, encode};
+use crate::worker_io::{decode, encode, Packet};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -15,7 +15,7 @@ const WORKER_SCRIPT: &str = "attention-lab-worker_loader.js";
 pub struct LabClient {
     worker: Worker,
     listening: Rc<Cell<bool>>,
-    queue: Rc<RefCell<Vec<JsValue>>>,
+    queue: Rc<RefCell<Vec<Packet>>>,
 }
 
 impl LabClient {
@@ -25,7 +25,7 @@ impl LabClient {
         let worker = Worker::new(WORKER_SCRIPT)
             .map_err(|e| format!("could not start the training worker: {e:?}"))?;
         let listening = Rc::new(Cell::new(false));
-        let queue: Rc<RefCell<Vec<JsValue>>> = Rc::default();
+        let queue: Rc<RefCell<Vec<Packet>>> = Rc::default();
         let on_reply = Rc::new(on_reply);
 
         let (w, l, q, reply) = (
@@ -39,7 +39,7 @@ impl LabClient {
                 Ok((FromWorker::Hello, _)) => {
                     l.set(true);
                     for packet in q.borrow_mut().drain(..) {
-                        let _ = w.post_message(&packet);
+                        let _ = w.post_message_with_transfer(&packet.data, &packet.transfer);
                     }
                 }
                 Ok((message, bytes)) => reply(message, bytes),
@@ -66,7 +66,7 @@ impl LabClient {
         let packet = encode(message, bytes)?;
         if self.listening.get() {
             self.worker
-                .post_message(&packet)
+                .post_message_with_transfer(&packet.data, &packet.transfer)
                 .map_err(|e| format!("could not reach the training worker: {e:?}"))
         } else {
             self.queue.borrow_mut().push(packet);

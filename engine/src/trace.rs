@@ -81,16 +81,23 @@ pub struct AttentionTrace {
     pub layers: Vec<LayerTrace>,
 }
 
-/// f32 ↔ JSON number, with non-finite values as null (JSON has no −∞).
+/// JSON has no −∞, so human-readable formats write masked entries as null (and read null back
+/// as −∞). Binary formats (the page's worker messages) keep every float's bits.
 mod nullable_floats {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(data: &[f32], s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return data.serialize(s);
+        }
         let v: Vec<Option<f32>> = data.iter().map(|x| x.is_finite().then_some(*x)).collect();
         v.serialize(s)
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
+        if !d.is_human_readable() {
+            return Vec::deserialize(d);
+        }
         let v: Vec<Option<f32>> = Vec::deserialize(d)?;
         Ok(v.into_iter()
             .map(|x| x.unwrap_or(f32::NEG_INFINITY))
