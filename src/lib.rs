@@ -7,6 +7,7 @@ pub mod explorer;
 pub mod heatmap;
 pub mod lab;
 pub mod live;
+pub mod paint;
 mod panel;
 pub mod protocol;
 pub mod session;

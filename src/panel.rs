@@ -93,19 +93,25 @@ fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) ->
     }
 }
 
-/// The latest losses as numbers (the curves draw their history).
+/// The latest losses as numbers (the curves draw their history). Before the first step the
+/// same line holds dashes, so starting to train moves nothing on the page.
 #[component]
 fn Readout(live: Live) -> impl IntoView {
     move || {
         let smoothed = live.curves.with(|c| c.smoothed().last().map(|s| s.loss));
-        live.curves.with(|c| c.last().copied()).map(|p| {
-            view! {
+        match live.curves.with(|c| c.last().copied()) {
+            Some(p) => view! {
                 <p class="readout" data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
                     {format!("loss {:.3} · MLM {:.3} · NSP {:.3} · MLM acc {:.0}% · NSP acc {:.0}%",
                         p.loss, p.mlm_loss, p.nsp_loss, p.mlm_accuracy * 100.0, p.nsp_accuracy * 100.0)}
                 </p>
             }
-        })
+            .into_any(),
+            None => view! {
+                <p class="readout">"loss — · MLM — · NSP — · MLM acc — · NSP acc —"</p>
+            }
+            .into_any(),
+        }
     }
 }
 

@@ -21,11 +21,13 @@ async function setField(page, label, value) {
 
 export const tests = [
   {
-    name: 'training: Play makes the loss fall and the heatmaps change, with no long main-thread task',
+    name: 'training: Play makes the loss fall and the heatmaps change, with no long main-thread task and no layout shift',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
       const before = await softmaxFigure(page).getAttribute('data-matrix');
+      const historyTop = () => page.evaluate(() => document.querySelector('label.history').getBoundingClientRect().top);
+      const topBefore = await historyTop();
       await page.evaluate(() => {
         window.__longTasks = [];
         new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => e.duration)))
@@ -38,6 +40,7 @@ export const tests = [
       const longTasks = await page.evaluate(() => window.__longTasks);
       const steps = await stepCount(page);
       const lastLoss = await latestLoss(page);
+      const topAfter = await historyTop();
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       await page.screenshot({ path: path.join(artifacts, 'e2e-training.png'), fullPage: true });
       const after = await softmaxFigure(page).getAttribute('data-matrix');
@@ -45,6 +48,7 @@ export const tests = [
       assert(steps > 50, `only ${steps} steps`);
       assert(lastLoss < firstLoss, `loss did not fall: ${firstLoss} → ${lastLoss}`);
       assert(before !== after, 'the softmax heatmap did not change while training');
+      assert(topBefore === topAfter, `the panel moved when training started: History at y ${topBefore}, then ${topAfter}`);
       assert(longTasks.every((d) => d <= 50), `main-thread tasks over 50 ms: ${longTasks.filter((d) => d > 50)}`);
       assert(problems.length === 0, problems.join('\n'));
       await context.close();

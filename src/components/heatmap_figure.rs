@@ -4,6 +4,7 @@
 
 use crate::components::export;
 use crate::heatmap::{self, label_room, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
+use crate::paint::PaintSlot;
 use engine::Matrix;
 use leptos::prelude::*;
 
@@ -139,19 +140,32 @@ pub fn HeatmapFigure(
     let opts = Memo::new(move |_| options.get().unwrap_or_default());
     let layout = Memo::new(move |_| data.with(|d| layout_for(d, &opts.get(), max_grid)));
 
-    // Drawing is the one place this component talks to the outside world.
+    // Drawing is the one place this component talks to the outside world; it runs in a task
+    // of its own (see `paint`), with the data as it is then.
+    let slot = PaintSlot::new();
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
-        let layout = layout.get();
-        data.with(|d| {
-            let spec = HeatmapSpec {
-                matrix: &d.matrix,
-                row_labels: &d.row_labels,
-                col_labels: &d.col_labels,
-                scale: scale_for(d, &opts.get()),
-                layout,
+        data.track();
+        layout.track();
+        opts.track();
+        slot.paint(move || {
+            let (Some(layout), Some(opts)) = (layout.try_get_untracked(), opts.try_get_untracked())
+            else {
+                return;
             };
-            set_problem.set(heatmap::draw(&canvas, &spec).err());
+            let problem = data.try_with_untracked(|d| {
+                let spec = HeatmapSpec {
+                    matrix: &d.matrix,
+                    row_labels: &d.row_labels,
+                    col_labels: &d.col_labels,
+                    scale: scale_for(d, &opts),
+                    layout,
+                };
+                heatmap::draw(&canvas, &spec).err()
+            });
+            if let Some(problem) = problem {
+                set_problem.try_set(problem);
+            }
         });
     });
 

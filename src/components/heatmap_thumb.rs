@@ -2,6 +2,7 @@
 //! pixel buffer and single `putImageData` as a full figure, on a canvas the size of the grid.
 
 use crate::heatmap::{self, HeatmapSpec, Layout, Scale};
+use crate::paint::PaintSlot;
 use engine::Matrix;
 use leptos::prelude::*;
 
@@ -14,18 +15,25 @@ pub fn HeatmapThumb(
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let (problem, set_problem) = signal(None::<String>);
+    let slot = PaintSlot::new();
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
-        matrix.with(|m| {
-            let (lo, hi) = m.finite_range().unwrap_or((0.0, 1.0));
-            let spec = HeatmapSpec {
-                matrix: m,
-                row_labels: &[],
-                col_labels: &[],
-                scale: Scale::for_range(lo, hi),
-                layout: Layout::new(m.rows, m.cols, side, false),
-            };
-            set_problem.set(heatmap::draw(&canvas, &spec).err());
+        matrix.track();
+        slot.paint(move || {
+            let problem = matrix.try_with_untracked(|m| {
+                let (lo, hi) = m.finite_range().unwrap_or((0.0, 1.0));
+                let spec = HeatmapSpec {
+                    matrix: m,
+                    row_labels: &[],
+                    col_labels: &[],
+                    scale: Scale::for_range(lo, hi),
+                    layout: Layout::new(m.rows, m.cols, side, false),
+                };
+                heatmap::draw(&canvas, &spec).err()
+            });
+            if let Some(problem) = problem {
+                set_problem.try_set(problem);
+            }
         });
     });
     view! {

@@ -12,6 +12,7 @@
 //! (a bucket of k steps decays the average by 0.95ᵏ), debiased like TensorBoard's
 //! (divided by 1 − 0.95ⁿ) so the first points are not pulled towards zero.
 
+use crate::paint::PaintSlot;
 use crate::protocol::CurvePoint;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -521,6 +522,22 @@ fn watch_width(element: &web_sys::HtmlElement, width: RwSignal<f64>) {
     });
 }
 
+/// "latest, step N  total 4.27 raw 4.03 …": each series' smoothed value in bold, raw beside it.
+fn readout_view(when: String, values: Vec<(Series, String, String)>) -> AnyView {
+    let values = values
+        .into_iter()
+        .map(|(s, smoothed, raw)| {
+            let style = format!("color:{}", s.css_colour());
+            view! {
+                <span class="curve-value" style=style>
+                    {s.label()}" "<b>{smoothed}</b><small>" raw "{raw}</small>
+                </span>
+            }
+        })
+        .collect_view();
+    view! { <span class="curve-step">{when}</span>{values} }.into_any()
+}
+
 #[component]
 fn CurveChart(
     chart: Chart,
@@ -540,31 +557,46 @@ fn CurveChart(
     let (frame, set_frame) = signal(None::<Frame>);
     let (hover, set_hover) = signal(None::<usize>);
 
+    // Drawn in a task of its own (see `paint`), with the record as it is then.
+    let slot = PaintSlot::new();
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
-        let known = width.get();
-        let measured = if known > 0.0 {
-            known
-        } else {
-            canvas
-                .parent_element()
-                .map_or(0.0, |p| p.client_width() as f64)
-        };
-        let (w, h) = canvas_size(measured);
-        if canvas.width() != w || canvas.height() != h {
-            canvas.set_width(w);
-            canvas.set_height(h);
-        }
-        let result = curves
-            .with(|c| smooth.with(|s| draw(&canvas, chart, c.points(), s).map(|f| (f, c.len()))));
-        match result {
-            Ok((f, n)) => {
-                set_frame.set(Some(f));
-                set_drawn.set(n);
-                set_problem.set(None);
+        width.track();
+        curves.track();
+        smooth.track();
+        slot.paint(move || {
+            let Some(known) = width.try_get_untracked() else {
+                return;
+            };
+            let measured = if known > 0.0 {
+                known
+            } else {
+                canvas
+                    .parent_element()
+                    .map_or(0.0, |p| p.client_width() as f64)
+            };
+            let (w, h) = canvas_size(measured);
+            if canvas.width() != w || canvas.height() != h {
+                canvas.set_width(w);
+                canvas.set_height(h);
             }
-            Err(e) => set_problem.set(Some(e)),
-        }
+            let result = curves.try_with_untracked(|c| {
+                smooth.try_with_untracked(|s| {
+                    draw(&canvas, chart, c.points(), s).map(|f| (f, c.len()))
+                })
+            });
+            match result.flatten() {
+                Some(Ok((f, n))) => {
+                    set_frame.try_set(Some(f));
+                    set_drawn.try_set(n);
+                    set_problem.try_set(None);
+                }
+                Some(Err(e)) => {
+                    set_problem.try_set(Some(e));
+                }
+                None => {}
+            }
+        });
     });
 
     let on_move = move |ev: leptos::ev::MouseEvent| {
@@ -589,8 +621,11 @@ fn CurveChart(
         // The hovered point while it exists (the record may have been cleared or thinned since).
         let len = curves.with(Curves::len);
         let hovered = hover.get().filter(|&i| i < len);
+        // Before the first step: the shape of a filled readout, with dashes, so the first step
+        // moves nothing on the page.
         let Some(i) = hovered.or(len.checked_sub(1)) else {
-            return view! { <span class="curve-empty">"No training steps yet."</span> }.into_any();
+            let dashes = chart.series().iter().map(|&s| (s, "—".into(), "—".into()));
+            return readout_view("no steps yet".into(), dashes.collect());
         };
         let (raw, count) = curves.with(|c| (c.points()[i], c.counts()[i]));
         let sm = smooth.with(|s| s.get(i).copied().unwrap_or(raw));
@@ -604,21 +639,11 @@ fn CurveChart(
         } else {
             String::new()
         };
-        let values = chart
-            .series()
-            .iter()
-            .map(|&s| {
-                let style = format!("color:{}", s.css_colour());
-                view! {
-                    <span class="curve-value" style=style>
-                        {s.label()}" "<b>{format_value(s.value(&sm) as f64)}</b>
-                        <small>" raw "{format_value(s.value(&raw) as f64)}</small>
-                    </span>
-                }
-            })
-            .collect_view();
-        view! { <span class="curve-step">{format!("{when} {}{span}", raw.step)}</span>{values} }
-            .into_any()
+        let values = chart.series().iter().map(|&s| {
+            let value = |p: &CurvePoint| format_value(s.value(p) as f64);
+            (s, value(&sm), value(&raw))
+        });
+        readout_view(format!("{when} {}{span}", raw.step), values.collect())
     };
     // What the canvas shows, for screen readers.
     let summary = move || {
