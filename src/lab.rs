@@ -308,6 +308,7 @@ impl Lab {
         corpus: &str,
         settings: &LabSettings,
         step: u64,
+        training_state: Option<&[u8]>,
     ) -> Result<(Lab, Option<String>), String> {
         let loaded: Checkpoint = checkpoint::load(files).map_err(|e| e.to_string())?;
         let mut train = settings.train_settings();
@@ -337,7 +338,14 @@ impl Lab {
             match Trainer::from_checkpoint(loaded, corpus, train, settings.seed) {
                 Ok(mut trainer) => {
                     trainer.step = step;
-                    (Model::Trainable(trainer), None)
+                    // A model kept by this page comes with its run: it trains on exactly as
+                    // before. If the settings changed since (another optimiser), it starts its
+                    // moments afresh, and says so.
+                    let resumed = training_state.map(|state| trainer.resume(state));
+                    let notice = resumed
+                        .and_then(Result::err)
+                        .map(|e| format!("The optimiser starts afresh from this model: {e}."));
+                    (Model::Trainable(trainer), notice)
                 }
                 // The trainer took the model; read it again rather than keep a second copy.
                 Err(e) => inspect_only(
@@ -501,6 +509,15 @@ impl Lab {
             .map_err(|e| e.to_string())?;
         self.history.truncate_after(at);
         Ok(step)
+    }
+
+    /// What it takes, beyond the checkpoint, to train on exactly as before (see
+    /// `engine::resume`); `None` for an inspect-only model.
+    pub fn training_state(&self) -> Option<Vec<u8>> {
+        match &self.model {
+            Model::Trainable(t) => Some(t.training_state()),
+            Model::InspectOnly { .. } => None,
+        }
     }
 
     pub fn checkpoint_files(&self) -> Result<CheckpointFiles, String> {

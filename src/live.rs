@@ -40,6 +40,8 @@ pub struct Live {
     /// Keep the model once it is ready: the user loaded a checkpoint, which must survive a
     /// reload even if it never trains (an inspect-only model such as MiniLM).
     keep_when_ready: StoredValue<bool>,
+    /// The curves kept with a model being restored; they return when it is ready.
+    restored_curves: StoredValue<Option<Curves>>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
 }
 
@@ -67,9 +69,10 @@ impl Live {
             busy: RwSignal::new(Some("Starting the training worker…".into())),
             kept: StoredValue::new((0, 0.0)),
             keep_when_ready: StoredValue::new(false),
+            restored_curves: StoredValue::new(None),
             client: StoredValue::new_local(None),
         };
-        match LabClient::spawn(move |message, bytes| live.apply(message, bytes)) {
+        match LabClient::spawn(move |message, attachments| live.apply(message, attachments)) {
             Ok(client) => live.client.set_value(Some(client)),
             Err(e) => live.error.set(Some(e)),
         }
@@ -77,12 +80,13 @@ impl Live {
     }
 
     pub fn send(&self, message: ToWorker) {
-        self.send_with(message, None);
+        self.send_with(message, &[]);
     }
 
-    pub fn send_with(&self, message: ToWorker, bytes: Option<&[u8]>) {
+    /// `message` with files' bytes beside it (see `protocol`).
+    pub fn send_with(&self, message: ToWorker, attachments: &[&[u8]]) {
         let sent = self.client.with_value(|c| match c {
-            Some(client) => client.send(&message, bytes),
+            Some(client) => client.send(&message, attachments),
             None => Err("the training worker is not running".into()),
         });
         if let Err(e) = sent {
@@ -118,6 +122,8 @@ impl Live {
             vocab_txt,
             tokenizer_config_json,
             safetensors,
+            training_state: None,
+            curves: Curves::new(),
         };
         self.send_load(files, corpus, settings);
     }
@@ -129,10 +135,12 @@ impl Live {
             saved.name, saved.step
         )));
         self.kept.set_value((saved.step, js_sys::Date::now()));
+        self.restored_curves.set_value(Some(saved.curves.clone()));
         self.send_load(saved, corpus, settings);
     }
 
-    /// Checkpoint files to the worker; the weights travel beside the JSON.
+    /// Checkpoint files to the worker; the weights (and a kept model's training state) travel
+    /// beside the message.
     fn send_load(&self, files: SavedModel, corpus: String, settings: LabSettings) {
         let SavedModel {
             name,
@@ -141,6 +149,8 @@ impl Live {
             vocab_txt,
             tokenizer_config_json,
             safetensors,
+            training_state,
+            curves: _,
         } = files;
         let load = ToWorker::Load {
             name,
@@ -151,7 +161,10 @@ impl Live {
             settings,
             step,
         };
-        self.send_with(load, Some(&safetensors));
+        let attachments: Vec<&[u8]> = std::iter::once(safetensors.as_slice())
+            .chain(training_state.as_deref())
+            .collect();
+        self.send_with(load, &attachments);
     }
 
     pub fn inspect(&self, probe: ProbeInput) {
@@ -176,7 +189,7 @@ impl Live {
         }
     }
 
-    fn apply(&self, message: FromWorker, bytes: Option<Vec<u8>>) {
+    fn apply(&self, message: FromWorker, attachments: Vec<Vec<u8>>) {
         match message {
             FromWorker::Hello => {}
             FromWorker::Bench { results } => {
@@ -207,7 +220,9 @@ impl Live {
                 self.stopped.set(None);
                 self.error.set(None);
                 self.busy.set(None);
-                self.curves.update(Curves::clear);
+                let restored = self.restored_curves.write_value().take();
+                self.curves
+                    .set(restored.map_or_else(Curves::new, |c| c.until(step)));
                 self.history_at.set(None);
             }
             FromWorker::Progress {
@@ -246,6 +261,7 @@ impl Live {
             }
             FromWorker::Failed { message } => {
                 self.keep_when_ready.set_value(false);
+                self.restored_curves.set_value(None);
                 self.busy.set(None);
                 self.error.set(Some(message));
             }
@@ -257,7 +273,8 @@ impl Live {
                 vocab_txt,
                 tokenizer_config_json,
             } => {
-                let safetensors = bytes.unwrap_or_default();
+                let mut attachments = attachments.into_iter();
+                let safetensors = attachments.next().unwrap_or_default();
                 if keep {
                     let saved = SavedModel {
                         name,
@@ -266,6 +283,8 @@ impl Live {
                         vocab_txt,
                         tokenizer_config_json: Some(tokenizer_config_json),
                         safetensors,
+                        training_state: attachments.next(),
+                        curves: self.curves.with_untracked(|c| c.clone().until(step)),
                     };
                     let error = self.error;
                     leptos::task::spawn_local(async move {

@@ -1,5 +1,6 @@
-//! Messages between the page and the training worker, as JSON. The worker owns the model;
-//! the page only ever receives plain data (`ModelInfo`, `Inspection`, losses).
+//! Messages between the page and the training worker (encoded by `worker_io`; files' bytes
+//! travel beside a message as attachments). The worker owns the model; the page only ever
+//! receives plain data (`ModelInfo`, `Inspection`, losses).
 
 use crate::lab::{LabSettings, ModelInfo, ProbeInput};
 use engine::inspect::Inspection;
@@ -12,7 +13,8 @@ pub enum ToWorker {
         corpus: String,
         settings: LabSettings,
     },
-    /// A checkpoint's files; the safetensors bytes travel beside the JSON (see `worker_io`).
+    /// A checkpoint's files. Attachments: model.safetensors, then for a model this page kept,
+    /// its training state (`engine::resume`).
     Load {
         name: String,
         config_json: String,
@@ -96,7 +98,8 @@ pub enum FromWorker {
     Stopped { step: u64, reason: String },
     /// A request failed; nothing changed.
     Failed { message: String },
-    /// The checkpoint files for download; the safetensors bytes travel beside the JSON.
+    /// The checkpoint files. Attachments: model.safetensors, and when `keep`, the training
+    /// state of a trainable model.
     Checkpoint {
         name: String,
         step: u64,

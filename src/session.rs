@@ -5,17 +5,17 @@ use crate::lab::{Lab, LabSettings, ProbeInput};
 use crate::protocol::{CurvePoint, FromWorker, ToWorker};
 use engine::checkpoint::CheckpointFiles;
 
-/// A message for the page, with the bytes that travel beside it (checkpoint weights).
+/// A message for the page, with the files' bytes that travel beside it (see `protocol`).
 pub struct Reply {
     pub message: FromWorker,
-    pub bytes: Option<Vec<u8>>,
+    pub attachments: Vec<Vec<u8>>,
 }
 
 impl From<FromWorker> for Reply {
     fn from(message: FromWorker) -> Self {
         Reply {
             message,
-            bytes: None,
+            attachments: Vec::new(),
         }
     }
 }
@@ -36,7 +36,7 @@ impl Session {
         self.playing
     }
 
-    pub fn handle(&mut self, message: ToWorker, bytes: Option<Vec<u8>>) -> Vec<Reply> {
+    pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
         match message {
             ToWorker::Reset { corpus, settings } => {
                 self.playing = false;
@@ -55,13 +55,22 @@ impl Session {
                 step,
             } => {
                 self.playing = false;
+                let mut attachments = attachments.into_iter();
                 let files = CheckpointFiles {
                     config_json,
-                    safetensors: bytes.unwrap_or_default(),
+                    safetensors: attachments.next().unwrap_or_default(),
                     vocab_txt,
                     tokenizer_config_json,
                 };
-                match Lab::load(&files, &name, &corpus, &settings, step) {
+                let training_state = attachments.next();
+                match Lab::load(
+                    &files,
+                    &name,
+                    &corpus,
+                    &settings,
+                    step,
+                    training_state.as_deref(),
+                ) {
                     Ok((lab, notice)) => self.adopt(lab, corpus, settings, notice),
                     Err(message) => vec![FromWorker::Failed { message }.into()],
                 }
@@ -231,7 +240,10 @@ impl Session {
                     vocab_txt: files.vocab_txt,
                     tokenizer_config_json: files.tokenizer_config_json.unwrap_or_default(),
                 },
-                bytes: Some(files.safetensors),
+                // Kept in the browser: with what it takes to train on exactly as before.
+                attachments: std::iter::once(files.safetensors)
+                    .chain(lab.training_state().filter(|_| keep))
+                    .collect(),
             }],
             Err(message) => vec![FromWorker::Failed { message }.into()],
         }
@@ -258,7 +270,7 @@ mod tests {
                 corpus: DEFAULT_CORPUS.into(),
                 settings: LabSettings::default(),
             },
-            None,
+            Vec::new(),
         );
         assert!(matches!(replies[0].message, FromWorker::Ready { .. }));
         s
@@ -277,12 +289,12 @@ mod tests {
     #[test]
     fn play_pause_and_step_move_the_state_and_the_step_count() {
         let mut s = started();
-        s.handle(ToWorker::Play, None);
+        s.handle(ToWorker::Play, Vec::new());
         assert!(s.playing());
         assert_eq!(losses(&s.train(3)).len(), 3);
-        s.handle(ToWorker::Pause, None);
+        s.handle(ToWorker::Pause, Vec::new());
         assert!(!s.playing());
-        let replies = s.handle(ToWorker::Step, None);
+        let replies = s.handle(ToWorker::Step, Vec::new());
         let steps: Vec<u64> = replies
             .iter()
             .filter_map(|r| match &r.message {
@@ -306,7 +318,7 @@ mod tests {
                 corpus: DEFAULT_CORPUS.into(),
                 settings: LabSettings::default(),
             },
-            None,
+            Vec::new(),
         );
         assert_eq!(losses(&a.train(4)), first);
         let other = LabSettings {
@@ -318,7 +330,7 @@ mod tests {
                 corpus: DEFAULT_CORPUS.into(),
                 settings: other,
             },
-            None,
+            Vec::new(),
         );
         assert_ne!(losses(&a.train(4)), first);
     }
@@ -330,8 +342,8 @@ mod tests {
             learning_rate: 1000.0,
             ..LabSettings::default()
         };
-        s.handle(ToWorker::Tune(wild), None);
-        s.handle(ToWorker::Play, None);
+        s.handle(ToWorker::Tune(wild), Vec::new());
+        s.handle(ToWorker::Play, Vec::new());
         let mut stopped = None;
         for _ in 0..50 {
             let replies = s.train(5);
@@ -348,8 +360,8 @@ mod tests {
             "lr 1000 never stopped"
         );
         assert!(!s.playing());
-        s.handle(ToWorker::Tune(LabSettings::default()), None);
-        let replies = s.handle(ToWorker::Rewind { at: 0 }, None);
+        s.handle(ToWorker::Tune(LabSettings::default()), Vec::new());
+        let replies = s.handle(ToWorker::Rewind { at: 0 }, Vec::new());
         assert!(replies.iter().any(|r| matches!(
             &r.message,
             FromWorker::Inspected {
@@ -364,14 +376,14 @@ mod tests {
     #[test]
     fn requests_before_a_model_fail_politely() {
         let mut s = Session::default();
-        let replies = s.handle(ToWorker::Play, None);
+        let replies = s.handle(ToWorker::Play, Vec::new());
         assert!(matches!(replies[0].message, FromWorker::Failed { .. }));
         let replies = s.handle(
             ToWorker::Reset {
                 corpus: "just one line".into(),
                 settings: LabSettings::default(),
             },
-            None,
+            Vec::new(),
         );
         assert!(
             matches!(&replies[0].message, FromWorker::Failed { message } if message.contains("sentence"))
@@ -390,7 +402,7 @@ mod tests {
                 probe: probe.clone(),
                 at: None,
             },
-            None,
+            Vec::new(),
         );
         assert!(replies.is_empty(), "no error before a model exists");
         let replies = s.handle(
@@ -398,7 +410,7 @@ mod tests {
                 corpus: DEFAULT_CORPUS.into(),
                 settings: LabSettings::default(),
             },
-            None,
+            Vec::new(),
         );
         let tokens = replies.iter().find_map(|r| match &r.message {
             FromWorker::Inspected { result: Ok(i), .. } => Some(i.tokens.clone()),
@@ -408,5 +420,58 @@ mod tests {
             tokens.as_deref().map(|t| &t[1..4]),
             Some(&["the".to_string(), "cat".into(), "sleeps".into()][..])
         );
+    }
+
+    #[test]
+    fn a_model_kept_in_the_browser_trains_on_exactly_as_before() {
+        let mut a = started();
+        a.train(3);
+        let for_user = a.handle(ToWorker::Download { keep: false }, Vec::new());
+        assert_eq!(
+            for_user[0].attachments.len(),
+            1,
+            "the user gets the weights only"
+        );
+        let kept = a
+            .handle(ToWorker::Download { keep: true }, Vec::new())
+            .remove(0);
+        assert_eq!(kept.attachments.len(), 2, "weights and training state");
+        let FromWorker::Checkpoint {
+            name,
+            step,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            ..
+        } = kept.message
+        else {
+            panic!("not a checkpoint")
+        };
+        let load = ToWorker::Load {
+            name,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json: Some(tokenizer_config_json),
+            corpus: DEFAULT_CORPUS.into(),
+            settings: LabSettings::default(),
+            step,
+        };
+        let mut b = Session::default();
+        let replies = b.handle(load.clone(), kept.attachments.clone());
+        assert!(matches!(
+            &replies[0].message,
+            FromWorker::Ready {
+                step: 3,
+                notice: None,
+                ..
+            }
+        ));
+        let next = losses(&a.train(2));
+        assert_eq!(losses(&b.train(2)), next);
+
+        // The weights alone train on differently: the comparison above can fail.
+        let mut c = Session::default();
+        c.handle(load, kept.attachments[..1].to_vec());
+        assert_ne!(losses(&c.train(2)), next);
     }
 }

@@ -53,7 +53,8 @@ fn bench(iters: usize, warmup: usize) -> Reply {
 }
 
 fn post(reply: Reply) {
-    match encode(&reply.message, reply.bytes.as_deref()) {
+    let attachments: Vec<&[u8]> = reply.attachments.iter().map(Vec::as_slice).collect();
+    match encode(&reply.message, &attachments) {
         Ok(packet) => {
             let _ = scope().post_message_with_transfer(&packet.data, &packet.transfer);
         }
@@ -65,10 +66,12 @@ pub fn start() {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
         let replies = match decode::<ToWorker>(&event.data()) {
             Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
-            Ok((message, bytes)) => SESSION.with_borrow_mut(|s| s.handle(message, bytes)),
+            Ok((message, attachments)) => {
+                SESSION.with_borrow_mut(|s| s.handle(message, attachments))
+            }
             Err(message) => vec![FromWorker::Failed { message }.into()],
         };
-        replies.into_iter().filter_map(hold_progress).for_each(post);
+        replies.into_iter().flat_map(hold_progress).for_each(post);
         schedule_tick();
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -111,35 +114,44 @@ fn tick() {
         }
         replies
     });
-    replies.into_iter().filter_map(hold_progress).for_each(post);
+    replies.into_iter().flat_map(hold_progress).for_each(post);
     schedule_tick();
 }
 
 /// Progress replies are merged and let through at most every `PROGRESS_MS`, and always once
-/// play has stopped; other replies pass at once.
-fn hold_progress(reply: Reply) -> Option<Reply> {
+/// play has stopped; other replies pass at once. A checkpoint first lets the held points
+/// through, so the page keeps a model together with the curves up to its step.
+fn hold_progress(reply: Reply) -> Vec<Reply> {
     let FromWorker::Progress {
         points,
         steps_per_second,
         playing,
     } = reply.message
     else {
-        return Some(reply);
+        let held = matches!(reply.message, FromWorker::Checkpoint { .. })
+            && UNSENT.with_borrow(|unsent| !unsent.is_empty());
+        if held {
+            let playing = SESSION.with_borrow(Session::playing);
+            return vec![release_progress(0.0, playing), reply];
+        }
+        return vec![reply];
     };
     UNSENT.with_borrow_mut(|unsent| unsent.extend(points));
     if playing && now() - LAST_PROGRESS.get() < PROGRESS_MS {
-        return None;
+        return Vec::new();
     }
+    vec![release_progress(steps_per_second, playing)]
+}
+
+/// The held loss points as one Progress reply (a steps/s of 0 leaves the page's figure as is).
+fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
     LAST_PROGRESS.set(now());
-    let points = UNSENT.take();
-    Some(
-        FromWorker::Progress {
-            points,
-            steps_per_second,
-            playing,
-        }
-        .into(),
-    )
+    FromWorker::Progress {
+        points: UNSENT.take(),
+        steps_per_second,
+        playing,
+    }
+    .into()
 }
 
 /// As many steps as fit in a slice, or as the speed limit allows since the last tick.

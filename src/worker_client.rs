@@ -20,7 +20,7 @@ pub struct LabClient {
 
 impl LabClient {
     pub fn spawn(
-        on_reply: impl Fn(FromWorker, Option<Vec<u8>>) + 'static,
+        on_reply: impl Fn(FromWorker, Vec<Vec<u8>>) + 'static,
     ) -> Result<LabClient, String> {
         let worker = Worker::new(WORKER_SCRIPT)
             .map_err(|e| format!("could not start the training worker: {e:?}"))?;
@@ -42,8 +42,8 @@ impl LabClient {
                         let _ = w.post_message_with_transfer(&packet.data, &packet.transfer);
                     }
                 }
-                Ok((message, bytes)) => reply(message, bytes),
-                Err(message) => reply(FromWorker::Failed { message }, None),
+                Ok((message, attachments)) => reply(message, attachments),
+                Err(message) => reply(FromWorker::Failed { message }, Vec::new()),
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -51,7 +51,7 @@ impl LabClient {
 
         let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |event: ErrorEvent| {
             let message = format!("the training worker failed: {}", event.message());
-            on_reply(FromWorker::Failed { message }, None);
+            on_reply(FromWorker::Failed { message }, Vec::new());
         });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
@@ -62,8 +62,8 @@ impl LabClient {
         })
     }
 
-    pub fn send(&self, message: &ToWorker, bytes: Option<&[u8]>) -> Result<(), String> {
-        let packet = encode(message, bytes)?;
+    pub fn send(&self, message: &ToWorker, attachments: &[&[u8]]) -> Result<(), String> {
+        let packet = encode(message, attachments)?;
         if self.listening.get() {
             self.worker
                 .post_message_with_transfer(&packet.data, &packet.transfer)

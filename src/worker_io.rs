@@ -1,7 +1,8 @@
-//! How messages cross between the page and the worker: a JS array `[message, bytes?]` of two
+//! How messages cross between the page and the worker: a JS array `[message, attachment…]` of
 //! Uint8Arrays. The message is the protocol enum in postcard, a binary serde format: a snapshot
 //! holds some 50,000 floats, and as JSON (375 kB) it took the page's main thread about 10 ms to
-//! decode. Checkpoint weights travel beside it. Both buffers are transferred, not copied.
+//! decode. Attachments are files' bytes (checkpoint weights, training state), kept out of the
+//! message. Every buffer is transferred, not copied.
 
 use js_sys::{Array, Uint8Array};
 use serde::{de::DeserializeOwned, Serialize};
@@ -13,12 +14,12 @@ pub struct Packet {
     pub transfer: Array,
 }
 
-pub fn encode<T: Serialize>(message: &T, bytes: Option<&[u8]>) -> Result<Packet, String> {
+pub fn encode<T: Serialize>(message: &T, attachments: &[&[u8]]) -> Result<Packet, String> {
     let encoded =
         postcard::to_allocvec(message).map_err(|e| format!("could not encode a message: {e}"))?;
     let data = Array::new();
     let transfer = Array::new();
-    for part in std::iter::once(encoded.as_slice()).chain(bytes) {
+    for part in std::iter::once(encoded.as_slice()).chain(attachments.iter().copied()) {
         let array = Uint8Array::from(part);
         transfer.push(&array.buffer());
         data.push(&array);
@@ -29,7 +30,7 @@ pub fn encode<T: Serialize>(message: &T, bytes: Option<&[u8]>) -> Result<Packet,
     })
 }
 
-pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> Result<(T, Option<Vec<u8>>), String> {
+pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> Result<(T, Vec<Vec<u8>>), String> {
     let packet = Array::from(packet);
     let encoded = packet.get(0);
     if !encoded.is_instance_of::<Uint8Array>() {
@@ -37,11 +38,12 @@ pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> Result<(T, Option<Vec<u8
     }
     let message = postcard::from_bytes(&Uint8Array::new(&encoded).to_vec())
         .map_err(|e| format!("could not decode a message: {e}"))?;
-    let bytes = packet.get(1);
-    let bytes = bytes
-        .is_instance_of::<Uint8Array>()
-        .then(|| Uint8Array::new(&bytes).to_vec());
-    Ok((message, bytes))
+    let attachments = (1..packet.length())
+        .map(|i| packet.get(i))
+        .filter(|part| part.is_instance_of::<Uint8Array>())
+        .map(|part| Uint8Array::new(&part).to_vec())
+        .collect();
+    Ok((message, attachments))
 }
 
 #[cfg(test)]
@@ -64,11 +66,11 @@ mod tests {
             at: None,
             result: lab.inspect(&probe, None),
         };
-        let weights = [0u8, 1, 254, 255];
-        let packet = encode(&message, Some(&weights)).unwrap();
-        assert_eq!(packet.transfer.length(), 2, "both buffers are handed over");
-        let (back, bytes) = decode::<FromWorker>(&packet.data).unwrap();
-        assert_eq!(bytes.as_deref(), Some(&weights[..]));
+        let (weights, state) = ([0u8, 1, 254, 255], [9u8; 3]);
+        let packet = encode(&message, &[&weights, &state]).unwrap();
+        assert_eq!(packet.transfer.length(), 3, "every buffer is handed over");
+        let (back, attachments) = decode::<FromWorker>(&packet.data).unwrap();
+        assert_eq!(attachments, [weights.to_vec(), state.to_vec()]);
         assert_eq!(back, message);
         let FromWorker::Inspected { result: Ok(i), .. } = back else {
             panic!("not a snapshot")

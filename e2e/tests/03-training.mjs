@@ -128,7 +128,7 @@ export const tests = [
     },
   },
   {
-    name: 'training: a reload mid-training keeps the model of a few seconds before',
+    name: 'training: a reload mid-training keeps the model of a few seconds before, with its curves',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
@@ -140,11 +140,18 @@ export const tests = [
       await ready(page);
       const after = await stepCount(page);
       const playing = await page.getByRole('button', { name: 'Pause', exact: true }).isEnabled();
-      console.log(`     step ${before} before the reload, ${after} after`);
+      await page.waitForFunction(() => Number(document.querySelector('[data-chart="loss"]')?.dataset.points) > 0, null, { timeout: 5000 })
+        .catch(() => {});
+      const lossChart = page.locator('figure.curve-chart').first();
+      const curvePoints = Number(await lossChart.getAttribute('data-points'));
+      const curveText = await lossChart.locator('.curve-readout').innerText();
+      console.log(`     step ${before} before the reload, ${after} after; loss curve: ${curvePoints} points, "${curveText.replace(/\s+/g, ' ')}"`);
       // Kept at the first progress report and then every 5 s: about 5/8 of the steps survive
       // (with a 30 s period only the first handful would).
       assert(after >= before / 4 && after <= before, `reload restored step ${after}, was at ${before}`);
       assert(!playing, 'training should wait for Play after a reload');
+      assert(curvePoints > 0 && curveText.includes(`latest, step ${after}`), 'the loss curves did not come back with the model');
+      assert(!(await page.locator('.readout').first().innerText()).includes('—'), 'the loss readout came back empty');
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();

@@ -16,6 +16,7 @@ pub mod inspect;
 pub mod model;
 pub mod ops;
 pub mod optim;
+pub mod resume;
 pub mod rng;
 pub mod tokenizer;
 pub mod trace;

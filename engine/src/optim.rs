@@ -149,6 +149,60 @@ impl Optimizer {
         })
     }
 
+    /// The per-parameter state as named tensors: `{param}.exp_avg` and `{param}.exp_avg_sq` for
+    /// Adam, `{param}.momentum_buffer` for SGD with momentum (none without).
+    pub fn moments(&self) -> Vec<(String, &ArrayD<f32>)> {
+        let mut out = Vec::new();
+        for (name, state) in &self.state {
+            match state {
+                State::Sgd { momentum_buffer } => {
+                    if let Some(b) = momentum_buffer {
+                        out.push((format!("{name}.momentum_buffer"), b));
+                    }
+                }
+                State::Adam {
+                    exp_avg,
+                    exp_avg_sq,
+                } => {
+                    out.push((format!("{name}.exp_avg"), exp_avg));
+                    out.push((format!("{name}.exp_avg_sq"), exp_avg_sq));
+                }
+            }
+        }
+        out
+    }
+
+    /// Replace the step count and every tensor `moments` lists with `read(name, shape)`. All
+    /// or nothing: a missing or misshapen tensor is an error and leaves the optimiser as it was.
+    pub fn restore(
+        &mut self,
+        t: u64,
+        mut read: impl FnMut(&str, &[usize]) -> Result<Vec<f32>>,
+    ) -> Result<()> {
+        let mut restored = Vec::new();
+        for (name, tensor) in self.moments() {
+            let values = read(&name, tensor.shape())?;
+            let array = ArrayD::from_shape_vec(tensor.raw_dim(), values)
+                .map_err(|e| EngineError::Training(format!("{name}: {e}")))?;
+            restored.push(array);
+        }
+        let mut restored = restored.into_iter();
+        for (_, state) in &mut self.state {
+            let slots = match state {
+                State::Sgd { momentum_buffer } => momentum_buffer.iter_mut().collect::<Vec<_>>(),
+                State::Adam {
+                    exp_avg,
+                    exp_avg_sq,
+                } => vec![exp_avg, exp_avg_sq],
+            };
+            for slot in slots {
+                *slot = restored.next().expect("one array per listed moment");
+            }
+        }
+        self.t = t;
+        Ok(())
+    }
+
     /// Change the learning rate for the next steps, keeping moments and the step count.
     pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
         let mut config = self.config.clone();

@@ -3,7 +3,7 @@
 //! Why our own: every random choice (init, masking, pairing, dropout) must come from one
 //! seed and give the same run natively and in WASM, whatever crate versions do later.
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rng {
     s: [u64; 4],
 }
@@ -22,6 +22,17 @@ impl Rng {
         Rng {
             s: [next(), next(), next(), next()],
         }
+    }
+
+    /// The generator's whole state, to continue its sequence later (`from_state`).
+    pub fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
+    /// A generator continuing from `state`; `None` for the all-zero state, which xoshiro never
+    /// reaches (it would give zeros for ever).
+    pub fn from_state(state: [u64; 4]) -> Option<Rng> {
+        (state != [0; 4]).then_some(Rng { s: state })
     }
 
     pub fn next_u64(&mut self) -> u64 {

@@ -11,6 +11,7 @@ use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions, Losses};
 use crate::model::BertForPreTraining;
 use crate::optim::{Optimizer, OptimizerConfig};
+use crate::resume::{self, RunState};
 use crate::rng::Rng;
 use crate::tokenizer::Tokenizer;
 use crate::vocab::build_word_vocab_with_limit;
@@ -234,6 +235,27 @@ impl Trainer {
         self.optimizer.set_learning_rate(lr)
     }
 
+    /// The run's state beyond its checkpoint, as the bytes of `training_state.safetensors`
+    /// (see `resume`).
+    pub fn training_state(&self) -> Vec<u8> {
+        let run = RunState {
+            step: self.step,
+            rng: self.rng.clone(),
+            corpus_words: self.corpus_words,
+        };
+        resume::encode(&run, &self.optimizer)
+    }
+
+    /// Continue the run kept in `training_state`: its step count, optimiser and generator. An
+    /// error (another optimiser, another model, not such a file) leaves the trainer as it was.
+    pub fn resume(&mut self, training_state: &[u8]) -> Result<()> {
+        let run = resume::decode(training_state, &mut self.optimizer)?;
+        self.step = run.step;
+        self.rng = run.rng;
+        self.corpus_words = run.corpus_words;
+        Ok(())
+    }
+
     /// The model and tokenizer as a checkpoint, under the names of the one trained from.
     pub fn checkpoint(&self) -> Checkpoint {
         Checkpoint {
@@ -247,6 +269,7 @@ impl Trainer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checkpoint;
 
     const CORPUS: &str = "the cat sat on the mat.\nthe dog ate a bone.\na bird sang in the tree.\n\
                           the sun was warm.\nwe went home.\nit rained all night.\n";
@@ -276,6 +299,99 @@ mod tests {
         let (config, s) = settings(1e-3);
         let mut t = Trainer::from_corpus(CORPUS, config, s, seed).unwrap();
         (0..steps).map(|_| t.step().unwrap().losses.total).collect()
+    }
+
+    /// Through the files a browser keeps: the checkpoint (weights, vocabulary) and the
+    /// training state.
+    fn kept_and_restored(t: &Trainer, s: TrainSettings, seed: u64) -> Trainer {
+        let files = checkpoint::to_files(&t.checkpoint());
+        let loaded = checkpoint::load(&files).unwrap();
+        let mut back = Trainer::from_checkpoint(loaded, CORPUS, s, seed).unwrap();
+        back.resume(&t.training_state()).unwrap();
+        back
+    }
+
+    #[test]
+    fn a_run_kept_and_restored_goes_on_exactly_as_if_never_stopped() {
+        for optimizer in [
+            OptimizerConfig::adam(1e-2),
+            OptimizerConfig {
+                momentum: 0.9,
+                ..OptimizerConfig::sgd(1e-1)
+            },
+        ] {
+            let (config, mut s) = settings(1e-2);
+            s.optimizer = optimizer;
+            let mut straight = Trainer::from_corpus(CORPUS, config.clone(), s.clone(), 7).unwrap();
+            let mut interrupted = Trainer::from_corpus(CORPUS, config, s.clone(), 7).unwrap();
+            let losses = |t: &mut Trainer, n| -> Vec<f32> {
+                (0..n).map(|_| t.step().unwrap().losses.total).collect()
+            };
+            let first = losses(&mut straight, 5);
+            assert_eq!(losses(&mut interrupted, 3), first[..3]);
+            let mut resumed = kept_and_restored(&interrupted, s.clone(), 7);
+            assert_eq!(
+                (resumed.step, resumed.corpus_words),
+                (3, interrupted.corpus_words)
+            );
+            assert!(resumed.corpus_words.is_some());
+            assert_eq!(
+                losses(&mut resumed, 2),
+                first[3..],
+                "{:?}",
+                s.optimizer.kind
+            );
+            assert_eq!(resumed.model, straight.model);
+
+            // Without the training state the same weights train on differently (fresh moments
+            // and generator): the test above can fail.
+            let files = checkpoint::to_files(&interrupted.checkpoint());
+            let loaded = checkpoint::load(&files).unwrap();
+            let mut fresh = Trainer::from_checkpoint(loaded, CORPUS, s, 7).unwrap();
+            assert_ne!(losses(&mut fresh, 2), first[3..]);
+        }
+    }
+
+    #[test]
+    fn a_training_state_that_does_not_fit_is_refused_and_changes_nothing() {
+        let (config, s) = settings(1e-2);
+        let mut adam = Trainer::from_corpus(CORPUS, config.clone(), s.clone(), 1).unwrap();
+        adam.step().unwrap();
+        let state = adam.training_state();
+
+        let sgd_settings = TrainSettings {
+            optimizer: OptimizerConfig::sgd(1e-2),
+            ..s.clone()
+        };
+        let mut sgd = Trainer::from_corpus(CORPUS, config.clone(), sgd_settings, 1).unwrap();
+        let e = sgd.resume(&state).unwrap_err().to_string();
+        assert!(e.contains("adam") && e.contains("sgd"), "{e}");
+
+        let mut other_shape = config.clone();
+        other_shape.intermediate_size = 48;
+        let mut bigger = Trainer::from_corpus(CORPUS, other_shape, s.clone(), 1).unwrap();
+        let before = bigger
+            .optimizer
+            .moments()
+            .iter()
+            .map(|(n, m)| (n.clone(), (*m).clone()))
+            .collect::<Vec<_>>();
+        let e = bigger.resume(&state).unwrap_err().to_string();
+        assert!(e.contains("shape"), "{e}");
+        let after = bigger
+            .optimizer
+            .moments()
+            .iter()
+            .map(|(n, m)| (n.clone(), (*m).clone()))
+            .collect::<Vec<_>>();
+        assert_eq!(before, after, "moments untouched");
+        assert_eq!((bigger.step, bigger.optimizer.t), (0, 0));
+
+        let mut fresh = Trainer::from_corpus(CORPUS, config, s, 1).unwrap();
+        for junk in [&state[..state.len() / 2], b"not a state", &[][..]] {
+            assert!(fresh.resume(junk).is_err());
+        }
+        assert_eq!(fresh.step, 0);
     }
 
     #[test]

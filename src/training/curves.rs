@@ -17,6 +17,7 @@ use crate::protocol::CurvePoint;
 use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
+use serde::{Deserialize, Serialize};
 use web_sys::HtmlCanvasElement;
 
 /// Most points kept (per series; all series share the steps).
@@ -87,8 +88,10 @@ impl Series {
     }
 }
 
-/// A bounded record of training points (see the module docs for how it stays bounded).
-#[derive(Clone, Debug, PartialEq)]
+/// A bounded record of training points (see the module docs for how it stays bounded). Kept in
+/// the browser beside the model; a record read back is checked before it is used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "CurvesRecord")]
 pub struct Curves {
     /// Bucket means, ascending `step` (= the last step of each bucket).
     points: Vec<CurvePoint>,
@@ -108,9 +111,44 @@ impl Default for Curves {
     }
 }
 
+/// `Curves` as stored, before its invariants are checked.
+#[derive(Deserialize)]
+struct CurvesRecord {
+    points: Vec<CurvePoint>,
+    counts: Vec<u32>,
+    stride: u32,
+}
+
+impl TryFrom<CurvesRecord> for Curves {
+    type Error = String;
+
+    fn try_from(r: CurvesRecord) -> Result<Curves, String> {
+        let ascending = r.points.windows(2).all(|w| w[0].step < w[1].step);
+        let counted = r.counts.iter().all(|&k| (1..=r.stride).contains(&k));
+        let fits = r.points.len() == r.counts.len() && r.points.len() <= MAX_POINTS;
+        if ascending && counted && fits && r.stride.is_power_of_two() {
+            Ok(Curves {
+                points: r.points,
+                counts: r.counts,
+                stride: r.stride,
+            })
+        } else {
+            Err("not a loss record".into())
+        }
+    }
+}
+
 impl Curves {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The record up to `step`: the curves of a model kept at that step.
+    pub fn until(mut self, step: u64) -> Curves {
+        let keep = self.points.partition_point(|p| p.step <= step);
+        self.points.truncate(keep);
+        self.counts.truncate(keep);
+        self
     }
 
     /// Add one step's point. A step at or before the last one kept (after a rewind) first drops

@@ -4,6 +4,7 @@
 //! Nothing here panics on what it finds: data from an older version or hand-edited storage
 //! reads as "nothing saved".
 
+use crate::training::curves::Curves;
 use crate::training::files::js_message;
 use js_sys::{Promise, Reflect, Uint8Array};
 use serde::de::DeserializeOwned;
@@ -60,6 +61,11 @@ pub struct SavedModel {
     pub vocab_txt: String,
     pub tokenizer_config_json: Option<String>,
     pub safetensors: Vec<u8>,
+    /// `engine::resume`'s file: the optimiser's moments and the generator, so training goes on
+    /// exactly as before (none for a checkpoint the user picked, or an inspect-only model).
+    pub training_state: Option<Vec<u8>>,
+    /// The loss curves up to `step` (empty for a checkpoint the user picked).
+    pub curves: Curves,
 }
 
 /// Everything but the weights, stored as one JSON string beside them.
@@ -189,6 +195,16 @@ pub async fn save_model(model: &SavedModel) -> Result<(), String> {
         &Uint8Array::from(model.safetensors.as_slice()).buffer(),
     )
     .map_err(|e| js_message(&e))?;
+    if let Some(state) = &model.training_state {
+        set(
+            "training_state",
+            &Uint8Array::from(state.as_slice()).buffer(),
+        )
+        .map_err(|e| js_message(&e))?;
+    }
+    // Binary: up to 5,000 points, written every few seconds while training.
+    let curves = postcard::to_allocvec(&model.curves).map_err(|e| e.to_string())?;
+    set("curves", &Uint8Array::from(curves.as_slice()).buffer()).map_err(|e| js_message(&e))?;
     with_store(IdbTransactionMode::Readwrite, |store| {
         store.put_with_key(&record, &CURRENT.into())
     })
@@ -226,7 +242,22 @@ fn decode(record: &JsValue) -> Option<SavedModel> {
         vocab_txt: meta.vocab_txt,
         tokenizer_config_json: meta.tokenizer_config_json,
         safetensors: Uint8Array::new(&bytes).to_vec(),
+        training_state: Reflect::get(record, &"training_state".into())
+            .ok()
+            .filter(|s| s.is_instance_of::<js_sys::ArrayBuffer>())
+            .map(|s| Uint8Array::new(&s).to_vec()),
+        curves: decode_curves(record).map_or_else(Curves::new, |c| c.until(meta.step)),
     })
+}
+
+/// The kept loss curves; `None` when absent (kept by an older version) or unreadable, which
+/// costs the curves but not the model.
+fn decode_curves(record: &JsValue) -> Option<Curves> {
+    let bytes = Reflect::get(record, &"curves".into()).ok()?;
+    if !bytes.is_instance_of::<js_sys::ArrayBuffer>() {
+        return None;
+    }
+    postcard::from_bytes(&Uint8Array::new(&bytes).to_vec()).ok()
 }
 
 /// Forget the model kept in IndexedDB.
@@ -242,6 +273,7 @@ pub async fn clear_model() -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::CurvePoint;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -298,6 +330,8 @@ mod tests {
             vocab_txt: "[PAD]\n[UNK]\n".into(),
             tokenizer_config_json: Some("{}".into()),
             safetensors: (0..100_000u32).map(|i| (i * 7 % 256) as u8).collect(),
+            training_state: Some(vec![5; 1000]),
+            curves: curves(1234),
         };
         clear_model().await.unwrap();
         assert_eq!(load_model().await.unwrap(), None);
@@ -306,12 +340,63 @@ mod tests {
         let newer = SavedModel {
             step: 2000,
             tokenizer_config_json: None,
+            training_state: None,
+            curves: Curves::new(),
             ..model
         };
         save_model(&newer).await.unwrap();
         assert_eq!(load_model().await.unwrap(), Some(newer));
         clear_model().await.unwrap();
         assert_eq!(load_model().await.unwrap(), None);
+    }
+
+    fn curves(steps: u64) -> Curves {
+        let mut c = Curves::new();
+        c.extend((1..=steps).map(|step| CurvePoint {
+            step,
+            loss: 5.0 / step as f32,
+            ..CurvePoint::default()
+        }));
+        c
+    }
+
+    #[test]
+    async fn curves_are_kept_up_to_the_model_and_bad_ones_cost_only_themselves() {
+        let model = SavedModel {
+            name: "tiny".into(),
+            step: 90,
+            config_json: "{}".into(),
+            vocab_txt: "[PAD]\n".into(),
+            tokenizer_config_json: None,
+            safetensors: vec![1, 2, 3],
+            training_state: None,
+            curves: curves(100),
+        };
+        save_model(&model).await.unwrap();
+        let back = load_model().await.unwrap().unwrap();
+        assert_eq!(
+            back.curves,
+            curves(90),
+            "points after the kept step are dropped"
+        );
+
+        // Lengths that disagree: the model is restored without curves.
+        let record = with_store(IdbTransactionMode::Readonly, |s| s.get(&CURRENT.into()))
+            .await
+            .unwrap();
+        let bad =
+            postcard::to_allocvec(&(vec![CurvePoint::default(); 2], vec![1u32], 1u32)).unwrap();
+        let bad = Uint8Array::from(bad.as_slice()).buffer();
+        Reflect::set(&record, &"curves".into(), &bad).unwrap();
+        with_store(IdbTransactionMode::Readwrite, |s| {
+            s.put_with_key(&record, &CURRENT.into())
+        })
+        .await
+        .unwrap();
+        let back = load_model().await.unwrap().unwrap();
+        assert!(back.curves.is_empty());
+        assert_eq!(back.safetensors, model.safetensors);
+        clear_model().await.unwrap();
     }
 
     #[test]

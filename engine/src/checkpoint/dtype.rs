@@ -3,14 +3,14 @@
 use crate::error::{EngineError, Result};
 use safetensors::tensor::{Dtype, TensorView};
 
-pub(super) fn f32_bytes<'a>(values: impl ExactSizeIterator<Item = &'a f32>) -> Vec<u8> {
+pub(crate) fn f32_bytes<'a>(values: impl ExactSizeIterator<Item = &'a f32>) -> Vec<u8> {
     let mut out = Vec::with_capacity(4 * values.len());
     for x in values {
         out.extend_from_slice(&x.to_le_bytes());
     }
     out
 }
-pub(super) fn to_f32(name: &str, view: &TensorView) -> Result<Vec<f32>> {
+pub(crate) fn to_f32(name: &str, view: &TensorView) -> Result<Vec<f32>> {
     let bytes = view.data();
     let halves = || {
         bytes

@@ -26,7 +26,7 @@
 //! tensor; `dtype`: tensor bytes ↔ f32; `dir`: a checkpoint directory on disk.
 
 mod dir;
-mod dtype;
+pub(crate) mod dtype;
 mod naming;
 mod reader;
 #[cfg(test)]
