@@ -46,8 +46,8 @@ pub struct Live {
 }
 
 /// While training, keep the model in the browser this often: a reload mid-training loses at
-/// most this much. Keeping costs the worker one checkpoint encoding (~0.5 MB for tiny, ~13 MB for
-/// small) and the page one IndexedDB write: a few milliseconds every 5 s for tiny.
+/// most this much. Keeping costs the worker a checkpoint and training state (~1.5 MB for tiny,
+/// ~40 MB for small) and an IndexedDB write; the page only writes the curves (≤ 120 kB).
 const KEEP_EVERY_MS: f64 = 5_000.0;
 
 impl Live {
@@ -142,28 +142,8 @@ impl Live {
     /// Checkpoint files to the worker; the weights (and a kept model's training state) travel
     /// beside the message.
     fn send_load(&self, files: SavedModel, corpus: String, settings: LabSettings) {
-        let SavedModel {
-            name,
-            step,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            safetensors,
-            training_state,
-            curves: _,
-        } = files;
-        let load = ToWorker::Load {
-            name,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            corpus,
-            settings,
-            step,
-        };
-        let attachments: Vec<&[u8]> = std::iter::once(safetensors.as_slice())
-            .chain(training_state.as_deref())
-            .collect();
+        let (load, attachments) = ToWorker::load(files, corpus, settings);
+        let attachments: Vec<&[u8]> = attachments.iter().map(Vec::as_slice).collect();
         self.send_with(load, &attachments);
     }
 
@@ -185,7 +165,7 @@ impl Live {
         let now = js_sys::Date::now();
         if step > kept_step && (!playing || now - kept_at > KEEP_EVERY_MS) {
             self.kept.set_value((step, now));
-            self.send(ToWorker::Download { keep: true });
+            self.send(ToWorker::Keep);
         }
     }
 
@@ -214,7 +194,7 @@ impl Live {
                 self.trainable.set(trainable);
                 if std::mem::take(&mut *self.keep_when_ready.write_value()) {
                     self.kept.set_value((step, js_sys::Date::now()));
-                    self.send(ToWorker::Download { keep: true });
+                    self.send(ToWorker::Keep);
                 }
                 self.playing.set(false);
                 self.stopped.set(None);
@@ -265,53 +245,39 @@ impl Live {
                 self.busy.set(None);
                 self.error.set(Some(message));
             }
+            FromWorker::Kept { step } => {
+                // Loss points up to `step` arrived before this message: keep the curves to match.
+                let curves = self.curves.with_untracked(|c| c.clone().until(step));
+                let error = self.error;
+                leptos::task::spawn_local(async move {
+                    if let Err(e) = storage::save_curves(&curves).await {
+                        error.set(Some(e));
+                    }
+                });
+            }
             FromWorker::Checkpoint {
-                name,
-                step,
-                keep,
                 config_json,
                 vocab_txt,
                 tokenizer_config_json,
+                ..
             } => {
-                let mut attachments = attachments.into_iter();
-                let safetensors = attachments.next().unwrap_or_default();
-                if keep {
-                    let saved = SavedModel {
-                        name,
-                        step,
-                        config_json,
-                        vocab_txt,
-                        tokenizer_config_json: Some(tokenizer_config_json),
-                        safetensors,
-                        training_state: attachments.next(),
-                        curves: self.curves.with_untracked(|c| c.clone().until(step)),
-                    };
-                    let error = self.error;
-                    leptos::task::spawn_local(async move {
-                        if let Err(e) = storage::save_model(&saved).await {
-                            error.set(Some(format!(
-                                "Could not keep the model in this browser: {e}"
-                            )));
-                        }
-                    });
-                } else {
-                    let files = [
-                        ("config.json", config_json.as_bytes(), "application/json"),
-                        (
-                            "model.safetensors",
-                            safetensors.as_slice(),
-                            "application/octet-stream",
-                        ),
-                        ("vocab.txt", vocab_txt.as_bytes(), "text/plain"),
-                        (
-                            "tokenizer_config.json",
-                            tokenizer_config_json.as_bytes(),
-                            "application/json",
-                        ),
-                    ];
-                    if let Err(e) = download_files(&files) {
-                        self.error.set(Some(e));
-                    }
+                let safetensors = attachments.into_iter().next().unwrap_or_default();
+                let files = [
+                    ("config.json", config_json.as_bytes(), "application/json"),
+                    (
+                        "model.safetensors",
+                        safetensors.as_slice(),
+                        "application/octet-stream",
+                    ),
+                    ("vocab.txt", vocab_txt.as_bytes(), "text/plain"),
+                    (
+                        "tokenizer_config.json",
+                        tokenizer_config_json.as_bytes(),
+                        "application/json",
+                    ),
+                ];
+                if let Err(e) = download_files(&files) {
+                    self.error.set(Some(e));
                 }
             }
         }

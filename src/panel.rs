@@ -256,7 +256,7 @@ fn Checkpoints(
     settings: RwSignal<LabSettings>,
 ) -> impl IntoView {
     let busy = Signal::derive(move || live.busy.with(|b| b.is_some()));
-    let download = Callback::new(move |()| live.send(ToWorker::Download { keep: false }));
+    let download = Callback::new(move |()| live.send(ToWorker::Download));
     let loaded = Callback::new(move |picked: PickedCheckpoint| {
         live.load(picked, corpus.get_untracked(), settings.get_untracked());
     });

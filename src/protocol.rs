@@ -3,6 +3,7 @@
 //! receives plain data (`ModelInfo`, `Inspection`, losses).
 
 use crate::lab::{LabSettings, ModelInfo, ProbeInput};
+use crate::training::storage::SavedModel;
 use engine::inspect::Inspection;
 use serde::{Deserialize, Serialize};
 
@@ -42,17 +43,51 @@ pub enum ToWorker {
     Rewind {
         at: usize,
     },
-    /// Send the current model as checkpoint files.
-    /// Send the current model as checkpoint files: for the user (`keep` false) or for the
-    /// browser's own store (`keep` true).
-    Download {
-        keep: bool,
-    },
+    /// Send the current model as checkpoint files, for the user to save.
+    Download,
+    /// Keep the current model in the browser's store (IndexedDB), with its training state. The
+    /// worker writes it itself, so its megabytes never cross the page's main thread; it answers
+    /// `Kept` (or `Failed`).
+    Keep,
     /// Time the fixed benchmark workload (engine::workload) and report ms per step.
     Bench {
         iters: usize,
         warmup: usize,
     },
+}
+
+impl ToWorker {
+    /// Loading `saved` on `corpus`: the message and its attachments (the weights, then the
+    /// training state if any).
+    pub fn load(
+        saved: SavedModel,
+        corpus: String,
+        settings: LabSettings,
+    ) -> (ToWorker, Vec<Vec<u8>>) {
+        let SavedModel {
+            name,
+            step,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            safetensors,
+            training_state,
+            curves: _,
+        } = saved;
+        let load = ToWorker::Load {
+            name,
+            config_json,
+            vocab_txt,
+            tokenizer_config_json,
+            corpus,
+            settings,
+            step,
+        };
+        (
+            load,
+            std::iter::once(safetensors).chain(training_state).collect(),
+        )
+    }
 }
 
 /// One point of the loss curves.
@@ -98,12 +133,13 @@ pub enum FromWorker {
     Stopped { step: u64, reason: String },
     /// A request failed; nothing changed.
     Failed { message: String },
-    /// The checkpoint files. Attachments: model.safetensors, and when `keep`, the training
-    /// state of a trainable model.
+    /// The model at `step` is kept in the browser's store. Loss points up to `step` were posted
+    /// before this, so the page can keep the curves to match.
+    Kept { step: u64 },
+    /// The checkpoint files for the user. Attachment: model.safetensors.
     Checkpoint {
         name: String,
         step: u64,
-        keep: bool,
         config_json: String,
         vocab_txt: String,
         tokenizer_config_json: String,

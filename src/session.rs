@@ -3,6 +3,8 @@
 
 use crate::lab::{Lab, LabSettings, ProbeInput};
 use crate::protocol::{CurvePoint, FromWorker, ToWorker};
+use crate::training::curves::Curves;
+use crate::training::storage::SavedModel;
 use engine::checkpoint::CheckpointFiles;
 
 /// A message for the page, with the files' bytes that travel beside it (see `protocol`).
@@ -123,7 +125,9 @@ impl Session {
                     Err(message) => vec![FromWorker::Failed { message }.into()],
                 }
             }
-            ToWorker::Download { keep } => self.download(keep),
+            ToWorker::Download => self.download(),
+            // Written by the worker, which owns the store (worker.rs, `kept_model`).
+            ToWorker::Keep => Vec::new(),
             // Timed by the worker, which owns the clock (worker.rs).
             ToWorker::Bench { .. } => Vec::new(),
         }
@@ -226,7 +230,7 @@ impl Session {
         FromWorker::History { steps }.into()
     }
 
-    fn download(&self, keep: bool) -> Vec<Reply> {
+    fn download(&self) -> Vec<Reply> {
         let Some(lab) = self.lab.as_ref() else {
             return vec![no_model()];
         };
@@ -235,18 +239,34 @@ impl Session {
                 message: FromWorker::Checkpoint {
                     name: lab.name.clone(),
                     step: lab.step_count(),
-                    keep,
                     config_json: files.config_json,
                     vocab_txt: files.vocab_txt,
                     tokenizer_config_json: files.tokenizer_config_json.unwrap_or_default(),
                 },
-                // Kept in the browser: with what it takes to train on exactly as before.
-                attachments: std::iter::once(files.safetensors)
-                    .chain(lab.training_state().filter(|_| keep))
-                    .collect(),
+                attachments: vec![files.safetensors],
             }],
             Err(message) => vec![FromWorker::Failed { message }.into()],
         }
+    }
+
+    /// The current model as the browser keeps it: its files and, when it trains, what it takes
+    /// to train on exactly as before. The curves are the page's to keep.
+    pub fn kept_model(&self) -> Result<SavedModel, String> {
+        let lab = self
+            .lab
+            .as_ref()
+            .ok_or("no model yet: reset or load one first")?;
+        let files = lab.checkpoint_files()?;
+        Ok(SavedModel {
+            name: lab.name.clone(),
+            step: lab.step_count(),
+            config_json: files.config_json,
+            vocab_txt: files.vocab_txt,
+            tokenizer_config_json: files.tokenizer_config_json,
+            safetensors: files.safetensors,
+            training_state: lab.training_state(),
+            curves: Curves::new(),
+        })
     }
 }
 
@@ -426,52 +446,42 @@ mod tests {
     fn a_model_kept_in_the_browser_trains_on_exactly_as_before() {
         let mut a = started();
         a.train(3);
-        let for_user = a.handle(ToWorker::Download { keep: false }, Vec::new());
+        let for_user = a.handle(ToWorker::Download, Vec::new());
+        assert!(matches!(
+            for_user[0].message,
+            FromWorker::Checkpoint { step: 3, .. }
+        ));
         assert_eq!(
             for_user[0].attachments.len(),
             1,
-            "the user gets the weights only"
+            "the user gets the weights"
         );
-        let kept = a
-            .handle(ToWorker::Download { keep: true }, Vec::new())
-            .remove(0);
-        assert_eq!(kept.attachments.len(), 2, "weights and training state");
-        let FromWorker::Checkpoint {
-            name,
-            step,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            ..
-        } = kept.message
-        else {
-            panic!("not a checkpoint")
+        let kept = a.kept_model().unwrap();
+        assert!(kept.training_state.is_some());
+        let restore = |saved: SavedModel| {
+            let mut b = Session::default();
+            let (load, attachments) =
+                ToWorker::load(saved, DEFAULT_CORPUS.into(), LabSettings::default());
+            let replies = b.handle(load, attachments);
+            assert!(matches!(
+                &replies[0].message,
+                FromWorker::Ready {
+                    step: 3,
+                    notice: None,
+                    ..
+                }
+            ));
+            b
         };
-        let load = ToWorker::Load {
-            name,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json: Some(tokenizer_config_json),
-            corpus: DEFAULT_CORPUS.into(),
-            settings: LabSettings::default(),
-            step,
-        };
-        let mut b = Session::default();
-        let replies = b.handle(load.clone(), kept.attachments.clone());
-        assert!(matches!(
-            &replies[0].message,
-            FromWorker::Ready {
-                step: 3,
-                notice: None,
-                ..
-            }
-        ));
+        let mut b = restore(kept.clone());
         let next = losses(&a.train(2));
         assert_eq!(losses(&b.train(2)), next);
 
         // The weights alone train on differently: the comparison above can fail.
-        let mut c = Session::default();
-        c.handle(load, kept.attachments[..1].to_vec());
+        let mut c = restore(SavedModel {
+            training_state: None,
+            ..kept
+        });
         assert_ne!(losses(&c.train(2)), next);
     }
 }

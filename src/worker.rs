@@ -3,6 +3,7 @@
 
 use crate::protocol::{CurvePoint, FromWorker, ToWorker};
 use crate::session::{Reply, Session};
+use crate::training::storage;
 use crate::worker_io::{decode, encode};
 use std::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
@@ -66,6 +67,10 @@ pub fn start() {
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
         let replies = match decode::<ToWorker>(&event.data()) {
             Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
+            Ok((ToWorker::Keep, _)) => {
+                keep();
+                Vec::new()
+            }
             Ok((message, attachments)) => {
                 SESSION.with_borrow_mut(|s| s.handle(message, attachments))
             }
@@ -118,9 +123,26 @@ fn tick() {
     schedule_tick();
 }
 
+/// Write the current model into the browser's store, then tell the page. Here rather than on
+/// the page: the small preset with its Adam moments is ~40 MB, and copying that on the page's
+/// main thread took 70–110 ms every few seconds.
+fn keep() {
+    let kept = SESSION.with_borrow(Session::kept_model);
+    wasm_bindgen_futures::spawn_local(async move {
+        let reply = match kept {
+            Ok(model) => match storage::save_model(&model).await {
+                Ok(()) => FromWorker::Kept { step: model.step },
+                Err(message) => FromWorker::Failed { message },
+            },
+            Err(message) => FromWorker::Failed { message },
+        };
+        hold_progress(reply.into()).into_iter().for_each(post);
+    });
+}
+
 /// Progress replies are merged and let through at most every `PROGRESS_MS`, and always once
-/// play has stopped; other replies pass at once. A checkpoint first lets the held points
-/// through, so the page keeps a model together with the curves up to its step.
+/// play has stopped; other replies pass at once. `Kept` first lets the held points through, so
+/// the page has the curves up to the kept step when it keeps them.
 fn hold_progress(reply: Reply) -> Vec<Reply> {
     let FromWorker::Progress {
         points,
@@ -128,7 +150,7 @@ fn hold_progress(reply: Reply) -> Vec<Reply> {
         playing,
     } = reply.message
     else {
-        let held = matches!(reply.message, FromWorker::Checkpoint { .. })
+        let held = matches!(reply.message, FromWorker::Kept { .. })
             && UNSENT.with_borrow(|unsent| !unsent.is_empty());
         if held {
             let playing = SESSION.with_borrow(Session::playing);

@@ -1,5 +1,7 @@
 //! What the browser keeps between visits: small JSON values in localStorage (settings, corpus,
-//! probe) and the current model in IndexedDB (its weights are too big for localStorage).
+//! probe), and in IndexedDB the current model (its weights are too big for localStorage) and its
+//! loss curves. The training worker writes the model itself, so its megabytes never cross the
+//! page's main thread; the page writes the curves. IndexedDB works in both.
 //!
 //! Nothing here panics on what it finds: data from an older version or hand-edited storage
 //! reads as "nothing saved".
@@ -64,7 +66,8 @@ pub struct SavedModel {
     /// `engine::resume`'s file: the optimiser's moments and the generator, so training goes on
     /// exactly as before (none for a checkpoint the user picked, or an inspect-only model).
     pub training_state: Option<Vec<u8>>,
-    /// The loss curves up to `step` (empty for a checkpoint the user picked).
+    /// The loss curves up to `step`, as `load_model` found them (`save_curves` writes them;
+    /// `save_model` leaves them alone).
     pub curves: Curves,
 }
 
@@ -82,8 +85,9 @@ struct Meta {
 const DB_NAME: &str = "attention-lab";
 const DB_VERSION: u32 = 1;
 const STORE: &str = "models";
-/// One model is kept, under this key.
+/// One model is kept, under this key, and its curves under the other.
 const CURRENT: &str = "current";
+const CURVES: &str = "curves";
 const META_VERSION: u32 = 1;
 
 /// Settles when `target`'s success (or error) handler fires; no Rust closures involved, the
@@ -130,8 +134,10 @@ async fn finished(tx: &IdbTransaction) -> Result<(), String> {
 }
 
 async fn open() -> Result<IdbDatabase, String> {
-    let factory = web_sys::window()
-        .and_then(|w| w.indexed_db().ok().flatten())
+    // `indexedDB` of the window or of the worker.
+    let factory = Reflect::get(&js_sys::global(), &"indexedDB".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<web_sys::IdbFactory>().ok())
         .ok_or("This browser does not allow saving models (IndexedDB is off).")?;
     let opening: IdbOpenDbRequest = factory
         .open_with_u32(DB_NAME, DB_VERSION)
@@ -202,9 +208,6 @@ pub async fn save_model(model: &SavedModel) -> Result<(), String> {
         )
         .map_err(|e| js_message(&e))?;
     }
-    // Binary: up to 5,000 points, written every few seconds while training.
-    let curves = postcard::to_allocvec(&model.curves).map_err(|e| e.to_string())?;
-    set("curves", &Uint8Array::from(curves.as_slice()).buffer()).map_err(|e| js_message(&e))?;
     with_store(IdbTransactionMode::Readwrite, |store| {
         store.put_with_key(&record, &CURRENT.into())
     })
@@ -213,14 +216,35 @@ pub async fn save_model(model: &SavedModel) -> Result<(), String> {
     .map_err(|e| format!("Could not save the model in this browser: {e}"))
 }
 
-/// The model kept in IndexedDB; `Ok(None)` when there is none or it is unreadable.
-pub async fn load_model() -> Result<Option<SavedModel>, String> {
-    let record = with_store(IdbTransactionMode::Readonly, |store| {
-        store.get(&CURRENT.into())
+/// Keep the loss curves of the kept model, binary: up to 5,000 points, written every few
+/// seconds while training.
+pub async fn save_curves(curves: &Curves) -> Result<(), String> {
+    let bytes = postcard::to_allocvec(curves).map_err(|e| e.to_string())?;
+    let buffer = Uint8Array::from(bytes.as_slice()).buffer();
+    with_store(IdbTransactionMode::Readwrite, |store| {
+        store.put_with_key(&buffer, &CURVES.into())
     })
     .await
-    .map_err(|e| format!("Could not read the saved model: {e}"))?;
-    Ok(decode(&record))
+    .map(|_| ())
+    .map_err(|e| format!("Could not keep the loss curves in this browser: {e}"))
+}
+
+/// The model kept in IndexedDB, with its curves up to its step; `Ok(None)` when there is none
+/// or it is unreadable. Unreadable curves cost the curves, not the model.
+pub async fn load_model() -> Result<Option<SavedModel>, String> {
+    let read = |key: &'static str| {
+        with_store(IdbTransactionMode::Readonly, move |store| {
+            store.get(&key.into())
+        })
+    };
+    let record = read(CURRENT)
+        .await
+        .map_err(|e| format!("Could not read the saved model: {e}"))?;
+    let curves = read(CURVES).await.ok().and_then(|c| decode_curves(&c));
+    Ok(decode(&record).map(|model| SavedModel {
+        curves: curves.map_or_else(Curves::new, |c| c.until(model.step)),
+        ..model
+    }))
 }
 
 fn decode(record: &JsValue) -> Option<SavedModel> {
@@ -246,23 +270,22 @@ fn decode(record: &JsValue) -> Option<SavedModel> {
             .ok()
             .filter(|s| s.is_instance_of::<js_sys::ArrayBuffer>())
             .map(|s| Uint8Array::new(&s).to_vec()),
-        curves: decode_curves(record).map_or_else(Curves::new, |c| c.until(meta.step)),
+        curves: Curves::new(),
     })
 }
 
-/// The kept loss curves; `None` when absent (kept by an older version) or unreadable, which
-/// costs the curves but not the model.
-fn decode_curves(record: &JsValue) -> Option<Curves> {
-    let bytes = Reflect::get(record, &"curves".into()).ok()?;
+/// The kept loss curves; `None` when absent or unreadable.
+fn decode_curves(bytes: &JsValue) -> Option<Curves> {
     if !bytes.is_instance_of::<js_sys::ArrayBuffer>() {
         return None;
     }
-    postcard::from_bytes(&Uint8Array::new(&bytes).to_vec()).ok()
+    postcard::from_bytes(&Uint8Array::new(bytes).to_vec()).ok()
 }
 
-/// Forget the model kept in IndexedDB.
+/// Forget the model kept in IndexedDB, and its curves.
 pub async fn clear_model() -> Result<(), String> {
     with_store(IdbTransactionMode::Readwrite, |store| {
+        store.delete(&CURVES.into())?;
         store.delete(&CURRENT.into())
     })
     .await
@@ -336,16 +359,22 @@ mod tests {
         clear_model().await.unwrap();
         assert_eq!(load_model().await.unwrap(), None);
         save_model(&model).await.unwrap();
+        save_curves(&model.curves).await.unwrap();
         assert_eq!(load_model().await.unwrap(), Some(model.clone()));
+        // A newer model leaves the curves kept before (until its own curves are saved).
         let newer = SavedModel {
             step: 2000,
             tokenizer_config_json: None,
             training_state: None,
-            curves: Curves::new(),
-            ..model
+            ..model.clone()
         };
         save_model(&newer).await.unwrap();
         assert_eq!(load_model().await.unwrap(), Some(newer));
+        clear_model().await.unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+        save_model(&model).await.unwrap();
+        let back = load_model().await.unwrap().unwrap();
+        assert!(back.curves.is_empty(), "clearing forgot the curves too");
         clear_model().await.unwrap();
         assert_eq!(load_model().await.unwrap(), None);
     }
@@ -373,6 +402,11 @@ mod tests {
             curves: curves(100),
         };
         save_model(&model).await.unwrap();
+        assert!(
+            load_model().await.unwrap().unwrap().curves.is_empty(),
+            "saved apart"
+        );
+        save_curves(&model.curves).await.unwrap();
         let back = load_model().await.unwrap().unwrap();
         assert_eq!(
             back.curves,
@@ -381,15 +415,11 @@ mod tests {
         );
 
         // Lengths that disagree: the model is restored without curves.
-        let record = with_store(IdbTransactionMode::Readonly, |s| s.get(&CURRENT.into()))
-            .await
-            .unwrap();
         let bad =
             postcard::to_allocvec(&(vec![CurvePoint::default(); 2], vec![1u32], 1u32)).unwrap();
         let bad = Uint8Array::from(bad.as_slice()).buffer();
-        Reflect::set(&record, &"curves".into(), &bad).unwrap();
         with_store(IdbTransactionMode::Readwrite, |s| {
-            s.put_with_key(&record, &CURRENT.into())
+            s.put_with_key(&bad, &CURVES.into())
         })
         .await
         .unwrap();
