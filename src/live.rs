@@ -38,7 +38,7 @@ pub struct Live {
     /// Step and time (ms) of the last model kept in the browser's store.
     kept: StoredValue<(u64, f64)>,
     /// Keep the model once it is ready: the user loaded a checkpoint, which must survive a
-    /// reload even if it never trains (an inspect-only model such as MiniLM).
+    /// reload even if it never trains (an inspect-only model such as MiniLM), or reset.
     keep_when_ready: StoredValue<bool>,
     /// The curves kept with a model being restored; they return when it is ready.
     restored_curves: StoredValue<Option<Curves>>,
@@ -94,13 +94,11 @@ impl Live {
         }
     }
 
-    /// A fresh model; the one kept in the browser is forgotten.
+    /// A fresh model, which replaces the one kept in the browser once it is ready (the worker
+    /// writes in order, so a keep still under way cannot bring the old one back).
     pub fn reset(&self, corpus: String, settings: LabSettings) {
         self.busy.set(Some("Building a fresh model…".into()));
-        self.kept.set_value((0, 0.0));
-        leptos::task::spawn_local(async {
-            let _ = storage::clear_model().await;
-        });
+        self.keep_when_ready.set_value(true);
         self.send(ToWorker::Reset { corpus, settings });
     }
 

@@ -27,6 +27,9 @@ thread_local! {
     /// Loss points not yet posted, and when points were last posted.
     static UNSENT: RefCell<Vec<CurvePoint>> = const { RefCell::new(Vec::new()) };
     static LAST_PROGRESS: Cell<f64> = const { Cell::new(0.0) };
+    /// A model is being written to the store; another request came meanwhile.
+    static KEEPING: Cell<bool> = const { Cell::new(false) };
+    static KEEP_AGAIN: Cell<bool> = const { Cell::new(false) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -125,18 +128,28 @@ fn tick() {
 
 /// Write the current model into the browser's store, then tell the page. Here rather than on
 /// the page: the small preset with its Adam moments is ~40 MB, and copying that on the page's
-/// main thread took 70–110 ms every few seconds.
+/// main thread took 70–110 ms every few seconds. One write at a time, in order: a request
+/// during a write is done after it, with the model as it is then.
 fn keep() {
-    let kept = SESSION.with_borrow(Session::kept_model);
-    wasm_bindgen_futures::spawn_local(async move {
-        let reply = match kept {
-            Ok(model) => match storage::save_model(&model).await {
-                Ok(()) => FromWorker::Kept { step: model.step },
+    if KEEPING.replace(true) {
+        KEEP_AGAIN.set(true);
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async {
+        loop {
+            let reply = match SESSION.with_borrow(Session::kept_model) {
+                Ok(model) => match storage::save_model(&model).await {
+                    Ok(()) => FromWorker::Kept { step: model.step },
+                    Err(message) => FromWorker::Failed { message },
+                },
                 Err(message) => FromWorker::Failed { message },
-            },
-            Err(message) => FromWorker::Failed { message },
-        };
-        hold_progress(reply.into()).into_iter().for_each(post);
+            };
+            hold_progress(reply.into()).into_iter().for_each(post);
+            if !KEEP_AGAIN.replace(false) {
+                break;
+            }
+        }
+        KEEPING.set(false);
     });
 }
 

@@ -158,6 +158,29 @@ export const tests = [
     },
   },
   {
+    name: 'training: after Reset, a reload brings back the fresh model, not the trained one',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
+      // Pause keeps the trained model; Reset follows at once, while that write may be under way.
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.getByRole('button', { name: 'Reset', exact: true }).click();
+      await page.waitForFunction(() => document.querySelector('[data-step]')?.dataset.step === '0', null, { timeout: 10000 });
+      await ready(page);
+      await page.waitForTimeout(1000);
+      await page.reload();
+      await ready(page);
+      const step = await stepCount(page);
+      const points = Number(await page.locator('figure.curve-chart').first().getAttribute('data-points'));
+      assert(step === 0 && points === 0, `after Reset and a reload: step ${step}, ${points} curve points`);
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
     name: 'training: a learning rate of 1000 stops by itself and offers a rewind',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);

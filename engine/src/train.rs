@@ -370,21 +370,14 @@ mod tests {
         let mut other_shape = config.clone();
         other_shape.intermediate_size = 48;
         let mut bigger = Trainer::from_corpus(CORPUS, other_shape, s.clone(), 1).unwrap();
-        let before = bigger
-            .optimizer
-            .moments()
-            .iter()
-            .map(|(n, m)| (n.clone(), (*m).clone()))
-            .collect::<Vec<_>>();
+        let moments = |t: &Trainer| -> Vec<(String, ndarray::ArrayD<f32>)> {
+            let owned = |(n, m): (String, &ndarray::ArrayD<f32>)| (n, m.clone());
+            t.optimizer.moments().into_iter().map(owned).collect()
+        };
+        let before = moments(&bigger);
         let e = bigger.resume(&state).unwrap_err().to_string();
         assert!(e.contains("shape"), "{e}");
-        let after = bigger
-            .optimizer
-            .moments()
-            .iter()
-            .map(|(n, m)| (n.clone(), (*m).clone()))
-            .collect::<Vec<_>>();
-        assert_eq!(before, after, "moments untouched");
+        assert_eq!(moments(&bigger), before, "moments untouched");
         assert_eq!((bigger.step, bigger.optimizer.t), (0, 0));
 
         let mut fresh = Trainer::from_corpus(CORPUS, config, s, 1).unwrap();
