@@ -12,6 +12,12 @@ async function ready(page) {
   await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
 }
 
+// Press Play and wait until the step counter reaches `steps`.
+async function playUntil(page, steps, timeout = 30000) {
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, steps, { timeout });
+}
+
 async function setField(page, label, value) {
   const input = page.getByLabel(label, { exact: true });
   await input.fill(String(value));
@@ -33,8 +39,7 @@ export const tests = [
         new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => e.duration)))
           .observe({ type: 'longtask', buffered: false });
       });
-      await page.getByRole('button', { name: 'Play', exact: true }).click();
-      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 5, null, { timeout: 20000 });
+      await playUntil(page, 5, 20000);
       const firstLoss = await latestLoss(page);
       await page.waitForTimeout(10000);
       const longTasks = await page.evaluate(() => window.__longTasks);
@@ -59,8 +64,7 @@ export const tests = [
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
-      await page.getByRole('button', { name: 'Play', exact: true }).click();
-      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
+      await playUntil(page, 30);
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       await page.waitForTimeout(300);
       const paused = await stepCount(page);
@@ -162,8 +166,7 @@ export const tests = [
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
-      await page.getByRole('button', { name: 'Play', exact: true }).click();
-      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
+      await playUntil(page, 30);
       // Pause keeps the trained model; Reset follows at once, while that write may be under way.
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       await page.getByRole('button', { name: 'Reset', exact: true }).click();
