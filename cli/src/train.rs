@@ -5,14 +5,13 @@ use crate::args::{Flags, Spec, UsageError};
 use crate::inspect::parse_mask;
 use crate::json;
 use crate::{flags, load_checkpoint, usage, CliError};
-use engine::batch::{Batch, IGNORE_INDEX};
+use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::BatchConfig;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
 use engine::train::{train_step, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, Rng};
-use ndarray::{Array1, Array2};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::path::Path;
 
 pub const SPEC: Spec = Spec {
@@ -64,15 +63,6 @@ struct CorpusStep {
 }
 
 /// The batch file: one list entry per example.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BatchFile {
-    input_ids: Vec<Vec<u32>>,
-    token_type_ids: Option<Vec<Vec<u32>>>,
-    attention_mask: Option<Vec<Vec<u8>>>,
-    mlm_labels: Option<Vec<Vec<i64>>>,
-    nsp_labels: Option<Vec<u32>>,
-}
 
 pub fn run(args: &[String]) -> Result<(), CliError> {
     let Some(f) = flags(args, &SPEC)? else {
@@ -194,69 +184,9 @@ fn fixed_batch(f: &Flags) -> Result<(), CliError> {
 }
 
 fn read_batch(path: &str) -> Result<Batch, CliError> {
-    let bad = |m: String| CliError::Engine(EngineError::Input(format!("{path}: {m}")));
-    let text = read_text(path)?;
-    let mut value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    // Also accept the reference fixtures' {"batch": {...}, ...}.
-    if value.get("input_ids").is_none() {
-        if let Some(inner) = value.get_mut("batch") {
-            value = inner.take();
-        }
-    }
-    let file: BatchFile =
-        serde_json::from_value(value).map_err(|e| bad(format!("not a batch: {e}")))?;
-    let (b, t) = (
-        file.input_ids.len(),
-        file.input_ids.first().map_or(0, Vec::len),
-    );
-    fn matrix<T: Clone>(
-        name: &str,
-        rows: Vec<Vec<T>>,
-        (b, t): (usize, usize),
-    ) -> Result<Array2<T>, String> {
-        if rows.len() != b || rows.iter().any(|r| r.len() != t) {
-            return Err(format!(
-                "{name} must be {b} lists of {t} numbers, like input_ids"
-            ));
-        }
-        Ok(Array2::from_shape_vec((b, t), rows.concat()).expect("rectangular"))
-    }
-    let input_ids = matrix("input_ids", file.input_ids, (b, t)).map_err(bad)?;
-    let token_type_ids = match file.token_type_ids {
-        Some(rows) => matrix("token_type_ids", rows, (b, t)).map_err(bad)?,
-        None => Array2::zeros((b, t)),
-    };
-    let attention_mask = match file.attention_mask {
-        Some(rows) => matrix("attention_mask", rows, (b, t)).map_err(bad)?,
-        None => Array2::ones((b, t)),
-    };
-    let mlm_labels = file
-        .mlm_labels
-        .map(|rows| matrix("mlm_labels", rows, (b, t)))
-        .transpose()
-        .map_err(bad)?;
-    if let Some(&l) = mlm_labels
-        .iter()
-        .flatten()
-        .find(|&&l| l < 0 && l != IGNORE_INDEX)
-    {
-        return Err(bad(format!(
-            "mlm_labels has {l}: use {IGNORE_INDEX} for positions without a label"
-        )));
-    }
-    let nsp_labels = file.nsp_labels.map(Array1::from);
-    if mlm_labels.is_none() && nsp_labels.is_none() {
-        return Err(bad(
-            "no mlm_labels and no nsp_labels: nothing to train on".into()
-        ));
-    }
-    Ok(Batch {
-        input_ids,
-        token_type_ids,
-        attention_mask,
-        mlm_labels,
-        nsp_labels,
+    Batch::from_json(&read_text(path)?).map_err(|e| match e {
+        EngineError::Input(m) => CliError::Engine(EngineError::Input(format!("{path}: {m}"))),
+        other => CliError::Engine(other),
     })
 }
 

@@ -1,5 +1,7 @@
-//! What one forward call consumes: token ids with their masks and, for training, labels.
+//! What one forward call consumes: token ids with their masks and, for training, labels, and the
+//! batch JSON file that hands one to `attention-lab train --batch`.
 
+use crate::error::{EngineError, Result};
 use ndarray::{Array1, Array2};
 use serde::{Deserialize, Serialize};
 
@@ -49,5 +51,91 @@ impl Batch {
     }
     pub fn seq_len(&self) -> usize {
         self.input_ids.ncols()
+    }
+}
+
+/// A batch as JSON: `{"input_ids": [[…]] (B×T), "token_type_ids"?, "attention_mask"?,
+/// "mlm_labels"?, "nsp_labels"?}`, or the reference fixtures' `{"batch": {…}, …}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchFile {
+    input_ids: Vec<Vec<u32>>,
+    token_type_ids: Option<Vec<Vec<u32>>>,
+    attention_mask: Option<Vec<Vec<u8>>>,
+    mlm_labels: Option<Vec<Vec<i64>>>,
+    nsp_labels: Option<Vec<u32>>,
+}
+
+impl Batch {
+    /// Parses a batch JSON file. Shapes are checked here; ids against a model's sizes are
+    /// checked by `forward` (they depend on the model).
+    pub fn from_json(text: &str) -> Result<Batch> {
+        let bad = |m: String| EngineError::Input(m);
+        let mut value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        if value.get("input_ids").is_none() {
+            if let Some(inner) = value.get_mut("batch") {
+                value = inner.take();
+            }
+        }
+        let file: BatchFile =
+            serde_json::from_value(value).map_err(|e| bad(format!("not a batch: {e}")))?;
+        let (b, t) = (
+            file.input_ids.len(),
+            file.input_ids.first().map_or(0, Vec::len),
+        );
+        if b == 0 || t == 0 {
+            return Err(bad(
+                "input_ids is empty: a batch needs at least one token".into()
+            ));
+        }
+        fn matrix<T: Clone>(
+            name: &str,
+            rows: Vec<Vec<T>>,
+            (b, t): (usize, usize),
+        ) -> std::result::Result<Array2<T>, String> {
+            if rows.len() != b || rows.iter().any(|r| r.len() != t) {
+                return Err(format!(
+                    "{name} must be {b} lists of {t} numbers, like input_ids"
+                ));
+            }
+            Ok(Array2::from_shape_vec((b, t), rows.concat()).expect("rectangular"))
+        }
+        let input_ids = matrix("input_ids", file.input_ids, (b, t)).map_err(bad)?;
+        let token_type_ids = match file.token_type_ids {
+            Some(rows) => matrix("token_type_ids", rows, (b, t)).map_err(bad)?,
+            None => Array2::zeros((b, t)),
+        };
+        let attention_mask = match file.attention_mask {
+            Some(rows) => matrix("attention_mask", rows, (b, t)).map_err(bad)?,
+            None => Array2::ones((b, t)),
+        };
+        let mlm_labels = file
+            .mlm_labels
+            .map(|rows| matrix("mlm_labels", rows, (b, t)))
+            .transpose()
+            .map_err(bad)?;
+        if let Some(&l) = mlm_labels
+            .iter()
+            .flatten()
+            .find(|&&l| l < 0 && l != IGNORE_INDEX)
+        {
+            return Err(bad(format!(
+                "mlm_labels has {l}: use {IGNORE_INDEX} for positions without a label"
+            )));
+        }
+        let nsp_labels = file.nsp_labels.map(Array1::from);
+        if mlm_labels.is_none() && nsp_labels.is_none() {
+            return Err(bad(
+                "no mlm_labels and no nsp_labels: nothing to train on".into()
+            ));
+        }
+        Ok(Batch {
+            input_ids,
+            token_type_ids,
+            attention_mask,
+            mlm_labels,
+            nsp_labels,
+        })
     }
 }
