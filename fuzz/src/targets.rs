@@ -7,7 +7,9 @@ use engine::backward::backward;
 use engine::checkpoint::{self, CheckpointFiles};
 use engine::data::{make_batch, BatchConfig, Corpus};
 use engine::forward::{forward, ForwardOptions};
+use engine::optim::OptimizerConfig;
 use engine::tokenizer::Tokenizer;
+use engine::train::{TrainSettings, Trainer};
 use engine::vocab::{build_word_vocab_with_limit, Vocab};
 use engine::{Batch, BertConfig, BertForPreTraining, MaskMode, Rng};
 use std::sync::OnceLock;
@@ -57,6 +59,13 @@ pub const ALL: &[Target] = &[
         // The 8-byte length and the JSON header; the rest is raw tensor data.
         hot_prefix: 4096,
         run: safetensors,
+    },
+    Target {
+        name: "training_state",
+        seeds: training_state_seeds,
+        dictionary: SAFETENSORS_WORDS,
+        hot_prefix: 4096,
+        run: training_state,
     },
     Target {
         name: "batch_json",
@@ -378,5 +387,39 @@ fn batch_json(input: &[u8]) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let mut grads = model.zeros_like();
     backward(model, &batch, &out, &mut grads).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// A trainer on the fixture checkpoint with Adam, as the page keeps one.
+fn fixture_trainer() -> Trainer {
+    let settings = TrainSettings {
+        optimizer: OptimizerConfig::adam(1e-3),
+        batch: BatchConfig {
+            batch_size: 2,
+            max_len: 16,
+            ..BatchConfig::default()
+        },
+        mask: MaskMode::Padding,
+    };
+    Trainer::from_checkpoint(
+        fixture().clone(),
+        "the dog runs in the park.\nthe cat sleeps on the mat.\nwhat is it?\n",
+        settings,
+        5,
+    )
+    .expect("a trainer on the fixture")
+}
+
+fn training_state_seeds() -> Vec<Vec<u8>> {
+    let mut trainer = fixture_trainer();
+    trainer.step().expect("one step");
+    vec![trainer.training_state()]
+}
+
+/// `training_state.safetensors` of a kept model (IndexedDB): resumed, then one step taken.
+fn training_state(input: &[u8]) -> Result<(), String> {
+    let mut trainer = fixture_trainer();
+    trainer.resume(input).map_err(|e| e.to_string())?;
+    trainer.step().map_err(|e| e.to_string())?;
     Ok(())
 }
