@@ -1,94 +1,139 @@
-//! `--flag value` parsing with the standard library only: every flag takes one value
-//! (`--flag value` or `--flag=value`), none may repeat, and unknown flags are errors.
+//! Flags through clap, with the project's usage wording: a clap error becomes one sentence
+//! ("unknown flag --colour", "--text is required", "--pad-to must be a whole number, got …"),
+//! printed with the command's usage line, exit code 2.
+//!
+//! Every value is read as an OS string and converted here, so a non-UTF-8 byte in any argument is
+//! a usage error naming the flag, never a panic.
 
-use std::collections::HashMap;
+use clap::builder::{OsStringValueParser, TypedValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use std::ffi::OsString;
 use std::str::FromStr;
 
-/// A usage mistake: reported with the subcommand's help, exit code 2.
+/// A usage mistake found after parsing (flags that do not go together, a required flag of one
+/// form of a command): reported like clap's own, with `command`'s usage.
 #[derive(Debug)]
-pub struct UsageError(pub String);
-
-/// What a subcommand accepts: flag names (without `--`) and its help text.
-pub struct Spec {
-    pub flags: &'static [&'static str],
-    pub help: &'static str,
+pub struct UsageError {
+    pub message: String,
+    pub command: Option<&'static str>,
 }
 
-pub enum Parsed {
-    Help,
-    Flags(Flags),
-}
-
-pub struct Flags {
-    values: HashMap<String, String>,
-}
-
-pub fn parse(args: &[String], spec: &Spec) -> Result<Parsed, UsageError> {
-    let mut values = HashMap::new();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        if arg == "--help" || arg == "-h" {
-            return Ok(Parsed::Help);
+impl UsageError {
+    pub fn new(command: &'static str, message: impl Into<String>) -> Self {
+        UsageError {
+            message: message.into(),
+            command: Some(command),
         }
-        let Some(flag) = arg.strip_prefix("--") else {
-            return Err(UsageError(format!(
-                "unexpected argument {arg:?} (flags are --name value)"
-            )));
-        };
-        let (name, value) = match flag.split_once('=') {
-            Some((name, value)) => (name.to_string(), value.to_string()),
-            None => {
-                let value = it
-                    .next()
-                    .ok_or_else(|| UsageError(format!("--{flag} needs a value")))?;
-                (flag.to_string(), value.clone())
+    }
+}
+
+/// A flag's value parsed as T; `what` completes "--flag must be …" when it is not one.
+pub fn value<T>(what: &'static str) -> impl TypedValueParser<Value = T>
+where
+    T: FromStr + Clone + Send + Sync + 'static,
+{
+    OsStringValueParser::new().try_map(move |s: OsString| {
+        s.to_str()
+            .and_then(|s| s.parse::<T>().ok())
+            .ok_or(Invalid(what))
+    })
+}
+
+/// The error of [`value`]: what the value must be (the flag and the value are clap's context).
+#[derive(Debug)]
+struct Invalid(&'static str);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "must be {}", self.0)
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// The text of a clap error in the project's wording. `args` are the raw arguments, to show the
+/// one that is not UTF-8 (clap's own error does not say which).
+pub fn message(e: &clap::Error, args: &[OsString]) -> String {
+    let string = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(s)) => s.first().cloned(),
+        _ => None,
+    };
+    let strings = |kind| match e.get(kind) {
+        Some(ContextValue::Strings(s)) => s.clone(),
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        _ => Vec::new(),
+    };
+    // "--mask <MASK>" → "--mask"
+    let flag = |s: String| s.split_whitespace().next().unwrap_or_default().to_string();
+    let arg = string(ContextKind::InvalidArg)
+        .map(flag)
+        .unwrap_or_default();
+    let value = string(ContextKind::InvalidValue).unwrap_or_default();
+    match e.kind() {
+        ErrorKind::UnknownArgument if arg.starts_with("--") => {
+            let name = arg.split('=').next().unwrap_or_default();
+            let hint = string(ContextKind::SuggestedArg)
+                .map(|s| format!(" (did you mean {}?)", flag(s)))
+                .unwrap_or_default();
+            format!("unknown flag {name}{hint}")
+        }
+        ErrorKind::UnknownArgument => {
+            format!("unexpected argument {arg:?} (flags are --name value)")
+        }
+        ErrorKind::InvalidSubcommand => format!(
+            "unknown command {:?}",
+            string(ContextKind::InvalidSubcommand).unwrap_or_default()
+        ),
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            "no command given".into()
+        }
+        ErrorKind::MissingRequiredArgument => {
+            let names: Vec<String> = strings(ContextKind::InvalidArg)
+                .into_iter()
+                .map(flag)
+                .collect();
+            match names.len() {
+                1 => format!("{} is required", names[0]),
+                _ => format!("{} are required", names.join(", ")),
             }
-        };
-        if !spec.flags.contains(&name.as_str()) {
-            return Err(UsageError(format!("unknown flag --{name}")));
         }
-        if values.insert(name.clone(), value).is_some() {
-            return Err(UsageError(format!("--{name} is given twice")));
+        ErrorKind::ArgumentConflict => {
+            let prior = string(ContextKind::PriorArg).map(flag).unwrap_or_default();
+            if prior == arg {
+                format!("{arg} is given twice")
+            } else {
+                format!("{arg} does not go with {prior}")
+            }
         }
-    }
-    Ok(Parsed::Flags(Flags { values }))
-}
-
-impl Flags {
-    pub fn has(&self, name: &str) -> bool {
-        self.values.contains_key(name)
-    }
-
-    pub fn optional(&self, name: &str) -> Option<&str> {
-        self.values.get(name).map(String::as_str)
-    }
-
-    pub fn required(&self, name: &str) -> Result<&str, UsageError> {
-        self.optional(name)
-            .ok_or_else(|| UsageError(format!("--{name} is required")))
-    }
-
-    /// The value of `--name` parsed as T, if given.
-    pub fn parsed<T: FromStr>(&self, name: &str, what: &str) -> Result<Option<T>, UsageError> {
-        self.optional(name)
-            .map(|v| {
-                v.parse()
-                    .map_err(|_| UsageError(format!("--{name} must be {what}, got {v:?}")))
-            })
-            .transpose()
-    }
-
-    pub fn parsed_or<T: FromStr>(
-        &self,
-        name: &str,
-        what: &str,
-        default: T,
-    ) -> Result<T, UsageError> {
-        Ok(self.parsed(name, what)?.unwrap_or(default))
-    }
-
-    pub fn required_parsed<T: FromStr>(&self, name: &str, what: &str) -> Result<T, UsageError> {
-        self.required(name)?;
-        Ok(self.parsed(name, what)?.expect("checked present"))
+        ErrorKind::InvalidValue if value.is_empty() => format!("{arg} needs a value"),
+        ErrorKind::InvalidValue => {
+            let valid = strings(ContextKind::ValidValue);
+            let valid = match valid.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => "something else".into(),
+            };
+            format!("{arg} must be {valid}, got {value:?}")
+        }
+        ErrorKind::ValueValidation => {
+            let why = std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "is not valid".into());
+            format!("{arg} {why}, got {value:?}")
+        }
+        ErrorKind::InvalidUtf8 => match args.iter().find(|a| a.to_str().is_none()) {
+            Some(a) => format!(
+                "argument {:?} is not valid UTF-8",
+                a.to_string_lossy().into_owned()
+            ),
+            None => "an argument is not valid UTF-8".into(),
+        },
+        _ => {
+            // clap's own sentence: the first line of its rendering, without "error: ".
+            let text = e.render().to_string();
+            let line = text.lines().next().unwrap_or_default();
+            line.strip_prefix("error: ").unwrap_or(line).to_string()
+        }
     }
 }

@@ -1,32 +1,69 @@
 //! `attention-lab inspect`: every intermediate of attention for one text, as JSON.
 
-use crate::args::Spec;
+use crate::args::value;
 use crate::json::{self, Rows};
-use crate::{flags, load_checkpoint, usage, CliError};
+use crate::{load_checkpoint, CliError, COMMAND_HELP};
 use engine::inspect::{inspect, MaskPrediction};
 use engine::{HeadTrace, MaskMode};
 use serde::Serialize;
+use std::path::PathBuf;
 
-pub const SPEC: Spec = Spec {
-    flags: &["model", "text", "pair", "mask", "pad-to"],
-    help: "\
-attention-lab inspect --model DIR --text TEXT [--pair TEXT] [--mask padding|causal|none] [--pad-to N]
-
-Runs the checkpoint in DIR (config.json, model.safetensors, vocab.txt[, tokenizer_config.json])
-on [CLS] TEXT [SEP] (or [CLS] TEXT [SEP] PAIR [SEP]) without dropout and prints one JSON object:
+/// Every intermediate of attention for one text, as JSON
+///
+/// Runs the checkpoint in DIR (config.json, model.safetensors, vocab.txt[, tokenizer_config.json])
+/// on [CLS] TEXT [SEP] (or [CLS] TEXT [SEP] PAIR [SEP]) without dropout and prints one JSON object.
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+#[command(
+    help_template = COMMAND_HELP,
+    after_help = "\
+Output, one JSON object:
   tokens, input_ids, token_type_ids, attention_mask, truncated (cut to max_position_embeddings)
   layers: [{\"heads\": [{\"q\", \"k\", \"v\", \"scores\", \"scaled\", \"masked\", \"weights\", \"context\"}]}]
           q, k, v, context are T×d_k; scores = QKᵀ, scaled = QKᵀ/√d_k, masked = scaled + M
           (masked-out entries null), weights = softmax(masked); all T×T with row = query
   hidden: the last layer's output, T×hidden
   with pre-training heads only: mlm_logits (T×vocab), nsp_logits ([IsNext, NotNext]),
-  p_is_next (softmax of nsp_logits; meaningful for a pair), mask_predictions (top 5 per [MASK])
+  p_is_next (softmax of nsp_logits; meaningful for a pair), mask_predictions (top 5 per [MASK])"
+)]
+pub struct Args {
+    /// Checkpoint directory
+    #[arg(long, value_name = "DIR")]
+    model: PathBuf,
+    /// First segment
+    #[arg(long, allow_hyphen_values = true, value_parser = value::<String>("valid UTF-8"))]
+    text: String,
+    /// Second segment (a sentence pair)
+    #[arg(long, allow_hyphen_values = true, value_parser = value::<String>("valid UTF-8"))]
+    pair: Option<String>,
+    /// Attention mask
+    #[arg(long, value_enum, default_value_t = Mask::Padding)]
+    mask: Mask,
+    /// Append [PAD] up to N tokens
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of tokens"))]
+    pad_to: Option<usize>,
+}
 
-  --mask padding   padding keys masked (BERT's own mask; default)
-  --mask causal    padding and future keys masked (query i sees keys j ≤ i)
-  --mask none      nothing masked, padding included
-  --pad-to N       append [PAD] up to N tokens",
-};
+/// The `--mask` choices.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Mask {
+    /// Padding keys masked (BERT's own mask)
+    Padding,
+    /// Padding and future keys masked (query i sees keys j ≤ i)
+    Causal,
+    /// Nothing masked, padding included
+    None,
+}
+
+impl From<Mask> for MaskMode {
+    fn from(m: Mask) -> Self {
+        match m {
+            Mask::Padding => MaskMode::Padding,
+            Mask::Causal => MaskMode::Causal,
+            Mask::None => MaskMode::None,
+        }
+    }
+}
 
 #[derive(Serialize)]
 struct Head {
@@ -78,33 +115,16 @@ fn head(h: &HeadTrace) -> Head {
     }
 }
 
-pub fn parse_mask(value: Option<&str>) -> Result<MaskMode, crate::args::UsageError> {
-    match value {
-        None | Some("padding") => Ok(MaskMode::Padding),
-        Some("causal") => Ok(MaskMode::Causal),
-        Some("none") => Ok(MaskMode::None),
-        Some(other) => Err(crate::args::UsageError(format!(
-            "--mask must be padding, causal or none, got {other:?}"
-        ))),
-    }
-}
-
-pub fn run(args: &[String]) -> Result<(), CliError> {
-    let Some(f) = flags(args, &SPEC)? else {
-        return Ok(());
-    };
-    let dir = usage(f.required("model"), &SPEC)?;
-    let text = usage(f.required("text"), &SPEC)?;
-    let mask = usage(parse_mask(f.optional("mask")), &SPEC)?;
-    let pad_to = usage(f.parsed::<usize>("pad-to", "a number of tokens"), &SPEC)?;
-    let checkpoint = load_checkpoint(dir)?;
+pub fn run(a: &Args) -> Result<(), CliError> {
+    let mask = MaskMode::from(a.mask);
+    let checkpoint = load_checkpoint(&a.model)?;
     let ins = inspect(
         &checkpoint.model,
         &checkpoint.tokenizer,
-        text,
-        f.optional("pair"),
+        &a.text,
+        a.pair.as_deref(),
         mask,
-        pad_to,
+        a.pad_to,
     )?;
     if ins.truncated {
         eprintln!(

@@ -1,9 +1,5 @@
-//! `attention-lab`: the engine from the command line.
-//!
-//!   attention-lab inspect  --model DIR --text TEXT [--pair TEXT] [--mask padding|causal] [--pad-to N]
-//!   attention-lab train    --model DIR --batch FILE.json --optimizer sgd|adam --lr F --steps N [--save OUT]
-//!   attention-lab train    --init CONFIG.json --corpus FILE.txt [--steps N] [--save OUT] ...
-//!   attention-lab tokenize --model DIR --text TEXT
+//! `attention-lab`: the engine from the command line. The commands and their flags are the clap
+//! structs below and in each command's module; `--help` is derived from them.
 //!
 //! Results go to stdout as JSON; notes and errors to stderr. Exit code 0 on success, 1 when the
 //! work fails (a bad checkpoint, a diverged run), 2 for a usage mistake.
@@ -13,34 +9,64 @@ mod inspect;
 mod json;
 mod train;
 
-use args::{Parsed, Spec, UsageError};
+use args::{value, UsageError};
+use clap::{CommandFactory, Parser, Subcommand};
 use engine::checkpoint::Checkpoint;
 use engine::EngineError;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-attention-lab: inspect and train BERT (Hugging Face checkpoints) with the Attention Lab engine
+/// Help of every command: its usage line first ("attention-lab inspect --model …").
+pub const COMMAND_HELP: &str = "\
+{usage}
 
-usage:
-  attention-lab inspect  --model DIR --text TEXT [--pair TEXT] [--mask padding|causal] [--pad-to N]
-  attention-lab train    --model DIR --batch FILE.json --optimizer sgd|adam --lr F --steps N [--save OUT]
-  attention-lab train    --init CONFIG.json --corpus FILE.txt [--steps N] [--save OUT] [...]
-  attention-lab tokenize --model DIR --text TEXT
+{about-with-newline}
+{all-args}{after-help}";
 
-`attention-lab COMMAND --help` describes each command.";
+#[derive(Parser)]
+#[command(
+    name = "attention-lab",
+    about = "attention-lab: inspect and train BERT (Hugging Face checkpoints) with the Attention Lab engine",
+    subcommand_required = true,
+    disable_help_subcommand = true,
+    help_template = "{about}\n\nusage: {usage}\n\ncommands:\n{subcommands}{after-help}",
+    after_help = "`attention-lab COMMAND --help` describes each command."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-const TOKENIZE: Spec = Spec {
-    flags: &["model", "text"],
-    help: "\
-attention-lab tokenize --model DIR --text TEXT
+/// The subcommands' names, to show the usage of the one a mistake is in.
+const COMMANDS: [&str; 3] = ["inspect", "train", "tokenize"];
 
-Tokenises TEXT with the checkpoint's tokenizer (vocab.txt, tokenizer_config.json) and prints
-{\"tokens\": [...], \"input_ids\": [...]}: the tokens as HF's tokenizer.tokenize gives them,
-without [CLS]/[SEP], and their ids.",
-};
+#[derive(Subcommand)]
+enum Command {
+    Inspect(inspect::Args),
+    Train(train::Args),
+    Tokenize(TokenizeArgs),
+}
+
+/// The tokens and ids of a text, as HF's tokenizer gives them
+///
+/// Tokenises TEXT with the checkpoint's tokenizer (vocab.txt, tokenizer_config.json) and prints
+/// {"tokens": [...], "input_ids": [...]}: the tokens as HF's tokenizer.tokenize gives them,
+/// without [CLS]/[SEP], and their ids.
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment)]
+#[command(help_template = COMMAND_HELP)]
+struct TokenizeArgs {
+    /// Checkpoint directory
+    #[arg(long, value_name = "DIR")]
+    model: PathBuf,
+    /// Text to tokenise
+    #[arg(long, allow_hyphen_values = true, value_parser = value::<String>("valid UTF-8"))]
+    text: String,
+}
 
 pub enum CliError {
-    Usage(UsageError, &'static str),
+    Usage(UsageError),
     Engine(EngineError),
 }
 
@@ -50,25 +76,20 @@ impl From<EngineError> for CliError {
     }
 }
 
-/// Parses a subcommand's flags; `None` when `--help` was printed.
-pub fn flags(args: &[String], spec: &Spec) -> Result<Option<args::Flags>, CliError> {
-    match args::parse(args, spec).map_err(|e| CliError::Usage(e, spec.help))? {
-        Parsed::Help => {
-            println!("{}", spec.help);
-            Ok(None)
-        }
-        Parsed::Flags(f) => Ok(Some(f)),
+impl From<UsageError> for CliError {
+    fn from(e: UsageError) -> Self {
+        CliError::Usage(e)
     }
 }
 
-/// Wraps a usage mistake with the help of the subcommand it belongs to.
-pub fn usage<T>(r: Result<T, UsageError>, spec: &Spec) -> Result<T, CliError> {
-    r.map_err(|e| CliError::Usage(e, spec.help))
+/// A path as engine errors show it.
+pub fn shown(path: &Path) -> String {
+    path.display().to_string()
 }
 
 /// Loads a checkpoint directory and says on stderr which of its tensors are not used.
-pub fn load_checkpoint(dir: &str) -> Result<Checkpoint, CliError> {
-    let checkpoint = engine::checkpoint::load_dir(std::path::Path::new(dir))?;
+pub fn load_checkpoint(dir: &Path) -> Result<Checkpoint, CliError> {
+    let checkpoint = engine::checkpoint::load_dir(dir)?;
     let ignored = &checkpoint.naming.ignored;
     if !ignored.is_empty() {
         let shown: Vec<&str> = ignored.iter().take(5).map(String::as_str).collect();
@@ -78,7 +99,8 @@ pub fn load_checkpoint(dir: &str) -> Result<Checkpoint, CliError> {
             String::new()
         };
         eprintln!(
-            "note: {dir}: {} tensors are not BERT's and are ignored: {}{more}",
+            "note: {}: {} tensors are not BERT's and are ignored: {}{more}",
+            dir.display(),
             ignored.len(),
             shown.join(", ")
         );
@@ -86,16 +108,9 @@ pub fn load_checkpoint(dir: &str) -> Result<Checkpoint, CliError> {
     Ok(checkpoint)
 }
 
-fn tokenize(args: &[String]) -> Result<(), CliError> {
-    let Some(f) = flags(args, &TOKENIZE)? else {
-        return Ok(());
-    };
-    let (dir, text) = (
-        usage(f.required("model"), &TOKENIZE)?,
-        usage(f.required("text"), &TOKENIZE)?,
-    );
-    let checkpoint = load_checkpoint(dir)?;
-    let tokens = checkpoint.tokenizer.tokenize(text);
+fn tokenize(a: &TokenizeArgs) -> Result<(), CliError> {
+    let checkpoint = load_checkpoint(&a.model)?;
+    let tokens = checkpoint.tokenizer.tokenize(&a.text);
     let vocab = checkpoint.tokenizer.vocab();
     let input_ids: Vec<u32> = tokens.iter().map(|t| vocab.id_or_unk(t)).collect();
     #[derive(serde::Serialize)]
@@ -107,37 +122,55 @@ fn tokenize(args: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
-fn run(args: &[String]) -> Result<(), CliError> {
-    let Some(command) = args.first() else {
-        return Err(CliError::Usage(
-            UsageError("no command given".into()),
-            USAGE,
-        ));
-    };
-    let rest = &args[1..];
-    match command.as_str() {
-        "inspect" => inspect::run(rest),
-        "train" => train::run(rest),
-        "tokenize" => tokenize(rest),
-        "--help" | "-h" | "help" => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        other => Err(CliError::Usage(
-            UsageError(format!("unknown command {other:?}")),
-            USAGE,
-        )),
+/// The usage line of `command` (or of the whole program).
+fn usage_of(command: Option<&str>) -> String {
+    let mut cli = Cli::command();
+    cli.build();
+    match command.and_then(|c| cli.find_subcommand_mut(c)) {
+        Some(sub) => sub.render_usage().to_string(),
+        None => cli.render_usage().to_string(),
     }
 }
 
+fn usage_failure(message: &str, usage: &str, command: Option<&str>) -> ExitCode {
+    let help = match command {
+        Some(c) => format!("attention-lab {c} --help"),
+        None => "attention-lab --help".into(),
+    };
+    eprintln!(
+        "error: {message}\n\n{}\n\nMore: `{help}`.",
+        usage.trim_end()
+    );
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Usage(UsageError(message), help)) => {
-            eprintln!("error: {message}\n\n{help}");
-            ExitCode::from(2)
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
         }
+        Err(e) => {
+            // clap gives the usage line only for some errors: the command is the first argument.
+            let command = args.get(1).and_then(|c| c.to_str());
+            let command = COMMANDS.into_iter().find(|&c| command == Some(c));
+            let usage = match e.get(clap::error::ContextKind::Usage) {
+                Some(clap::error::ContextValue::StyledStr(s)) => s.to_string(),
+                _ => usage_of(command),
+            };
+            return usage_failure(&args::message(&e, &args), &usage, command);
+        }
+    };
+    let result = match &cli.command {
+        Command::Inspect(a) => inspect::run(a),
+        Command::Train(a) => train::run(a),
+        Command::Tokenize(a) => tokenize(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Usage(e)) => usage_failure(&e.message, &usage_of(e.command), e.command),
         Err(CliError::Engine(e)) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

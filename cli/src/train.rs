@@ -1,48 +1,111 @@
 //! `attention-lab train`: fine-tune a checkpoint on one fixed batch, or pre-train from scratch
 //! on a corpus through the data pipeline. One JSON line per step on stdout.
 
-use crate::args::{Flags, Spec, UsageError};
-use crate::inspect::parse_mask;
+use crate::args::{value, UsageError};
+use crate::inspect::Mask;
 use crate::json;
-use crate::{flags, load_checkpoint, usage, CliError};
+use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::BatchConfig;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
 use engine::train::{train_step, TrainSettings, Trainer};
-use engine::{BertConfig, EngineError, Rng};
+use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-pub const SPEC: Spec = Spec {
-    flags: &[
-        "model", "batch", "init", "corpus", "optimizer", "lr", "steps", "save", "seed", "batch-size", "max-len", "mask",
-        "momentum", "weight-decay", "clip-grad-norm",
-    ],
-    help: "\
-attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --steps N [--save OUT]
-                    [--seed S] [--mask padding|causal|none]
-  Trains the checkpoint in DIR (it needs its pre-training heads) for N steps on one fixed batch:
-  a JSON object of lists with one entry per example: input_ids, token_type_ids, attention_mask
-  (both optional: zeros / ones), mlm_labels (-100 = ignore) and nsp_labels (0 = IsNext).
-  Dropout as config.json says, seeded by S (default 0). Prints one line per step:
-  {\"step\", \"loss\", \"mlm_loss\", \"nsp_loss\"}, the loss before that step's update. OUT is written as a
-  checkpoint with the tensor names of DIR.
+/// Fine-tunes a checkpoint on one fixed batch, or pre-trains a new model on a corpus.
+#[derive(clap::Args)]
+#[command(
+    help_template = COMMAND_HELP,
+    override_usage = "\
+attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --steps N [OPTIONS]
+       attention-lab train --init CONFIG.json --corpus FILE.txt [OPTIONS]",
+    after_help = "\
+--model: trains the checkpoint in DIR (it needs its pre-training heads) for N steps on one fixed
+  batch: a JSON object of lists with one entry per example: input_ids, token_type_ids,
+  attention_mask (both optional: zeros / ones), mlm_labels (-100 = ignore) and nsp_labels
+  (0 = IsNext). Dropout as config.json says, seeded by S. Prints one line per step:
+  {\"step\", \"loss\", \"mlm_loss\", \"nsp_loss\"}, the loss before that step's update. OUT is
+  written as a checkpoint with the tensor names of DIR.
 
-attention-lab train --init CONFIG.json --corpus FILE.txt [--steps N] [--batch-size B] [--max-len T]
-                    [--seed S] [--lr F] [--optimizer sgd|adam] [--mask padding|causal|none] [--save OUT]
-  Pre-trains a new model from CONFIG.json on FILE.txt (one sentence per line, blank lines ignored),
-  with a word-level vocabulary built from the corpus: CONFIG's vocab_size is replaced by the
-  vocabulary's size. MLM (15% masked) + NSP batches. Defaults: N 100, B 8, T min(64,
-  max_position_embeddings), S 0, lr 1e-3, adam. Prints one line per step:
+--init: pre-trains a new model from CONFIG.json on FILE.txt (one sentence per line, blank lines
+  ignored), with a word-level vocabulary built from the corpus: CONFIG's vocab_size is replaced by
+  the vocabulary's size. MLM (15% masked) + NSP batches. Defaults: N 100, B 8, T min(64,
+  max_position_embeddings), lr 1e-3, adam. Prints one line per step:
   {\"step\", \"loss\", \"mlm_loss\", \"nsp_loss\", \"mlm_accuracy\", \"nsp_accuracy\"}.
 
-Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults, changed by (both modes):
-  --momentum F        SGD momentum (torch's, dampening 0)
-  --weight-decay F    SGD: L2 added to the gradient; Adam: decoupled, as torch.optim.AdamW
-  --clip-grad-norm F  torch.nn.utils.clip_grad_norm_ with max_norm F before each update
-A NaN or infinite loss stops the run with exit code 1, nothing saved.",
-};
+Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults, changed by --momentum,
+--weight-decay and --clip-grad-norm. A NaN or infinite loss stops the run with exit code 1,
+nothing saved."
+)]
+pub struct Args {
+    /// Checkpoint to fine-tune (with --batch)
+    #[arg(long, value_name = "DIR")]
+    model: Option<PathBuf>,
+    /// The fixed batch (with --model)
+    #[arg(long, value_name = "FILE.json")]
+    batch: Option<PathBuf>,
+    /// Config of a new model (with --corpus)
+    #[arg(long, value_name = "CONFIG.json")]
+    init: Option<PathBuf>,
+    /// Corpus to pre-train on, one sentence per line (with --init)
+    #[arg(long, value_name = "FILE.txt")]
+    corpus: Option<PathBuf>,
+    /// Optimiser (--init: default adam)
+    #[arg(long, value_enum)]
+    optimizer: Option<OptimizerChoice>,
+    /// Learning rate (--init: default 1e-3)
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
+    lr: Option<f64>,
+    /// Steps (--init: default 100)
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
+    steps: Option<u64>,
+    /// Write the trained checkpoint to OUT
+    #[arg(long, value_name = "OUT")]
+    save: Option<PathBuf>,
+    /// Seed of dropout (and, with --init, of init and batches)
+    #[arg(long, value_name = "S", default_value_t = 0, allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
+    seed: u64,
+    /// Examples per batch (--init only, default 8)
+    #[arg(long, value_name = "B", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    batch_size: Option<usize>,
+    /// Tokens per example (--init only, default min(64, max_position_embeddings))
+    #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    max_len: Option<usize>,
+    /// Attention mask
+    #[arg(long, value_enum, default_value_t = Mask::Padding)]
+    mask: Mask,
+    /// SGD momentum (torch's, dampening 0)
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
+    momentum: Option<f64>,
+    /// SGD: L2 added to the gradient; Adam: decoupled, as torch.optim.AdamW
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
+    weight_decay: Option<f64>,
+    /// torch.nn.utils.clip_grad_norm_ with max_norm F before each update
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
+    clip_grad_norm: Option<f64>,
+}
+
+/// The `--optimizer` choices.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum OptimizerChoice {
+    Sgd,
+    Adam,
+}
+
+fn usage_error(message: impl Into<String>) -> CliError {
+    CliError::Usage(UsageError::new("train", message))
+}
+
+fn required<T: Copy>(v: Option<T>, name: &str) -> Result<T, CliError> {
+    v.ok_or_else(|| usage_error(format!("--{name} is required")))
+}
+
+fn required_path<'a>(v: &'a Option<PathBuf>, name: &str) -> Result<&'a Path, CliError> {
+    v.as_deref()
+        .ok_or_else(|| usage_error(format!("--{name} is required")))
+}
 
 #[derive(Serialize)]
 struct FixedStep {
@@ -64,88 +127,78 @@ struct CorpusStep {
 
 /// The batch file: one list entry per example.
 
-pub fn run(args: &[String]) -> Result<(), CliError> {
-    let Some(f) = flags(args, &SPEC)? else {
-        return Ok(());
-    };
-    match (f.has("model"), f.has("init")) {
-        (true, false) => fixed_batch(&f),
-        (false, true) => from_scratch(&f),
-        _ => Err(CliError::Usage(
-            UsageError(
-                "give either --model DIR (with --batch) or --init CONFIG.json (with --corpus)"
-                    .into(),
-            ),
-            SPEC.help,
+pub fn run(a: &Args) -> Result<(), CliError> {
+    match (a.model.is_some(), a.init.is_some()) {
+        (true, false) => fixed_batch(a),
+        (false, true) => from_scratch(a),
+        _ => Err(usage_error(
+            "give either --model DIR (with --batch) or --init CONFIG.json (with --corpus)",
         )),
     }
 }
 
-fn refuse(f: &Flags, names: &[&str], mode: &str) -> Result<(), CliError> {
-    match names.iter().find(|n| f.has(n)) {
-        Some(n) => usage(
-            Err(UsageError(format!("--{n} does not go with {mode}"))),
-            &SPEC,
-        ),
+/// Refuses flags of the other form of the command.
+fn refuse(given: &[(&str, bool)], mode: &str) -> Result<(), CliError> {
+    match given.iter().find(|(_, has)| *has) {
+        Some((n, _)) => Err(usage_error(format!("--{n} does not go with {mode}"))),
         None => Ok(()),
     }
 }
 
-fn optimizer(f: &Flags, default: Option<&str>, lr: f64) -> Result<OptimizerConfig, CliError> {
-    let kind = match f.optional("optimizer").or(default) {
-        Some("sgd") => OptimizerConfig::sgd(lr),
-        Some("adam") => OptimizerConfig::adam(lr),
-        Some(other) => {
-            return usage(
-                Err(UsageError(format!(
-                    "--optimizer must be sgd or adam, got {other:?}"
-                ))),
-                &SPEC,
-            )
-        }
-        None => return usage(Err(UsageError("--optimizer is required".into())), &SPEC),
+fn optimizer(
+    a: &Args,
+    default: Option<OptimizerChoice>,
+    lr: f64,
+) -> Result<OptimizerConfig, CliError> {
+    let kind = match a.optimizer.or(default) {
+        Some(OptimizerChoice::Sgd) => OptimizerConfig::sgd(lr),
+        Some(OptimizerChoice::Adam) => OptimizerConfig::adam(lr),
+        None => return Err(usage_error("--optimizer is required")),
     };
     let config = OptimizerConfig {
-        momentum: usage(f.parsed_or("momentum", "a number", 0.0), &SPEC)?,
-        weight_decay: usage(f.parsed_or("weight-decay", "a number", 0.0), &SPEC)?,
-        clip_grad_norm: usage(f.parsed("clip-grad-norm", "a number"), &SPEC)?,
+        momentum: a.momentum.unwrap_or(0.0),
+        weight_decay: a.weight_decay.unwrap_or(0.0),
+        clip_grad_norm: a.clip_grad_norm,
         ..kind
     };
     if config.momentum != 0.0 && config.kind != OptimizerKind::Sgd {
-        return usage(
-            Err(UsageError("--momentum is for --optimizer sgd".into())),
-            &SPEC,
-        );
+        return Err(usage_error("--momentum is for --optimizer sgd"));
     }
     Ok(config)
 }
 
-fn read_text(path: &str) -> Result<String, CliError> {
+fn read_text(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|e| {
         CliError::Engine(EngineError::Io {
-            path: path.to_string(),
+            path: shown(path),
             message: e.to_string(),
         })
     })
 }
 
-fn save(checkpoint: &Checkpoint, out: Option<&str>) -> Result<(), CliError> {
+fn save(checkpoint: &Checkpoint, out: Option<&Path>) -> Result<(), CliError> {
     if let Some(out) = out {
-        save_dir(checkpoint, Path::new(out))?;
-        eprintln!("saved {out}");
+        save_dir(checkpoint, out)?;
+        eprintln!("saved {}", out.display());
     }
     Ok(())
 }
 
-fn fixed_batch(f: &Flags) -> Result<(), CliError> {
-    refuse(f, &["corpus", "batch-size", "max-len"], "--model")?;
-    let dir = usage(f.required("model"), &SPEC)?;
-    let batch_path = usage(f.required("batch"), &SPEC)?;
-    let lr: f64 = usage(f.required_parsed("lr", "a number"), &SPEC)?;
-    let steps: u64 = usage(f.required_parsed("steps", "a whole number"), &SPEC)?;
-    let seed: u64 = usage(f.parsed_or("seed", "a whole number", 0), &SPEC)?;
-    let mask = usage(parse_mask(f.optional("mask")), &SPEC)?;
-    let opt_config = optimizer(f, None, lr)?;
+fn fixed_batch(a: &Args) -> Result<(), CliError> {
+    refuse(
+        &[
+            ("corpus", a.corpus.is_some()),
+            ("batch-size", a.batch_size.is_some()),
+            ("max-len", a.max_len.is_some()),
+        ],
+        "--model",
+    )?;
+    let dir = required_path(&a.model, "model")?;
+    let batch_path = required_path(&a.batch, "batch")?;
+    let lr = required(a.lr, "lr")?;
+    let steps = required(a.steps, "steps")?;
+    let mask = MaskMode::from(a.mask);
+    let opt_config = optimizer(a, None, lr)?;
 
     let Checkpoint {
         mut model,
@@ -155,7 +208,7 @@ fn fixed_batch(f: &Flags) -> Result<(), CliError> {
     let batch = read_batch(batch_path)?;
     let mut optimizer = Optimizer::new(opt_config, &model)?;
     let mut grads = model.zeros_like();
-    let mut rng = Rng::new(seed);
+    let mut rng = Rng::new(a.seed);
     for step in 1..=steps {
         let l = train_step(
             &mut model,
@@ -179,38 +232,39 @@ fn fixed_batch(f: &Flags) -> Result<(), CliError> {
             tokenizer,
             naming,
         },
-        f.optional("save"),
+        a.save.as_deref(),
     )
 }
 
-fn read_batch(path: &str) -> Result<Batch, CliError> {
+fn read_batch(path: &Path) -> Result<Batch, CliError> {
     Batch::from_json(&read_text(path)?).map_err(|e| match e {
-        EngineError::Input(m) => CliError::Engine(EngineError::Input(format!("{path}: {m}"))),
+        EngineError::Input(m) => {
+            CliError::Engine(EngineError::Input(format!("{}: {m}", path.display())))
+        }
         other => CliError::Engine(other),
     })
 }
 
-fn from_scratch(f: &Flags) -> Result<(), CliError> {
-    refuse(f, &["batch"], "--init")?;
-    let config_path = usage(f.required("init"), &SPEC)?;
-    let corpus_path = usage(f.required("corpus"), &SPEC)?;
-    let steps: u64 = usage(f.parsed_or("steps", "a whole number", 100), &SPEC)?;
-    let batch_size: usize = usage(f.parsed_or("batch-size", "a whole number", 8), &SPEC)?;
-    let max_len: Option<usize> = usage(f.parsed("max-len", "a whole number"), &SPEC)?;
-    let seed: u64 = usage(f.parsed_or("seed", "a whole number", 0), &SPEC)?;
-    let lr: f64 = usage(f.parsed_or("lr", "a number", 1e-3), &SPEC)?;
-    let mask = usage(parse_mask(f.optional("mask")), &SPEC)?;
-    let opt_config = optimizer(f, Some("adam"), lr)?;
+fn from_scratch(a: &Args) -> Result<(), CliError> {
+    refuse(&[("batch", a.batch.is_some())], "--init")?;
+    let config_path = required_path(&a.init, "init")?;
+    let corpus_path = required_path(&a.corpus, "corpus")?;
+    let steps = a.steps.unwrap_or(100);
+    let batch_size = a.batch_size.unwrap_or(8);
+    let seed = a.seed;
+    let lr = a.lr.unwrap_or(1e-3);
+    let mask = MaskMode::from(a.mask);
+    let opt_config = optimizer(a, Some(OptimizerChoice::Adam), lr)?;
 
     // vocab_size is replaced by the corpus vocabulary's: a config may leave it out.
     let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
-        .map_err(|e| EngineError::Config(format!("{config_path} is not JSON: {e}")))?;
+        .map_err(|e| EngineError::Config(format!("{} is not JSON: {e}", config_path.display())))?;
     let stated = value.get("vocab_size").cloned();
     if let Some(object) = value.as_object_mut() {
         object.entry("vocab_size").or_insert(1.into());
     }
     let config = BertConfig::from_json(&value.to_string())?;
-    let max_len = max_len.unwrap_or(config.max_position_embeddings.min(64));
+    let max_len = a.max_len.unwrap_or(config.max_position_embeddings.min(64));
     let corpus = read_text(corpus_path)?;
     let batch = BatchConfig {
         batch_size,
@@ -227,7 +281,8 @@ fn from_scratch(f: &Flags) -> Result<(), CliError> {
     let n = trainer.model.config.vocab_size;
     match stated {
         Some(v) => eprintln!(
-            "note: vocab_size {v} in {config_path} replaced by the corpus vocabulary's size, {n}"
+            "note: vocab_size {v} in {} replaced by the corpus vocabulary's size, {n}",
+            config_path.display()
         ),
         None => eprintln!("note: vocab_size set to the corpus vocabulary's size, {n}"),
     }
@@ -251,5 +306,5 @@ fn from_scratch(f: &Flags) -> Result<(), CliError> {
             nsp_accuracy: l.nsp_accuracy,
         });
     }
-    save(&trainer.checkpoint(), f.optional("save"))
+    save(&trainer.checkpoint(), a.save.as_deref())
 }

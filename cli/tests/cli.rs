@@ -547,3 +547,120 @@ fn every_command_has_help() {
     }
     assert!(String::from_utf8_lossy(&run(&["--help"]).stdout).contains("usage:"));
 }
+
+fn run_os(args: &[std::ffi::OsString]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_attention-lab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_non_utf8_argument_is_a_usage_error_naming_the_flag() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let tmp = TempDir::new("utf8");
+    let model = tmp.path("model");
+    write_checkpoint(&model, true);
+    let m = OsString::from(model.to_str().unwrap());
+    let os = |s: &str| OsString::from(s);
+    let bad = OsString::from_vec(b"ab\xffcd".to_vec());
+    let out = run_os(&[os("inspect"), os("--model"), m.clone(), os("--text"), bad]);
+    assert_fails(&out, 2, "--text must be valid UTF-8, got \"ab\u{FFFD}cd\"");
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let bad_eq = OsString::from_vec(b"--text=ab\xffcd".to_vec());
+    assert_fails(
+        &run_os(&[os("tokenize"), os("--model"), m.clone(), bad_eq]),
+        2,
+        "--text must be valid UTF-8",
+    );
+    // In a choice or a number too.
+    let bad_mask = OsString::from_vec(b"caus\xffal".to_vec());
+    assert_fails(
+        &run_os(&[
+            os("inspect"),
+            os("--model"),
+            m,
+            os("--text"),
+            os("x"),
+            os("--mask"),
+            bad_mask,
+        ]),
+        2,
+        "--mask must be padding, causal or none, got \"caus\u{FFFD}al\"",
+    );
+    // A path may be any OS string: a missing directory is the usual error, not a usage one.
+    let bad_dir = OsString::from_vec(b"/nonexistent/\xff".to_vec());
+    assert_fails(
+        &run_os(&[os("inspect"), os("--model"), bad_dir, os("--text"), os("x")]),
+        1,
+        "is not a directory",
+    );
+}
+
+#[test]
+fn flag_mistakes_are_usage_errors_and_both_flag_forms_work() {
+    let tmp = TempDir::new("flags");
+    let model = tmp.path("model");
+    write_checkpoint(&model, true);
+    let m = model.to_str().unwrap();
+    assert_fails(
+        &run(&["inspect", "--model", m, "--text", "x", "--mod", "y"]),
+        2,
+        "unknown flag --mod (did you mean --model?)",
+    );
+    assert_fails(
+        &run(&["inspect", "--model", m, "--text"]),
+        2,
+        "--text needs a value",
+    );
+    assert_fails(
+        &run(&["inspect", "--model", m, "--text", "a", "--text", "b"]),
+        2,
+        "--text is given twice",
+    );
+    assert_fails(
+        &run(&["inspect", "--model", m, "--text", "x", "stray"]),
+        2,
+        "unexpected argument \"stray\"",
+    );
+    assert_fails(
+        &run(&["inspect", "--model", m, "--text", "x", "--pad-to=-3"]),
+        2,
+        "--pad-to must be a whole number of tokens, got \"-3\"",
+    );
+    let batch = tmp.path("batch.json");
+    write_batch(&batch);
+    let b = batch.to_str().unwrap();
+    let train = |extra: &[&str]| {
+        run(&[
+            &["train", "--model", m, "--batch", b, "--optimizer", "sgd"][..],
+            extra,
+        ]
+        .concat())
+    };
+    assert_fails(
+        &train(&["--lr", "0.1", "--steps", "1.5"]),
+        2,
+        "--steps must be a whole number, got \"1.5\"",
+    );
+    assert_fails(
+        &train(&["--lr", "fast", "--steps", "1"]),
+        2,
+        "--lr must be a number, got \"fast\"",
+    );
+    assert_fails(&train(&["--steps", "1"]), 2, "--lr is required");
+    // The usage line of the command goes with the message.
+    assert!(stderr(&train(&["--steps", "1"])).contains("attention-lab train --model DIR"));
+
+    // --flag=value is --flag value; values may start with '-'.
+    let spaced = stdout_json(&run(&["inspect", "--model", m, "--text", "-the cat"]));
+    let joined = stdout_json(&run(&[
+        "inspect",
+        &format!("--model={m}"),
+        "--text=-the cat",
+    ]));
+    assert_eq!(spaced, joined);
+    assert_eq!(spaced["tokens"].as_array().unwrap().len(), 5); // [CLS] - the cat [SEP]
+}
