@@ -408,12 +408,14 @@ fn embeddings_backward(
         batch.input_ids.iter().map(|&id| id as usize),
         Some(pad_token_id),
     );
-    embedding::backward(
-        &mut g.position_embeddings.view_mut(),
-        d_sum,
-        position_ids(b_size, t),
-        None,
-    );
+    if let Some(g_positions) = &mut g.position_embeddings {
+        embedding::backward(
+            &mut g_positions.view_mut(),
+            d_sum,
+            position_ids(b_size, t),
+            None,
+        );
+    }
     embedding::backward(
         &mut g.token_type_embeddings.view_mut(),
         d_sum,
