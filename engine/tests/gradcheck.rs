@@ -117,10 +117,8 @@ fn check_model(model: &BertForPreTraining, batch: &Batch, opts: &ForwardOptions)
 
 fn opts(mask: MaskMode, train: bool) -> ForwardOptions {
     ForwardOptions {
-        mask,
         train,
-        trace: false,
-        mlm_scope: MlmScope::LabelledOnly,
+        ..ForwardOptions::training(mask)
     }
 }
 
