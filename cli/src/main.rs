@@ -5,9 +5,16 @@
 //! work fails (a bad checkpoint, a diverged run), 2 for a usage mistake.
 
 mod args;
+mod attention_flags;
+mod counting_alloc;
 mod inspect;
 mod json;
+mod scaling;
 mod train;
+
+/// Counts live heap bytes for `scaling`'s peak_bytes.
+#[global_allocator]
+static ALLOCATOR: counting_alloc::Counting = counting_alloc::Counting;
 
 use args::{value, UsageError};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -39,13 +46,14 @@ struct Cli {
 }
 
 /// The subcommands' names, to show the usage of the one a mistake is in.
-const COMMANDS: [&str; 3] = ["inspect", "train", "tokenize"];
+const COMMANDS: [&str; 4] = ["inspect", "train", "tokenize", "scaling"];
 
 #[derive(Subcommand)]
 enum Command {
     Inspect(inspect::Args),
     Train(train::Args),
     Tokenize(TokenizeArgs),
+    Scaling(scaling::Args),
 }
 
 /// The tokens and ids of a text, as HF's tokenizer gives them
@@ -167,6 +175,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Train(a) => train::run(a),
         Command::Tokenize(a) => tokenize(a),
+        Command::Scaling(a) => scaling::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
