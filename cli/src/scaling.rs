@@ -11,7 +11,7 @@ use ndarray::{Array2, Array3};
 use serde::Serialize;
 use std::time::Instant;
 
-/// Times one attention forward + backward per sequence length.
+/// Times one attention forward + backward per sequence length
 ///
 /// One call of the engine's attention op (no projections, no dropout, no padding: every key
 /// is real) on random q, k, v of shape (B=1, T, H·D), k and v with G groups, and a random

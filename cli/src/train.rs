@@ -373,7 +373,6 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
         batch,
         mask,
     };
-    let layers = config.num_hidden_layers;
     let mut trainer = Trainer::from_corpus(&corpus, config, settings, seed)?;
     trainer.window = window;
     trainer.kernel = kernel;
@@ -382,10 +381,11 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
         kernel,
         ..ForwardOptions::training(mask)
     };
-    let attention = engine::forward::attention_options(&trainer.model.config, &opts)?.0;
+    let config = &trainer.model.config;
+    let attention = engine::forward::attention_options(config, &opts)?.0;
     check_weight_bytes(
         &attention,
-        (layers, batch_size, max_len),
+        (config.num_hidden_layers, batch_size, max_len),
         "--batch-size with --max-len",
     )
     .map_err(usage_error)?;
