@@ -1186,3 +1186,36 @@ fn train_takes_the_attention_flags() {
         "hidden_size 1048576 is too large",
     );
 }
+
+/// The PyTorch-written variant checkpoints (tools/fixtures_models.py).
+fn variant_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../engine/tests/fixtures/variants/{name}"))
+}
+
+#[test]
+fn grouped_query_and_roformer_checkpoints_inspect() {
+    // G = 2 of H = 4: heads 0, 1 read group 0 and heads 2, 3 group 1.
+    let j = inspect_dir(&variant_fixture("gqa2"), &[]);
+    for layer in j["layers"].as_array().unwrap() {
+        let heads = layer["heads"].as_array().unwrap();
+        let groups: Vec<u64> = heads
+            .iter()
+            .map(|h| h["kv_group"].as_u64().unwrap())
+            .collect();
+        assert_eq!(groups, [0, 0, 1, 1]);
+        assert_eq!(heads[0]["k"], heads[1]["k"]);
+        assert_eq!(heads[2]["v"], heads[3]["v"]);
+        assert_ne!(heads[1]["k"], heads[2]["k"]);
+    }
+    // A transformers RoFormerModel checkpoint, as it saves it: rotary heads.
+    let j = inspect_dir(&variant_fixture("roformer_model"), &[]);
+    let h = &j["layers"][0]["heads"][0];
+    assert_eq!(dims(&h["q_rotated"]), dims(&h["q"]));
+    assert_eq!(dims(&h["k_rotated"]), dims(&h["k"]));
+    assert!(
+        j.get("mlm_logits").is_none(),
+        "a bare RoFormerModel has no heads"
+    );
+    let s = dot_rows(&h["q_rotated"], 2, &h["k_rotated"], 1);
+    assert!((s - float(at(&h["scores"], 2, 1))).abs() < 1e-4);
+}
