@@ -179,7 +179,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Usage(e)) => usage_failure(&e.message, &usage_of(e.command), e.command),
+        Err(CliError::Usage(e)) => {
+            usage_failure(&e.message, &usage_of(Some(e.command)), Some(e.command))
+        }
         Err(CliError::Engine(e)) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
