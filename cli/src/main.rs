@@ -36,7 +36,6 @@ pub const COMMAND_HELP: &str = "\
     name = "attention-lab",
     about = "attention-lab: inspect and train BERT (Hugging Face checkpoints) with the Attention Lab engine",
     subcommand_required = true,
-    disable_help_subcommand = true,
     help_template = "{about}\n\nusage: {usage}\n\ncommands:\n{subcommands}{after-help}",
     after_help = "`attention-lab COMMAND --help` describes each command."
 )]

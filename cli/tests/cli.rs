@@ -545,7 +545,16 @@ fn every_command_has_help() {
             "{text}"
         );
     }
-    assert!(String::from_utf8_lossy(&run(&["--help"]).stdout).contains("usage:"));
+    for help in [&["--help"][..], &["-h"], &["help"]] {
+        let out = run(help);
+        assert!(out.status.success(), "{help:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("usage:"),
+            "{help:?}"
+        );
+    }
+    let out = run(&["help", "scaling"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("attention-lab scaling"));
 }
 
 fn run_os(args: &[std::ffi::OsString]) -> Output {
