@@ -375,29 +375,40 @@ def dump(path: Path, obj):
 
 
 def main():
+    import fixtures_attention  # op-level fixtures of the attention variants (its own docstring)
+    import fixtures_models  # whole-model fixtures of the attention variants (its own docstring)
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="recompute into a temp dir and compare")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
+    # (writer, directory it fills)
+    targets = [
+        (write_all, args.out),
+        (fixtures_models.write, args.out.parent / "variants"),
+        (fixtures_attention.write, args.out.parent / "attention"),
+    ]
     if not args.check:
-        write_all(args.out)
-        total = sum(f.stat().st_size for f in args.out.rglob("*") if f.is_file())
-        for f in sorted(args.out.rglob("*")):
-            if f.is_file():
-                print(f"{f.stat().st_size:>8}  {f.relative_to(ROOT)}")
-        print(f"{total:>8}  total bytes")
+        for write, out in targets:
+            write(out)
+            total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+            for f in sorted(out.rglob("*")):
+                if f.is_file():
+                    print(f"{f.stat().st_size:>8}  {f.relative_to(ROOT)}")
+            print(f"{total:>8}  total bytes")
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        write_all(Path(tmp))
-        bad = []
-        for f in sorted(Path(tmp).rglob("*")):
-            if f.is_file():
-                committed = args.out / f.relative_to(tmp)
-                if not committed.exists() or committed.read_bytes() != f.read_bytes():
-                    bad.append(str(f.relative_to(tmp)))
-        if bad:
-            sys.exit(f"fixtures differ from a fresh run: {bad}")
-        print("fixtures are up to date")
+    bad = []
+    for write, out in targets:
+        with tempfile.TemporaryDirectory() as tmp:
+            write(Path(tmp))
+            for f in sorted(Path(tmp).rglob("*")):
+                if f.is_file():
+                    committed = out / f.relative_to(tmp)
+                    if not committed.exists() or committed.read_bytes() != f.read_bytes():
+                        bad.append(str(committed))
+    if bad:
+        sys.exit(f"fixtures differ from a fresh run: {bad}")
+    print("fixtures are up to date")
 
 
 if __name__ == "__main__":

@@ -15,14 +15,14 @@ use std::str::FromStr;
 #[derive(Debug)]
 pub struct UsageError {
     pub message: String,
-    pub command: Option<&'static str>,
+    pub command: &'static str,
 }
 
 impl UsageError {
     pub fn new(command: &'static str, message: impl Into<String>) -> Self {
         UsageError {
             message: message.into(),
-            command: Some(command),
+            command,
         }
     }
 }

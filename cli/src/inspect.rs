@@ -1,10 +1,12 @@
 //! `attention-lab inspect`: every intermediate of attention for one text, as JSON.
 
 use crate::args::value;
+use crate::attention_flags::AttentionFlags;
 use crate::json::{self, Rows};
 use crate::{load_checkpoint, CliError, COMMAND_HELP};
-use engine::inspect::{inspect, MaskPrediction};
-use engine::{HeadTrace, MaskMode};
+use engine::forward::ForwardOptions;
+use engine::inspect::{inspect_with, MaskPrediction};
+use engine::{HeadTrace, MaskMode, Matrix, TileStep};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -19,9 +21,13 @@ use std::path::PathBuf;
     after_help = "\
 Output, one JSON object:
   tokens, input_ids, token_type_ids, attention_mask, truncated (cut to max_position_embeddings)
-  layers: [{\"heads\": [{\"q\", \"k\", \"v\", \"scores\", \"scaled\", \"masked\", \"weights\", \"context\"}]}]
-          q, k, v, context are T×d_k; scores = QKᵀ, scaled = QKᵀ/√d_k, masked = scaled + M
-          (masked-out entries null), weights = softmax(masked); all T×T with row = query
+  layers: [{\"heads\": [{\"kv_group\", \"q\", \"k\", \"v\", \"scores\", \"scaled\", \"masked\", \"weights\", \"context\"}]}]
+          q, k, v, context are T×d_k (k, v: the head's K/V group's); scores = QKᵀ, scaled = QKᵀ/√d_k,
+          masked = scaled + M (masked-out entries null), weights = softmax(masked); all T×T, row = query
+          rotary models: also q_rotated, k_rotated (scores are built from them)
+          linear attention: also phi_q, phi_k; weights are the implied φ(q)·φ(k) ÷ normaliser;
+          scores, scaled, masked are null
+          --attention tiled: also tiles, [{\"q_block\", \"k_block\", \"row_max\", \"row_sum\"}] in schedule order
   hidden: the last layer's output, T×hidden
   with pre-training heads only: mlm_logits (T×vocab), nsp_logits ([IsNext, NotNext]),
   p_is_next (softmax of nsp_logits; meaningful for a pair), mask_predictions (top 5 per [MASK])"
@@ -42,6 +48,8 @@ pub struct Args {
     /// Append [PAD] up to N tokens
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of tokens"))]
     pad_to: Option<usize>,
+    #[command(flatten)]
+    attention: AttentionFlags,
 }
 
 /// The `--mask` choices.
@@ -65,21 +73,35 @@ impl From<Mask> for MaskMode {
     }
 }
 
+/// One head. `k`, `v` are its K/V group's. Rotary models add `q_rotated`, `k_rotated`; linear
+/// attention adds `phi_q`, `phi_k` and has no `scores`, `scaled`, `masked` (null); tiled
+/// attention adds its schedule, `tiles`.
 #[derive(Serialize)]
-struct Head {
+struct Head<'a> {
+    kv_group: usize,
     q: Rows,
     k: Rows,
     v: Rows,
-    scores: Rows,
-    scaled: Rows,
-    masked: Rows,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    q_rotated: Option<Rows>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    k_rotated: Option<Rows>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phi_q: Option<Rows>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    phi_k: Option<Rows>,
+    scores: Option<Rows>,
+    scaled: Option<Rows>,
+    masked: Option<Rows>,
     weights: Rows,
     context: Rows,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tiles: Option<&'a [TileStep]>,
 }
 
 #[derive(Serialize)]
-struct Layer {
-    heads: Vec<Head>,
+struct Layer<'a> {
+    heads: Vec<Head<'a>>,
 }
 
 #[derive(Serialize)]
@@ -90,7 +112,7 @@ struct Output<'a> {
     attention_mask: &'a [u8],
     truncated: bool,
     mask: MaskMode,
-    layers: Vec<Layer>,
+    layers: Vec<Layer<'a>>,
     hidden: Rows,
     #[serde(skip_serializing_if = "Option::is_none")]
     mlm_logits: Option<Rows>,
@@ -102,28 +124,42 @@ struct Output<'a> {
     mask_predictions: Option<&'a [MaskPrediction]>,
 }
 
-fn head(h: &HeadTrace) -> Head {
+fn head(h: &HeadTrace) -> Head<'_> {
+    // Linear attention has no scores: the engine leaves them empty.
+    let scores = |m: &Matrix| (!m.is_empty()).then(|| json::rows(m));
     Head {
+        kv_group: h.kv_group,
         q: json::rows(&h.q),
         k: json::rows(&h.k),
         v: json::rows(&h.v),
-        scores: json::rows(&h.scores),
-        scaled: json::rows(&h.scaled),
-        masked: json::rows(&h.masked),
+        q_rotated: h.q_rotated.as_ref().map(json::rows),
+        k_rotated: h.k_rotated.as_ref().map(json::rows),
+        phi_q: h.phi_q.as_ref().map(json::rows),
+        phi_k: h.phi_k.as_ref().map(json::rows),
+        scores: scores(&h.scores),
+        scaled: scores(&h.scaled),
+        masked: scores(&h.masked),
         weights: json::rows(&h.weights),
         context: json::rows(&h.context),
+        tiles: h.tiles.as_deref(),
     }
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
     let mask = MaskMode::from(a.mask);
+    let (window, kernel) = a.attention.resolve("inspect")?;
+    let opts = ForwardOptions {
+        window,
+        kernel,
+        ..ForwardOptions::inspection(mask)
+    };
     let checkpoint = load_checkpoint(&a.model)?;
-    let ins = inspect(
+    let ins = inspect_with(
         &checkpoint.model,
         &checkpoint.tokenizer,
         &a.text,
         a.pair.as_deref(),
-        mask,
+        &opts,
         a.pad_to,
     )?;
     if ins.truncated {

@@ -9,14 +9,12 @@ use std::io::Write;
 pub type Rows = Vec<Vec<Option<f32>>>;
 
 pub fn rows(m: &Matrix) -> Rows {
-    (0..m.rows)
-        .map(|r| {
-            m.row(r)
-                .iter()
-                .map(|x| x.is_finite().then_some(*x))
-                .collect()
-        })
-        .collect()
+    (0..m.rows).map(|r| finite(m.row(r))).collect()
+}
+
+/// The numbers, non-finite ones as `None`.
+pub fn finite(xs: &[f32]) -> Vec<Option<f32>> {
+    xs.iter().map(|x| x.is_finite().then_some(*x)).collect()
 }
 
 /// Writes `value` and a newline to stdout. A closed pipe (`| head`) is not an error.

@@ -5,9 +5,16 @@
 //! work fails (a bad checkpoint, a diverged run), 2 for a usage mistake.
 
 mod args;
+mod attention_flags;
+mod counting_alloc;
 mod inspect;
 mod json;
+mod scaling;
 mod train;
+
+/// Counts live heap bytes for `scaling`'s peak_bytes.
+#[global_allocator]
+static ALLOCATOR: counting_alloc::Counting = counting_alloc::Counting;
 
 use args::{value, UsageError};
 use clap::{CommandFactory, Parser, Subcommand};
@@ -29,7 +36,6 @@ pub const COMMAND_HELP: &str = "\
     name = "attention-lab",
     about = "attention-lab: inspect and train BERT (Hugging Face checkpoints) with the Attention Lab engine",
     subcommand_required = true,
-    disable_help_subcommand = true,
     help_template = "{about}\n\nusage: {usage}\n\ncommands:\n{subcommands}{after-help}",
     after_help = "`attention-lab COMMAND --help` describes each command."
 )]
@@ -39,13 +45,14 @@ struct Cli {
 }
 
 /// The subcommands' names, to show the usage of the one a mistake is in.
-const COMMANDS: [&str; 3] = ["inspect", "train", "tokenize"];
+const COMMANDS: [&str; 4] = ["inspect", "train", "tokenize", "scaling"];
 
 #[derive(Subcommand)]
 enum Command {
     Inspect(inspect::Args),
     Train(train::Args),
     Tokenize(TokenizeArgs),
+    Scaling(scaling::Args),
 }
 
 /// The tokens and ids of a text, as HF's tokenizer gives them
@@ -167,10 +174,13 @@ fn main() -> ExitCode {
         Command::Inspect(a) => inspect::run(a),
         Command::Train(a) => train::run(a),
         Command::Tokenize(a) => tokenize(a),
+        Command::Scaling(a) => scaling::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::Usage(e)) => usage_failure(&e.message, &usage_of(e.command), e.command),
+        Err(CliError::Usage(e)) => {
+            usage_failure(&e.message, &usage_of(Some(e.command)), Some(e.command))
+        }
         Err(CliError::Engine(e)) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

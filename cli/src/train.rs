@@ -2,14 +2,16 @@
 //! on a corpus through the data pipeline. One JSON line per step on stdout.
 
 use crate::args::{value, UsageError};
+use crate::attention_flags::{check_weight_bytes, AttentionFlags};
 use crate::inspect::Mask;
 use crate::json;
 use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::BatchConfig;
+use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
-use engine::train::{train_step, TrainSettings, Trainer};
+use engine::train::{train_step_with, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -85,7 +87,13 @@ pub struct Args {
     /// torch.nn.utils.clip_grad_norm_ with max_norm F before each update
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     clip_grad_norm: Option<f64>,
+    #[command(flatten)]
+    attention: AttentionFlags,
 }
+
+/// The most examples `--batch-size` may ask for: far above any batch this lab trains, low
+/// enough that a typo cannot ask for more memory than a machine has.
+const MAX_BATCH_SIZE: usize = 4096;
 
 /// The `--optimizer` choices.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -198,6 +206,12 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
     let lr = required(a.lr, "lr")?;
     let steps = required(a.steps, "steps")?;
     let mask = MaskMode::from(a.mask);
+    let (window, kernel) = a.attention.resolve("train")?;
+    let opts = ForwardOptions {
+        window,
+        kernel,
+        ..ForwardOptions::training(mask)
+    };
     let opt_config = optimizer(a, None, lr)?;
 
     let Checkpoint {
@@ -206,16 +220,24 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
         naming,
     } = load_checkpoint(dir)?;
     let batch = read_batch(batch_path)?;
+    let (b, t) = batch.input_ids.dim();
+    let attention = engine::forward::attention_options(&model.config, &opts)?.0;
+    check_weight_bytes(
+        &attention,
+        (model.config.num_hidden_layers, b, t),
+        "the batch",
+    )
+    .map_err(|m| CliError::Engine(EngineError::Input(m)))?;
     let mut optimizer = Optimizer::new(opt_config, &model)?;
     let mut grads = model.zeros_like();
     let mut rng = Rng::new(a.seed);
     for step in 1..=steps {
-        let l = train_step(
+        let l = train_step_with(
             &mut model,
             &mut grads,
             &mut optimizer,
             &batch,
-            mask,
+            &opts,
             &mut rng,
         )
         .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
@@ -254,6 +276,12 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
     let seed = a.seed;
     let lr = a.lr.unwrap_or(1e-3);
     let mask = MaskMode::from(a.mask);
+    let (window, kernel) = a.attention.resolve("train")?;
+    if batch_size > MAX_BATCH_SIZE {
+        return Err(usage_error(format!(
+            "--batch-size must be at most {MAX_BATCH_SIZE}, got {batch_size}"
+        )));
+    }
     let opt_config = optimizer(a, Some(OptimizerChoice::Adam), lr)?;
 
     // vocab_size is replaced by the corpus vocabulary's: a config may leave it out.
@@ -278,6 +306,21 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
         mask,
     };
     let mut trainer = Trainer::from_corpus(&corpus, config, settings, seed)?;
+    trainer.window = window;
+    trainer.kernel = kernel;
+    let opts = ForwardOptions {
+        window,
+        kernel,
+        ..ForwardOptions::training(mask)
+    };
+    let config = &trainer.model.config;
+    let attention = engine::forward::attention_options(config, &opts)?.0;
+    check_weight_bytes(
+        &attention,
+        (config.num_hidden_layers, batch_size, max_len),
+        "--batch-size with --max-len",
+    )
+    .map_err(usage_error)?;
     let n = trainer.model.config.vocab_size;
     match stated {
         Some(v) => eprintln!(

@@ -536,7 +536,7 @@ fn errors_are_reported_with_a_non_zero_exit() {
 
 #[test]
 fn every_command_has_help() {
-    for command in ["inspect", "train", "tokenize"] {
+    for command in ["inspect", "train", "tokenize", "scaling"] {
         let out = run(&[command, "--help"]);
         assert!(out.status.success());
         let text = String::from_utf8_lossy(&out.stdout);
@@ -545,7 +545,16 @@ fn every_command_has_help() {
             "{text}"
         );
     }
-    assert!(String::from_utf8_lossy(&run(&["--help"]).stdout).contains("usage:"));
+    for help in [&["--help"][..], &["-h"], &["help"]] {
+        let out = run(help);
+        assert!(out.status.success(), "{help:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("usage:"),
+            "{help:?}"
+        );
+    }
+    let out = run(&["help", "scaling"]);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("attention-lab scaling"));
 }
 
 fn run_os(args: &[std::ffi::OsString]) -> Output {
@@ -663,4 +672,559 @@ fn flag_mistakes_are_usage_errors_and_both_flag_forms_work() {
     ]));
     assert_eq!(spaced, joined);
     assert_eq!(spaced["tokens"].as_array().unwrap().len(), 5); // [CLS] - the cat [SEP]
+}
+
+/// `scaling`'s JSON lines for one variant.
+fn scaling(args: &[&str]) -> Vec<Value> {
+    lines(&run(&[&["scaling"][..], args].concat()))
+}
+
+#[test]
+fn scaling_prints_one_line_per_length_for_every_variant() {
+    for variant in ["full", "tiled", "window", "linear", "gqa"] {
+        let out = scaling(&[
+            "--variant",
+            variant,
+            "--seq-lens",
+            "16,40",
+            "--heads",
+            "2",
+            "--head-dim",
+            "4",
+        ]);
+        assert_eq!(out.len(), 2, "{variant}");
+        for (line, t) in out.iter().zip([16, 40]) {
+            let keys: Vec<&str> = line
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(
+                keys.len(),
+                5,
+                "{line}: variant, seq_len, forward_ms, backward_ms, peak_bytes"
+            );
+            assert_eq!(line["variant"], variant);
+            assert_eq!(line["seq_len"], t);
+            assert!(line["forward_ms"].as_f64().unwrap() >= 0.0);
+            assert!(line["backward_ms"].as_f64().unwrap() >= 0.0);
+            // The op allocates at least its output, T·H·D floats.
+            assert!(
+                line["peak_bytes"].as_u64().unwrap() >= (t * 2 * 4 * 4) as u64,
+                "{line}"
+            );
+        }
+    }
+    let usage = |args: &[&str], needle: &str| {
+        assert_fails(&run(&[&["scaling"][..], args].concat()), 2, needle)
+    };
+    usage(
+        &["--variant", "fast"],
+        "--variant must be full, tiled, window, linear or gqa",
+    );
+    usage(&[], "--variant is required");
+    usage(
+        &["--variant", "full", "--block", "8"],
+        "--block goes with --variant tiled or window",
+    );
+    usage(
+        &["--variant", "tiled", "--block", "0"],
+        "--block must be at least 1",
+    );
+    usage(
+        &["--variant", "window", "--window", "0"],
+        "--window must be at least 1",
+    );
+    usage(
+        &["--variant", "gqa", "--kv-heads", "3"],
+        "must divide num_attention_heads",
+    );
+    usage(
+        &["--variant", "linear", "--window", "4"],
+        "linear attention with a sliding window",
+    );
+    usage(
+        &["--variant", "full", "--seq-lens", "64,x"],
+        "--seq-lens must be whole numbers",
+    );
+    usage(
+        &["--variant", "full", "--seq-lens", "64,0"],
+        "--seq-lens must be at least 1",
+    );
+}
+
+/// Memory is counted, not timed: the same on every machine, so it can be asserted.
+#[test]
+fn tiled_attention_holds_linear_memory_and_far_less_than_full() {
+    let peaks = |variant: &str| -> Vec<f64> {
+        scaling(&["--variant", variant, "--seq-lens", "128,256,512"])
+            .iter()
+            .map(|l| l["peak_bytes"].as_f64().unwrap())
+            .collect()
+    };
+    let (full, tiled) = (peaks("full"), peaks("tiled"));
+    for i in 1..3 {
+        // Doubling T: tiled about doubles (O(T)), full about quadruples (O(T²)).
+        let (rt, rf) = (tiled[i] / tiled[i - 1], full[i] / full[i - 1]);
+        assert!((1.6..2.4).contains(&rt), "tiled grew ×{rt}: {tiled:?}");
+        assert!(rf > 3.0, "full grew ×{rf}: {full:?}");
+    }
+    assert!(
+        tiled[2] * 8.0 <= full[2],
+        "T=512: tiled {} vs full {}",
+        tiled[2],
+        full[2]
+    );
+}
+
+/// The PyTorch-written reference checkpoint (2 layers, 2 heads of 8, 32 positions).
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../engine/tests/fixtures/reference/model"
+);
+
+fn inspect_fixture(extra: &[&str]) -> Value {
+    stdout_json(&run(&[
+        &[
+            "inspect",
+            "--model",
+            FIXTURE,
+            "--text",
+            "the cat sat on the mat",
+            "--pad-to",
+            "12",
+        ][..],
+        extra,
+    ]
+    .concat()))
+}
+
+fn float(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Same JSON structure, numbers equal within `tol` relative (absolute below 1).
+fn assert_close(a: &Value, b: &Value, tol: f64, at: &str) {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => {
+            let (x, y) = (float(a), float(b));
+            assert!((x - y).abs() <= tol * x.abs().max(1.0), "{at}: {x} vs {y}");
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}");
+            for (i, (x, y)) in x.iter().zip(y).enumerate() {
+                assert_close(x, y, tol, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(
+                x.keys().collect::<Vec<_>>(),
+                y.keys().collect::<Vec<_>>(),
+                "{at}"
+            );
+            for (k, v) in x {
+                assert_close(v, &y[k], tol, &format!("{at}.{k}"));
+            }
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
+}
+
+#[test]
+fn inspect_heads_carry_their_kv_group_and_a_window_cuts_the_band() {
+    let j = inspect_fixture(&["--window", "3"]);
+    let t: usize = 12;
+    let real = 8; // [CLS] + 6 words + [SEP]
+    for layer in j["layers"].as_array().unwrap() {
+        for (h, head) in layer["heads"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(head["kv_group"], h, "no GQA: each head is its own group");
+            for key in ["q_rotated", "k_rotated", "phi_q", "phi_k", "tiles"] {
+                assert!(head.get(key).is_none(), "{key} only for its variant");
+            }
+            for r in 0..t {
+                for c in 0..t {
+                    let seen = r.abs_diff(c) < 3 && c < real;
+                    let w = float(at(&head["weights"], r, c));
+                    assert_eq!(at(&head["masked"], r, c).is_null(), !seen, "({r},{c})");
+                    assert_eq!(w > 0.0, seen, "({r},{c}) weight {w}");
+                }
+            }
+        }
+    }
+    // Causal and window: exactly min(i + 1, W) keys.
+    let j = inspect_fixture(&["--window", "3", "--mask", "causal"]);
+    let head = &j["layers"][0]["heads"][1];
+    for r in 0..real {
+        let seen = (0..t)
+            .filter(|&c| float(at(&head["weights"], r, c)) > 0.0)
+            .count();
+        assert_eq!(seen, (r + 1).min(3), "row {r}");
+    }
+}
+
+#[test]
+fn tiled_inspect_equals_full_and_records_its_schedule() {
+    let full = inspect_fixture(&["--mask", "causal"]);
+    for block in ["5", "16"] {
+        let mut tiled =
+            inspect_fixture(&["--mask", "causal", "--attention", "tiled", "--block", block]);
+        let b: usize = block.parse().unwrap();
+        let blocks = 12_usize.div_ceil(b);
+        for layer in tiled["layers"].as_array_mut().unwrap() {
+            for head in layer["heads"].as_array_mut().unwrap() {
+                let tiles = head.as_object_mut().unwrap().remove("tiles").unwrap();
+                let tiles = tiles.as_array().unwrap();
+                assert!(!tiles.is_empty());
+                // Query blocks in order, each over its key blocks in order.
+                let order: Vec<(u64, u64)> = tiles
+                    .iter()
+                    .map(|s| {
+                        (
+                            s["q_block"].as_u64().unwrap(),
+                            s["k_block"].as_u64().unwrap(),
+                        )
+                    })
+                    .collect();
+                let mut sorted = order.clone();
+                sorted.sort();
+                assert_eq!(order, sorted, "schedule order");
+                assert_eq!(order.last().unwrap().0 as usize, blocks - 1);
+                for s in tiles {
+                    let (qb, kb) = (
+                        s["q_block"].as_u64().unwrap(),
+                        s["k_block"].as_u64().unwrap(),
+                    );
+                    assert!(kb <= qb, "causal: no key block after the query block");
+                    let rows = b.min(12 - qb as usize * b);
+                    assert_eq!(s["row_max"].as_array().unwrap().len(), rows);
+                    assert_eq!(s["row_sum"].as_array().unwrap().len(), rows);
+                }
+                // After a query block's last key block, m and l give the weights:
+                // w_ij = exp(scaled_ij − m_i) / l_i.
+                for qb in 0..blocks as u64 {
+                    let last = tiles.iter().rev().find(|s| s["q_block"] == qb).unwrap();
+                    for (i, (m, l)) in last["row_max"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .zip(last["row_sum"].as_array().unwrap())
+                        .enumerate()
+                    {
+                        let r = qb as usize * b + i;
+                        let w = ((float(at(&head["scaled"], r, 0)) - float(m)).exp()) / float(l);
+                        let expected = float(at(&head["weights"], r, 0));
+                        assert!((w - expected).abs() < 1e-5, "row {r}: {w} vs {expected}");
+                    }
+                }
+            }
+        }
+        assert_close(&tiled, &full, 1e-5, "tiled");
+    }
+}
+
+#[test]
+fn attention_flags_are_checked() {
+    let inspect = |extra: &[&str]| {
+        run(&[&["inspect", "--model", FIXTURE, "--text", "x"][..], extra].concat())
+    };
+    assert_fails(
+        &inspect(&["--block", "4"]),
+        2,
+        "--block goes with --attention tiled",
+    );
+    assert_fails(
+        &inspect(&["--attention", "tiled", "--block", "0"]),
+        2,
+        "--block must be at least 1",
+    );
+    assert_fails(
+        &inspect(&["--window", "0"]),
+        2,
+        "--window must be at least 1",
+    );
+    assert_fails(
+        &inspect(&["--window", "-2"]),
+        2,
+        "--window must be a whole number",
+    );
+    assert_fails(
+        &inspect(&["--attention", "flash"]),
+        2,
+        "--attention must be full or tiled, got \"flash\"",
+    );
+}
+
+/// Pre-trains 2 steps from `config` (JSON fields over a 16-wide, 1-layer, 2-head base) and
+/// returns the inspection of the saved checkpoint with `extra` flags.
+fn variant_checkpoint(tmp: &TempDir, name: &str, fields: &str) -> PathBuf {
+    let (config, corpus, out) = (
+        tmp.path(&format!("{name}.json")),
+        tmp.path("corpus.txt"),
+        tmp.path(name),
+    );
+    let json = format!(
+        r#"{{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+             "intermediate_size": 32, "max_position_embeddings": 16{fields}}}"#
+    );
+    std::fs::write(&config, json).unwrap();
+    std::fs::write(&corpus, CORPUS).unwrap();
+    let steps = lines(&run(&[
+        "train",
+        "--init",
+        config.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--steps",
+        "2",
+        "--batch-size",
+        "2",
+        "--save",
+        out.to_str().unwrap(),
+    ]));
+    assert_eq!(steps.len(), 2);
+    out
+}
+
+fn inspect_dir(dir: &Path, extra: &[&str]) -> Value {
+    stdout_json(&run(&[
+        &[
+            "inspect",
+            "--model",
+            dir.to_str().unwrap(),
+            "--text",
+            "the cat sat on the mat",
+        ][..],
+        extra,
+    ]
+    .concat()))
+}
+
+/// Σ_d a[i][d]·b[j][d]
+fn dot_rows(a: &Value, i: usize, b: &Value, j: usize) -> f64 {
+    let (x, y) = (a[i].as_array().unwrap(), b[j].as_array().unwrap());
+    x.iter().zip(y).map(|(x, y)| float(x) * float(y)).sum()
+}
+
+#[test]
+fn variant_checkpoints_show_their_own_fields() {
+    let tmp = TempDir::new("variants");
+
+    // Multi-query: both heads read group 0, the same k and v.
+    let gqa = variant_checkpoint(&tmp, "gqa", r#", "num_key_value_heads": 1"#);
+    let j = inspect_dir(&gqa, &[]);
+    let heads = j["layers"][0]["heads"].as_array().unwrap();
+    assert_eq!(
+        (heads[0]["kv_group"].clone(), heads[1]["kv_group"].clone()),
+        (0.into(), 0.into())
+    );
+    assert_eq!(heads[0]["k"], heads[1]["k"]);
+    assert_eq!(heads[0]["v"], heads[1]["v"]);
+    assert_ne!(heads[0]["q"], heads[1]["q"]);
+
+    // Rotary: q and k rotated, and the scores are theirs.
+    let rotary = variant_checkpoint(&tmp, "rotary", r#", "position_embedding_type": "rotary""#);
+    let j = inspect_dir(&rotary, &[]);
+    let h = &j["layers"][0]["heads"][1];
+    for key in ["q_rotated", "k_rotated"] {
+        assert_eq!(dims(&h[key]), dims(&h["q"]), "{key}");
+    }
+    assert_ne!(h["q_rotated"], h["q"]);
+    // Position 0 is not turned.
+    assert_close(&h["q_rotated"][0], &h["q"][0], 1e-6, "q_rotated[0]");
+    let t = dims(&h["scores"]).0;
+    for (r, c) in [(1, 3), (t - 1, 0)] {
+        let s = dot_rows(&h["q_rotated"], r, &h["k_rotated"], c);
+        assert!(
+            (s - float(at(&h["scores"], r, c))).abs() < 1e-4,
+            "scores[{r}][{c}]"
+        );
+    }
+
+    // Linear: φ(q), φ(k) and implied weights; no scores.
+    let linear = variant_checkpoint(&tmp, "linear", r#", "attention_type": "linear""#);
+    let j = inspect_dir(&linear, &["--pad-to", "10"]);
+    let h = &j["layers"][0]["heads"][0];
+    for key in ["scores", "scaled", "masked"] {
+        assert!(h[key].is_null(), "{key} is null for linear attention");
+    }
+    assert_eq!(dims(&h["phi_q"]), (10, 8));
+    assert_eq!(dims(&h["phi_k"]), (10, 8));
+    for r in 0..10 {
+        let row: Vec<f64> = h["weights"][r]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(float)
+            .collect();
+        assert!(
+            (row.iter().sum::<f64>() - 1.0).abs() < 1e-5,
+            "row {r} sums to 1"
+        );
+        assert!(
+            row[8..].iter().all(|&w| w == 0.0),
+            "padding keys get no weight"
+        );
+        // w_ij = φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j')
+        let norm: f64 = (0..8)
+            .map(|c| dot_rows(&h["phi_q"], r, &h["phi_k"], c))
+            .sum();
+        let w = dot_rows(&h["phi_q"], r, &h["phi_k"], 2) / norm;
+        assert!((w - row[2]).abs() < 1e-5, "row {r}: {w} vs {}", row[2]);
+    }
+    // Linear attention has no softmax to tile: an engine refusal, exit 1.
+    assert_fails(
+        &run(&[
+            "inspect",
+            "--model",
+            linear.to_str().unwrap(),
+            "--text",
+            "x",
+            "--attention",
+            "tiled",
+        ]),
+        1,
+        "linear attention has no softmax to tile",
+    );
+}
+
+#[test]
+fn train_takes_the_attention_flags() {
+    let tmp = TempDir::new("train-attention");
+    let batch = tmp.path("batch.json");
+    write_batch(&batch);
+    // The reference model: its weights (std 0.4) make attention far from uniform.
+    let (m, b) = (FIXTURE, batch.to_str().unwrap());
+    let train = |extra: &[&str]| {
+        run(&[
+            &[
+                "train",
+                "--model",
+                m,
+                "--batch",
+                b,
+                "--optimizer",
+                "sgd",
+                "--lr",
+                "0.5",
+                "--steps",
+                "3",
+            ][..],
+            extra,
+        ]
+        .concat())
+    };
+    let loss =
+        |out: &Output| -> Vec<f64> { lines(out).iter().map(|s| float(&s["loss"])).collect() };
+    let full = loss(&train(&[]));
+    // Tiled is the same maths: the same losses, step after step.
+    for block in ["3", "16"] {
+        let tiled = loss(&train(&["--attention", "tiled", "--block", block]));
+        for (f, t) in full.iter().zip(&tiled) {
+            assert!(
+                (f - t).abs() < 1e-4 * f.abs().max(1.0),
+                "block {block}: {full:?} vs {tiled:?}"
+            );
+        }
+    }
+    // A window of 2 hides most keys: another model.
+    let window = loss(&train(&["--window", "2", "--attention", "tiled"]));
+    assert!((window[0] - full[0]).abs() > 0.1, "{window:?} vs {full:?}");
+    assert_fails(
+        &train(&["--block", "4"]),
+        2,
+        "--block goes with --attention tiled",
+    );
+
+    // From scratch too, and the flags' sizes are bounded before anything is allocated.
+    let (config, corpus) = (tmp.path("config.json"), tmp.path("corpus.txt"));
+    std::fs::write(
+        &config,
+        r#"{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "intermediate_size": 32, "max_position_embeddings": 8192}"#,
+    )
+    .unwrap();
+    std::fs::write(&corpus, CORPUS).unwrap();
+    let scratch = |extra: &[&str]| {
+        run(&[
+            &[
+                "train",
+                "--init",
+                config.to_str().unwrap(),
+                "--corpus",
+                corpus.to_str().unwrap(),
+                "--steps",
+                "2",
+            ][..],
+            extra,
+        ]
+        .concat())
+    };
+    assert_eq!(
+        lines(&scratch(&[
+            "--window",
+            "4",
+            "--attention",
+            "tiled",
+            "--block",
+            "4"
+        ]))
+        .len(),
+        2
+    );
+    assert_fails(
+        &scratch(&["--batch-size", "100000000000"]),
+        2,
+        "--batch-size must be at most 4096",
+    );
+    assert_fails(
+        &scratch(&["--batch-size", "64", "--max-len", "8192"]),
+        2,
+        "would need 34.4 GB for full attention's weights",
+    );
+    // A config too large to allocate is refused by name, not by an abort.
+    std::fs::write(
+        &config,
+        r#"{"hidden_size": 1048576, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "intermediate_size": 32, "max_position_embeddings": 16}"#,
+    )
+    .unwrap();
+    assert_fails(
+        &scratch(&["--batch-size", "2"]),
+        1,
+        "hidden_size 1048576 is too large",
+    );
+}
+
+/// The PyTorch-written variant checkpoints (tools/fixtures_models.py).
+fn variant_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../engine/tests/fixtures/variants/{name}"))
+}
+
+#[test]
+fn grouped_query_and_roformer_checkpoints_inspect() {
+    // G = 2 of H = 4: heads 0, 1 read group 0 and heads 2, 3 group 1.
+    let j = inspect_dir(&variant_fixture("gqa2"), &[]);
+    for layer in j["layers"].as_array().unwrap() {
+        let heads = layer["heads"].as_array().unwrap();
+        let groups: Vec<u64> = heads
+            .iter()
+            .map(|h| h["kv_group"].as_u64().unwrap())
+            .collect();
+        assert_eq!(groups, [0, 0, 1, 1]);
+        assert_eq!(heads[0]["k"], heads[1]["k"]);
+        assert_eq!(heads[2]["v"], heads[3]["v"]);
+        assert_ne!(heads[1]["k"], heads[2]["k"]);
+    }
+    // A transformers RoFormerModel checkpoint, as it saves it: rotary heads.
+    let j = inspect_dir(&variant_fixture("roformer_model"), &[]);
+    let h = &j["layers"][0]["heads"][0];
+    assert_eq!(dims(&h["q_rotated"]), dims(&h["q"]));
+    assert_eq!(dims(&h["k_rotated"]), dims(&h["k"]));
+    assert!(
+        j.get("mlm_logits").is_none(),
+        "a bare RoFormerModel has no heads"
+    );
+    let s = dot_rows(&h["q_rotated"], 2, &h["k_rotated"], 1);
+    assert!((s - float(at(&h["scores"], 2, 1))).abs() < 1e-4);
 }

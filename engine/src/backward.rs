@@ -11,7 +11,7 @@ use crate::forward::{
 use crate::model::{BertEmbeddings, BertForPreTraining, BertLayer, LayerNorm, Linear};
 use crate::ops::attention::{self, AttentionOptions};
 use crate::ops::layernorm::{self, LayerNormCache};
-use crate::ops::{dropout, embedding, gelu, linear, loss, tanh};
+use crate::ops::{dropout, embedding, gelu, linear, loss, rope, tanh};
 use ndarray::{s, Array2, ArrayView2};
 
 /// Accumulates d(losses.total)/dθ into `grads` (zero it first with `fill_zero`). `out` must
@@ -29,7 +29,7 @@ pub fn backward(
     }
     check_shapes(model, batch, out, grads)?;
     let cache = &out.cache;
-    let (b_size, t) = batch.input_ids.dim();
+    let t = batch.seq_len();
     let mut d_hidden = Array2::zeros(out.hidden.raw_dim()); // (N, C) dL/d(last layer output)
 
     let BertForPreTraining {
@@ -118,9 +118,9 @@ pub fn backward(
             g_layer,
             layer_cache,
             d_hidden,
-            b_size,
-            t,
+            batch,
             &cache.attention_opts,
+            cache.rotary,
         );
     }
     embeddings_backward(
@@ -255,10 +255,11 @@ fn layer_backward(
     g: &mut BertLayer,
     cache: &LayerCache,
     d_out: Array2<f32>,
-    b_size: usize,
-    t: usize,
+    batch: &Batch,
     attention_opts: &AttentionOptions,
+    rotary: bool,
 ) -> Array2<f32> {
+    let (b_size, t) = batch.input_ids.dim();
     let (n, c) = d_out.dim();
     // out = LN(dropout(intermediate·W_2ᵀ + b_2) + attention_out)
     let mut d_sum = Array2::zeros((n, c));
@@ -319,11 +320,11 @@ fn layer_backward(
         &layer.attention.output.dense,
     );
 
-    // context = attention(q, k, v), q = x·W_Qᵀ + b_Q, …
+    // context = attention(q, k, v), q = rope(x·W_Qᵀ + b_Q) (rope only if rotary), …
     let (mut d_q, mut d_k, mut d_v) = (
-        Array2::zeros((n, c)),
-        Array2::zeros((n, c)),
-        Array2::zeros((n, c)),
+        Array2::zeros(cache.q.raw_dim()), // (N, H·D)
+        Array2::zeros(cache.k.raw_dim()), // (N, G·D)
+        Array2::zeros(cache.v.raw_dim()), // (N, G·D)
     );
     {
         let as3 = |a| as_sequences(a, b_size, t);
@@ -336,9 +337,24 @@ fn layer_backward(
             as3(&cache.q),
             as3(&cache.k),
             as3(&cache.v),
+            as3(&cache.context),
+            batch.attention_mask.view(),
             &cache.attention,
             attention_opts,
         );
+    }
+    if rotary {
+        let head_dim = c / attention_opts.num_heads;
+        let unrotate = |d: Array2<f32>| {
+            let mut d_pre = Array2::zeros(d.raw_dim());
+            rope::backward(
+                &mut as_sequences_mut(&mut d_pre, b_size, t),
+                as_sequences(&d, b_size, t),
+                head_dim,
+            );
+            d_pre
+        };
+        (d_q, d_k) = (unrotate(d_q), unrotate(d_k));
     }
     linear_backward(
         Some(&mut d_x),
@@ -392,12 +408,14 @@ fn embeddings_backward(
         batch.input_ids.iter().map(|&id| id as usize),
         Some(pad_token_id),
     );
-    embedding::backward(
-        &mut g.position_embeddings.view_mut(),
-        d_sum,
-        position_ids(b_size, t),
-        None,
-    );
+    if let Some(g_positions) = &mut g.position_embeddings {
+        embedding::backward(
+            &mut g_positions.view_mut(),
+            d_sum,
+            position_ids(b_size, t),
+            None,
+        );
+    }
     embedding::backward(
         &mut g.token_type_embeddings.view_mut(),
         d_sum,

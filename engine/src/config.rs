@@ -1,7 +1,88 @@
-//! `config.json` as Hugging Face writes it for BERT, with the checks that make a model buildable.
+//! `config.json` as Hugging Face writes it for BERT (and RoFormer, read as a rotary BERT), with
+//! the checks that make a model buildable: every size is bounded before anything is allocated.
 
 use crate::error::{EngineError, Result};
 use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Size limits, checked before any allocation. They are far above every model this lab trains
+/// or inspects (MiniLM, BERT-base and -large, RoFormer) and keep a hand-edited config from
+/// asking for more memory than a browser tab (4 GiB of wasm32 address space) has.
+pub const MAX_VOCAB_SIZE: usize = 262_144; // 2^18: XLM-R's 250,002 fits
+pub const MAX_HIDDEN_SIZE: usize = 8_192;
+pub const MAX_INTERMEDIATE_SIZE: usize = 32_768; // 4 × MAX_HIDDEN_SIZE
+pub const MAX_HIDDEN_LAYERS: usize = 128;
+pub const MAX_ATTENTION_HEADS: usize = 256;
+pub const MAX_POSITION_EMBEDDINGS: usize = 65_536;
+pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
+/// 500 M parameters = 2 GB of f32, counted from `model::param_specs` (the one description of
+/// the parameters) before any tensor exists.
+pub const MAX_PARAMETERS: u64 = 500_000_000;
+
+/// How positions enter the model: learned `position_embeddings` added to the input
+/// (`"absolute"`, BERT), or rotations of q and k in every layer (`"rotary"`, RoFormer), which
+/// have no tensor and no length limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum PositionEmbeddingType {
+    #[default]
+    Absolute,
+    Rotary,
+}
+
+impl TryFrom<String> for PositionEmbeddingType {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        match s.as_str() {
+            "absolute" => Ok(Self::Absolute),
+            "rotary" => Ok(Self::Rotary),
+            other => Err(format!(
+                "position_embedding_type {other:?} is not supported (only \"absolute\" or \"rotary\")"
+            )),
+        }
+    }
+}
+
+/// softmax(QKᵀ/√D)·V (`"softmax"`, BERT), or φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1
+/// (`"linear"`, Katharopoulos et al. 2020).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", try_from = "String")]
+pub enum AttentionType {
+    #[default]
+    Softmax,
+    Linear,
+}
+
+impl TryFrom<String> for AttentionType {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        match s.as_str() {
+            "softmax" => Ok(Self::Softmax),
+            "linear" => Ok(Self::Linear),
+            other => Err(format!(
+                "attention_type {other:?} is not supported (only \"softmax\" or \"linear\")"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for PositionEmbeddingType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Absolute => "absolute",
+            Self::Rotary => "rotary",
+        })
+    }
+}
+
+impl fmt::Display for AttentionType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Softmax => "softmax",
+            Self::Linear => "linear",
+        })
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BertConfig {
@@ -9,6 +90,10 @@ pub struct BertConfig {
     pub hidden_size: usize,
     pub num_hidden_layers: usize,
     pub num_attention_heads: usize,
+    /// G, the number of K/V groups (grouped-query attention; 1 = multi-query). Absent = H.
+    /// Written only when set, so a BERT config round-trips unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_key_value_heads: Option<usize>,
     pub intermediate_size: usize,
     #[serde(default = "default_act")]
     pub hidden_act: String,
@@ -26,6 +111,13 @@ pub struct BertConfig {
     pub initializer_range: f32,
     #[serde(default)]
     pub pad_token_id: usize,
+    /// HF BertConfig's own key ("absolute" is its default); RoFormer configs have none and are
+    /// read as "rotary" (`from_json`).
+    #[serde(default)]
+    pub position_embedding_type: PositionEmbeddingType,
+    /// Not an HF BERT key; transformers keeps unknown keys as plain attributes.
+    #[serde(default)]
+    pub attention_type: AttentionType,
     /// Everything else HF wrote (model_type, architectures, …), kept so a saved config round-trips.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -65,12 +157,12 @@ impl BertConfig {
             "architectures".into(),
             serde_json::json!(["BertForPreTraining"]),
         );
-        extra.insert("position_embedding_type".into(), "absolute".into());
         BertConfig {
             vocab_size: vocab,
             hidden_size: hidden,
             num_hidden_layers: layers,
             num_attention_heads: heads,
+            num_key_value_heads: None,
             intermediate_size: intermediate,
             hidden_act: default_act(),
             hidden_dropout_prob: default_dropout(),
@@ -80,6 +172,8 @@ impl BertConfig {
             layer_norm_eps: default_eps(),
             initializer_range: default_init(),
             pad_token_id: 0,
+            position_embedding_type: PositionEmbeddingType::Absolute,
+            attention_type: AttentionType::Softmax,
             extra,
         }
     }
@@ -98,9 +192,14 @@ impl BertConfig {
         c
     }
 
+    /// Parses and validates a config.json. A RoFormer config (`model_type: "roformer"`) is a
+    /// BERT with rotary positions: it is read as `position_embedding_type: "rotary"`.
     pub fn from_json(text: &str) -> Result<Self> {
-        let config: BertConfig = serde_json::from_str(text)
+        let mut config: BertConfig = serde_json::from_str(text)
             .map_err(|e| EngineError::Config(format!("config.json is not a BERT config: {e}")))?;
+        if config.is_roformer() {
+            config.position_embedding_type = PositionEmbeddingType::Rotary;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -109,25 +208,54 @@ impl BertConfig {
         serde_json::to_string_pretty(self).expect("a config always serialises")
     }
 
+    /// `model_type: "roformer"`.
+    pub fn is_roformer(&self) -> bool {
+        self.extra.get("model_type").and_then(|v| v.as_str()) == Some("roformer")
+    }
+
     /// D = C / H.
     pub fn head_size(&self) -> usize {
         self.hidden_size / self.num_attention_heads
     }
 
+    /// G, the number of K/V groups: `num_key_value_heads`, H when absent.
+    pub fn num_kv_heads(&self) -> usize {
+        self.num_key_value_heads.unwrap_or(self.num_attention_heads)
+    }
+
     pub fn validate(&self) -> Result<()> {
         let err = |m: String| Err(EngineError::Config(m));
         let sizes = [
-            ("vocab_size", self.vocab_size),
-            ("hidden_size", self.hidden_size),
-            ("num_hidden_layers", self.num_hidden_layers),
-            ("num_attention_heads", self.num_attention_heads),
-            ("intermediate_size", self.intermediate_size),
-            ("max_position_embeddings", self.max_position_embeddings),
-            ("type_vocab_size", self.type_vocab_size),
+            ("vocab_size", self.vocab_size, MAX_VOCAB_SIZE),
+            ("hidden_size", self.hidden_size, MAX_HIDDEN_SIZE),
+            (
+                "num_hidden_layers",
+                self.num_hidden_layers,
+                MAX_HIDDEN_LAYERS,
+            ),
+            (
+                "num_attention_heads",
+                self.num_attention_heads,
+                MAX_ATTENTION_HEADS,
+            ),
+            (
+                "intermediate_size",
+                self.intermediate_size,
+                MAX_INTERMEDIATE_SIZE,
+            ),
+            (
+                "max_position_embeddings",
+                self.max_position_embeddings,
+                MAX_POSITION_EMBEDDINGS,
+            ),
+            ("type_vocab_size", self.type_vocab_size, MAX_TYPE_VOCAB_SIZE),
         ];
-        for (name, value) in sizes {
+        for (name, value, limit) in sizes {
             if value == 0 {
                 return err(format!("{name} must be positive"));
+            }
+            if value > limit {
+                return err(format!("{name} {value} is too large: the limit is {limit}"));
             }
         }
         if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
@@ -135,6 +263,25 @@ impl BertConfig {
                 "hidden_size {} is not divisible by num_attention_heads {}",
                 self.hidden_size, self.num_attention_heads
             ));
+        }
+        if let Some(g) = self.num_key_value_heads {
+            if g == 0 || !self.num_attention_heads.is_multiple_of(g) {
+                return err(format!(
+                    "num_key_value_heads {g} must be a positive divisor of num_attention_heads {}",
+                    self.num_attention_heads
+                ));
+            }
+        }
+        if self.position_embedding_type == PositionEmbeddingType::Rotary
+            && !self.head_size().is_multiple_of(2)
+        {
+            return err(format!(
+                "rotary positions rotate pairs of dimensions: the head size hidden_size / num_attention_heads = {} must be even",
+                self.head_size()
+            ));
+        }
+        if self.is_roformer() {
+            self.validate_roformer()?;
         }
         if !matches!(self.hidden_act.as_str(), "gelu" | "gelu_python") {
             return err(format!(
@@ -165,15 +312,44 @@ impl BertConfig {
                 self.pad_token_id, self.vocab_size
             ));
         }
-        if let Some(kind) = self
-            .extra
-            .get("position_embedding_type")
-            .and_then(|v| v.as_str())
-        {
-            if kind != "absolute" {
+        // Each size is bounded above, so this count cannot overflow a u64.
+        let params = crate::model::param_count(self);
+        if params > MAX_PARAMETERS {
+            return err(format!(
+                "the model would have {params} parameters ({:.1} GB as f32): the limit is {MAX_PARAMETERS} ({} GB)",
+                params as f64 * 4.0 / 1e9,
+                MAX_PARAMETERS * 4 / 1_000_000_000
+            ));
+        }
+        Ok(())
+    }
+
+    /// What of RoFormer the engine does not have: a projection from a smaller embedding
+    /// (`embeddings_project`, present when embedding_size ≠ hidden_size) and rotated values.
+    fn validate_roformer(&self) -> Result<()> {
+        let err = |m: String| Err(EngineError::Config(m));
+        if self.position_embedding_type != PositionEmbeddingType::Rotary {
+            return err(format!(
+                "a RoFormer config has rotary positions, not position_embedding_type {:?}",
+                self.position_embedding_type.to_string()
+            ));
+        }
+        match self.extra.get("embedding_size") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(v) if v.as_u64() == Some(self.hidden_size as u64) => {}
+            Some(v) => {
                 return err(format!(
-                    "position_embedding_type {kind:?} is not supported (only \"absolute\")"
-                ));
+                    "RoFormer embedding_size {v} differs from hidden_size {}: the projection embeddings_project is not supported",
+                    self.hidden_size
+                ))
+            }
+        }
+        match self.extra.get("rotary_value") {
+            None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {}
+            Some(v) => {
+                return err(format!(
+                    "RoFormer rotary_value {v} is not supported: only q and k are rotated (rotary_value false)"
+                ))
             }
         }
         Ok(())
@@ -201,6 +377,128 @@ mod tests {
         let back = BertConfig::from_json(&text).unwrap();
         assert_eq!(back.extra.get("model_type").unwrap(), "bert");
         assert_eq!(back, BertConfig::tiny(100));
+    }
+
+    #[test]
+    fn every_size_is_bounded_before_allocating() {
+        // 1,048,576 × 1,048,576 word embeddings alone would be 4 TB: refused by the check,
+        // which never builds a tensor.
+        let mut c = BertConfig::tiny(100);
+        c.hidden_size = 1_048_576;
+        let e = c.validate().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "config: hidden_size 1048576 is too large: the limit is 8192"
+        );
+        for (field, value) in [
+            ("vocab_size", MAX_VOCAB_SIZE + 1),
+            ("num_hidden_layers", 1 << 20),
+            ("num_attention_heads", 1 << 20),
+            ("intermediate_size", 1 << 30),
+            ("max_position_embeddings", usize::MAX),
+            ("type_vocab_size", 1 << 20),
+        ] {
+            let mut json = serde_json::to_value(BertConfig::tiny(100)).unwrap();
+            json[field] = value.into();
+            let e = BertConfig::from_json(&json.to_string())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("{field} {value} is too large")), "{e}");
+        }
+        // Each size within its limit, the whole too large: 128 layers of hidden 8192.
+        let mut c = BertConfig::new(30522, 8192, 128, 64, 32768);
+        c.max_position_embeddings = 512;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("parameters") && e.contains("500000000"), "{e}");
+        // BERT-large fits.
+        assert!(BertConfig::new(30522, 1024, 24, 16, 4096)
+            .validate()
+            .is_ok());
+    }
+
+    #[test]
+    fn parameter_count_matches_a_built_model() {
+        let mut c = BertConfig::tiny(50);
+        c.num_key_value_heads = Some(2);
+        let model = crate::model::BertForPreTraining::init(&c, &mut crate::rng::Rng::new(1));
+        assert_eq!(crate::model::param_count(&c), model.num_params() as u64);
+    }
+
+    #[test]
+    fn variant_fields_default_to_bert_and_reject_unknown_values() {
+        let old = r#"{"vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 1,
+                      "num_attention_heads": 2, "intermediate_size": 16}"#;
+        let c = BertConfig::from_json(old).unwrap();
+        assert_eq!(c.num_kv_heads(), 2);
+        assert_eq!(c.num_key_value_heads, None);
+        assert_eq!(c.position_embedding_type, PositionEmbeddingType::Absolute);
+        assert_eq!(c.attention_type, AttentionType::Softmax);
+        let json = c.to_json();
+        assert!(
+            json.contains("\"position_embedding_type\": \"absolute\""),
+            "{json}"
+        );
+        assert!(!json.contains("num_key_value_heads"), "{json}");
+
+        let with = |extra: &str| old.replace('}', &format!(", {extra}}}"));
+        let c = BertConfig::from_json(&with(
+            r#""num_key_value_heads": 1, "position_embedding_type": "rotary", "attention_type": "linear""#,
+        ))
+        .unwrap();
+        assert_eq!(c.num_kv_heads(), 1);
+        assert_eq!(c.position_embedding_type, PositionEmbeddingType::Rotary);
+        assert_eq!(c.attention_type, AttentionType::Linear);
+        assert_eq!(BertConfig::from_json(&c.to_json()).unwrap(), c);
+
+        for (extra, needle) in [
+            (
+                r#""position_embedding_type": "relative_key""#,
+                "relative_key",
+            ),
+            (r#""attention_type": "performer""#, "performer"),
+            (r#""num_key_value_heads": 3"#, "divisor"),
+            (r#""num_key_value_heads": 0"#, "divisor"),
+        ] {
+            let e = BertConfig::from_json(&with(extra)).unwrap_err().to_string();
+            assert!(
+                e.contains(needle) && e.contains("not supported") || e.contains(needle),
+                "{e}"
+            );
+        }
+        let e = BertConfig::from_json(&with(r#""position_embedding_type": "relative_key""#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("only \"absolute\" or \"rotary\""), "{e}");
+    }
+
+    #[test]
+    fn roformer_configs_read_as_rotary_with_their_limits() {
+        let roformer = |extra: &str| {
+            format!(
+                r#"{{"model_type": "roformer", "vocab_size": 10, "hidden_size": 8,
+                    "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16,
+                    "max_position_embeddings": 64{extra}}}"#
+            )
+        };
+        let c = BertConfig::from_json(&roformer(r#", "embedding_size": 8, "rotary_value": false"#))
+            .unwrap();
+        assert_eq!(c.position_embedding_type, PositionEmbeddingType::Rotary);
+        assert_eq!(BertConfig::from_json(&c.to_json()).unwrap(), c);
+        let e = BertConfig::from_json(&roformer(r#", "embedding_size": 4"#))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("embedding_size 4") && e.contains("embeddings_project"),
+            "{e}"
+        );
+        let e = BertConfig::from_json(&roformer(r#", "rotary_value": true"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rotary_value"), "{e}");
+        // Rotary pairs need an even head size.
+        let mut c = BertConfig::new(10, 6, 1, 2, 8);
+        c.position_embedding_type = PositionEmbeddingType::Rotary;
+        assert!(c.validate().unwrap_err().to_string().contains("even"));
     }
 
     #[test]

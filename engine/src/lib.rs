@@ -29,4 +29,4 @@ pub use config::BertConfig;
 pub use error::EngineError;
 pub use model::BertForPreTraining;
 pub use rng::Rng;
-pub use trace::{AttentionTrace, HeadTrace, LayerTrace, Matrix};
+pub use trace::{AttentionTrace, HeadTrace, LayerTrace, Matrix, TileStep};

@@ -4,63 +4,65 @@
 //! A gradient is the same struct: `BertForPreTraining::zeros_like` gives one, and the named
 //! parameter lists of a model and of its gradient line up entry by entry.
 
-use crate::config::BertConfig;
+use crate::config::{BertConfig, PositionEmbeddingType};
+use crate::error::{EngineError, Result};
 use crate::rng::Rng;
 use ndarray::{Array, Array1, Array2, ArrayViewD, ArrayViewMutD, Dimension};
 
 /// y = x·Wᵀ + b, with W stored (out, in) as torch.nn.Linear does.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Linear {
     pub weight: Array2<f32>, // (out, in)
     pub bias: Array1<f32>,   // (out)
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LayerNorm {
     pub weight: Array1<f32>, // (C) γ
     pub bias: Array1<f32>,   // (C) β
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertEmbeddings {
     pub word_embeddings: Array2<f32>, // (V, C), also the tied MLM decoder
-    pub position_embeddings: Array2<f32>, // (P, C)
+    /// (P, C) learned absolute positions; None for rotary positions (no tensor).
+    pub position_embeddings: Option<Array2<f32>>,
     pub token_type_embeddings: Array2<f32>, // (2, C)
     pub layer_norm: LayerNorm,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertSelfAttention {
     pub query: Linear, // (C, C)
-    pub key: Linear,   // (C, C)
-    pub value: Linear, // (C, C)
+    pub key: Linear,   // (G·D, C): one key per K/V group
+    pub value: Linear, // (G·D, C)
 }
 
 /// W_O, then residual and LayerNorm.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertSelfOutput {
     pub dense: Linear, // (C, C)
     pub layer_norm: LayerNorm,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertAttention {
     pub self_attention: BertSelfAttention,
     pub output: BertSelfOutput,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertIntermediate {
     pub dense: Linear, // (I, C)
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertOutput {
     pub dense: Linear, // (C, I)
     pub layer_norm: LayerNorm,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertLayer {
     pub attention: BertAttention,
     pub intermediate: BertIntermediate,
@@ -68,12 +70,12 @@ pub struct BertLayer {
 }
 
 /// tanh(W·h_[CLS] + b)
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertPooler {
     pub dense: Linear, // (C, C)
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertModel {
     pub embeddings: BertEmbeddings,
     pub layers: Vec<BertLayer>,
@@ -82,20 +84,20 @@ pub struct BertModel {
 }
 
 /// dense + GELU + LayerNorm before the tied decoder.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertPredictionHeadTransform {
     pub dense: Linear, // (C, C)
     pub layer_norm: LayerNorm,
 }
 
 /// MLM head; its decoder weight is `bert.embeddings.word_embeddings` (tied).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertLMPredictionHead {
     pub transform: BertPredictionHeadTransform,
     pub bias: Array1<f32>, // (V)
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertPreTrainingHeads {
     pub predictions: BertLMPredictionHead,
     pub seq_relationship: Linear, // (2, C): NSP, 0 = IsNext, 1 = NotNext
@@ -109,8 +111,177 @@ pub struct BertForPreTraining {
     pub cls: Option<BertPreTrainingHeads>,
 }
 
+/// Which optional parts a model has. The encoder is always there; the pooler and the
+/// pre-training heads are absent from some checkpoints (a bare `BertModel` or `RoFormerModel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parts {
+    pub pooler: bool,
+    pub heads: bool,
+}
+
+impl Parts {
+    /// `BertForPreTraining`: pooler and heads.
+    pub const ALL: Parts = Parts {
+        pooler: true,
+        heads: true,
+    };
+}
+
+/// How a parameter starts (HF's `_init_weights`, std = `initializer_range`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Init {
+    /// N(0, std), with this row zeroed (nn.Embedding's `padding_idx`).
+    Normal {
+        zero_row: Option<usize>,
+    },
+    Zeros,
+    Ones,
+}
+
+/// One parameter as the description states it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// Its HF `BertForPreTraining` name.
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub init: Init,
+}
+
+impl ParamSpec {
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// THE description of the parameters: for each, in the fixed order, its HF name, its shape
+/// from the config, its init, and the struct field that holds it. Everything else derives from
+/// this one list: `param_specs` (shapes without a model, for size bounds and validation),
+/// `BertForPreTraining::from_fn` (init, zeros for a gradient, loading a checkpoint) and
+/// `named_params{,_mut}` (saving, optimiser state, gradient steps).
+///
+/// `$model` is a `&` or `&mut BertForPreTraining`; destructuring keeps the reference kind, so
+/// the same text expands for reading and for writing. Which optional parts exist (pooler,
+/// heads, position embeddings) and how many layers is the model's structure, set by
+/// `skeleton`; `$param!(name, shape, init, field)` is called for each parameter present.
+macro_rules! describe_params {
+    ($model:expr, $param:ident) => {{
+        let BertForPreTraining { config, bert, cls } = $model;
+        #[allow(unused_variables)]
+        let (v, c, i, p, tv) = (
+            config.vocab_size,
+            config.hidden_size,
+            config.intermediate_size,
+            config.max_position_embeddings,
+            config.type_vocab_size,
+        );
+        #[allow(unused_variables)]
+        let (kv, pad) = (
+            config.num_kv_heads() * config.head_size(),
+            config.pad_token_id,
+        ); // G·D
+        #[allow(unused_variables)]
+        let normal = Init::Normal { zero_row: None };
+        macro_rules! linear {
+            ($name:expr, $out:expr, $in:expr, $l:expr) => {{
+                let Linear { weight, bias } = $l;
+                $param!(format!("{}.weight", $name), [$out, $in], normal, weight);
+                $param!(format!("{}.bias", $name), [$out], Init::Zeros, bias);
+            }};
+        }
+        macro_rules! layer_norm {
+            ($name:expr, $ln:expr) => {{
+                let LayerNorm { weight, bias } = $ln;
+                $param!(
+                    format!("{}.LayerNorm.weight", $name),
+                    [c],
+                    Init::Ones,
+                    weight
+                );
+                $param!(format!("{}.LayerNorm.bias", $name), [c], Init::Zeros, bias);
+            }};
+        }
+        let BertModel {
+            embeddings,
+            layers,
+            pooler,
+        } = bert;
+        let BertEmbeddings {
+            word_embeddings,
+            position_embeddings,
+            token_type_embeddings,
+            layer_norm,
+        } = embeddings;
+        $param!(
+            "bert.embeddings.word_embeddings.weight".to_string(),
+            [v, c],
+            Init::Normal {
+                zero_row: Some(pad)
+            },
+            word_embeddings
+        );
+        if let Some(position_embeddings) = position_embeddings {
+            $param!(
+                "bert.embeddings.position_embeddings.weight".to_string(),
+                [p, c],
+                normal,
+                position_embeddings
+            );
+        }
+        $param!(
+            "bert.embeddings.token_type_embeddings.weight".to_string(),
+            [tv, c],
+            normal,
+            token_type_embeddings
+        );
+        layer_norm!("bert.embeddings", layer_norm);
+        for (l, layer) in layers.into_iter().enumerate() {
+            let pre = format!("bert.encoder.layer.{l}");
+            let BertLayer {
+                attention,
+                intermediate,
+                output,
+            } = layer;
+            let BertAttention {
+                self_attention,
+                output: self_output,
+            } = attention;
+            let BertSelfAttention { query, key, value } = self_attention;
+            linear!(format!("{pre}.attention.self.query"), c, c, query);
+            linear!(format!("{pre}.attention.self.key"), kv, c, key);
+            linear!(format!("{pre}.attention.self.value"), kv, c, value);
+            let BertSelfOutput { dense, layer_norm } = self_output;
+            linear!(format!("{pre}.attention.output.dense"), c, c, dense);
+            layer_norm!(format!("{pre}.attention.output"), layer_norm);
+            let BertIntermediate { dense } = intermediate;
+            linear!(format!("{pre}.intermediate.dense"), i, c, dense);
+            let BertOutput { dense, layer_norm } = output;
+            linear!(format!("{pre}.output.dense"), c, i, dense);
+            layer_norm!(format!("{pre}.output"), layer_norm);
+        }
+        if let Some(BertPooler { dense }) = pooler {
+            linear!("bert.pooler.dense", c, c, dense);
+        }
+        if let Some(BertPreTrainingHeads {
+            predictions,
+            seq_relationship,
+        }) = cls
+        {
+            let BertLMPredictionHead { transform, bias } = predictions;
+            $param!("cls.predictions.bias".to_string(), [v], Init::Zeros, bias);
+            let BertPredictionHeadTransform { dense, layer_norm } = transform;
+            linear!("cls.predictions.transform.dense", c, c, dense);
+            layer_norm!("cls.predictions.transform", layer_norm);
+            linear!("cls.seq_relationship", 2, c, seq_relationship);
+        }
+    }};
+}
+
 /// A shared or mutable parameter reference turned into a dynamic-rank view of the same kind,
-/// so one traversal (below) serves `named_params` and `named_params_mut`.
+/// so one traversal serves `named_params` and `named_params_mut`.
 trait DynView<'a> {
     type View;
     fn dyn_view(self) -> Self::View;
@@ -130,182 +301,116 @@ impl<'a, D: Dimension> DynView<'a> for &'a mut Array<f32, D> {
     }
 }
 
-macro_rules! push_linear {
-    ($out:ident, $name:expr, $linear:expr) => {{
-        let Linear { weight, bias } = $linear;
-        $out.push((format!("{}.weight", $name), weight.dyn_view()));
-        $out.push((format!("{}.bias", $name), bias.dyn_view()));
-    }};
-}
-
-macro_rules! push_layer_norm {
-    ($out:ident, $name:expr, $ln:expr) => {{
-        let LayerNorm { weight, bias } = $ln;
-        $out.push((format!("{}.LayerNorm.weight", $name), weight.dyn_view()));
-        $out.push((format!("{}.LayerNorm.bias", $name), bias.dyn_view()));
-    }};
-}
-
-/// The one list of parameter names. Destructuring keeps the reference kind (& or &mut) of
-/// `$model`, so the same text expands for shared and for mutable views.
-macro_rules! visit_params {
-    ($model:expr, $out:ident) => {{
-        let BertForPreTraining { bert, cls, .. } = $model;
-        let BertModel {
-            embeddings,
-            layers,
-            pooler,
-        } = bert;
-        let BertEmbeddings {
-            word_embeddings,
-            position_embeddings,
-            token_type_embeddings,
-            layer_norm,
-        } = embeddings;
-        $out.push((
-            "bert.embeddings.word_embeddings.weight".to_string(),
-            word_embeddings.dyn_view(),
-        ));
-        $out.push((
-            "bert.embeddings.position_embeddings.weight".to_string(),
-            position_embeddings.dyn_view(),
-        ));
-        $out.push((
-            "bert.embeddings.token_type_embeddings.weight".to_string(),
-            token_type_embeddings.dyn_view(),
-        ));
-        push_layer_norm!($out, "bert.embeddings", layer_norm);
-        for (i, layer) in layers.into_iter().enumerate() {
-            let p = format!("bert.encoder.layer.{i}");
-            let BertLayer {
-                attention,
-                intermediate,
-                output,
-            } = layer;
-            let BertAttention {
-                self_attention,
-                output: self_output,
-            } = attention;
-            let BertSelfAttention { query, key, value } = self_attention;
-            push_linear!($out, format!("{p}.attention.self.query"), query);
-            push_linear!($out, format!("{p}.attention.self.key"), key);
-            push_linear!($out, format!("{p}.attention.self.value"), value);
-            let BertSelfOutput { dense, layer_norm } = self_output;
-            push_linear!($out, format!("{p}.attention.output.dense"), dense);
-            push_layer_norm!($out, format!("{p}.attention.output"), layer_norm);
-            let BertIntermediate { dense } = intermediate;
-            push_linear!($out, format!("{p}.intermediate.dense"), dense);
-            let BertOutput { dense, layer_norm } = output;
-            push_linear!($out, format!("{p}.output.dense"), dense);
-            push_layer_norm!($out, format!("{p}.output"), layer_norm);
-        }
-        if let Some(BertPooler { dense }) = pooler {
-            push_linear!($out, "bert.pooler.dense", dense);
-        }
-        if let Some(BertPreTrainingHeads {
-            predictions,
-            seq_relationship,
-        }) = cls
-        {
-            let BertLMPredictionHead { transform, bias } = predictions;
-            $out.push(("cls.predictions.bias".to_string(), bias.dyn_view()));
-            let BertPredictionHeadTransform { dense, layer_norm } = transform;
-            push_linear!($out, "cls.predictions.transform.dense", dense);
-            push_layer_norm!($out, "cls.predictions.transform", layer_norm);
-            push_linear!($out, "cls.seq_relationship", seq_relationship);
-        }
-    }};
-}
-
-impl Linear {
-    fn init(out: usize, inp: usize, std: f32, rng: &mut Rng) -> Self {
-        Linear {
-            weight: Array2::from_shape_simple_fn((out, inp), || rng.normal(0.0, std)),
-            bias: Array1::zeros(out),
-        }
+/// Every parameter a model of `config` with `parts` has, as the description states it; no
+/// tensor is allocated.
+pub fn param_specs(config: &BertConfig, parts: Parts) -> Vec<ParamSpec> {
+    let mut specs = Vec::new();
+    macro_rules! spec {
+        ($name:expr, $shape:expr, $init:expr, $field:expr) => {{
+            let _ = $field;
+            specs.push(ParamSpec {
+                name: $name,
+                shape: $shape.to_vec(),
+                init: $init,
+            });
+        }};
     }
+    describe_params!(&BertForPreTraining::skeleton(config, parts), spec);
+    specs
 }
 
-impl LayerNorm {
-    fn init(c: usize) -> Self {
-        LayerNorm {
-            weight: Array1::ones(c),
-            bias: Array1::zeros(c),
-        }
-    }
+/// The parameter count of a full `BertForPreTraining` of `config`, in u64 (a wasm32 usize
+/// would overflow for the configs the bounds exist to refuse).
+pub fn param_count(config: &BertConfig) -> u64 {
+    param_specs(config, Parts::ALL)
+        .iter()
+        .map(|s| s.shape.iter().map(|&d| d as u64).product::<u64>())
+        .sum()
 }
 
 impl BertForPreTraining {
-    /// HF's `_init_weights`: N(0, initializer_range) for dense and embedding weights, the
-    /// padding row of the word embeddings zero, biases zero, LayerNorm γ = 1 and β = 0.
-    pub fn init(config: &BertConfig, rng: &mut Rng) -> Self {
-        let (c, i, std) = (
-            config.hidden_size,
-            config.intermediate_size,
-            config.initializer_range,
-        );
-        let mut normal = |rows: usize, cols: usize| {
-            Array2::from_shape_simple_fn((rows, cols), || rng.normal(0.0, std))
-        };
-        let mut word_embeddings = normal(config.vocab_size, c);
-        word_embeddings.row_mut(config.pad_token_id).fill(0.0);
-        let embeddings = BertEmbeddings {
-            word_embeddings,
-            position_embeddings: normal(config.max_position_embeddings, c),
-            token_type_embeddings: normal(config.type_vocab_size, c),
-            layer_norm: LayerNorm::init(c),
-        };
-        let layers = (0..config.num_hidden_layers)
-            .map(|_| BertLayer {
-                attention: BertAttention {
-                    self_attention: BertSelfAttention {
-                        query: Linear::init(c, c, std, rng),
-                        key: Linear::init(c, c, std, rng),
-                        value: Linear::init(c, c, std, rng),
-                    },
-                    output: BertSelfOutput {
-                        dense: Linear::init(c, c, std, rng),
-                        layer_norm: LayerNorm::init(c),
-                    },
-                },
-                intermediate: BertIntermediate {
-                    dense: Linear::init(i, c, std, rng),
-                },
-                output: BertOutput {
-                    dense: Linear::init(c, i, std, rng),
-                    layer_norm: LayerNorm::init(c),
-                },
-            })
-            .collect();
-        let pooler = Some(BertPooler {
-            dense: Linear::init(c, c, std, rng),
-        });
-        let cls = Some(BertPreTrainingHeads {
-            predictions: BertLMPredictionHead {
-                transform: BertPredictionHeadTransform {
-                    dense: Linear::init(c, c, std, rng),
-                    layer_norm: LayerNorm::init(c),
-                },
-                bias: Array1::zeros(config.vocab_size),
-            },
-            seq_relationship: Linear::init(2, c, std, rng),
-        });
+    /// The structure of a model (which optional parts, how many layers) with every tensor
+    /// empty: what `describe_params!` walks to list or fill the parameters.
+    fn skeleton(config: &BertConfig, parts: Parts) -> Self {
+        let absolute = config.position_embedding_type == PositionEmbeddingType::Absolute;
         BertForPreTraining {
             config: config.clone(),
             bert: BertModel {
-                embeddings,
-                layers,
-                pooler,
+                embeddings: BertEmbeddings {
+                    position_embeddings: absolute.then(<Array2<f32> as Default>::default),
+                    ..BertEmbeddings::default()
+                },
+                layers: vec![BertLayer::default(); config.num_hidden_layers],
+                pooler: parts.pooler.then(BertPooler::default),
             },
-            cls,
+            cls: parts.heads.then(BertPreTrainingHeads::default),
+        }
+    }
+
+    /// A model of `config` with `parts`, each parameter's values (row-major, `spec.len()` of
+    /// them) from `make(spec)`, called in the description's order.
+    pub fn from_fn(
+        config: &BertConfig,
+        parts: Parts,
+        mut make: impl FnMut(&ParamSpec) -> Result<Vec<f32>>,
+    ) -> Result<Self> {
+        let mut model = Self::skeleton(config, parts);
+        macro_rules! fill {
+            ($name:expr, $shape:expr, $init:expr, $field:expr) => {{
+                let spec = ParamSpec {
+                    name: $name,
+                    shape: $shape.to_vec(),
+                    init: $init,
+                };
+                let values = make(&spec)?;
+                *$field = Array::from_shape_vec($shape, values).map_err(|_| {
+                    EngineError::Config(format!(
+                        "{} needs {} values for shape {:?}",
+                        spec.name,
+                        spec.len(),
+                        spec.shape
+                    ))
+                })?;
+            }};
+        }
+        describe_params!(&mut model, fill);
+        Ok(model)
+    }
+
+    /// HF's `_init_weights`: N(0, initializer_range) for dense and embedding weights, the
+    /// padding row of the word embeddings zero, biases zero, LayerNorm γ = 1 and β = 0.
+    pub fn init(config: &BertConfig, rng: &mut Rng) -> Self {
+        let std = config.initializer_range;
+        Self::from_fn(config, Parts::ALL, |spec| {
+            Ok(match spec.init {
+                Init::Zeros => vec![0.0; spec.len()],
+                Init::Ones => vec![1.0; spec.len()],
+                Init::Normal { zero_row } => {
+                    let mut values: Vec<f32> =
+                        (0..spec.len()).map(|_| rng.normal(0.0, std)).collect();
+                    if let Some(row) = zero_row {
+                        let cols: usize = spec.shape[1..].iter().product();
+                        values[row * cols..(row + 1) * cols].fill(0.0);
+                    }
+                    values
+                }
+            })
+        })
+        .expect("the description gives every parameter its shape")
+    }
+
+    /// The optional parts this model has.
+    pub fn parts(&self) -> Parts {
+        Parts {
+            pooler: self.bert.pooler.is_some(),
+            heads: self.cls.is_some(),
         }
     }
 
     /// A gradient buffer: same structure, all zeros.
     pub fn zeros_like(&self) -> Self {
-        let mut g = self.clone();
-        g.fill_zero();
-        g
+        Self::from_fn(&self.config, self.parts(), |spec| Ok(vec![0.0; spec.len()]))
+            .expect("the description gives every parameter its shape")
     }
 
     /// Zero every parameter in place (a gradient buffer between steps).
@@ -319,19 +424,65 @@ impl BertForPreTraining {
         self.named_params().iter().map(|(_, p)| p.len()).sum()
     }
 
-    /// Every parameter under its HF `BertForPreTraining` name, in a fixed order. The tied
-    /// decoder weight is listed once, as `bert.embeddings.word_embeddings.weight`.
+    /// Every parameter under its HF `BertForPreTraining` name, in the description's order.
+    /// The tied decoder weight is listed once, as `bert.embeddings.word_embeddings.weight`.
     pub fn named_params(&self) -> Vec<(String, ArrayViewD<'_, f32>)> {
         let mut out = Vec::new();
-        visit_params!(self, out);
+        macro_rules! view {
+            ($name:expr, $shape:expr, $init:expr, $field:expr) => {
+                out.push(($name, $field.dyn_view()))
+            };
+        }
+        describe_params!(self, view);
         out
     }
 
     /// Same order as `named_params`, so a model and its gradient zip entry by entry.
     pub fn named_params_mut(&mut self) -> Vec<(String, ArrayViewMutD<'_, f32>)> {
         let mut out = Vec::new();
-        visit_params!(self, out);
+        macro_rules! view {
+            ($name:expr, $shape:expr, $init:expr, $field:expr) => {
+                out.push(($name, $field.dyn_view()))
+            };
+        }
+        describe_params!(self, view);
         out
+    }
+
+    /// The model's tensors must be exactly those the description gives its config (names,
+    /// order, shapes): a hand-edited config next to other weights is an error here, not an
+    /// ndarray panic deep in a matmul.
+    pub fn check_against_config(&self) -> Result<()> {
+        let want = param_specs(&self.config, self.parts());
+        let have = self.named_params();
+        for (spec, (name, p)) in want.iter().zip(&have) {
+            if *name != spec.name {
+                return Err(EngineError::Config(format!(
+                    "the model has {name} where the config implies {}",
+                    spec.name
+                )));
+            }
+            if p.shape() != spec.shape.as_slice() {
+                return Err(EngineError::Config(format!(
+                    "{name} has shape {:?} but the config implies {:?}",
+                    p.shape(),
+                    spec.shape
+                )));
+            }
+        }
+        if want.len() != have.len() {
+            let (l, layers) = (self.config.num_hidden_layers, self.bert.layers.len());
+            return Err(EngineError::Config(if l != layers {
+                format!("num_hidden_layers is {l} but the model has {layers} layers")
+            } else {
+                format!(
+                    "the model has {} tensors where the config implies {}",
+                    have.len(),
+                    want.len()
+                )
+            }));
+        }
+        Ok(())
     }
 }
 

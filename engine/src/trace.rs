@@ -32,6 +32,10 @@ impl Matrix {
     pub fn to_rows(&self) -> Vec<Vec<f32>> {
         (0..self.rows).map(|r| self.row(r).to_vec()).collect()
     }
+    /// 0×0: the matrix is absent (e.g. linear attention's scores).
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
     /// Smallest and largest finite entry, for colour scales.
     pub fn finite_range(&self) -> Option<(f32, f32)> {
         let mut it = self.data.iter().copied().filter(|x| x.is_finite());
@@ -41,12 +45,22 @@ impl Matrix {
 }
 
 /// One head of one layer, for one sequence. T×D for q/k/v/context, T×T for the rest;
-/// row = query token, column = key token.
+/// row = query token, column = key token. Linear attention has no scores: `scores`, `scaled`
+/// and `masked` are then empty (0×0), which the CLI writes as null.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HeadTrace {
+    /// The K/V group this head reads (= the head's index without grouped-query attention).
+    pub kv_group: usize,
     pub q: Matrix,
+    /// The head's group's keys and values.
     pub k: Matrix,
     pub v: Matrix,
+    /// Rotary models: q and k after the rotation; `scores` is built from them.
+    pub q_rotated: Option<Matrix>,
+    pub k_rotated: Option<Matrix>,
+    /// Linear attention: φ(q) and φ(k), φ = elu + 1.
+    pub phi_q: Option<Matrix>,
+    pub phi_k: Option<Matrix>,
     /// QKᵀ
     pub scores: Matrix,
     /// QKᵀ/√d_k
@@ -59,6 +73,21 @@ pub struct HeadTrace {
     pub weights: Matrix,
     /// weights·V
     pub context: Matrix,
+    /// Tiled attention: the block schedule, in order.
+    pub tiles: Option<Vec<TileStep>>,
+}
+
+/// One step of tiled attention: query block `q_block` has just taken in key block `k_block`;
+/// `row_max` and `row_sum` are the running m and l of each row of the query block after it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TileStep {
+    pub q_block: usize,
+    pub k_block: usize,
+    /// −∞ (null in JSON) for a row that has seen no allowed key yet.
+    #[serde(with = "nullable_floats")]
+    pub row_max: Vec<f32>,
+    #[serde(with = "nullable_floats")]
+    pub row_sum: Vec<f32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -120,5 +149,28 @@ mod tests {
         assert_eq!(json, r#"{"rows":1,"cols":2,"data":[0.5,null]}"#);
         assert_eq!(serde_json::from_str::<Matrix>(&json).unwrap(), m);
         assert_eq!(m.finite_range(), Some((0.5, 0.5)));
+    }
+
+    #[test]
+    fn a_variant_head_round_trips_through_json() {
+        let head = HeadTrace {
+            kv_group: 1,
+            q_rotated: Some(Matrix::default()),
+            phi_k: Some(Matrix {
+                rows: 1,
+                cols: 1,
+                data: vec![2.0],
+            }),
+            tiles: Some(vec![TileStep {
+                q_block: 1,
+                k_block: 0,
+                row_max: vec![f32::NEG_INFINITY, 0.25],
+                row_sum: vec![0.0, 1.5],
+            }]),
+            ..HeadTrace::default()
+        };
+        let json = serde_json::to_string(&head).unwrap();
+        assert!(json.contains(r#""row_max":[null,0.25]"#), "{json}");
+        assert_eq!(serde_json::from_str::<HeadTrace>(&json).unwrap(), head);
     }
 }

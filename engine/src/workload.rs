@@ -4,7 +4,7 @@
 //! everywhere, so the numbers can be compared with each other, with torch and with WASM.
 
 use crate::batch::IGNORE_INDEX;
-use crate::forward::{ForwardOptions, MlmScope};
+use crate::forward::ForwardOptions;
 use crate::{Batch, BertConfig, BertForPreTraining, MaskMode, Rng};
 use ndarray::{Array1, Array2};
 
@@ -72,12 +72,7 @@ pub fn model(preset: &Preset) -> BertForPreTraining {
 
 /// The training forward: dropout on, no trace, MLM head on labelled rows only.
 pub fn train_options() -> ForwardOptions {
-    ForwardOptions {
-        mask: MaskMode::Padding,
-        train: true,
-        trace: false,
-        mlm_scope: MlmScope::LabelledOnly,
-    }
+    ForwardOptions::training(MaskMode::Padding)
 }
 
 /// Median milliseconds of a full training step (forward, backward, Adam) on `preset`'s fixed

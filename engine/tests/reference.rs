@@ -246,20 +246,14 @@ fn training_batch(b: &BatchRef) -> Batch {
 }
 
 fn inspect_options(mask: MaskMode) -> ForwardOptions {
-    ForwardOptions {
-        mask,
-        train: false,
-        trace: true,
-        mlm_scope: MlmScope::AllPositions,
-    }
+    ForwardOptions::inspection(mask)
 }
 
 fn train_options(mask: MaskMode, mlm_scope: MlmScope) -> ForwardOptions {
     ForwardOptions {
-        mask,
         train: false,
-        trace: false,
         mlm_scope,
+        ..ForwardOptions::training(mask)
     }
 }
 

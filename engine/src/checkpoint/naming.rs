@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 /// How the source named its tensors, so a saved checkpoint uses the same names.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorNaming {
-    /// `"bert."` for `BertForPreTraining` (and other task models), `""` for a bare `BertModel`.
+    /// `"bert."` for `BertForPreTraining` (and other task models), `"roformer."` for
+    /// `RoFormerForMaskedLM`, `""` for a bare `BertModel` or `RoFormerModel`.
     pub prefix: String,
     /// LayerNorm parameters called `gamma`/`beta` (TF-era checkpoints).
     pub gamma_beta: bool,

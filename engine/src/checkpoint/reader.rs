@@ -4,13 +4,9 @@
 use super::dtype::to_f32;
 use super::{TensorNaming, WEIGHTS_FILE};
 use crate::config::BertConfig;
+use crate::config::PositionEmbeddingType;
 use crate::error::{EngineError, Result};
-use crate::model::{
-    BertAttention, BertEmbeddings, BertForPreTraining, BertIntermediate, BertLMPredictionHead,
-    BertLayer, BertModel, BertOutput, BertPooler, BertPreTrainingHeads,
-    BertPredictionHeadTransform, BertSelfAttention, BertSelfOutput, LayerNorm, Linear,
-};
-use ndarray::{Array1, Array2};
+use crate::model::{BertForPreTraining, Parts};
 use safetensors::tensor::SafeTensors;
 use std::collections::HashSet;
 
@@ -25,14 +21,15 @@ pub(super) struct Reader<'a> {
 impl<'a> Reader<'a> {
     pub(super) fn new(st: &'a SafeTensors<'a>) -> Result<Self> {
         let names: HashSet<&str> = st.names().into_iter().collect();
-        let prefix = if names.contains("bert.embeddings.word_embeddings.weight") {
-            "bert."
-        } else if names.contains("embeddings.word_embeddings.weight") {
-            ""
-        } else {
+        // BertForPreTraining and other task models: "bert."; RoFormerForMaskedLM: "roformer.";
+        // a bare BertModel or RoFormerModel: none.
+        let Some(prefix) = ["bert.", "roformer.", ""]
+            .into_iter()
+            .find(|p| names.contains(format!("{p}embeddings.word_embeddings.weight").as_str()))
+        else {
             return Err(EngineError::Checkpoint(format!(
-                "{WEIGHTS_FILE} has no BERT word embeddings (neither bert.embeddings.word_embeddings.weight \
-                 nor embeddings.word_embeddings.weight among its {} tensors)",
+                "{WEIGHTS_FILE} has no BERT word embeddings (none of bert.embeddings.word_embeddings.weight, \
+                 roformer.embeddings.word_embeddings.weight or embeddings.word_embeddings.weight among its {} tensors)",
                 names.len()
             )));
         };
@@ -55,7 +52,15 @@ impl<'a> Reader<'a> {
 
     /// The tensor stored for `name` (a `named_params` name) as f32 in `shape`.
     fn tensor(&mut self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
-        self.stored(&self.naming.source_name(name), shape)
+        let stored = self.naming.source_name(name);
+        // Some checkpoints store the MLM bias only as its tied copy.
+        if name == "cls.predictions.bias"
+            && !self.has(&stored)
+            && self.has("cls.predictions.decoder.bias")
+        {
+            return self.stored("cls.predictions.decoder.bias", shape);
+        }
+        self.stored(&stored, shape)
     }
 
     fn stored(&mut self, stored: &str, shape: &[usize]) -> Result<Vec<f32>> {
@@ -74,93 +79,26 @@ impl<'a> Reader<'a> {
         to_f32(stored, &view)
     }
 
-    fn array1(&mut self, name: &str, n: usize) -> Result<Array1<f32>> {
-        Ok(Array1::from_vec(self.tensor(name, &[n])?))
-    }
-
-    fn array2(&mut self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>> {
-        let data = self.tensor(name, &[rows, cols])?;
-        Ok(Array2::from_shape_vec((rows, cols), data).expect("length checked against the shape"))
-    }
-
-    fn linear(&mut self, name: &str, out: usize, inp: usize) -> Result<Linear> {
-        Ok(Linear {
-            weight: self.array2(&format!("{name}.weight"), out, inp)?,
-            bias: self.array1(&format!("{name}.bias"), out)?,
-        })
-    }
-
-    fn layer_norm(&mut self, name: &str, c: usize) -> Result<LayerNorm> {
-        Ok(LayerNorm {
-            weight: self.array1(&format!("{name}.LayerNorm.weight"), c)?,
-            bias: self.array1(&format!("{name}.LayerNorm.bias"), c)?,
-        })
-    }
-
     pub(super) fn model(
         mut self,
         config: BertConfig,
     ) -> Result<(BertForPreTraining, TensorNaming)> {
-        let (v, c, i) = (
-            config.vocab_size,
-            config.hidden_size,
-            config.intermediate_size,
-        );
-        let embeddings = BertEmbeddings {
-            word_embeddings: self.array2("bert.embeddings.word_embeddings.weight", v, c)?,
-            position_embeddings: self.array2(
-                "bert.embeddings.position_embeddings.weight",
-                config.max_position_embeddings,
-                c,
-            )?,
-            token_type_embeddings: self.array2(
-                "bert.embeddings.token_type_embeddings.weight",
-                config.type_vocab_size,
-                c,
-            )?,
-            layer_norm: self.layer_norm("bert.embeddings", c)?,
+        let parts = Parts {
+            pooler: self.has(&self.naming.source_name("bert.pooler.dense.weight")),
+            heads: self.has("cls.seq_relationship.weight"),
         };
-        let mut layers = Vec::with_capacity(config.num_hidden_layers);
-        for l in 0..config.num_hidden_layers {
-            let p = format!("bert.encoder.layer.{l}");
-            layers.push(BertLayer {
-                attention: BertAttention {
-                    self_attention: BertSelfAttention {
-                        query: self.linear(&format!("{p}.attention.self.query"), c, c)?,
-                        key: self.linear(&format!("{p}.attention.self.key"), c, c)?,
-                        value: self.linear(&format!("{p}.attention.self.value"), c, c)?,
-                    },
-                    output: BertSelfOutput {
-                        dense: self.linear(&format!("{p}.attention.output.dense"), c, c)?,
-                        layer_norm: self.layer_norm(&format!("{p}.attention.output"), c)?,
-                    },
-                },
-                intermediate: BertIntermediate {
-                    dense: self.linear(&format!("{p}.intermediate.dense"), i, c)?,
-                },
-                output: BertOutput {
-                    dense: self.linear(&format!("{p}.output.dense"), c, i)?,
-                    layer_norm: self.layer_norm(&format!("{p}.output"), c)?,
-                },
-            });
-        }
-        let pooler = if self.has(&self.naming.source_name("bert.pooler.dense.weight")) {
-            Some(BertPooler {
-                dense: self.linear("bert.pooler.dense", c, c)?,
-            })
-        } else {
-            None
-        };
-        let cls = if self.has("cls.seq_relationship.weight") {
-            Some(self.heads(&config)?)
-        } else {
-            None
-        };
-        if cls.is_some() && pooler.is_none() {
+        if parts.heads && !parts.pooler {
             return Err(EngineError::Checkpoint(format!(
                 "{WEIGHTS_FILE} has the NSP head cls.seq_relationship but no pooler ({}pooler.dense.weight) to feed it",
                 self.naming.prefix
             )));
+        }
+        // Every parameter the description lists for this config, in its shape.
+        let model = BertForPreTraining::from_fn(&config, parts, |spec| {
+            self.tensor(&spec.name, &spec.shape)
+        })?;
+        if parts.heads {
+            self.tied_copies(&config)?;
         }
         let mut naming = self.naming;
         let layer_count = config.num_hidden_layers;
@@ -168,7 +106,7 @@ impl<'a> Reader<'a> {
             .st
             .names()
             .into_iter()
-            .filter(|n| !self.used.contains(*n) && !n.ends_with("position_ids"))
+            .filter(|n| !self.used.contains(*n) && !is_derived_buffer(n))
             .map(str::to_string)
             .collect();
         naming.ignored.sort();
@@ -181,45 +119,39 @@ impl<'a> Reader<'a> {
                 "{WEIGHTS_FILE} has {extra}, but config.json says num_hidden_layers is {layer_count}"
             )));
         }
-        let model = BertForPreTraining {
-            config,
-            bert: BertModel {
-                embeddings,
-                layers,
-                pooler,
-            },
-            cls,
-        };
+        if config.position_embedding_type == PositionEmbeddingType::Rotary {
+            if let Some(extra) = naming
+                .ignored
+                .iter()
+                .find(|n| n.ends_with("embeddings.position_embeddings.weight"))
+            {
+                return Err(EngineError::Checkpoint(format!(
+                    "{WEIGHTS_FILE} has learned positions {extra}, but config.json says position_embedding_type is \"rotary\""
+                )));
+            }
+        }
         Ok((model, naming))
     }
 
-    fn heads(&mut self, config: &BertConfig) -> Result<BertPreTrainingHeads> {
+    /// `cls.predictions.decoder.{weight,bias}`: HF's tied copies of the word embeddings and of
+    /// `cls.predictions.bias`. HF re-ties the weight on load, so only its shape is checked;
+    /// the bias copy stands in for `cls.predictions.bias` when only it was stored.
+    fn tied_copies(&mut self, config: &BertConfig) -> Result<()> {
         let (v, c) = (config.vocab_size, config.hidden_size);
-        let transform = BertPredictionHeadTransform {
-            dense: self.linear("cls.predictions.transform.dense", c, c)?,
-            layer_norm: self.layer_norm("cls.predictions.transform", c)?,
-        };
         if self.has("cls.predictions.decoder.weight") {
-            // Tied to the word embeddings: only the shape is checked (HF re-ties on load).
             self.stored("cls.predictions.decoder.weight", &[v, c])?;
             self.naming.decoder_weight = true;
         }
-        let decoder_bias = self.has("cls.predictions.decoder.bias");
-        let bias = if self.has("cls.predictions.bias") || !decoder_bias {
-            self.stored("cls.predictions.bias", &[v])?
-        } else {
-            self.stored("cls.predictions.decoder.bias", &[v])?
-        };
-        if decoder_bias {
+        if self.has("cls.predictions.decoder.bias") {
             self.stored("cls.predictions.decoder.bias", &[v])?;
             self.naming.decoder_bias = true;
         }
-        Ok(BertPreTrainingHeads {
-            predictions: BertLMPredictionHead {
-                transform,
-                bias: Array1::from_vec(bias),
-            },
-            seq_relationship: self.linear("cls.seq_relationship", 2, c)?,
-        })
+        Ok(())
     }
+}
+
+/// Buffers a model computes itself rather than learns: BERT's `position_ids`, RoFormer's
+/// sinusoidal table `encoder.embed_positions.weight`. Neither is used nor listed as ignored.
+fn is_derived_buffer(name: &str) -> bool {
+    name.ends_with("position_ids") || name.ends_with("encoder.embed_positions.weight")
 }

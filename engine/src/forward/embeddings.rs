@@ -1,5 +1,6 @@
 //! The embeddings: x = dropout(LN(word[ids] + position[t] + token_type[tt])), and the cache
-//! its backward reads.
+//! its backward reads. Rotary models have no position term here (their positions rotate q and
+//! k in every layer).
 
 use super::ln_forward;
 use crate::batch::Batch;
@@ -11,7 +12,7 @@ use crate::trace::{AttentionTrace, Matrix};
 use ndarray::{s, Array2};
 
 pub(crate) struct EmbeddingsCache {
-    pub(crate) sum: Array2<f32>, // (N, C) word + position + token type, LN input
+    pub(crate) sum: Array2<f32>, // (N, C) word + position (absolute only) + token type, LN input
     pub(crate) ln: LayerNormCache,
     pub(crate) dropout: Option<Array2<f32>>, // (N, C)
 }
@@ -35,11 +36,13 @@ pub(super) fn embeddings_forward(
         batch.input_ids.iter().map(|&id| id as usize),
         emb.word_embeddings.view(),
     );
-    embedding::forward_add(
-        &mut sum.view_mut(),
-        position_ids(b_size, t),
-        emb.position_embeddings.view(),
-    );
+    if let Some(positions) = &emb.position_embeddings {
+        embedding::forward_add(
+            &mut sum.view_mut(),
+            position_ids(b_size, t),
+            positions.view(),
+        );
+    }
     embedding::forward_add(
         &mut sum.view_mut(),
         batch.token_type_ids.iter().map(|&tt| tt as usize),

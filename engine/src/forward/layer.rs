@@ -1,6 +1,7 @@
 //! One encoder layer (`BertLayer`), post-LN, and the cache its backward reads:
 //!
-//! a   = LN(dropout(attention(x)·W_Oᵀ + b_O) + x)
+//! q, k = x·W_Qᵀ + b_Q, x·W_Kᵀ + b_K   (rotated per head by RoPE in rotary models)
+//! a   = LN(dropout(attention(q, k, x·W_Vᵀ + b_V)·W_Oᵀ + b_O) + x)
 //! out = LN(dropout(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2) + a)
 
 use super::{as_sequences, linear_forward, ln_forward};
@@ -8,17 +9,17 @@ use crate::batch::Batch;
 use crate::model::BertLayer;
 use crate::ops::attention::{self, AttentionCache, AttentionOptions};
 use crate::ops::layernorm::LayerNormCache;
-use crate::ops::{dropout, gelu};
+use crate::ops::{dropout, gelu, rope};
 use crate::rng::Rng;
 use crate::trace::{LayerTrace, Matrix};
 use ndarray::{s, Array2};
 
 pub(crate) struct LayerCache {
     pub(crate) input: Array2<f32>,        // (N, C) X: Q/K/V input, residual
-    pub(crate) q: Array2<f32>,            // (N, C)
-    pub(crate) k: Array2<f32>,            // (N, C)
-    pub(crate) v: Array2<f32>,            // (N, C)
-    pub(crate) attention: AttentionCache, // weights (B, H, T, T), dropout mask
+    pub(crate) q: Array2<f32>,            // (N, H·D) attention's input (rotated if rotary)
+    pub(crate) k: Array2<f32>,            // (N, G·D) attention's input (rotated if rotary)
+    pub(crate) v: Array2<f32>,            // (N, G·D)
+    pub(crate) attention: AttentionCache, // by kernel: weights (B, H, T, T) or row log-sum-exp
     pub(crate) context: Array2<f32>,      // (N, C) merged heads, W_O input
     pub(crate) attention_dropout: Option<Array2<f32>>, // (N, C)
     pub(crate) attention_sum: Array2<f32>, // (N, C) LN input
@@ -36,6 +37,7 @@ pub(super) fn layer_forward(
     x: Array2<f32>, // (N, C)
     batch: &Batch,
     attention_opts: &AttentionOptions,
+    rotary: bool,
     eps: f64,
     hidden_p: f32,
     rng: &mut Rng,
@@ -44,11 +46,26 @@ pub(super) fn layer_forward(
     let (b_size, t) = batch.input_ids.dim();
     let c = x.ncols();
     let sa = &layer.attention.self_attention;
-    let (q, k, v) = (
+    let (mut q, mut k, v) = (
         linear_forward(x.view(), &sa.query),
         linear_forward(x.view(), &sa.key),
         linear_forward(x.view(), &sa.value),
     );
+    let head_dim = c / attention_opts.num_heads;
+    let unrotated = if rotary {
+        let rotate = |a: &Array2<f32>| {
+            let r = rope::forward(as_sequences(a, b_size, t), head_dim);
+            r.into_shape_with_order((b_size * t, a.ncols()))
+                .expect("contiguous (B, T, ·)")
+        };
+        let (q_rot, k_rot) = (rotate(&q), rotate(&k));
+        Some((
+            std::mem::replace(&mut q, q_rot),
+            std::mem::replace(&mut k, k_rot),
+        ))
+    } else {
+        None
+    };
     let as3 = |a| as_sequences(a, b_size, t);
     let (context, attention) = attention::forward(
         as3(&q),
@@ -59,6 +76,16 @@ pub(super) fn layer_forward(
         rng,
         trace.as_deref_mut().map(|tr| &mut tr.heads),
     );
+    if let (Some(tr), Some((q0, k0))) = (trace.as_deref_mut(), &unrotated) {
+        // The attention op saw rotated q and k; the trace shows both.
+        for (h, head) in tr.heads.iter_mut().enumerate() {
+            let g = head.kv_group;
+            let q_head = Matrix::from_view(q0.slice(s![..t, h * head_dim..(h + 1) * head_dim]));
+            let k_head = Matrix::from_view(k0.slice(s![..t, g * head_dim..(g + 1) * head_dim]));
+            head.q_rotated = Some(std::mem::replace(&mut head.q, q_head));
+            head.k_rotated = Some(std::mem::replace(&mut head.k, k_head));
+        }
+    }
     let context = context
         .into_shape_with_order((b_size * t, c))
         .expect("contiguous (B, T, C)");

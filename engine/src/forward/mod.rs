@@ -22,9 +22,11 @@ pub(crate) use heads::{mlm_targets, MlmHeadCache};
 pub(crate) use layer::LayerCache;
 
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
+use crate::config::{AttentionType, BertConfig, PositionEmbeddingType};
+use crate::error::EngineError;
 use crate::error::Result;
 use crate::model::{BertForPreTraining, LayerNorm, Linear};
-use crate::ops::attention::AttentionOptions;
+use crate::ops::attention::{AttentionKernel, AttentionOptions};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::loss;
 use crate::ops::{linear, tanh};
@@ -52,6 +54,10 @@ pub struct ForwardOptions {
     /// Record an `AttentionTrace` for batch row 0. Off in training: costs nothing then.
     pub trace: bool,
     pub mlm_scope: MlmScope,
+    /// Sliding window W over the mask (`--window W`); None = the whole sequence.
+    pub window: Option<usize>,
+    /// Full or tiled softmax attention (`--attention full|tiled [--block N]`).
+    pub kernel: AttentionKernel,
 }
 
 impl ForwardOptions {
@@ -62,6 +68,8 @@ impl ForwardOptions {
             train: true,
             trace: false,
             mlm_scope: MlmScope::LabelledOnly,
+            window: None,
+            kernel: AttentionKernel::Full,
         }
     }
 
@@ -72,6 +80,8 @@ impl ForwardOptions {
             train: false,
             trace: true,
             mlm_scope: MlmScope::AllPositions,
+            window: None,
+            kernel: AttentionKernel::Full,
         }
     }
 }
@@ -107,8 +117,10 @@ pub struct ForwardOutput {
 pub struct ForwardCache {
     pub(crate) embeddings: EmbeddingsCache,
     pub(crate) layers: Vec<LayerCache>,
-    /// Heads and scale of every layer's attention (mask and dropout live in the caches).
+    /// Every layer's attention settings (the dropout masks live in the caches).
     pub(crate) attention_opts: AttentionOptions,
+    /// Rotary models: q and k were rotated before attention.
+    pub(crate) rotary: bool,
     /// The [CLS] rows (B, C), input of the pooler's dense.
     pub(crate) cls_rows: Option<Array2<f32>>,
     pub(crate) mlm_head: Option<MlmHeadCache>,
@@ -126,6 +138,7 @@ pub fn forward(
 ) -> Result<ForwardOutput> {
     check_model(model)?;
     validate(model, batch)?;
+    attention_options(&model.config, opts)?;
     let config = &model.config;
     let (b_size, t) = (batch.batch_size(), batch.seq_len());
     let hidden_p = if opts.train {
@@ -143,16 +156,7 @@ pub fn forward(
         rng,
         trace.as_mut(),
     );
-    let attention_opts = AttentionOptions {
-        num_heads: config.num_attention_heads,
-        mask: opts.mask,
-        scale: 1.0 / (config.head_size() as f32).sqrt(),
-        dropout: if opts.train {
-            config.attention_probs_dropout_prob
-        } else {
-            0.0
-        },
-    };
+    let (attention_opts, rotary) = attention_options(config, opts)?;
     let mut layers = Vec::with_capacity(model.bert.layers.len());
     for layer in &model.bert.layers {
         let layer_trace = trace.as_mut().map(|tr| {
@@ -165,6 +169,7 @@ pub fn forward(
             hidden,
             batch,
             &attention_opts,
+            rotary,
             config.layer_norm_eps,
             hidden_p,
             rng,
@@ -233,6 +238,7 @@ pub fn forward(
         embeddings,
         layers,
         attention_opts,
+        rotary,
         cls_rows,
         mlm_head,
         mlm_log_sum_exp: mlm_ce.map(|(_, lse)| lse),
@@ -248,6 +254,37 @@ pub fn forward(
         trace,
         cache,
     })
+}
+
+/// Every layer's attention settings, from the model's config and the call's options, and
+/// whether q and k are rotated (rotary positions); errors for settings that make no sense.
+pub fn attention_options(
+    config: &BertConfig,
+    opts: &ForwardOptions,
+) -> Result<(AttentionOptions, bool)> {
+    let rotary = config.position_embedding_type == PositionEmbeddingType::Rotary;
+    let attention_opts = AttentionOptions {
+        num_heads: config.num_attention_heads,
+        num_kv_heads: config.num_kv_heads(),
+        mask: opts.mask,
+        window: opts.window,
+        scale: 1.0 / (config.head_size() as f32).sqrt(),
+        dropout: if opts.train {
+            config.attention_probs_dropout_prob
+        } else {
+            0.0
+        },
+        linear: config.attention_type == AttentionType::Linear,
+        kernel: opts.kernel,
+    };
+    attention_opts.validate()?;
+    if rotary && !config.head_size().is_multiple_of(2) {
+        return Err(EngineError::Config(format!(
+            "rotary positions turn pairs of features: the head size {} must be even",
+            config.head_size()
+        )));
+    }
+    Ok((attention_opts, rotary))
 }
 
 pub(crate) fn linear_forward(x: ArrayView2<f32>, l: &Linear) -> Array2<f32> {

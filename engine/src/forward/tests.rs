@@ -31,10 +31,8 @@ fn batch() -> Batch {
 
 fn eval(mask: MaskMode) -> ForwardOptions {
     ForwardOptions {
-        mask,
-        train: false,
         trace: false,
-        mlm_scope: MlmScope::AllPositions,
+        ..ForwardOptions::inspection(mask)
     }
 }
 

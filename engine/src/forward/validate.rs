@@ -2,67 +2,16 @@
 //! batch a user built, is an error here rather than a panic in an op.
 
 use crate::batch::{Batch, IGNORE_INDEX};
+use crate::config::PositionEmbeddingType;
 use crate::error::{EngineError, Result};
 use crate::model::BertForPreTraining;
 
-/// Every parameter must have the shape its config implies (a hand-edited config next to
-/// other weights would otherwise surface as an ndarray panic deep in a matmul).
+/// Every parameter must be the one the description gives the config (see
+/// `BertForPreTraining::check_against_config`).
 pub(super) fn check_model(model: &BertForPreTraining) -> Result<()> {
-    let c = &model.config;
-    let (v, h, i) = (c.vocab_size, c.hidden_size, c.intermediate_size);
-    if model.bert.layers.len() != c.num_hidden_layers {
-        return Err(EngineError::Config(format!(
-            "num_hidden_layers is {} but the model has {} layers",
-            c.num_hidden_layers,
-            model.bert.layers.len()
-        )));
-    }
-    for (name, p) in model.named_params() {
-        let is_bias = name.ends_with(".bias");
-        let want: Vec<usize> = match name.as_str() {
-            "bert.embeddings.word_embeddings.weight" => vec![v, h],
-            "bert.embeddings.position_embeddings.weight" => vec![c.max_position_embeddings, h],
-            "bert.embeddings.token_type_embeddings.weight" => vec![c.type_vocab_size, h],
-            "cls.predictions.bias" => vec![v],
-            n if n.contains("LayerNorm") => vec![h],
-            n if n.starts_with("cls.seq_relationship") => {
-                if is_bias {
-                    vec![2]
-                } else {
-                    vec![2, h]
-                }
-            }
-            n if n.contains(".intermediate.dense") => {
-                if is_bias {
-                    vec![i]
-                } else {
-                    vec![i, h]
-                }
-            }
-            n if n.contains(".output.dense") && !n.contains(".attention.") => {
-                if is_bias {
-                    vec![h]
-                } else {
-                    vec![h, i]
-                }
-            }
-            _ => {
-                if is_bias {
-                    vec![h]
-                } else {
-                    vec![h, h]
-                }
-            }
-        };
-        if p.shape() != want.as_slice() {
-            return Err(EngineError::Config(format!(
-                "{name} has shape {:?} but the config implies {want:?}",
-                p.shape()
-            )));
-        }
-    }
-    Ok(())
+    model.check_against_config()
 }
+
 /// A batch a user (or a data pipeline) built is checked before any indexing.
 pub(super) fn validate(model: &BertForPreTraining, batch: &Batch) -> Result<()> {
     let config = &model.config;
@@ -106,9 +55,12 @@ pub(super) fn validate(model: &BertForPreTraining, batch: &Batch) -> Result<()> 
             return err(format!("NSP label {bad} is not 0 (IsNext) or 1 (NotNext)"));
         }
     }
-    if t > config.max_position_embeddings {
+    // Learned positions stop at P; rotary positions are computed for any t.
+    if config.position_embedding_type == PositionEmbeddingType::Absolute
+        && t > config.max_position_embeddings
+    {
         return err(format!(
-            "sequence length {t} exceeds max_position_embeddings {}",
+            "sequence length {t} exceeds max_position_embeddings {} (the model's learned absolute positions)",
             config.max_position_embeddings
         ));
     }

@@ -23,6 +23,22 @@ pub fn draw_mask<D: Dimension>(shape: D, p: f32, rng: &mut Rng) -> Option<Array<
     }))
 }
 
+/// The dropout factor (0 or 1/(1 − p)) of entry `index` under `seed`, from a hash instead of a
+/// stream: any entry can be drawn again in any order (tiled attention recomputes its mask in
+/// backward without storing it). SplitMix64's finaliser over seed + index·golden ratio.
+pub fn counter_factor(seed: u64, index: u64, p: f32) -> f32 {
+    let mut x = seed.wrapping_add(index.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    let uniform = (x >> 40) as f32 / (1u64 << 24) as f32;
+    if uniform < p {
+        0.0
+    } else {
+        1.0 / (1.0 - p)
+    }
+}
+
 /// x ⊙= mask; returns the mask for backward (None when p = 0: x untouched).
 pub fn forward<D: Dimension>(
     x: &mut Array<f32, D>,

@@ -11,12 +11,15 @@
 pub mod attention;
 pub mod dropout;
 pub mod embedding;
+pub mod flash;
 pub mod gelu;
 pub mod layernorm;
 pub mod linear;
+pub mod linear_attention;
 pub mod loss;
 pub mod math;
 pub mod matmul;
+pub mod rope;
 pub mod tanh;
 
 #[cfg(test)]

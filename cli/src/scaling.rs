@@ -1,0 +1,210 @@
+//! `attention-lab scaling`: time and memory of one attention forward + backward per sequence
+//! length, for one variant, as JSON lines.
+
+use crate::args::{value, UsageError};
+use crate::attention_flags::{self, Kernel};
+use crate::counting_alloc;
+use crate::{json, CliError, COMMAND_HELP};
+use engine::ops::attention::{self, AttentionOptions};
+use engine::{EngineError, MaskMode, Rng};
+use ndarray::{Array2, Array3};
+use serde::Serialize;
+use std::time::Instant;
+
+/// Times one attention forward + backward per sequence length
+///
+/// One call of the engine's attention op (no projections, no dropout, no padding: every key
+/// is real) on random q, k, v of shape (B=1, T, H·D), k and v with G groups, and a random
+/// gradient of the output. Prints one JSON line per length:
+///   {"variant", "seq_len", "forward_ms", "backward_ms", "peak_bytes"}
+/// forward_ms and backward_ms are medians over a few runs (5 up to T = 1024, then 3), after one
+/// unmeasured run. peak_bytes is the most heap bytes live at once during forward + backward
+/// minus those live just before (q, k, v, the key mask, dO and the zeroed dQ, dK, dV): what
+/// the op itself allocates, its output and cache included, counted by the binary's allocator.
+///
+/// Variants: full (the whole T×T weights), tiled (FlashAttention-2 blocks of --block rows),
+/// window (tiled, with a sliding window of W keys, default 64), linear (elu+1 feature map),
+/// gqa (full, with G K/V groups, default 1). --window adds a window to full, tiled or gqa too.
+#[derive(clap::Args)]
+#[command(verbatim_doc_comment, help_template = COMMAND_HELP)]
+pub struct Args {
+    /// Which attention to measure
+    #[arg(long, value_enum)]
+    variant: Variant,
+    /// Sliding window W [default: 64 with --variant window]
+    #[arg(long, value_name = "W", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of keys"))]
+    window: Option<usize>,
+    /// Sequence lengths, comma-separated
+    #[arg(long, value_name = "T,T,...", value_delimiter = ',', allow_hyphen_values = true,
+          default_value = "64,128,256,512,1024,2048,4096",
+          value_parser = value::<usize>("whole numbers of tokens, comma-separated"))]
+    seq_lens: Vec<usize>,
+    /// H, query heads
+    #[arg(long, value_name = "H", default_value_t = 4, allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    heads: usize,
+    /// G, K/V groups; must divide H [default: H; 1 with --variant gqa]
+    #[arg(long, value_name = "G", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    kv_heads: Option<usize>,
+    /// D, width of a head
+    #[arg(long, value_name = "D", default_value_t = 16, allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    head_dim: usize,
+    /// Rows per block of the tiled kernel (tiled, window) [default: 16]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of rows"))]
+    block: Option<usize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Variant {
+    Full,
+    Tiled,
+    Window,
+    Linear,
+    Gqa,
+}
+
+/// The window used by `--variant window` when `--window` is not given.
+const DEFAULT_WINDOW: usize = 64;
+
+#[derive(Serialize)]
+struct Line {
+    variant: Variant,
+    seq_len: usize,
+    forward_ms: f64,
+    backward_ms: f64,
+    peak_bytes: usize,
+}
+
+fn usage_error(message: impl Into<String>) -> CliError {
+    CliError::Usage(UsageError::new("scaling", message))
+}
+
+/// The attention settings of the variant, checked.
+fn options(a: &Args) -> Result<AttentionOptions, CliError> {
+    let tiled = matches!(a.variant, Variant::Tiled | Variant::Window);
+    if a.block.is_some() && !tiled {
+        return Err(usage_error("--block goes with --variant tiled or window"));
+    }
+    let window = match a.variant {
+        Variant::Window => Some(a.window.unwrap_or(DEFAULT_WINDOW)),
+        _ => a.window,
+    };
+    let kernel = if tiled { Kernel::Tiled } else { Kernel::Full };
+    let (window, kernel) = attention_flags::resolve("scaling", window, kernel, a.block)?;
+    if a.heads == 0 || a.head_dim == 0 {
+        return Err(usage_error("--heads and --head-dim must be at least 1"));
+    }
+    if a.seq_lens.contains(&0) {
+        return Err(usage_error("--seq-lens must be at least 1 each"));
+    }
+    let kv_heads = match (a.kv_heads, a.variant) {
+        (Some(g), _) => g,
+        (None, Variant::Gqa) => 1,
+        (None, _) => a.heads,
+    };
+    let opts = AttentionOptions {
+        num_kv_heads: kv_heads,
+        window,
+        linear: a.variant == Variant::Linear,
+        kernel,
+        ..AttentionOptions::softmax(
+            a.heads,
+            MaskMode::Padding,
+            1.0 / (a.head_dim as f32).sqrt(),
+            0.0,
+        )
+    };
+    // Only flags made these settings: a refusal is a usage mistake.
+    opts.validate().map_err(|e| match e {
+        EngineError::Input(m) => usage_error(m),
+        other => CliError::Engine(other),
+    })?;
+    Ok(opts)
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    let opts = options(a)?;
+    for &t in &a.seq_lens {
+        attention_flags::check_weight_bytes(&opts, (1, 1, t), &format!("--seq-lens {t}"))
+            .map_err(usage_error)?;
+    }
+    let mut rng = Rng::new(0);
+    for &t in &a.seq_lens {
+        let runs = if t <= 1024 { 5 } else { 3 };
+        let mut measured: Vec<Run> = (0..=runs)
+            .map(|_| measure(t, a.head_dim, &opts, &mut rng))
+            .collect();
+        measured.remove(0); // warm-up
+        let median = |f: fn(&Run) -> f64| {
+            let mut v: Vec<f64> = measured.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        // Microseconds are below the noise of a shared machine.
+        let ms = |x: f64| (x * 1e3).round() / 1e3;
+        json::print(&Line {
+            variant: a.variant,
+            seq_len: t,
+            forward_ms: ms(median(|r| r.forward_ms)),
+            backward_ms: ms(median(|r| r.backward_ms)),
+            peak_bytes: measured.iter().map(|r| r.peak_bytes).max().unwrap_or(0),
+        });
+    }
+    Ok(())
+}
+
+struct Run {
+    forward_ms: f64,
+    backward_ms: f64,
+    peak_bytes: usize,
+}
+
+/// One forward + backward at length T, B = 1.
+fn measure(t: usize, d: usize, opts: &AttentionOptions, rng: &mut Rng) -> Run {
+    let (h, g) = (opts.num_heads, opts.num_kv_heads);
+    let mut random = |width: usize| Array3::from_shape_fn((1, t, width), |_| rng.normal(0.0, 1.0));
+    let q = random(h * d); // (B, T, H·D)
+    let k = random(g * d); // (B, T, G·D)
+    let v = random(g * d); // (B, T, G·D)
+    let d_context = random(h * d); // (B, T, H·D)
+    let key_mask = Array2::<u8>::ones((1, t)); // (B, T)
+    let mut d_q = Array3::<f32>::zeros(q.dim());
+    let mut d_k = Array3::<f32>::zeros(k.dim());
+    let mut d_v = Array3::<f32>::zeros(v.dim());
+    let mut op_rng = Rng::new(1); // no dropout: never drawn from
+
+    let before = counting_alloc::reset_peak();
+    let start = Instant::now();
+    let (context, cache) = attention::forward(
+        q.view(),
+        k.view(),
+        v.view(),
+        key_mask.view(),
+        opts,
+        &mut op_rng,
+        None,
+    );
+    let forward_ms = start.elapsed().as_secs_f64() * 1e3;
+    let start = Instant::now();
+    attention::backward(
+        &mut d_q.view_mut(),
+        &mut d_k.view_mut(),
+        &mut d_v.view_mut(),
+        d_context.view(),
+        q.view(),
+        k.view(),
+        v.view(),
+        context.view(),
+        key_mask.view(),
+        &cache,
+        opts,
+    );
+    let backward_ms = start.elapsed().as_secs_f64() * 1e3;
+    let peak_bytes = counting_alloc::peak().saturating_sub(before);
+    drop((context, cache));
+    Run {
+        forward_ms,
+        backward_ms,
+        peak_bytes,
+    }
+}

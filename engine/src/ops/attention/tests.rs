@@ -1,0 +1,608 @@
+//! Tests of every attention kernel: finite-difference gradients for each variant (window,
+//! GQA, tiled, linear, dropout), tiled = full for every block size, the window's band, G = H
+//! bit-identical to the pre-variant kernel, linear attention's causality.
+
+use super::*;
+use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project};
+use ndarray::{Array2, Array3};
+
+fn random3(rng: &mut Rng, shape: (usize, usize, usize)) -> Array3<f32> {
+    Array3::from_shape_simple_fn(shape, || rng.normal(0.0, 1.0))
+}
+
+/// Two sequences of T, the second with its last key padded; H heads and G groups of width D.
+struct Case {
+    q: Array3<f32>,
+    k: Array3<f32>,
+    v: Array3<f32>,
+    key_mask: Array2<u8>,
+}
+
+fn case(seed: u64, t: usize, h: usize, g: usize, d: usize) -> Case {
+    let mut rng = Rng::new(seed);
+    let mut key_mask = Array2::ones((2, t));
+    key_mask[[1, t - 1]] = 0;
+    Case {
+        q: random3(&mut rng, (2, t, h * d)),
+        k: random3(&mut rng, (2, t, g * d)),
+        v: random3(&mut rng, (2, t, g * d)),
+        key_mask,
+    }
+}
+
+fn opts(h: usize, g: usize, d: usize, mask: MaskMode) -> AttentionOptions {
+    AttentionOptions {
+        num_kv_heads: g,
+        ..AttentionOptions::softmax(h, mask, 1.0 / (d as f32).sqrt(), 0.0)
+    }
+}
+
+fn run(
+    c: &Case,
+    q: &Array3<f32>,
+    k: &Array3<f32>,
+    v: &Array3<f32>,
+    o: &AttentionOptions,
+) -> (Array3<f32>, AttentionCache) {
+    o.validate().unwrap();
+    // Reseeding per evaluation fixes the dropout mask, so the function is deterministic.
+    forward(
+        q.view(),
+        k.view(),
+        v.view(),
+        c.key_mask.view(),
+        o,
+        &mut Rng::new(15),
+        None,
+    )
+}
+
+/// (output, dq, dk, dv) for the loss Σ r ⊙ output.
+fn grads(c: &Case, o: &AttentionOptions, r: &Array3<f32>) -> [Array3<f32>; 4] {
+    let (out, cache) = run(c, &c.q, &c.k, &c.v, o);
+    let (mut dq, mut dk, mut dv) = (
+        Array3::zeros(c.q.dim()),
+        Array3::zeros(c.k.dim()),
+        Array3::zeros(c.v.dim()),
+    );
+    backward(
+        &mut dq.view_mut(),
+        &mut dk.view_mut(),
+        &mut dv.view_mut(),
+        r.view(),
+        c.q.view(),
+        c.k.view(),
+        c.v.view(),
+        out.view(),
+        c.key_mask.view(),
+        &cache,
+        o,
+    );
+    [out, dq, dk, dv]
+}
+
+fn check_gradients(o: AttentionOptions, t: usize, d: usize) {
+    let c = case(13, t, o.num_heads, o.num_kv_heads, d);
+    let r = random3(&mut Rng::new(14), (2, t, o.num_heads * d));
+    let [_, dq, dk, dv] = grads(&c, &o, &r);
+    let loss =
+        |q: &Array3<f32>, k: &Array3<f32>, v: &Array3<f32>| project(&run(&c, q, k, v, &o).0, &r);
+    assert_grads_match("d_q", &dq, &numeric_grad(&c.q, |q| loss(q, &c.k, &c.v)));
+    assert_grads_match("d_k", &dk, &numeric_grad(&c.k, |k| loss(&c.q, k, &c.v)));
+    assert_grads_match("d_v", &dv, &numeric_grad(&c.v, |v| loss(&c.q, &c.k, v)));
+    // A padded key receives no gradient (except with no mask at all): nothing attended to it.
+    if o.mask != MaskMode::None {
+        assert!(dk
+            .slice(s![1, t - 1, ..])
+            .iter()
+            .chain(dv.slice(s![1, t - 1, ..]).iter())
+            .all(|&x| x == 0.0));
+    }
+}
+
+#[test]
+fn gradients_match_finite_differences_with_padding_mask() {
+    check_gradients(opts(2, 2, 3, MaskMode::Padding), 4, 3);
+}
+
+#[test]
+fn gradients_match_finite_differences_with_causal_mask() {
+    check_gradients(opts(2, 2, 3, MaskMode::Causal), 4, 3);
+}
+
+#[test]
+fn gradients_match_finite_differences_with_attention_dropout() {
+    check_gradients(
+        AttentionOptions {
+            dropout: 0.3,
+            ..opts(2, 2, 3, MaskMode::Padding)
+        },
+        4,
+        3,
+    );
+}
+
+#[test]
+fn gradients_match_finite_differences_with_grouped_and_multi_query_heads() {
+    for (g, mask) in [
+        (2, MaskMode::Padding),
+        (1, MaskMode::Causal),
+        (1, MaskMode::None),
+    ] {
+        check_gradients(opts(4, g, 2, mask), 4, 2);
+    }
+}
+
+#[test]
+fn gradients_match_finite_differences_with_a_window() {
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        check_gradients(
+            AttentionOptions {
+                window: Some(2),
+                ..opts(2, 2, 3, mask)
+            },
+            5,
+            3,
+        );
+    }
+}
+
+#[test]
+fn tiled_gradients_match_finite_differences() {
+    let tiled = AttentionKernel::Tiled { block: 2 };
+    for o in [
+        opts(2, 2, 3, MaskMode::Padding),
+        opts(2, 1, 3, MaskMode::Causal),
+        AttentionOptions {
+            window: Some(2),
+            ..opts(2, 2, 3, MaskMode::Padding)
+        },
+        AttentionOptions {
+            dropout: 0.3,
+            ..opts(2, 2, 3, MaskMode::Causal)
+        },
+    ] {
+        check_gradients(AttentionOptions { kernel: tiled, ..o }, 5, 3);
+    }
+}
+
+#[test]
+fn linear_attention_gradients_match_finite_differences() {
+    for (g, mask) in [
+        (2, MaskMode::Padding),
+        (2, MaskMode::Causal),
+        (1, MaskMode::Causal),
+        (1, MaskMode::None),
+    ] {
+        check_gradients(
+            AttentionOptions {
+                linear: true,
+                ..opts(2, g, 3, mask)
+            },
+            5,
+            3,
+        );
+    }
+}
+
+fn assert_close(name: &str, a: &Array3<f32>, b: &Array3<f32>, rtol: f32) {
+    let scale = b.iter().fold(0f32, |m, x| m.max(x.abs()));
+    for (x, y) in a.iter().zip(b) {
+        assert!(
+            (x - y).abs() <= rtol * scale.max(1e-30),
+            "{name}: {x} vs {y} (scale {scale})"
+        );
+    }
+}
+
+#[test]
+fn tiled_equals_full_for_every_block_size() {
+    let t = 7;
+    let r = random3(&mut Rng::new(3), (2, t, 4 * 4));
+    for (g, mask, window) in [
+        (4, MaskMode::Padding, None),
+        (4, MaskMode::Causal, None),
+        (4, MaskMode::None, None),
+        (2, MaskMode::Padding, Some(3)),
+        (1, MaskMode::Causal, Some(2)),
+    ] {
+        let c = case(21, t, 4, g, 4);
+        let full = AttentionOptions {
+            window,
+            ..opts(4, g, 4, mask)
+        };
+        let want = grads(&c, &full, &r);
+        for block in 1..=t + 1 {
+            let tiled = AttentionOptions {
+                kernel: AttentionKernel::Tiled { block },
+                ..full
+            };
+            let got = grads(&c, &tiled, &r);
+            for (name, (a, b)) in ["output", "d_q", "d_k", "d_v"]
+                .iter()
+                .zip(got.iter().zip(&want))
+            {
+                assert_close(
+                    &format!("{name} {mask:?} g{g} w{window:?} block {block}"),
+                    a,
+                    b,
+                    1e-5,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_window_mask_has_exactly_the_band_shape() {
+    let key_mask = [1u8, 1, 1, 1, 1, 1, 0];
+    for (mask, w) in [
+        (MaskMode::Padding, 3),
+        (MaskMode::None, 1),
+        (MaskMode::Causal, 3),
+        (MaskMode::Causal, 1),
+    ] {
+        let o = AttentionOptions {
+            window: Some(w),
+            ..opts(1, 1, 1, mask)
+        };
+        for i in 0..7 {
+            for j in 0..7 {
+                let band = match mask {
+                    MaskMode::Causal => j <= i && i - j < w,
+                    _ => i.abs_diff(j) < w,
+                };
+                let key = mask == MaskMode::None || key_mask[j] != 0;
+                assert_eq!(
+                    o.allows(&key_mask, i, j),
+                    band && key,
+                    "{mask:?} w{w} i{i} j{j}"
+                );
+            }
+        }
+        // Causal with window W: exactly W keys (where all are real), itself included.
+        if mask == MaskMode::Causal {
+            assert_eq!((0..7).filter(|&j| o.allows(&key_mask, 5, j)).count(), w);
+        }
+    }
+    // The trace's mask shows the band.
+    let c = case(4, 6, 1, 1, 2);
+    let o = AttentionOptions {
+        window: Some(2),
+        ..opts(1, 1, 2, MaskMode::Padding)
+    };
+    let mut heads = Vec::new();
+    forward(
+        c.q.view(),
+        c.k.view(),
+        c.v.view(),
+        c.key_mask.view(),
+        &o,
+        &mut Rng::new(0),
+        Some(&mut heads),
+    );
+    for i in 0..6 {
+        for j in 0..6 {
+            assert_eq!(
+                heads[0].mask.get(i, j) == 0.0,
+                i.abs_diff(j) < 2,
+                "i{i} j{j}"
+            );
+        }
+    }
+}
+
+/// The kernel as it was before the variants (multi-head, full, no window), verbatim in its
+/// arithmetic: G = H must reproduce it bit for bit.
+fn pre_variant_forward(
+    q: &Array3<f32>,
+    k: &Array3<f32>,
+    v: &Array3<f32>,
+    key_mask: &Array2<u8>,
+    mask: MaskMode,
+    h_count: usize,
+    scale: f32,
+) -> Array3<f32> {
+    let (b_size, tq, width) = q.dim();
+    let tk = k.dim().1;
+    let d = width / h_count;
+    let mut context = Array3::zeros((b_size, tq, width));
+    let mut w = Array2::zeros((tq, tk));
+    for b in 0..b_size {
+        let keys = key_mask.row(b).to_vec();
+        for h in 0..h_count {
+            let hs = h * d..(h + 1) * d;
+            gemm(
+                1.0,
+                &q.slice(s![b, .., hs.clone()]),
+                &k.slice(s![b, .., hs.clone()]).t(),
+                0.0,
+                &mut w,
+            );
+            for i in 0..tq {
+                let allowed: Vec<bool> = (0..tk).map(|j| mask.allows(&keys, i, j)).collect();
+                masked_softmax_row(w.row_mut(i).as_slice_mut().unwrap(), &allowed, scale);
+            }
+            gemm(
+                1.0,
+                &w,
+                &v.slice(s![b, .., hs.clone()]),
+                0.0,
+                &mut context.slice_mut(s![b, .., hs]),
+            );
+        }
+    }
+    context
+}
+
+#[test]
+fn all_groups_equal_to_heads_is_bit_identical_to_the_pre_variant_kernel() {
+    let c = case(8, 6, 3, 3, 4);
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        let o = opts(3, 3, 4, mask);
+        let got = run(&c, &c.q, &c.k, &c.v, &o).0;
+        assert_eq!(
+            got,
+            pre_variant_forward(&c.q, &c.k, &c.v, &c.key_mask, mask, 3, o.scale)
+        );
+    }
+}
+
+#[test]
+fn grouped_heads_equal_multi_head_with_repeated_keys_and_values() {
+    // repeat_kv: group g serves heads g·(H/G) .. (g+1)·(H/G).
+    let (h, g, d) = (4, 2, 3);
+    let c = case(9, 5, h, g, d);
+    let repeat = |x: &Array3<f32>| {
+        let mut out = Array3::zeros((2, 5, h * d));
+        for head in 0..h {
+            let grp = head / (h / g);
+            out.slice_mut(s![.., .., head * d..(head + 1) * d])
+                .assign(&x.slice(s![.., .., grp * d..(grp + 1) * d]));
+        }
+        out
+    };
+    let o = opts(h, g, d, MaskMode::Padding);
+    let grouped = run(&c, &c.q, &c.k, &c.v, &o).0;
+    let repeated = run(
+        &c,
+        &c.q,
+        &repeat(&c.k),
+        &repeat(&c.v),
+        &opts(h, h, d, MaskMode::Padding),
+    )
+    .0;
+    assert_eq!(grouped, repeated);
+}
+
+#[test]
+fn linear_causal_output_ignores_later_tokens() {
+    let c = case(10, 6, 2, 2, 3);
+    let o = AttentionOptions {
+        linear: true,
+        ..opts(2, 2, 3, MaskMode::Causal)
+    };
+    let before = run(&c, &c.q, &c.k, &c.v, &o).0;
+    let (mut q, mut k, mut v) = (c.q.clone(), c.k.clone(), c.v.clone());
+    for x in [&mut q, &mut k, &mut v] {
+        x.slice_mut(s![.., 4.., ..])
+            .mapv_inplace(|a| a * -3.0 + 1.0);
+    }
+    let after = run(&c, &q, &k, &v, &o).0;
+    assert_eq!(before.slice(s![.., ..4, ..]), after.slice(s![.., ..4, ..]));
+    assert_ne!(before.slice(s![.., 4.., ..]), after.slice(s![.., 4.., ..]));
+}
+
+#[test]
+fn linear_attention_equals_its_implied_weights_times_v() {
+    let c = case(11, 5, 2, 1, 3);
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        let o = AttentionOptions {
+            linear: true,
+            ..opts(2, 1, 3, mask)
+        };
+        let mut heads = Vec::new();
+        let (out, _) = forward(
+            c.q.view(),
+            c.k.view(),
+            c.v.view(),
+            c.key_mask.view(),
+            &o,
+            &mut Rng::new(0),
+            Some(&mut heads),
+        );
+        for (h, head) in heads.iter().enumerate() {
+            assert!(head.scores.is_empty() && head.scaled.is_empty() && head.masked.is_empty());
+            for i in 0..5 {
+                assert!((head.weights.row(i).iter().sum::<f32>() - 1.0).abs() < 1e-5);
+                for col in 0..3 {
+                    let want: f32 = (0..5)
+                        .map(|j| head.weights.get(i, j) * head.v.get(j, col))
+                        .sum();
+                    assert!((out[[0, i, h * 3 + col]] - want).abs() < 1e-5);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn tiled_trace_equals_full_trace_and_records_the_schedule() {
+    let c = case(12, 5, 2, 1, 3);
+    let full = opts(2, 1, 3, MaskMode::Causal);
+    let tiled = AttentionOptions {
+        kernel: AttentionKernel::Tiled { block: 2 },
+        ..full
+    };
+    let trace = |o: &AttentionOptions| {
+        let mut heads = Vec::new();
+        forward(
+            c.q.view(),
+            c.k.view(),
+            c.v.view(),
+            c.key_mask.view(),
+            o,
+            &mut Rng::new(0),
+            Some(&mut heads),
+        );
+        heads
+    };
+    let (f, t) = (trace(&full), trace(&tiled));
+    for (f, t) in f.iter().zip(&t) {
+        assert_eq!(
+            (&f.scores, &f.weights, &f.mask, f.kv_group),
+            (&t.scores, &t.weights, &t.mask, t.kv_group)
+        );
+        for (a, b) in f.context.data.iter().zip(&t.context.data) {
+            assert!((a - b).abs() < 1e-6);
+        }
+        let tiles = t.tiles.as_ref().unwrap();
+        // Causal, T = 5, blocks of 2: query block qb takes key blocks 0..=qb.
+        let order: Vec<(usize, usize)> = tiles.iter().map(|s| (s.q_block, s.k_block)).collect();
+        assert_eq!(order, [(0, 0), (1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]);
+        // After the last key block, m + ln l is the row's log-sum-exp of the scaled scores.
+        let last = &tiles[2];
+        for (r, (&m, &l)) in last.row_max.iter().zip(&last.row_sum).enumerate() {
+            let i = 2 + r;
+            let lse = (0..=i)
+                .map(|j| (f.scaled.get(i, j) as f64).exp())
+                .sum::<f64>()
+                .ln();
+            assert!(((m + l.ln()) as f64 - lse).abs() < 1e-5);
+        }
+    }
+}
+
+#[test]
+fn weights_are_a_distribution_over_allowed_keys_only() {
+    let c = case(16, 4, 2, 2, 3);
+    for mode in [MaskMode::None, MaskMode::Padding, MaskMode::Causal] {
+        let o = opts(2, 2, 3, mode);
+        let (_, AttentionCache::Full { weights, .. }) = run(&c, &c.q, &c.k, &c.v, &o) else {
+            panic!("full kernel")
+        };
+        let (b_size, h_count, tq, tk) = weights.dim();
+        for (b, h, i) in (0..b_size)
+            .flat_map(|b| (0..h_count).flat_map(move |h| (0..tq).map(move |i| (b, h, i))))
+        {
+            let row = weights.slice(s![b, h, i, ..]);
+            assert!(
+                (row.sum() - 1.0).abs() < 1e-6,
+                "{mode:?} row sum {}",
+                row.sum()
+            );
+            for j in 0..tk {
+                if !o.allows(c.key_mask.row(b).as_slice().unwrap(), i, j) {
+                    assert_eq!(row[j], 0.0, "{mode:?} b{b} i{i} j{j}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_query_with_no_allowed_key_gets_zero_weights_not_nan() {
+    let mut row = [1.0f32, 2.0, 3.0];
+    masked_softmax_row(&mut row, &[false, false, false], 1.0);
+    assert_eq!(row, [0.0, 0.0, 0.0]);
+    let mut row = [1.0f32, 2.0, 3.0];
+    masked_softmax_row(&mut row, &[true, false, true], 0.5);
+    let (a, c) = ((0.5f32).exp(), (1.5f32).exp());
+    assert!((row[0] - a / (a + c)).abs() < 1e-6 && row[1] == 0.0);
+    // Every kernel: a sequence that is all padding gives a zero context, no NaN.
+    let mut c = case(2, 3, 1, 1, 2);
+    c.key_mask.row_mut(1).fill(0);
+    for o in [
+        opts(1, 1, 2, MaskMode::Padding),
+        AttentionOptions {
+            kernel: AttentionKernel::Tiled { block: 2 },
+            ..opts(1, 1, 2, MaskMode::Padding)
+        },
+        AttentionOptions {
+            linear: true,
+            ..opts(1, 1, 2, MaskMode::Causal)
+        },
+    ] {
+        let r = random3(&mut Rng::new(1), (2, 3, 2));
+        let [out, dq, dk, dv] = grads(&c, &o, &r);
+        assert!(out.slice(s![1, .., ..]).iter().all(|&x| x == 0.0), "{o:?}");
+        for x in [&dq, &dk, &dv] {
+            assert!(x.iter().all(|x| x.is_finite()), "{o:?}");
+        }
+    }
+}
+
+#[test]
+fn cross_attention_shapes_work() {
+    // Tq = 2 queries over Tk = 5 keys, value width differing from key width.
+    let mut rng = Rng::new(17);
+    let (q, k, v) = (
+        random3(&mut rng, (1, 2, 4)),
+        random3(&mut rng, (1, 5, 4)),
+        random3(&mut rng, (1, 5, 6)),
+    );
+    for kernel in [AttentionKernel::Full, AttentionKernel::Tiled { block: 2 }] {
+        let o = AttentionOptions {
+            kernel,
+            ..AttentionOptions::softmax(2, MaskMode::Padding, 0.5, 0.0)
+        };
+        let (ctx, _) = forward(
+            q.view(),
+            k.view(),
+            v.view(),
+            Array2::ones((1, 5)).view(),
+            &o,
+            &mut rng,
+            None,
+        );
+        assert_eq!(ctx.dim(), (1, 2, 6));
+    }
+}
+
+#[test]
+fn settings_that_make_no_sense_are_errors() {
+    let base = opts(4, 4, 2, MaskMode::Padding);
+    for (o, needle) in [
+        (
+            AttentionOptions {
+                num_kv_heads: 3,
+                ..base
+            },
+            "must divide",
+        ),
+        (
+            AttentionOptions {
+                window: Some(0),
+                ..base
+            },
+            "window",
+        ),
+        (
+            AttentionOptions {
+                kernel: AttentionKernel::Tiled { block: 0 },
+                ..base
+            },
+            "block",
+        ),
+        (
+            AttentionOptions {
+                linear: true,
+                kernel: AttentionKernel::Tiled { block: 4 },
+                ..base
+            },
+            "tile",
+        ),
+        (
+            AttentionOptions {
+                linear: true,
+                window: Some(3),
+                ..base
+            },
+            "window",
+        ),
+    ] {
+        let err = o.validate().unwrap_err().to_string();
+        assert!(err.contains(needle), "{err}");
+    }
+    assert!(base.validate().is_ok());
+}

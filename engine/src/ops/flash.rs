@@ -1,0 +1,286 @@
+//! Tiled softmax attention, FlashAttention-2 style (Dao 2023): the same output and gradients
+//! as the full kernel without ever holding a (Tq, Tk) matrix.
+//!
+//! Forward, per (b, h) and query block Qb (rows i), over the key blocks Kb, Vb the mask and
+//! window can reach, with S = Qb·Kbᵀ·scale + M:
+//!   m' = max(m, rowmax S),  P = exp(S − m'),  l = l·e^{m − m'} + rowsum P,
+//!   acc = acc·e^{m − m'} + (P ⊙ Z)·Vb,  m = m'
+//! and at the end O = acc / l, L = m + ln l (the row's log-sum-exp). Only O and L are kept.
+//!
+//! Backward recomputes each block's P = exp(S − L) and, with D_i = rowsum(dO_i ∘ O_i)
+//! (= Σ_j P_ij·dP_ij, the softmax Jacobian's row term):
+//!   dVb += (P ⊙ Z)ᵀ·dOb,  dP = (dOb·Vbᵀ) ⊙ Z,  dS = P ⊙ (dP − D),
+//!   dQb += scale·dS·Kb,  dKb += scale·dSᵀ·Qb.
+//!
+//! Attention dropout Z: a full (B, H, Tq, Tk) mask would defeat the point, so the tiled kernel
+//! draws one seed per call and derives each entry's keep/drop from a hash of (seed, b, h, i, j)
+//! (`dropout::counter_factor`); backward recomputes the same factors. Same distribution as the
+//! full kernel's dropout, a different random stream.
+
+use crate::ops::attention::{softmax_head_trace, AttentionOptions, Dims};
+use crate::ops::dropout;
+use crate::ops::matmul::gemm;
+use crate::rng::Rng;
+use crate::trace::{HeadTrace, Matrix, TileStep};
+use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut3};
+
+#[derive(Clone, Debug)]
+pub struct TiledCache {
+    /// L = log Σ_j exp(S_ij) per query row (B, H, Tq); +∞ for a row with no allowed key, so
+    /// that exp(S − L) = 0 there.
+    pub log_sum_exp: Array3<f32>,
+    /// The dropout seed, None without attention dropout.
+    pub dropout_seed: Option<u64>,
+    pub block: usize,
+}
+
+/// Dropout factor of entry (b, h, i, j): 0 or 1/(1 − p), 1 without dropout.
+fn z(seed: Option<u64>, p: f32, dims: &Dims, b: usize, h: usize, i: usize, j: usize) -> f32 {
+    match seed {
+        None => 1.0,
+        Some(seed) => {
+            let index = (((b * dims.h + h) * dims.tq + i) * dims.tk + j) as u64;
+            dropout::counter_factor(seed, index, p)
+        }
+    }
+}
+
+/// Block starts covering [lo, hi) on the grid of `block`.
+fn blocks(lo: usize, hi: usize, block: usize) -> impl Iterator<Item = usize> {
+    let first = lo / block * block;
+    (first..hi).step_by(block)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn forward(
+    q: ArrayView3<f32>,
+    k: ArrayView3<f32>,
+    v: ArrayView3<f32>,
+    key_mask: ArrayView2<u8>,
+    opts: &AttentionOptions,
+    dims: Dims,
+    block: usize,
+    rng: &mut Rng,
+    mut trace: Option<&mut Vec<HeadTrace>>,
+) -> (Array3<f32>, TiledCache) {
+    let Dims {
+        b: b_size,
+        tq,
+        tk,
+        h: h_count,
+        dk,
+        dv,
+    } = dims;
+    let seed = (opts.dropout > 0.0).then(|| rng.next_u64());
+    let mut context = Array3::zeros((b_size, tq, h_count * dv));
+    let mut log_sum_exp = Array3::zeros((b_size, h_count, tq));
+    let mut p = Array2::zeros((block, block)); // S, then P ⊙ Z of one block
+    let mut acc = Array2::zeros((block, dv)); // running Σ (P ⊙ Z)·V of the query block
+    let (mut m, mut l) = (vec![0f32; block], vec![0f32; block]); // running max and sum
+    for b in 0..b_size {
+        let key_row: Vec<u8> = key_mask.row(b).to_vec();
+        for h in 0..h_count {
+            let g = opts.kv_group(h);
+            let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
+            let kh = k.slice(s![b, .., g * dk..(g + 1) * dk]);
+            let vh = v.slice(s![b, .., g * dv..(g + 1) * dv]);
+            let mut tiles = (trace.is_some() && b == 0).then(Vec::new);
+            for q0 in (0..tq).step_by(block) {
+                let q1 = (q0 + block).min(tq);
+                let br = q1 - q0;
+                m[..br].fill(f32::NEG_INFINITY);
+                l[..br].fill(0.0);
+                let mut acc = acc.slice_mut(s![..br, ..]);
+                acc.fill(0.0);
+                let (lo, hi) = opts.key_range(q0, q1, tk);
+                for k0 in blocks(lo, hi, block) {
+                    let k1 = (k0 + block).min(tk);
+                    let mut pb = p.slice_mut(s![..br, ..k1 - k0]);
+                    gemm(
+                        opts.scale,
+                        &qh.slice(s![q0..q1, ..]),
+                        &kh.slice(s![k0..k1, ..]).t(),
+                        0.0,
+                        &mut pb,
+                    );
+                    for (r, mut row) in pb.rows_mut().into_iter().enumerate() {
+                        let i = q0 + r;
+                        let mut row_max = f32::NEG_INFINITY;
+                        for (c, s) in row.iter_mut().enumerate() {
+                            if opts.allows(&key_row, i, k0 + c) {
+                                row_max = row_max.max(*s);
+                            } else {
+                                *s = f32::NEG_INFINITY;
+                            }
+                        }
+                        let m_new = m[r].max(row_max);
+                        if m_new == f32::NEG_INFINITY {
+                            row.fill(0.0); // nothing allowed yet: m, l, acc stay as they are
+                            continue;
+                        }
+                        let alpha = (m[r] - m_new).exp(); // 0 when m was −∞
+                        let mut sum = 0.0;
+                        for (c, s) in row.iter_mut().enumerate() {
+                            let e = (*s - m_new).exp();
+                            sum += e;
+                            *s = e * z(seed, opts.dropout, &dims, b, h, i, k0 + c);
+                        }
+                        l[r] = l[r] * alpha + sum;
+                        acc.row_mut(r).mapv_inplace(|a| a * alpha);
+                        m[r] = m_new;
+                    }
+                    gemm(1.0, &pb, &vh.slice(s![k0..k1, ..]), 1.0, &mut acc);
+                    if let Some(tiles) = tiles.as_mut() {
+                        tiles.push(TileStep {
+                            q_block: q0 / block,
+                            k_block: k0 / block,
+                            row_max: m[..br].to_vec(),
+                            row_sum: l[..br].to_vec(),
+                        });
+                    }
+                }
+                for r in 0..br {
+                    let inv = if l[r] > 0.0 { 1.0 / l[r] } else { 0.0 };
+                    let mut out = context.slice_mut(s![b, q0 + r, h * dv..(h + 1) * dv]);
+                    out.assign(&acc.row(r));
+                    out *= inv;
+                    log_sum_exp[[b, h, q0 + r]] = if l[r] > 0.0 {
+                        m[r] + l[r].ln()
+                    } else {
+                        f32::INFINITY
+                    };
+                }
+            }
+            if let (Some(heads), Some(tiles)) = (trace.as_deref_mut(), tiles) {
+                // For display only: the full matrices, as the full kernel would show them.
+                let mut allowed = Vec::new();
+                super::attention::fill_allowed(&mut allowed, opts, &key_row, tq);
+                let mut w = Array2::zeros((tq, tk));
+                gemm(1.0, &qh, &kh.t(), 0.0, &mut w);
+                let scores = Matrix::from_view(w.view());
+                let w_rows = w.as_slice_mut().expect("contiguous");
+                for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
+                    super::attention::masked_softmax_row(row, allowed, opts.scale);
+                }
+                let mut t = softmax_head_trace(
+                    qh,
+                    kh,
+                    vh,
+                    g,
+                    scores,
+                    &allowed,
+                    opts.scale,
+                    w.view(),
+                    context.slice(s![b, .., h * dv..(h + 1) * dv]),
+                );
+                t.tiles = Some(tiles);
+                heads.push(t);
+            }
+        }
+    }
+    (
+        context,
+        TiledCache {
+            log_sum_exp,
+            dropout_seed: seed,
+            block,
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn backward(
+    d_q: &mut ArrayViewMut3<f32>,
+    d_k: &mut ArrayViewMut3<f32>,
+    d_v: &mut ArrayViewMut3<f32>,
+    d_context: ArrayView3<f32>,
+    q: ArrayView3<f32>,
+    k: ArrayView3<f32>,
+    v: ArrayView3<f32>,
+    context: ArrayView3<f32>,
+    key_mask: ArrayView2<u8>,
+    cache: &TiledCache,
+    opts: &AttentionOptions,
+    dims: Dims,
+) {
+    let Dims {
+        b: b_size,
+        tq,
+        tk,
+        h: h_count,
+        dk,
+        dv,
+    } = dims;
+    let block = cache.block;
+    let mut p = Array2::zeros((block, block)); // P, then P ⊙ Z
+    let mut dp = Array2::zeros((block, block)); // dP, then dS
+    let mut d_row = vec![0f32; tq]; // D_i = rowsum(dO_i ∘ O_i)
+    for b in 0..b_size {
+        let key_row: Vec<u8> = key_mask.row(b).to_vec();
+        for h in 0..h_count {
+            let g = opts.kv_group(h);
+            let (hq, hk, hv) = (
+                h * dk..(h + 1) * dk,
+                g * dk..(g + 1) * dk,
+                g * dv..(g + 1) * dv,
+            );
+            let ho = h * dv..(h + 1) * dv;
+            let dc = d_context.slice(s![b, .., ho.clone()]);
+            for (i, d) in d_row.iter_mut().enumerate() {
+                *d = dc.row(i).dot(&context.slice(s![b, i, ho.clone()]));
+            }
+            for q0 in (0..tq).step_by(block) {
+                let q1 = (q0 + block).min(tq);
+                let br = q1 - q0;
+                let qb = q.slice(s![b, q0..q1, hq.clone()]);
+                let dob = dc.slice(s![q0..q1, ..]);
+                let (lo, hi) = opts.key_range(q0, q1, tk);
+                for k0 in blocks(lo, hi, block) {
+                    let k1 = (k0 + block).min(tk);
+                    let kb = k.slice(s![b, k0..k1, hk.clone()]);
+                    let vb = v.slice(s![b, k0..k1, hv.clone()]);
+                    let mut pb = p.slice_mut(s![..br, ..k1 - k0]);
+                    let mut dpb = dp.slice_mut(s![..br, ..k1 - k0]);
+                    gemm(opts.scale, &qb, &kb.t(), 0.0, &mut pb);
+                    gemm(1.0, &dob, &vb.t(), 0.0, &mut dpb);
+                    for r in 0..br {
+                        let i = q0 + r;
+                        let lse = cache.log_sum_exp[[b, h, i]];
+                        for c in 0..k1 - k0 {
+                            let j = k0 + c;
+                            let prob = if opts.allows(&key_row, i, j) {
+                                (pb[[r, c]] - lse).exp()
+                            } else {
+                                0.0
+                            };
+                            let zf = z(cache.dropout_seed, opts.dropout, &dims, b, h, i, j);
+                            pb[[r, c]] = prob * zf; // P ⊙ Z for dV
+                            dpb[[r, c]] = prob * (dpb[[r, c]] * zf - d_row[i]); // dS
+                        }
+                    }
+                    gemm(
+                        1.0,
+                        &pb.t(),
+                        &dob,
+                        1.0,
+                        &mut d_v.slice_mut(s![b, k0..k1, hv.clone()]),
+                    );
+                    gemm(
+                        opts.scale,
+                        &dpb,
+                        &kb,
+                        1.0,
+                        &mut d_q.slice_mut(s![b, q0..q1, hq.clone()]),
+                    );
+                    gemm(
+                        opts.scale,
+                        &dpb.t(),
+                        &qb,
+                        1.0,
+                        &mut d_k.slice_mut(s![b, k0..k1, hk.clone()]),
+                    );
+                }
+            }
+        }
+    }
+}
