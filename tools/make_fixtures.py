@@ -375,6 +375,7 @@ def dump(path: Path, obj):
 
 
 def main():
+    import fixtures_attention  # op-level fixtures of the attention variants (its own docstring)
     import fixtures_models  # whole-model fixtures of the attention variants (its own docstring)
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -382,7 +383,11 @@ def main():
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     # (writer, directory it fills)
-    targets = [(write_all, args.out), (fixtures_models.write, args.out.parent / "variants")]
+    targets = [
+        (write_all, args.out),
+        (fixtures_models.write, args.out.parent / "variants"),
+        (fixtures_attention.write, args.out.parent / "attention"),
+    ]
     if not args.check:
         for write, out in targets:
             write(out)

@@ -65,6 +65,21 @@ pub fn inspect(
     mask: MaskMode,
     pad_to: Option<usize>,
 ) -> Result<Inspection> {
+    let opts = ForwardOptions::inspection(mask);
+    inspect_with(model, tokenizer, text, pair, &opts, pad_to)
+}
+
+/// `inspect` with the call's attention choices: `opts` is `ForwardOptions::inspection(mask)`
+/// with `window` and `kernel` set as wanted.
+pub fn inspect_with(
+    model: &BertForPreTraining,
+    tokenizer: &Tokenizer,
+    text: &str,
+    pair: Option<&str>,
+    opts: &ForwardOptions,
+    pad_to: Option<usize>,
+) -> Result<Inspection> {
+    let mask = opts.mask;
     let max_len = model.config.max_position_embeddings;
     if let Some(n) = pad_to {
         if n > max_len {
@@ -85,12 +100,7 @@ pub fn inspect(
         nsp_labels: None,
     };
     // No dropout: the generator is never drawn from.
-    let out = forward(
-        model,
-        &batch,
-        &ForwardOptions::inspection(mask),
-        &mut Rng::new(0),
-    )?;
+    let out = forward(model, &batch, opts, &mut Rng::new(0))?;
     let trace = out
         .trace
         .ok_or_else(|| EngineError::Input("the forward pass recorded no trace".into()))?;

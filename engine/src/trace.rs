@@ -83,7 +83,10 @@ pub struct HeadTrace {
 pub struct TileStep {
     pub q_block: usize,
     pub k_block: usize,
+    /// −∞ (null in JSON) for a row that has seen no allowed key yet.
+    #[serde(with = "nullable_floats")]
     pub row_max: Vec<f32>,
+    #[serde(with = "nullable_floats")]
     pub row_sum: Vec<f32>,
 }
 
@@ -146,5 +149,28 @@ mod tests {
         assert_eq!(json, r#"{"rows":1,"cols":2,"data":[0.5,null]}"#);
         assert_eq!(serde_json::from_str::<Matrix>(&json).unwrap(), m);
         assert_eq!(m.finite_range(), Some((0.5, 0.5)));
+    }
+
+    #[test]
+    fn a_variant_head_round_trips_through_json() {
+        let head = HeadTrace {
+            kv_group: 1,
+            q_rotated: Some(Matrix::default()),
+            phi_k: Some(Matrix {
+                rows: 1,
+                cols: 1,
+                data: vec![2.0],
+            }),
+            tiles: Some(vec![TileStep {
+                q_block: 1,
+                k_block: 0,
+                row_max: vec![f32::NEG_INFINITY, 0.25],
+                row_sum: vec![0.0, 1.5],
+            }]),
+            ..HeadTrace::default()
+        };
+        let json = serde_json::to_string(&head).unwrap();
+        assert!(json.contains(r#""row_max":[null,0.25]"#), "{json}");
+        assert_eq!(serde_json::from_str::<HeadTrace>(&json).unwrap(), head);
     }
 }

@@ -10,6 +10,7 @@ use crate::data::{make_batch, BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions, Losses};
 use crate::model::BertForPreTraining;
+use crate::ops::attention::AttentionKernel;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
@@ -43,11 +44,25 @@ pub fn train_step(
     mask: MaskMode,
     rng: &mut Rng,
 ) -> Result<Losses> {
+    let opts = ForwardOptions::training(mask);
+    train_step_with(model, grads, optimizer, batch, &opts, rng)
+}
+
+/// `train_step` with the call's attention choices: `opts` is `ForwardOptions::training(mask)`
+/// with `window` and `kernel` set as wanted.
+pub fn train_step_with(
+    model: &mut BertForPreTraining,
+    grads: &mut BertForPreTraining,
+    optimizer: &mut Optimizer,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    rng: &mut Rng,
+) -> Result<Losses> {
     if model.cls.is_none() {
         return Err(EngineError::Training(no_heads_message()));
     }
     grads.fill_zero();
-    let out = forward(model, batch, &ForwardOptions::training(mask), rng)?;
+    let out = forward(model, batch, opts, rng)?;
     let losses = out.losses.ok_or_else(|| {
         EngineError::Training("the batch has no MLM or NSP labels: nothing to learn from".into())
     })?;
@@ -83,6 +98,10 @@ pub struct Trainer {
     pub corpus: Corpus,
     pub batch_config: BatchConfig,
     pub mask: MaskMode,
+    /// Sliding window and softmax kernel of every step (`--window`, `--attention`); set them
+    /// after construction (None and full by default).
+    pub window: Option<usize>,
+    pub kernel: AttentionKernel,
     rng: Rng,
     /// Steps taken.
     pub step: u64,
@@ -196,6 +215,8 @@ impl Trainer {
             corpus,
             batch_config: batch,
             mask,
+            window: None,
+            kernel: AttentionKernel::Full,
             rng,
             step: 0,
             naming,
@@ -212,12 +233,17 @@ impl Trainer {
 
     /// One step on a given batch (the CLI's fixed batch, tests).
     pub fn step_on(&mut self, batch: &Batch) -> Result<StepReport> {
-        let losses = train_step(
+        let opts = ForwardOptions {
+            window: self.window,
+            kernel: self.kernel,
+            ..ForwardOptions::training(self.mask)
+        };
+        let losses = train_step_with(
             &mut self.model,
             &mut self.grads,
             &mut self.optimizer,
             batch,
-            self.mask,
+            &opts,
             &mut self.rng,
         )?;
         self.step += 1;

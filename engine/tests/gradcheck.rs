@@ -10,7 +10,9 @@
 //! a wrong or missing term shows up as an error of the size of the gradient itself.
 
 use engine::batch::{Batch, MaskMode, IGNORE_INDEX};
+use engine::config::{AttentionType, PositionEmbeddingType};
 use engine::forward::{forward, ForwardOptions, MlmScope};
+use engine::ops::attention::AttentionKernel;
 use engine::{backward::backward, BertConfig, BertForPreTraining, Rng};
 use ndarray::{array, Array1, Array2};
 
@@ -20,8 +22,14 @@ const RTOL: f64 = 2e-2;
 const SAMPLES_PER_PARAM: usize = 2;
 
 fn tiny_model(dropout: f32) -> BertForPreTraining {
+    tiny_variant(dropout, |_| {})
+}
+
+/// The tiny model with its config changed by `edit` before init (an attention variant).
+fn tiny_variant(dropout: f32, edit: impl Fn(&mut BertConfig)) -> BertForPreTraining {
     let mut config = BertConfig::new(30, 8, 2, 2, 16);
     config.max_position_embeddings = 16;
+    edit(&mut config);
     config.initializer_range = 0.5;
     config.hidden_dropout_prob = dropout;
     config.attention_probs_dropout_prob = dropout;
@@ -260,4 +268,103 @@ fn mlm_only_batch_has_no_nsp_term() {
         "NSP head got a gradient without an NSP loss"
     );
     let _: Array2<f32> = seq.clone();
+}
+
+/// Four heads of width 2 (C = 8), so that G = 2 and G = 1 both group several heads.
+fn four_heads(config: &mut BertConfig) {
+    config.num_attention_heads = 4;
+}
+
+fn check_variant(model: &BertForPreTraining, opts: &ForwardOptions) {
+    let informative = check_model(model, &batch(), opts);
+    assert_checked_nearly_everything(informative, model);
+}
+
+/// Linear attention: q and k reach the loss only through row-normalised averages of positive
+/// features, so their biases' gradients are small (~1e-2 here, below the informative bar of
+/// 2e-2, though still checked entry by entry); up to 3 more parameters may be quiet.
+fn check_linear_variant(model: &BertForPreTraining, opts: &ForwardOptions) {
+    let informative = check_model(model, &batch(), opts);
+    let total = model.named_params().len();
+    assert!(
+        informative >= total - 5,
+        "only {informative} of {total} parameters had a non-negligible gradient"
+    );
+}
+
+#[test]
+fn every_parameter_gradient_matches_finite_differences_with_grouped_query_attention() {
+    for g in [2, 1] {
+        let model = tiny_variant(0.0, |c| {
+            four_heads(c);
+            c.num_key_value_heads = Some(g);
+        });
+        assert_eq!(
+            model.bert.layers[0]
+                .attention
+                .self_attention
+                .key
+                .weight
+                .dim(),
+            (g * 2, 8)
+        );
+        for mask in [MaskMode::Padding, MaskMode::Causal] {
+            check_variant(&model, &opts(mask, false));
+        }
+    }
+}
+
+#[test]
+fn every_parameter_gradient_matches_finite_differences_with_rotary_positions() {
+    let model = tiny_variant(0.0, |c| {
+        c.position_embedding_type = PositionEmbeddingType::Rotary
+    });
+    assert!(model.bert.embeddings.position_embeddings.is_none());
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        check_variant(&model, &opts(mask, false));
+    }
+}
+
+#[test]
+fn every_parameter_gradient_matches_finite_differences_with_linear_attention() {
+    let model = tiny_variant(0.0, |c| c.attention_type = AttentionType::Linear);
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        check_linear_variant(&model, &opts(mask, false));
+    }
+}
+
+#[test]
+fn every_parameter_gradient_matches_finite_differences_with_a_sliding_window() {
+    let model = tiny_model(0.0);
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        let o = ForwardOptions {
+            window: Some(2),
+            ..opts(mask, false)
+        };
+        check_variant(&model, &o);
+    }
+}
+
+#[test]
+fn every_parameter_gradient_matches_finite_differences_with_tiled_attention() {
+    // Blocks of 4 over T = 6 (not dividing), with attention dropout (counter-based masks).
+    let tiled = AttentionKernel::Tiled { block: 4 };
+    let model = tiny_model(0.2);
+    let o = ForwardOptions {
+        kernel: tiled,
+        ..opts(MaskMode::Padding, true)
+    };
+    check_variant(&model, &o);
+    // Everything at once: GQA + rotary + window + tiled, causal.
+    let model = tiny_variant(0.0, |c| {
+        four_heads(c);
+        c.num_key_value_heads = Some(2);
+        c.position_embedding_type = PositionEmbeddingType::Rotary;
+    });
+    let o = ForwardOptions {
+        kernel: tiled,
+        window: Some(3),
+        ..opts(MaskMode::Causal, false)
+    };
+    check_variant(&model, &o);
 }

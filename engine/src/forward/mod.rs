@@ -22,7 +22,7 @@ pub(crate) use heads::{mlm_targets, MlmHeadCache};
 pub(crate) use layer::LayerCache;
 
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
-use crate::config::BertConfig;
+use crate::config::{AttentionType, BertConfig, PositionEmbeddingType};
 use crate::error::EngineError;
 use crate::error::Result;
 use crate::model::{BertForPreTraining, LayerNorm, Linear};
@@ -262,10 +262,10 @@ pub fn attention_options(
     config: &BertConfig,
     opts: &ForwardOptions,
 ) -> Result<(AttentionOptions, bool)> {
-    let (num_kv_heads, rotary, linear) = variant(config);
+    let rotary = config.position_embedding_type == PositionEmbeddingType::Rotary;
     let attention_opts = AttentionOptions {
         num_heads: config.num_attention_heads,
-        num_kv_heads,
+        num_kv_heads: config.num_kv_heads(),
         mask: opts.mask,
         window: opts.window,
         scale: 1.0 / (config.head_size() as f32).sqrt(),
@@ -274,7 +274,7 @@ pub fn attention_options(
         } else {
             0.0
         },
-        linear,
+        linear: config.attention_type == AttentionType::Linear,
         kernel: opts.kernel,
     };
     attention_opts.validate()?;
@@ -285,11 +285,6 @@ pub fn attention_options(
         )));
     }
     Ok((attention_opts, rotary))
-}
-
-/// G, rotary, linear from the config.
-fn variant(config: &BertConfig) -> (usize, bool, bool) {
-    (config.num_attention_heads, false, false)
 }
 
 pub(crate) fn linear_forward(x: ArrayView2<f32>, l: &Linear) -> Array2<f32> {
