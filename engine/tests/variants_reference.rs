@@ -17,7 +17,7 @@
 use engine::backward::backward;
 use engine::checkpoint::{load_dir, save_dir, to_files, Checkpoint};
 use engine::config::{AttentionType, PositionEmbeddingType};
-use engine::forward::{forward, ForwardOptions, ForwardOutput, MlmScope};
+use engine::forward::{forward, ForwardOptions, ForwardOutput};
 use engine::{Batch, BertConfig, BertForPreTraining, MaskMode, Rng};
 use ndarray::{Array1, Array2};
 use safetensors::SafeTensors;
@@ -147,10 +147,8 @@ impl Report {
 
 fn options(mask: MaskMode, trace: bool) -> ForwardOptions {
     ForwardOptions {
-        mask,
-        train: false,
         trace,
-        mlm_scope: MlmScope::AllPositions,
+        ..ForwardOptions::inspection(mask)
     }
 }
 
@@ -383,26 +381,22 @@ fn every_variant_round_trips_through_a_checkpoint() {
 // ---------------------------------------------------------------- against torch
 
 #[test]
-#[ignore = "needs the ops wiring"]
 fn multi_query_bert_matches_sdpa_enable_gqa() {
     whole_model("gqa1");
 }
 
 #[test]
-#[ignore = "needs the ops wiring"]
 fn grouped_query_bert_matches_sdpa_enable_gqa() {
     whole_model("gqa2");
 }
 
 #[test]
-#[ignore = "needs the ops wiring"]
 fn rotary_bert_matches_roformer_with_bert_heads() {
     whole_model("rotary");
 }
 
 /// The real RoFormer checkpoints: hidden states and attention weights of `RoFormerModel`.
 #[test]
-#[ignore = "needs the ops wiring"]
 fn roformer_checkpoints_match_roformer_model() {
     let want = Expected::read("rotary");
     let mut batch = want.batch();
