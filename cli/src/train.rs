@@ -133,8 +133,6 @@ struct CorpusStep {
     nsp_accuracy: f32,
 }
 
-/// The batch file: one list entry per example.
-
 pub fn run(a: &Args) -> Result<(), CliError> {
     match (a.model.is_some(), a.init.is_some()) {
         (true, false) => fixed_batch(a),
