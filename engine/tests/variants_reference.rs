@@ -17,7 +17,7 @@
 use engine::backward::backward;
 use engine::checkpoint::{load_dir, save_dir, to_files, Checkpoint};
 use engine::config::{AttentionType, PositionEmbeddingType};
-use engine::forward::{forward, ForwardOptions, ForwardOutput, MlmScope};
+use engine::forward::{forward, ForwardOptions, ForwardOutput};
 use engine::{Batch, BertConfig, BertForPreTraining, MaskMode, Rng};
 use ndarray::{Array1, Array2};
 use safetensors::SafeTensors;
@@ -147,10 +147,8 @@ impl Report {
 
 fn options(mask: MaskMode, trace: bool) -> ForwardOptions {
     ForwardOptions {
-        mask,
-        train: false,
         trace,
-        mlm_scope: MlmScope::AllPositions,
+        ..ForwardOptions::inspection(mask)
     }
 }
 
