@@ -19,6 +19,7 @@
 
 use crate::ops::attention::{softmax_head_trace, AttentionOptions, Dims};
 use crate::ops::dropout;
+use crate::ops::math::exp;
 use crate::ops::matmul::gemm;
 use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix, TileStep};
@@ -118,10 +119,10 @@ pub(crate) fn forward(
                             row.fill(0.0); // nothing allowed yet: m, l, acc stay as they are
                             continue;
                         }
-                        let alpha = (m[r] - m_new).exp(); // 0 when m was −∞
+                        let alpha = exp(m[r] - m_new); // 0 when m was −∞
                         let mut sum = 0.0;
                         for (c, s) in row.iter_mut().enumerate() {
-                            let e = (*s - m_new).exp();
+                            let e = exp(*s - m_new);
                             sum += e;
                             *s = e * z(seed, opts.dropout, &dims, b, h, i, k0 + c);
                         }
@@ -249,7 +250,7 @@ pub(crate) fn backward(
                         for c in 0..k1 - k0 {
                             let j = k0 + c;
                             let prob = if opts.allows(&key_row, i, j) {
-                                (pb[[r, c]] - lse).exp()
+                                exp(pb[[r, c]] - lse)
                             } else {
                                 0.0
                             };
