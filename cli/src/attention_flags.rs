@@ -3,8 +3,10 @@
 use crate::args::{value, UsageError};
 use engine::ops::attention::{AttentionKernel, AttentionOptions};
 
-/// Tiled attention's block size when `--block` is not given.
-pub const DEFAULT_BLOCK: usize = 16;
+/// Tiled attention's block size when `--block` is not given: FlashAttention's 64 rows, where the
+/// per-block bookkeeping is small against the block's products (16 was 1.55× slower than full at
+/// T = 4096, 64 about 1.0×).
+pub const DEFAULT_BLOCK: usize = 64;
 
 #[derive(clap::Args)]
 pub struct AttentionFlags {
@@ -14,7 +16,7 @@ pub struct AttentionFlags {
     /// Softmax attention kernel: the whole T×T matrix, or FlashAttention-2 style tiles
     #[arg(long, value_enum, default_value_t = Kernel::Full)]
     attention: Kernel,
-    /// Rows per query and key block of --attention tiled [default: 16]
+    /// Rows per query and key block of --attention tiled [default: 64]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of rows"))]
     block: Option<usize>,
 }
