@@ -5,7 +5,7 @@
 use crate::backward::backward;
 use crate::batch::{Batch, MaskMode};
 use crate::checkpoint::{Checkpoint, TensorNaming};
-use crate::config::{BertConfig, PositionEmbeddingType};
+use crate::config::BertConfig;
 use crate::data::{make_batch, BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions, Losses};
@@ -196,10 +196,9 @@ impl Trainer {
             mask,
         } = settings;
         batch.validate()?;
-        // Learned positions stop at P; rotary ones do not.
-        if model.config.position_embedding_type == PositionEmbeddingType::Absolute
-            && batch.max_len > model.config.max_position_embeddings
-        {
+        // Also for rotary models, whose forward runs past P: a training batch is T×T per head,
+        // so its length stays within the config's bounded P.
+        if batch.max_len > model.config.max_position_embeddings {
             return Err(EngineError::Training(format!(
                 "sequence length {} is longer than the model's {} positions",
                 batch.max_len, model.config.max_position_embeddings

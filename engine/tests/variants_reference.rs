@@ -381,26 +381,22 @@ fn every_variant_round_trips_through_a_checkpoint() {
 // ---------------------------------------------------------------- against torch
 
 #[test]
-#[ignore = "needs the ops wiring"]
 fn multi_query_bert_matches_sdpa_enable_gqa() {
     whole_model("gqa1");
 }
 
 #[test]
-#[ignore = "needs the ops wiring"]
 fn grouped_query_bert_matches_sdpa_enable_gqa() {
     whole_model("gqa2");
 }
 
 #[test]
-#[ignore = "needs the ops wiring"]
 fn rotary_bert_matches_roformer_with_bert_heads() {
     whole_model("rotary");
 }
 
 /// The real RoFormer checkpoints: hidden states and attention weights of `RoFormerModel`.
 #[test]
-#[ignore = "needs the ops wiring"]
 fn roformer_checkpoints_match_roformer_model() {
     let want = Expected::read("rotary");
     let mut batch = want.batch();

@@ -2,7 +2,7 @@
 //! batch a user built, is an error here rather than a panic in an op.
 
 use crate::batch::{Batch, IGNORE_INDEX};
-use crate::config::PositionEmbeddingType;
+use crate::config::{PositionEmbeddingType, MAX_POSITION_EMBEDDINGS};
 use crate::error::{EngineError, Result};
 use crate::model::BertForPreTraining;
 
@@ -55,13 +55,19 @@ pub(super) fn validate(model: &BertForPreTraining, batch: &Batch) -> Result<()> 
             return err(format!("NSP label {bad} is not 0 (IsNext) or 1 (NotNext)"));
         }
     }
-    // Learned positions stop at P; rotary positions are computed for any t.
+    // Learned positions stop at P; rotary positions are computed for any t, up to the bound
+    // every P has.
     if config.position_embedding_type == PositionEmbeddingType::Absolute
         && t > config.max_position_embeddings
     {
         return err(format!(
             "sequence length {t} exceeds max_position_embeddings {} (the model's learned absolute positions)",
             config.max_position_embeddings
+        ));
+    }
+    if t > MAX_POSITION_EMBEDDINGS {
+        return err(format!(
+            "sequence length {t} is too large: the limit is {MAX_POSITION_EMBEDDINGS}"
         ));
     }
     if let Some(&bad) = batch
