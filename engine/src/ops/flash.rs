@@ -17,9 +17,10 @@
 //! (`dropout::counter_factor`); backward recomputes the same factors. Same distribution as the
 //! full kernel's dropout, a different random stream.
 
+use crate::batch::MaskMode;
 use crate::ops::attention::{softmax_head_trace, AttentionOptions, Dims};
 use crate::ops::dropout;
-use crate::ops::math::exp;
+use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix, TileStep};
@@ -44,6 +45,25 @@ fn z(seed: Option<u64>, p: f32, dims: &Dims, b: usize, h: usize, i: usize, j: us
             dropout::counter_factor(seed, index, p)
         }
     }
+}
+
+/// Every (i, j) of the block [q0, q1) × [k0, k1) allowed by mask and window: no per-entry
+/// check needed.
+fn dense_block(
+    opts: &AttentionOptions,
+    key_row: &[u8],
+    q0: usize,
+    q1: usize,
+    k0: usize,
+    k1: usize,
+) -> bool {
+    let keys_real = opts.mask == MaskMode::None || key_row[k0..k1].iter().all(|&m| m != 0);
+    let causal_ok = opts.mask != MaskMode::Causal || k1 - 1 <= q0;
+    // The farthest pairs of the block are corners: (q0, k1 − 1) and (q1 − 1, k0).
+    let window_ok = opts
+        .window
+        .is_none_or(|w| (k1 - 1).abs_diff(q0) < w && (q1 - 1).abs_diff(k0) < w);
+    keys_real && causal_ok && window_ok
 }
 
 /// Block starts covering [lo, hi) on the grid of `block`.
@@ -104,30 +124,35 @@ pub(crate) fn forward(
                         0.0,
                         &mut pb,
                     );
+                    let dense = dense_block(opts, &key_row, q0, q1, k0, k1);
                     for (r, mut row) in pb.rows_mut().into_iter().enumerate() {
                         let i = q0 + r;
-                        let mut row_max = f32::NEG_INFINITY;
-                        for (c, s) in row.iter_mut().enumerate() {
-                            if opts.allows(&key_row, i, k0 + c) {
-                                row_max = row_max.max(*s);
-                            } else {
-                                *s = f32::NEG_INFINITY;
+                        let row = row.as_slice_mut().expect("block rows are contiguous");
+                        if !dense {
+                            for (c, s) in row.iter_mut().enumerate() {
+                                if !opts.allows(&key_row, i, k0 + c) {
+                                    *s = f32::NEG_INFINITY;
+                                }
                             }
                         }
-                        let m_new = m[r].max(row_max);
+                        let m_new = m[r].max(math::max(row));
                         if m_new == f32::NEG_INFINITY {
                             row.fill(0.0); // nothing allowed yet: m, l, acc stay as they are
                             continue;
                         }
                         let alpha = exp(m[r] - m_new); // 0 when m was −∞
-                        let mut sum = 0.0;
-                        for (c, s) in row.iter_mut().enumerate() {
-                            let e = exp(*s - m_new);
-                            sum += e;
-                            *s = e * z(seed, opts.dropout, &dims, b, h, i, k0 + c);
+                        for s in row.iter_mut() {
+                            *s = exp(*s - m_new); // 0 for masked entries
                         }
-                        l[r] = l[r] * alpha + sum;
-                        acc.row_mut(r).mapv_inplace(|a| a * alpha);
+                        l[r] = l[r] * alpha + math::sum(row);
+                        if let Some(seed) = seed {
+                            for (c, s) in row.iter_mut().enumerate() {
+                                *s *= z(Some(seed), opts.dropout, &dims, b, h, i, k0 + c);
+                            }
+                        }
+                        if alpha != 1.0 {
+                            acc.row_mut(r).mapv_inplace(|a| a * alpha);
+                        }
                         m[r] = m_new;
                     }
                     gemm(1.0, &pb, &vh.slice(s![k0..k1, ..]), 1.0, &mut acc);
@@ -244,19 +269,27 @@ pub(crate) fn backward(
                     let mut dpb = dp.slice_mut(s![..br, ..k1 - k0]);
                     gemm(opts.scale, &qb, &kb.t(), 0.0, &mut pb);
                     gemm(1.0, &dob, &vb.t(), 0.0, &mut dpb);
-                    for r in 0..br {
+                    let dense = dense_block(opts, &key_row, q0, q1, k0, k1);
+                    for (r, (mut p_row, mut dp_row)) in
+                        pb.rows_mut().into_iter().zip(dpb.rows_mut()).enumerate()
+                    {
                         let i = q0 + r;
-                        let lse = cache.log_sum_exp[[b, h, i]];
-                        for c in 0..k1 - k0 {
+                        let (lse, d_i) = (cache.log_sum_exp[[b, h, i]], d_row[i]);
+                        let p_row = p_row.as_slice_mut().expect("block rows are contiguous");
+                        let dp_row = dp_row.as_slice_mut().expect("block rows are contiguous");
+                        for (c, (p, dp)) in p_row.iter_mut().zip(dp_row.iter_mut()).enumerate() {
                             let j = k0 + c;
-                            let prob = if opts.allows(&key_row, i, j) {
-                                exp(pb[[r, c]] - lse)
+                            let prob = if dense || opts.allows(&key_row, i, j) {
+                                exp(*p - lse)
                             } else {
                                 0.0
                             };
-                            let zf = z(cache.dropout_seed, opts.dropout, &dims, b, h, i, j);
-                            pb[[r, c]] = prob * zf; // P ⊙ Z for dV
-                            dpb[[r, c]] = prob * (dpb[[r, c]] * zf - d_row[i]); // dS
+                            let zf = match cache.dropout_seed {
+                                None => 1.0,
+                                seed => z(seed, opts.dropout, &dims, b, h, i, j),
+                            };
+                            *p = prob * zf; // P ⊙ Z for dV
+                            *dp = prob * (*dp * zf - d_i); // dS
                         }
                     }
                     gemm(
