@@ -764,12 +764,19 @@ fn tiled_attention_holds_linear_memory_and_far_less_than_full() {
             .collect()
     };
     let (full, tiled) = (peaks("full"), peaks("tiled"));
-    for i in 1..3 {
-        // Doubling T: tiled about doubles (O(T)), full about quadruples (O(T²)).
-        let (rt, rf) = (tiled[i] / tiled[i - 1], full[i] / full[i - 1]);
-        assert!((1.6..2.4).contains(&rt), "tiled grew ×{rt}: {tiled:?}");
-        assert!(rf > 3.0, "full grew ×{rf}: {full:?}");
-    }
+    // Peak = a·T² + b·T + c. Doubling T from 128 to 256 to 512 multiplies the growth of an
+    // O(T) peak by 2 and that of an O(T²) one by about 4, whatever the constant (the 64×64
+    // blocks of the default block size are a constant).
+    let growth = |p: &[f64]| (p[2] - p[1]) / (p[1] - p[0]);
+    let (gt, gf) = (growth(&tiled), growth(&full));
+    assert!(
+        (1.8..2.2).contains(&gt),
+        "tiled peak is not linear in T (growth ×{gt}): {tiled:?}"
+    );
+    assert!(
+        gf > 3.5,
+        "full peak is not quadratic in T (growth ×{gf}): {full:?}"
+    );
     assert!(
         tiled[2] * 8.0 <= full[2],
         "T=512: tiled {} vs full {}",
