@@ -92,8 +92,10 @@ fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) ->
         })
     };
     let rewind = move |_| {
-        if let Some((at, ..)) = target() {
+        if let Some((at, step, _)) = target() {
             live.send(ToWorker::Rewind { at });
+            // The worker goes on from there; the next loss point replaces the later ones.
+            live.step.set(step);
         }
         live.stopped.set(None);
     };

@@ -238,9 +238,9 @@ impl Curves {
         self.points.last()
     }
 
-    /// The first step at which the loss left its recent range for good: the start of the final
-    /// stretch of points that all lie above the highest of the `RECENT` points before it (with
-    /// a 5% margin for noise). None when the last point is still in range. A point's loss is
+    /// The first step at which the loss left its recent range for good: the earliest point
+    /// such that it and every point after it lie above the highest of the `RECENT` points
+    /// before it (with a 5% margin for noise). None when the last point is back in range. A point's loss is
     /// that of the weights before its step, so weights kept before `step − 1` are unharmed.
     pub fn left_range_at(&self) -> Option<u64> {
         const RECENT: usize = 20;
@@ -253,10 +253,9 @@ impl Curves {
                 .iter()
                 .map(|q| q.loss)
                 .fold(f32::NEG_INFINITY, f32::max);
+            // The earliest such j wins: inside the stretch, the window holds the climb itself.
             if lowest_after > high + 0.05 * high.abs() {
                 start = Some(j);
-            } else {
-                break;
             }
         }
         // A bucket's point stands for all its steps: the first of them.
