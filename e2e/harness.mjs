@@ -31,8 +31,9 @@ export async function launch() {
   });
 }
 
-/// A fresh page that records console errors, page errors and every request it makes.
-export async function openPage(browser, baseUrl, viewport = { width: 1280, height: 800 }) {
+/// A fresh page that records console errors, page errors, Content-Security-Policy violations
+/// (as problems) and every request it makes. `url` may add a query to the app's address.
+export async function openPage(browser, url, viewport = { width: 1280, height: 800 }) {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = [];
@@ -40,8 +41,19 @@ export async function openPage(browser, baseUrl, viewport = { width: 1280, heigh
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('request', (r) => requests.push(r.url()));
-  await page.goto(baseUrl);
+  await page.exposeFunction('__reportCspViolation', (v) => problems.push(`CSP violation: ${v}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__reportCspViolation(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} (${e.sourceFile}:${e.lineNumber})`));
+  });
+  await page.goto(url);
   return { page, context, problems, requests };
+}
+
+/// Requests that left the page's own origin (the app must make none).
+export function foreignRequests(requests, url) {
+  const origin = new URL(url).origin;
+  return requests.filter((u) => new URL(u).origin !== origin);
 }
 
 export function assert(cond, message) {

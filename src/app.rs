@@ -1,8 +1,10 @@
+use crate::alerts::{CrashBanner, RestoreNotes};
 use crate::explorer::Explorer;
-use crate::lab::{LabSettings, ModelInfo, ProbeInput, DEFAULT_CORPUS};
+use crate::lab::{LabSettings, ModelInfo};
 use crate::live::Live;
 use crate::panel::TrainingPanel;
 use crate::protocol::ToWorker;
+use crate::restore;
 use crate::training::storage;
 use serde::Serialize;
 
@@ -16,12 +18,20 @@ pub use crate::live::Shown;
 #[component]
 pub fn App() -> impl IntoView {
     let live = Live::start();
-    // What the user set last time, else the defaults.
-    let corpus = RwSignal::new(
-        storage::load::<String>(CORPUS_KEY).unwrap_or_else(|| DEFAULT_CORPUS.to_string()),
+    // What the user set last time, checked as if typed now; else the defaults.
+    let corpus = restore::corpus(storage::load_text(CORPUS_KEY).as_deref());
+    let settings = restore::settings(storage::load_text(SETTINGS_KEY).as_deref());
+    let probe = restore::probe(storage::load_text(PROBE_KEY).as_deref());
+    live.notes.set(
+        [&corpus.notices, &settings.notices, &probe.notices]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
     );
-    let settings = RwSignal::new(storage::load::<LabSettings>(SETTINGS_KEY).unwrap_or_default());
-    let probe = RwSignal::new(storage::load::<ProbeInput>(PROBE_KEY).unwrap_or_default());
+    let corpus = RwSignal::new(corpus.value);
+    let settings = RwSignal::new(settings.value);
+    let probe = RwSignal::new(probe.value);
     start_model(live, corpus.get_untracked(), settings.get_untracked());
     // Local storage is the outside world too.
     Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
@@ -32,6 +42,9 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| live.inspect(probe.get()));
     keyboard_shortcuts(live);
     keep_when_hidden(live);
+    if location_has("test-hooks") {
+        crate::test_hooks::install(live);
+    }
     let benchmark = location_has("bench");
     if benchmark {
         live.send(ToWorker::Bench {
@@ -46,6 +59,8 @@ pub fn App() -> impl IntoView {
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
             <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(ModelInfo::facts)).unwrap_or_default()}</span>
         </header>
+        <CrashBanner live=live corpus=corpus settings=settings/>
+        <RestoreNotes live=live/>
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
             <main>
@@ -95,9 +110,14 @@ fn keep_when_hidden(live: Live) {
 /// The model kept in this browser by an earlier visit, else a fresh one.
 fn start_model(live: Live, corpus: String, settings: LabSettings) {
     leptos::task::spawn_local(async move {
-        match storage::load_model().await {
-            Ok(Some(saved)) => live.restore(saved, corpus, settings),
-            Ok(None) => live.reset(corpus, settings),
+        match storage::find_model().await {
+            Ok(found) => {
+                live.notes.update(|n| n.extend(found.notices));
+                match found.model {
+                    Some(saved) => live.restore(saved, corpus, settings),
+                    None => live.reset(corpus, settings),
+                }
+            }
             Err(e) => {
                 live.notice.set(Some(format!(
                     "Could not read the model kept in this browser ({e}); starting fresh."

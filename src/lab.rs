@@ -308,9 +308,18 @@ impl Lab {
         corpus: &str,
         settings: &LabSettings,
         step: u64,
+        word_level: bool,
         training_state: Option<&[u8]>,
     ) -> Result<(Lab, Option<String>), String> {
-        let loaded: Checkpoint = checkpoint::load(files).map_err(|e| e.to_string())?;
+        // Checkpoint files read back as WordPiece; a model made here splits whole words.
+        let read = || -> Result<Checkpoint, String> {
+            let mut c = checkpoint::load(files).map_err(|e| e.to_string())?;
+            if word_level {
+                c.tokenizer = Tokenizer::word_level(c.tokenizer.vocab().clone());
+            }
+            Ok(c)
+        };
+        let loaded = read()?;
         let mut train = settings.train_settings();
         train.batch.max_len = train
             .batch
@@ -348,10 +357,7 @@ impl Lab {
                     (Model::Trainable(trainer), notice)
                 }
                 // The trainer took the model; read it again rather than keep a second copy.
-                Err(e) => inspect_only(
-                    checkpoint::load(files).map_err(|e| e.to_string())?,
-                    e.to_string(),
-                ),
+                Err(e) => inspect_only(read()?, e.to_string()),
             }
         };
         Ok((Lab::with_model(model, name.to_string()), notice))
@@ -376,6 +382,11 @@ impl Lab {
                 model, tokenizer, ..
             } => (model, tokenizer),
         }
+    }
+
+    /// Whole-word tokens (a vocabulary built from the corpus), not WordPiece.
+    pub fn word_level(&self) -> bool {
+        matches!(self.parts().1, Tokenizer::WordLevel { .. })
     }
 
     pub fn step_count(&self) -> u64 {

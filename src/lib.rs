@@ -1,6 +1,7 @@
 //! Attention Lab's web app: thin Leptos views over signals. It does no maths: the engine
 //! computes, the app draws what the engine hands it.
 
+mod alerts;
 mod app;
 pub mod components;
 pub mod explorer;
@@ -10,7 +11,10 @@ pub mod live;
 pub mod paint;
 mod panel;
 pub mod protocol;
+pub mod restore;
+pub mod rules;
 pub mod session;
+mod test_hooks;
 #[doc(hidden)]
 pub mod testing;
 pub mod training;

@@ -35,6 +35,11 @@ pub struct Live {
     pub bench: RwSignal<Option<String>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
     pub busy: RwSignal<Option<String>>,
+    /// Why the worker died (a panic, out of memory), until Restart starts another.
+    pub crashed: RwSignal<Option<String>>,
+    /// What was kept from an earlier visit but unreadable or invalid, and so reset: one
+    /// sentence each, shown until dismissed.
+    pub notes: RwSignal<Vec<String>>,
     /// Step and time (ms) of the last model kept in the browser's store.
     kept: StoredValue<(u64, f64)>,
     /// Keep the model once it is ready: the user loaded a checkpoint, which must survive a
@@ -42,6 +47,18 @@ pub struct Live {
     keep_when_ready: StoredValue<bool>,
     /// The curves kept with a model being restored; they return when it is ready.
     restored_curves: StoredValue<Option<Curves>>,
+    /// A notice for when the next model is ready (the worker's own notice, if any, wins).
+    ready_notice: StoredValue<Option<String>>,
+    /// Corpus and settings of a kept model being restored: if it fails to load, a fresh model
+    /// on them starts instead.
+    restoring: StoredValue<Option<(String, LabSettings)>>,
+    /// The next Ready leaves the curves as they are (a restart: they already show the run).
+    keep_curves: StoredValue<bool>,
+    /// What a new worker must be told again: the speed limit and the probe.
+    speed: StoredValue<Option<f64>>,
+    probe: StoredValue<Option<ProbeInput>>,
+    /// Which worker is current: replies and deaths of an earlier one are ignored.
+    generation: StoredValue<u32>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
 }
 
@@ -67,16 +84,116 @@ impl Live {
             history_at: RwSignal::new(None),
             bench: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
+            crashed: RwSignal::new(None),
+            notes: RwSignal::new(Vec::new()),
             kept: StoredValue::new((0, 0.0)),
             keep_when_ready: StoredValue::new(false),
             restored_curves: StoredValue::new(None),
+            ready_notice: StoredValue::new(None),
+            restoring: StoredValue::new(None),
+            keep_curves: StoredValue::new(false),
+            speed: StoredValue::new(None),
+            probe: StoredValue::new(None),
+            generation: StoredValue::new(0),
             client: StoredValue::new_local(None),
         };
-        match LabClient::spawn(move |message, attachments| live.apply(message, attachments)) {
-            Ok(client) => live.client.set_value(Some(client)),
-            Err(e) => live.error.set(Some(e)),
-        }
+        live.spawn_worker();
         live
+    }
+
+    /// A new worker, which from now on is the one that counts.
+    fn spawn_worker(&self) {
+        let live = *self;
+        let generation = self.generation.get_value() + 1;
+        self.generation.set_value(generation);
+        let current = move || live.generation.get_value() == generation;
+        let spawned = LabClient::spawn(
+            move |message, attachments| {
+                // A trap leaves the worker's wasm running on whatever state it had (its timers
+                // still fire): once it is dead, only its panic message counts.
+                let dead = live.crashed.with_untracked(Option::is_some);
+                if current() && (!dead || matches!(message, FromWorker::Crashed { .. })) {
+                    live.apply(message, attachments);
+                }
+            },
+            move |message| {
+                if current() {
+                    live.died(message, false);
+                }
+            },
+        );
+        match spawned {
+            Ok(client) => self.client.set_value(Some(client)),
+            Err(e) => self.error.set(Some(e)),
+        }
+    }
+
+    /// The worker died. Its panic message (`from_panic`) says more than the `error` event that
+    /// follows it, so it replaces that, never the other way round.
+    fn died(&self, message: String, from_panic: bool) {
+        if from_panic || self.crashed.with_untracked(Option::is_none) {
+            self.crashed.set(Some(message));
+        }
+        self.playing.set(false);
+        self.busy.set(None);
+        self.keep_when_ready.set_value(false);
+        self.restored_curves.set_value(None);
+        self.restoring.set_value(None);
+        // Stop what is left of it, after a moment for its panic message to arrive if the
+        // `error` event came first.
+        let (live, generation) = (*self, self.generation.get_value());
+        let end = wasm_bindgen::closure::Closure::once_into_js(move || {
+            if live.generation.get_value() == generation {
+                live.client
+                    .with_value(|c| c.as_ref().map(LabClient::terminate));
+            }
+        });
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+                wasm_bindgen::JsCast::unchecked_ref(&end),
+                250,
+            );
+        }
+    }
+
+    /// After a crash: a new worker, told what the old one knew (speed, probe), with the last
+    /// kept model and its training state, as a reload would. The page keeps its heatmaps until
+    /// the new worker's arrive, and its curves, which training then continues.
+    pub fn restart(&self, corpus: String, settings: LabSettings) {
+        self.revive();
+        self.busy.set(Some("Restarting the trainer…".into()));
+        let live = *self;
+        leptos::task::spawn_local(async move {
+            match storage::load_model().await {
+                Ok(Some(saved)) => {
+                    let shown = live
+                        .curves
+                        .with_untracked(|c| c.last().map_or(0, |p| p.step));
+                    if saved.step <= shown {
+                        live.keep_curves.set_value(true);
+                    }
+                    live.ready_notice.set_value(Some(format!(
+                        "The trainer restarted from the model kept at step {}.",
+                        saved.step
+                    )));
+                    live.restore(saved, corpus, settings);
+                }
+                Ok(None) | Err(_) => live.reset(corpus, settings),
+            }
+        });
+    }
+
+    /// Replace a dead worker by a new one that knows what the page told the old one.
+    fn revive(&self) {
+        self.client
+            .with_value(|c| c.as_ref().map(LabClient::terminate));
+        self.crashed.set(None);
+        self.error.set(None);
+        self.spawn_worker();
+        self.send(ToWorker::Speed(self.speed.get_value()));
+        if let Some(probe) = self.probe.get_value() {
+            self.send(ToWorker::Inspect { probe, at: None });
+        }
     }
 
     pub fn send(&self, message: ToWorker) {
@@ -85,6 +202,15 @@ impl Live {
 
     /// `message` with files' bytes beside it (see `protocol`).
     pub fn send_with(&self, message: ToWorker, attachments: &[&[u8]]) {
+        // A dead worker hears nothing; the banner says so and offers Restart.
+        if self.crashed.with_untracked(Option::is_some) {
+            return;
+        }
+        match &message {
+            ToWorker::Speed(speed) => self.speed.set_value(*speed),
+            ToWorker::Inspect { probe, .. } => self.probe.set_value(Some(probe.clone())),
+            _ => {}
+        }
         let sent = self.client.with_value(|c| match c {
             Some(client) => client.send(&message, attachments),
             None => Err("the training worker is not running".into()),
@@ -97,6 +223,9 @@ impl Live {
     /// A fresh model, which replaces the one kept in the browser once it is ready (the worker
     /// writes in order, so a keep still under way cannot bring the old one back).
     pub fn reset(&self, corpus: String, settings: LabSettings) {
+        if self.crashed.with_untracked(Option::is_some) {
+            self.revive();
+        }
         self.busy.set(Some("Building a fresh model…".into()));
         self.keep_when_ready.set_value(true);
         self.send(ToWorker::Reset { corpus, settings });
@@ -119,6 +248,7 @@ impl Live {
             config_json,
             vocab_txt,
             tokenizer_config_json,
+            word_level: false,
             safetensors,
             training_state: None,
             curves: Curves::new(),
@@ -134,6 +264,8 @@ impl Live {
         )));
         self.kept.set_value((saved.step, js_sys::Date::now()));
         self.restored_curves.set_value(Some(saved.curves.clone()));
+        self.restoring
+            .set_value(Some((corpus.clone(), settings.clone())));
         self.send_load(saved, corpus, settings);
     }
 
@@ -188,7 +320,9 @@ impl Live {
                 let repeats = notice
                     .as_ref()
                     .is_some_and(|n| trainable.as_ref().err() == Some(n));
-                self.notice.set(notice.filter(|_| !repeats));
+                let planned = self.ready_notice.write_value().take();
+                self.notice.set(notice.filter(|_| !repeats).or(planned));
+                self.restoring.set_value(None);
                 self.trainable.set(trainable);
                 if std::mem::take(&mut *self.keep_when_ready.write_value()) {
                     self.kept.set_value((step, js_sys::Date::now()));
@@ -199,8 +333,10 @@ impl Live {
                 self.error.set(None);
                 self.busy.set(None);
                 let restored = self.restored_curves.write_value().take();
-                self.curves
-                    .set(restored.map_or_else(Curves::new, |c| c.until(step)));
+                if !std::mem::take(&mut *self.keep_curves.write_value()) {
+                    self.curves
+                        .set(restored.map_or_else(Curves::new, |c| c.until(step)));
+                }
                 self.history_at.set(None);
             }
             FromWorker::Progress {
@@ -237,7 +373,17 @@ impl Live {
                 self.playing.set(false);
                 self.stopped.set(Some(reason));
             }
+            FromWorker::Crashed { message } => self.died(message, true),
             FromWorker::Failed { message } => {
+                if let Some((corpus, settings)) = self.restoring.write_value().take() {
+                    // A kept model that no longer loads must not leave the page without one.
+                    self.keep_curves.set_value(false);
+                    self.ready_notice.set_value(Some(format!(
+                        "The model kept in this browser could not be loaded ({message}), so a fresh one starts."
+                    )));
+                    self.reset(corpus, settings);
+                    return;
+                }
                 self.keep_when_ready.set_value(false);
                 self.restored_curves.set_value(None);
                 self.busy.set(None);

@@ -4,7 +4,8 @@
 use crate::lab::{LabSettings, OptimizerChoice, Preset, ProbeInput};
 use crate::live::Live;
 use crate::protocol::ToWorker;
-use crate::training::curves::LossCurves;
+use crate::rules;
+use crate::training::curves::{Curves, LossCurves};
 use crate::training::files::{DownloadCheckpoint, LoadCheckpoint, PickedCheckpoint};
 use engine::batch::MaskMode;
 use leptos::prelude::*;
@@ -38,8 +39,11 @@ pub fn TrainingPanel(
 
 #[component]
 fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let untrainable =
-        move || live.trainable.with(|t| t.is_err()) || live.info.with(|i| i.is_none());
+    let untrainable = move || {
+        live.trainable.with(|t| t.is_err())
+            || live.info.with(|i| i.is_none())
+            || live.crashed.with(|c| c.is_some())
+    };
     view! {
         <div class="controls" role="group" aria-label="Training controls">
             <button class="play" disabled=move || untrainable() || live.playing.get()
@@ -72,20 +76,41 @@ fn parse_speed(value: &str) -> Option<f64> {
 
 #[component]
 fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
+    // The rewind point: the last kept weights before the loss left its recent range (those kept
+    // while it climbed towards the NaN are already wrecked). A point's loss is that of the
+    // weights before its step, so a climb from step d condemns the weights of step d − 1 on;
+    // without a climb, the weights of the stopped step gave the NaN.
+    let target = move || {
+        let left = live.curves.with(Curves::left_range_at);
+        let last_good = match left {
+            Some(d) => d.saturating_sub(2),
+            None => live.step.get().saturating_sub(1),
+        };
+        live.history.with(|steps| {
+            let at = steps.iter().rposition(|&s| s <= last_good).unwrap_or(0);
+            Some((at, *steps.get(at)?, left))
+        })
+    };
     let rewind = move |_| {
-        let last = live.history.with_untracked(|h| h.len().checked_sub(1));
-        if let Some(at) = last {
+        if let Some((at, step, _)) = target() {
             live.send(ToWorker::Rewind { at });
+            // The worker goes on from there; the next loss point replaces the later ones.
+            live.step.set(step);
         }
         live.stopped.set(None);
     };
     move || {
         live.stopped.get().map(|reason| {
-            let last_good = live.history.with(|h| h.last().copied().unwrap_or(0));
+            let (step, left) = target().map_or((0, None), |(_, s, left)| (s, left));
+            let why = match left {
+                Some(d) => format!("The loss left its recent range at step {d}; step {step} is the last kept point before that."),
+                None => format!("Step {step} is the last kept point before the loss became NaN or infinite."),
+            };
             view! {
                 <div class="stopped" role="alert">
                     <p><strong>"Training stopped. "</strong>{reason}</p>
-                    <button on:click=rewind>{format!("Rewind to step {last_good}")}</button>
+                    <p class="rewind-why">{why}</p>
+                    <button on:click=rewind data-rewind-step=step.to_string()>{format!("Rewind to step {step}")}</button>
                     <button on:click=move |_| on_reset()>"Reset"</button>
                 </div>
             }
@@ -209,35 +234,35 @@ fn Settings(
         <fieldset class="settings">
             <legend>"Model and settings"</legend>
             <label>"Preset"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.preset = if v == "small" { Preset::Small } else { Preset::Tiny }; Ok(()) }) }>
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.preset = rules::preset(&v)?; Ok(()) }) }>
                     <option value="tiny" selected=move || settings.with(|s| s.preset == Preset::Tiny)>{format!("tiny ({})", Preset::Tiny.describe())}</option>
                     <option value="small" selected=move || settings.with(|s| s.preset == Preset::Small)>{format!("small ({})", Preset::Small.describe())}</option>
                 </select>
             </label>
             <label>"Learning rate"
                 <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())
-                    on:change=number(|s, v| { if v > 0.0 && v.is_finite() { s.learning_rate = v; Ok(()) } else { Err("the learning rate must be a positive number".into()) } })/>
+                    on:change=number(|s, v| { s.learning_rate = rules::learning_rate(v)?; Ok(()) })/>
             </label>
             <label>"Batch size"
                 <input type="number" min="1" max="64" step="1" prop:value=move || settings.with(|s| s.batch_size.to_string())
-                    on:change=number(|s, v| { if (1.0..=64.0).contains(&v) && v.fract() == 0.0 { s.batch_size = v as usize; Ok(()) } else { Err("the batch size must be a whole number from 1 to 64".into()) } })/>
+                    on:change=number(|s, v| { s.batch_size = rules::batch_size(v)?; Ok(()) })/>
             </label>
             <label>"Mask probability"
                 <input type="number" min="0.01" max="1" step="0.01" prop:value=move || settings.with(|s| s.mask_prob.to_string())
-                    on:change=number(|s, v| { if v > 0.0 && v <= 1.0 { s.mask_prob = v as f32; Ok(()) } else { Err("the mask probability must be in (0, 1]".into()) } })/>
+                    on:change=number(|s, v| { s.mask_prob = rules::mask_prob(v)?; Ok(()) })/>
             </label>
             <label>"Seed"
                 <input type="number" min="0" step="1" prop:value=move || settings.with(|s| s.seed.to_string())
-                    on:change=number(|s, v| { if v >= 0.0 && v.fract() == 0.0 && v < 9.0e15 { s.seed = v as u64; Ok(()) } else { Err("the seed must be a whole number ≥ 0".into()) } })/>
+                    on:change=number(|s, v| { s.seed = rules::seed(v)?; Ok(()) })/>
             </label>
             <label>"Optimizer"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.optimizer = if v == "sgd" { OptimizerChoice::Sgd } else { OptimizerChoice::Adam }; Ok(()) }) }>
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.optimizer = rules::optimizer(&v)?; Ok(()) }) }>
                     <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerChoice::Adam)>"Adam"</option>
                     <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerChoice::Sgd)>"SGD"</option>
                 </select>
             </label>
             <label>"Training mask"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.train_mask = if v == "causal" { MaskMode::Causal } else { MaskMode::Padding }; Ok(()) }) }>
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.train_mask = rules::mask(&v)?; Ok(()) }) }>
                     <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
                     <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
                 </select>

@@ -25,6 +25,8 @@ pub enum ToWorker {
         settings: LabSettings,
         /// Steps this model was already trained (a model kept in the browser).
         step: u64,
+        /// Whole-word tokens (a model made here and kept), not WordPiece.
+        word_level: bool,
     },
     Play,
     Pause,
@@ -54,6 +56,21 @@ pub enum ToWorker {
         iters: usize,
         warmup: usize,
     },
+    /// Test only: make the worker die, to check that the page notices and recovers. Sent only
+    /// by `window.__attentionLabTest.crashWorker`, which the page defines only when its URL has
+    /// `?test-hooks` (see `test_hooks`).
+    Crash(Crash),
+}
+
+/// How a test makes the worker die.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Crash {
+    /// A panic while handling the message (with `panic = "abort"`, a trap).
+    Panic,
+    /// A panic in a task the worker runs later (a future, as the IndexedDB writes are).
+    PanicLater,
+    /// An allocation the 4 GB of wasm32 memory cannot hold (abort, without a panic message).
+    OutOfMemory,
 }
 
 impl ToWorker {
@@ -70,6 +87,7 @@ impl ToWorker {
             config_json,
             vocab_txt,
             tokenizer_config_json,
+            word_level,
             safetensors,
             training_state,
             curves: _,
@@ -82,6 +100,7 @@ impl ToWorker {
             corpus,
             settings,
             step,
+            word_level,
         };
         (
             load,
@@ -136,6 +155,9 @@ pub enum FromWorker {
     /// The model at `step` is kept in the browser's store. Loss points up to `step` were posted
     /// before this, so the page can keep the curves to match.
     Kept { step: u64 },
+    /// The worker panicked: the panic's message, posted by its panic hook just before the
+    /// trap that ends it (`worker::start`).
+    Crashed { message: String },
     /// The checkpoint files for the user. Attachment: model.safetensors.
     Checkpoint {
         name: String,

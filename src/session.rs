@@ -55,6 +55,7 @@ impl Session {
                 corpus,
                 settings,
                 step,
+                word_level,
             } => {
                 self.playing = false;
                 let mut attachments = attachments.into_iter();
@@ -71,6 +72,7 @@ impl Session {
                     &corpus,
                     &settings,
                     step,
+                    word_level,
                     training_state.as_deref(),
                 ) {
                     Ok((lab, notice)) => self.adopt(lab, corpus, settings, notice),
@@ -130,6 +132,8 @@ impl Session {
             ToWorker::Keep => Vec::new(),
             // Timed by the worker, which owns the clock (worker.rs).
             ToWorker::Bench { .. } => Vec::new(),
+            // The worker's own death (worker.rs), never the session's.
+            ToWorker::Crash(_) => Vec::new(),
         }
     }
 
@@ -263,6 +267,7 @@ impl Session {
             config_json: files.config_json,
             vocab_txt: files.vocab_txt,
             tokenizer_config_json: files.tokenizer_config_json,
+            word_level: lab.word_level(),
             safetensors: files.safetensors,
             training_state: lab.training_state(),
             curves: Curves::new(),
@@ -463,25 +468,37 @@ mod tests {
             let (load, attachments) =
                 ToWorker::load(saved, DEFAULT_CORPUS.into(), LabSettings::default());
             let replies = b.handle(load, attachments);
-            assert!(matches!(
-                &replies[0].message,
-                FromWorker::Ready {
-                    step: 3,
-                    notice: None,
-                    ..
-                }
-            ));
-            b
+            let FromWorker::Ready {
+                step: 3,
+                notice: None,
+                info,
+                ..
+            } = &replies[0].message
+            else {
+                panic!("not ready at step 3");
+            };
+            (b, info.tokenizer.clone())
         };
-        let mut b = restore(kept.clone());
+        assert!(kept.word_level, "a model made here splits whole words");
+        let (mut b, tokenizer) = restore(kept.clone());
+        assert_eq!(
+            tokenizer, "word-level",
+            "the kept model keeps its tokenizer"
+        );
         let next = losses(&a.train(2));
         assert_eq!(losses(&b.train(2)), next);
 
         // The weights alone train on differently: the comparison above can fail.
-        let mut c = restore(SavedModel {
+        let (mut c, _) = restore(SavedModel {
             training_state: None,
-            ..kept
+            ..kept.clone()
         });
         assert_ne!(losses(&c.train(2)), next);
+        // Without the flag, the same files read as WordPiece (what a reload used to show).
+        let (_, tokenizer) = restore(SavedModel {
+            word_level: false,
+            ..kept
+        });
+        assert_eq!(tokenizer, "WordPiece");
     }
 }

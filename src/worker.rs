@@ -1,7 +1,7 @@
 //! Worker side of the training loop (see bin/worker.rs). Time slicing: at most ~`SLICE_MS` of
 //! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
 
-use crate::protocol::{CurvePoint, FromWorker, ToWorker};
+use crate::protocol::{Crash, CurvePoint, FromWorker, ToWorker};
 use crate::session::{Reply, Session};
 use crate::training::storage;
 use crate::worker_io::{decode, encode};
@@ -67,9 +67,11 @@ fn post(reply: Reply) {
 }
 
 pub fn start() {
+    report_deaths();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
         let replies = match decode::<ToWorker>(&event.data()) {
             Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
+            Ok((ToWorker::Crash(how), _)) => crash(how),
             Ok((ToWorker::Keep, _)) => {
                 keep();
                 Vec::new()
@@ -86,6 +88,61 @@ pub fn start() {
     on_message.forget();
     // Messages sent before the wasm loaded were dropped: tell the page we listen now.
     post(FromWorker::Hello.into());
+}
+
+/// Tell the page at once when this worker dies. A panic posts its message from the panic hook,
+/// then traps (`panic = "abort"`); the page also gets the trap as the Worker's `error` event,
+/// which is all an abort without a panic (out of memory) leaves. A trap in a promise callback
+/// would reach neither, so an unhandled rejection is reported too.
+fn report_deaths() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let message = match info.location() {
+            Some(at) => format!("{what} (at {}:{})", at.file(), at.line()),
+            None => what,
+        };
+        post(FromWorker::Crashed { message }.into());
+    }));
+    let on_rejection = Closure::<dyn FnMut(web_sys::Event)>::new(|event: web_sys::Event| {
+        let reason = js_sys::Reflect::get(&event, &"reason".into()).unwrap_or_default();
+        let message = match reason.dyn_ref::<js_sys::Error>() {
+            Some(e) => String::from(e.message()),
+            None => format!("{reason:?}"),
+        };
+        post(FromWorker::Crashed { message }.into());
+    });
+    let _ = scope().add_event_listener_with_callback(
+        "unhandledrejection",
+        on_rejection.as_ref().unchecked_ref(),
+    );
+    on_rejection.forget();
+}
+
+/// Die as asked (a test: see `protocol::Crash`).
+fn crash(how: Crash) -> Vec<Reply> {
+    match how {
+        Crash::Panic => panic!("the trainer was asked to panic (a test)"),
+        Crash::PanicLater => {
+            wasm_bindgen_futures::spawn_local(async {
+                panic!("the trainer was asked to panic in a task (a test)")
+            });
+            Vec::new()
+        }
+        Crash::OutOfMemory => {
+            // 1 GB blocks, never touched, until wasm32's 4 GB address space runs out.
+            let mut blocks: Vec<Vec<u8>> = Vec::new();
+            loop {
+                blocks.push(Vec::with_capacity(1 << 30));
+                std::hint::black_box(&blocks);
+            }
+        }
+    }
 }
 
 fn schedule_tick() {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openPage, assert, inkFraction } from '../harness.mjs';
+import { openPage, assert, inkFraction, foreignRequests } from '../harness.mjs';
 
 export const tests = [
   {
@@ -14,7 +14,7 @@ export const tests = [
       const matrix = JSON.parse(await page.locator('figure.heatmap').first().getAttribute('data-matrix'));
       assert(Array.isArray(matrix) && matrix.length > 0, 'data-matrix is not a non-empty array');
       await page.screenshot({ path: path.join(artifacts, 'e2e-home.png'), fullPage: true });
-      const foreign = requests.filter((u) => !u.startsWith(baseUrl) && !u.startsWith('data:'));
+      const foreign = foreignRequests(requests, baseUrl);
       assert(foreign.length === 0, `requests outside the app: ${foreign.join(', ')}`);
       assert(problems.length === 0, problems.join('\n'));
       await context.close();

@@ -141,6 +141,7 @@ export const tests = [
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
+      const facts = await page.locator('header .model-facts').innerText();
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       // Never paused: only the periodic keep (every 5 s while playing) can have saved it.
       await page.waitForTimeout(8000);
@@ -148,6 +149,9 @@ export const tests = [
       await page.reload();
       await ready(page);
       const after = await stepCount(page);
+      // The kept model keeps its word-level tokenizer (checkpoint files alone read as WordPiece).
+      const restoredFacts = await page.locator('header .model-facts').innerText();
+      assert(facts.includes('word-level') && restoredFacts === facts, `header before: ${facts}; after the reload: ${restoredFacts}`);
       const playing = await page.getByRole('button', { name: 'Pause', exact: true }).isEnabled();
       await page.waitForFunction(() => Number(document.querySelector('[data-chart="loss"]')?.dataset.points) > 0, null, { timeout: 5000 })
         .catch(() => {});
@@ -193,12 +197,35 @@ export const tests = [
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
+      // A healthy stretch first, so there is a recent range to leave.
+      await playUntil(page, 60);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.waitForTimeout(300);
+      const healthy = await latestLoss(page);
       await setField(page, 'Learning rate', '1000');
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       await page.waitForSelector('.stopped', { timeout: 30000 });
       const text = await page.locator('.stopped').innerText();
       assert(/NaN|inf|∞|diverged/i.test(text), `no divergence message: ${text}`);
-      assert(await page.getByRole('button', { name: /Rewind to step/ }).isVisible(), 'no rewind offered');
+      const rewind = page.getByRole('button', { name: /Rewind to step/ });
+      assert(await rewind.isVisible(), 'no rewind offered');
+      // It offers the last kept point before the loss left its range, and says which.
+      const why = await page.locator('.rewind-why').innerText();
+      const stopped = await stepCount(page);
+      const left = /left its recent range at step (\d+)/.exec(why)?.[1];
+      const offered = Number(await rewind.getAttribute('data-rewind-step'));
+      console.log(`     healthy loss ${healthy.toFixed(3)}; "${why}"; stopped at step ${stopped}`);
+      assert(new RegExp(`[Ss]tep ${offered} is the last kept point before`).test(why), `offered step ${offered}: ${why}`);
+      // Weights of step s give the loss of step s + 1: a climb from step d condemns d − 1 on.
+      assert(left ? offered + 2 <= Number(left) : offered < stopped, `offered step ${offered}, stopped at ${stopped}: ${why}`);
+      await rewind.click();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n, offered, { timeout: 5000 });
+      await setField(page, 'Learning rate', '0.001');
+      await page.getByRole('button', { name: 'Step', exact: true }).click();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, offered, { timeout: 5000 });
+      await page.waitForTimeout(300);
+      const after = await latestLoss(page);
+      assert(Number.isFinite(after) && after < 2 * healthy, `after the rewind the loss is ${after} (healthy: ${healthy}): wrecked weights`);
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();

@@ -1,8 +1,7 @@
 //! The training worker: owns the model, runs steps in short slices so it can still hear the
-//! page, and posts progress and snapshots. All logic is in `Session`; this file only moves
-//! messages and keeps time.
+//! page, and posts progress and snapshots. `worker` moves messages, keeps time and reports its
+//! own death; `session` turns messages into replies.
 
 fn main() {
-    console_error_panic_hook::set_once();
     attention_lab_web::worker::start();
 }

@@ -126,7 +126,19 @@ impl TryFrom<CurvesRecord> for Curves {
         let ascending = r.points.windows(2).all(|w| w[0].step < w[1].step);
         let counted = r.counts.iter().all(|&k| (1..=r.stride).contains(&k));
         let fits = r.points.len() == r.counts.len() && r.points.len() <= MAX_POINTS;
-        if ascending && counted && fits && r.stride.is_power_of_two() {
+        // Training stops before a non-finite loss becomes a point.
+        let finite = r.points.iter().all(|p| {
+            [
+                p.loss,
+                p.mlm_loss,
+                p.nsp_loss,
+                p.mlm_accuracy,
+                p.nsp_accuracy,
+            ]
+            .iter()
+            .all(|v| v.is_finite())
+        });
+        if ascending && counted && fits && finite && r.stride.is_power_of_two() {
             Ok(Curves {
                 points: r.points,
                 counts: r.counts,
@@ -224,6 +236,30 @@ impl Curves {
 
     pub fn last(&self) -> Option<&CurvePoint> {
         self.points.last()
+    }
+
+    /// The first step at which the loss left its recent range for good: the earliest point
+    /// such that it and every point after it lie above the highest of the `RECENT` points
+    /// before it (with a 5% margin for noise). None when the last point is back in range. A point's loss is
+    /// that of the weights before its step, so weights kept before `step − 1` are unharmed.
+    pub fn left_range_at(&self) -> Option<u64> {
+        const RECENT: usize = 20;
+        let p = &self.points;
+        let mut lowest_after = f32::INFINITY;
+        let mut start = None;
+        for j in (1..p.len()).rev() {
+            lowest_after = lowest_after.min(p[j].loss);
+            let high = p[j.saturating_sub(RECENT)..j]
+                .iter()
+                .map(|q| q.loss)
+                .fold(f32::NEG_INFINITY, f32::max);
+            // The earliest such j wins: inside the stretch, the window holds the climb itself.
+            if lowest_after > high + 0.05 * high.abs() {
+                start = Some(j);
+            }
+        }
+        // A bucket's point stands for all its steps: the first of them.
+        start.map(|j| p[j].step + 1 - u64::from(self.counts[j]))
     }
 
     /// The debiased EMA of every series, one point per kept point (same steps).
@@ -565,9 +601,9 @@ fn readout_view(when: String, values: Vec<(Series, String, String)>) -> AnyView 
     let values = values
         .into_iter()
         .map(|(s, smoothed, raw)| {
-            let style = format!("color:{}", s.css_colour());
+            // CSSOM properties, not a style attribute: the page's CSP refuses inline styles.
             view! {
-                <span class="curve-value" style=style>
+                <span class="curve-value" style:color=s.css_colour()>
                     {s.label()}" "<b>{smoothed}</b><small>" raw "{raw}</small>
                 </span>
             }
@@ -647,13 +683,10 @@ fn CurveChart(
     let marker = move || {
         let (i, f) = (hover.get()?, frame.get()?);
         let step = curves.with(|c| c.points().get(i).map(|p| p.step))? as f64;
-        let style = format!(
-            "left:{:.0}px;top:{}px;height:{}px",
-            f.x_of(step),
-            f.top,
-            f.bottom - f.top
-        );
-        Some(view! { <div class="curve-marker" style=style></div> })
+        Some(view! {
+            <div class="curve-marker" style:left=format!("{:.0}px", f.x_of(step))
+                style:top=format!("{}px", f.top) style:height=format!("{}px", f.bottom - f.top)></div>
+        })
     };
     let readout = move || {
         // The hovered point while it exists (the record may have been cleared or thinned since).
@@ -707,8 +740,8 @@ fn CurveChart(
         .series()
         .iter()
         .map(|&s| {
-            let style = format!("--swatch:{}", s.css_colour());
-            view! { <li class="swatch" style=style>{s.label()}</li> }
+            // The line sample (::before) inherits this border colour; the li draws no border.
+            view! { <li class="swatch" style:border-color=s.css_colour()>{s.label()}</li> }
         })
         .collect_view();
 

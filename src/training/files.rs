@@ -600,6 +600,39 @@ mod tests {
         assert_eq!(check_sizes(&r, |&n| n * 10), Ok(30));
     }
 
+    /// Through the real reading path, with `File`s: one claims 3 GB (its own `size` property
+    /// shadows the prototype's getter) but holds one byte, so any read would not fail this way.
+    #[test]
+    async fn a_huge_picked_file_is_refused_before_a_byte_is_read() {
+        let file = |name: &str, claimed: Option<f64>| {
+            let parts = js_sys::Array::of1(&JsValue::from_str("x"));
+            let f = File::new_with_str_sequence(&parts, name).unwrap();
+            if let Some(size) = claimed {
+                let descriptor = js_sys::Object::new();
+                js_sys::Reflect::set(&descriptor, &"value".into(), &size.into()).unwrap();
+                js_sys::Object::define_property(&f, &"size".into(), &descriptor);
+            }
+            f
+        };
+        let status = RwSignal::new(Status::Idle);
+        let files = vec![
+            file("config.json", None),
+            file("model.safetensors", Some(3e9)),
+            file("vocab.txt", None),
+        ];
+        assert_eq!(
+            files[1].size(),
+            3e9,
+            "the claimed size is what the page sees"
+        );
+        let e = read_checkpoint(files, status).await.err().unwrap();
+        assert!(e.contains("model.safetensors is 3.0 GB"), "{e}");
+        assert!(
+            matches!(status.get_untracked(), Status::Idle),
+            "no file was opened for reading"
+        );
+    }
+
     #[test]
     fn names_sizes_and_text() {
         assert_eq!(

@@ -33,8 +33,12 @@ fn local_storage() -> Option<Storage> {
 /// The value saved under `attention-lab/<name>`; `None` when absent, unreadable or of another
 /// shape.
 pub fn load<T: DeserializeOwned>(name: &str) -> Option<T> {
-    let text = local_storage()?.get_item(&key(name)).ok().flatten()?;
-    serde_json::from_str(&text).ok()
+    serde_json::from_str(&load_text(name)?).ok()
+}
+
+/// The text saved under `attention-lab/<name>`, unchecked (see `restore`).
+pub fn load_text(name: &str) -> Option<String> {
+    local_storage()?.get_item(&key(name)).ok().flatten()
 }
 
 /// Save `value` as JSON under `attention-lab/<name>`. A full or disabled storage is an error
@@ -62,6 +66,9 @@ pub struct SavedModel {
     pub config_json: String,
     pub vocab_txt: String,
     pub tokenizer_config_json: Option<String>,
+    /// The model splits text into whole words (a vocabulary built from the corpus here), not
+    /// WordPiece: checkpoint files do not say which, so the kept model does.
+    pub word_level: bool,
     pub safetensors: Vec<u8>,
     /// `engine::resume`'s file: the optimiser's moments and the generator, so training goes on
     /// exactly as before (none for a checkpoint the user picked, or an inspect-only model).
@@ -80,6 +87,9 @@ struct Meta {
     config_json: String,
     vocab_txt: String,
     tokenizer_config_json: Option<String>,
+    /// Absent in records kept before it existed, which were all read back as WordPiece.
+    #[serde(default)]
+    word_level: bool,
 }
 
 const DB_NAME: &str = "attention-lab";
@@ -191,6 +201,7 @@ pub async fn save_model(model: &SavedModel) -> Result<(), String> {
         config_json: model.config_json.clone(),
         vocab_txt: model.vocab_txt.clone(),
         tokenizer_config_json: model.tokenizer_config_json.clone(),
+        word_level: model.word_level,
     };
     let meta = serde_json::to_string(&meta).map_err(|e| e.to_string())?;
     let record = js_sys::Object::new();
@@ -232,6 +243,17 @@ pub async fn save_curves(curves: &Curves) -> Result<(), String> {
 /// The model kept in IndexedDB, with its curves up to its step; `Ok(None)` when there is none
 /// or it is unreadable. Unreadable curves cost the curves, not the model.
 pub async fn load_model() -> Result<Option<SavedModel>, String> {
+    find_model().await.map(|found| found.model)
+}
+
+/// What `find_model` found, and what it had to drop, one sentence each, for the page.
+pub struct Found {
+    pub model: Option<SavedModel>,
+    pub notices: Vec<String>,
+}
+
+/// `load_model`, saying when a record was there but unreadable (another version, a hand edit).
+pub async fn find_model() -> Result<Found, String> {
     let read = |key: &'static str| {
         with_store(IdbTransactionMode::Readonly, move |store| {
             store.get(&key.into())
@@ -240,11 +262,26 @@ pub async fn load_model() -> Result<Option<SavedModel>, String> {
     let record = read(CURRENT)
         .await
         .map_err(|e| format!("Could not read the saved model: {e}"))?;
-    let curves = read(CURVES).await.ok().and_then(|c| decode_curves(&c));
-    Ok(decode(&record).map(|model| SavedModel {
+    let mut notices = Vec::new();
+    let model = decode(&record);
+    if model.is_none() && !record.is_undefined() {
+        notices.push(
+            "The model kept in this browser was unreadable (from another version, or edited), so a fresh one starts."
+                .to_string(),
+        );
+    }
+    let kept_curves = read(CURVES).await.unwrap_or(JsValue::UNDEFINED);
+    let curves = decode_curves(&kept_curves);
+    if model.is_some() && curves.is_none() && !kept_curves.is_undefined() {
+        notices.push(
+            "The loss curves kept with the model were unreadable, so they start empty.".to_string(),
+        );
+    }
+    let model = model.map(|model| SavedModel {
         curves: curves.map_or_else(Curves::new, |c| c.until(model.step)),
         ..model
-    }))
+    });
+    Ok(Found { model, notices })
 }
 
 fn decode(record: &JsValue) -> Option<SavedModel> {
@@ -265,6 +302,7 @@ fn decode(record: &JsValue) -> Option<SavedModel> {
         config_json: meta.config_json,
         vocab_txt: meta.vocab_txt,
         tokenizer_config_json: meta.tokenizer_config_json,
+        word_level: meta.word_level,
         safetensors: Uint8Array::new(&bytes).to_vec(),
         training_state: Reflect::get(record, &"training_state".into())
             .ok()
@@ -352,6 +390,7 @@ mod tests {
             config_json: "{\"hidden_size\": 64}".into(),
             vocab_txt: "[PAD]\n[UNK]\n".into(),
             tokenizer_config_json: Some("{}".into()),
+            word_level: true,
             safetensors: (0..100_000u32).map(|i| (i * 7 % 256) as u8).collect(),
             training_state: Some(vec![5; 1000]),
             curves: curves(1234),
@@ -397,6 +436,7 @@ mod tests {
             config_json: "{}".into(),
             vocab_txt: "[PAD]\n".into(),
             tokenizer_config_json: None,
+            word_level: false,
             safetensors: vec![1, 2, 3],
             training_state: None,
             curves: curves(100),
@@ -426,6 +466,71 @@ mod tests {
         let back = load_model().await.unwrap().unwrap();
         assert!(back.curves.is_empty());
         assert_eq!(back.safetensors, model.safetensors);
+        clear_model().await.unwrap();
+    }
+
+    #[test]
+    async fn unreadable_records_are_dropped_with_a_notice() {
+        clear_model().await.unwrap();
+        let found = find_model().await.unwrap();
+        assert!(
+            found.model.is_none() && found.notices.is_empty(),
+            "nothing kept: quiet"
+        );
+
+        // A hand-edited model record: no model, and the page says why it starts fresh.
+        with_store(IdbTransactionMode::Readwrite, |s| {
+            s.put_with_key(&"edited".into(), &CURRENT.into())
+        })
+        .await
+        .unwrap();
+        let found = find_model().await.unwrap();
+        assert!(found.model.is_none());
+        assert_eq!(found.notices.len(), 1, "{:?}", found.notices);
+        assert!(
+            found.notices[0].contains("unreadable"),
+            "{:?}",
+            found.notices
+        );
+
+        // A good model with curves holding a NaN (training never records one): the model
+        // stays, the curves go, and the page says so.
+        let model = SavedModel {
+            name: "tiny".into(),
+            step: 3,
+            config_json: "{}".into(),
+            vocab_txt: "[PAD]\n".into(),
+            tokenizer_config_json: None,
+            word_level: false,
+            safetensors: vec![1, 2, 3],
+            training_state: None,
+            curves: Curves::new(),
+        };
+        save_model(&model).await.unwrap();
+        let nan = CurvePoint {
+            step: 2,
+            loss: f32::NAN,
+            ..CurvePoint::default()
+        };
+        let bad = postcard::to_allocvec(&(vec![CurvePoint::default(), nan], vec![1u32, 1], 1u32))
+            .unwrap();
+        let bad = Uint8Array::from(bad.as_slice()).buffer();
+        with_store(IdbTransactionMode::Readwrite, |s| {
+            s.put_with_key(&bad, &CURVES.into())
+        })
+        .await
+        .unwrap();
+        let found = find_model().await.unwrap();
+        assert_eq!(
+            found.model.map(|m| (m.step, m.curves.is_empty())),
+            Some((3, true))
+        );
+        assert_eq!(found.notices.len(), 1, "{:?}", found.notices);
+        assert!(
+            found.notices[0].contains("loss curves"),
+            "{:?}",
+            found.notices
+        );
         clear_model().await.unwrap();
     }
 

@@ -1,0 +1,239 @@
+//! What an earlier visit left in localStorage (settings, probe, corpus), checked field by field
+//! with the rules the panel applies to what the user types (`rules`). Storage can hold anything:
+//! an older version's data, or a hand edit. A bad field falls back to its default and says so;
+//! the good fields around it stay.
+
+use crate::explorer::tokens::parse_pad_to;
+use crate::lab::{LabSettings, ProbeInput, DEFAULT_CORPUS};
+use crate::rules;
+use serde_json::{Map, Value};
+
+/// A restored value and what was reset on the way, one sentence per field, for the page.
+#[derive(Debug, PartialEq)]
+pub struct Restored<T> {
+    pub value: T,
+    pub notices: Vec<String>,
+}
+
+/// Nothing kept (`None`) gives the defaults quietly; anything kept is checked.
+pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
+    let mut value = LabSettings::default();
+    let notices = match fields(kept, "settings") {
+        Ok(fields) => {
+            let mut c = Checker::new(&fields);
+            c.number(
+                "learning_rate",
+                "Learning rate",
+                &mut value.learning_rate,
+                rules::learning_rate,
+            );
+            c.number(
+                "batch_size",
+                "Batch size",
+                &mut value.batch_size,
+                rules::batch_size,
+            );
+            c.number(
+                "mask_prob",
+                "Mask probability",
+                &mut value.mask_prob,
+                rules::mask_prob,
+            );
+            c.number("seed", "Seed", &mut value.seed, rules::seed);
+            c.number(
+                "max_len",
+                "Training length",
+                &mut value.max_len,
+                rules::max_len,
+            );
+            c.name("preset", "Preset", &mut value.preset, rules::preset);
+            c.name(
+                "optimizer",
+                "Optimizer",
+                &mut value.optimizer,
+                rules::optimizer,
+            );
+            c.name(
+                "train_mask",
+                "Training mask",
+                &mut value.train_mask,
+                rules::mask,
+            );
+            c.notices
+        }
+        Err(notice) => notice.into_iter().collect(),
+    };
+    Restored { value, notices }
+}
+
+pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
+    let mut value = ProbeInput::default();
+    let notices = match fields(kept, "probe") {
+        Ok(fields) => {
+            let mut c = Checker::new(&fields);
+            c.text("text", "Sentence", &mut value.text);
+            c.text("pair", "Second sentence", &mut value.pair);
+            c.name("mask", "Mask", &mut value.mask, rules::mask);
+            c.check("pad_to", "Pad to", &mut value.pad_to, |v| match v {
+                Value::Null => Ok(None),
+                // The text box's own rule, on the number as the user would have typed it.
+                Value::Number(n) => parse_pad_to(&n.to_string()),
+                _ => Err("not a number".into()),
+            });
+            c.notices
+        }
+        Err(notice) => notice.into_iter().collect(),
+    };
+    Restored { value, notices }
+}
+
+/// The corpus is any text the user typed; only another kind of value is wrong.
+pub fn corpus(kept: Option<&str>) -> Restored<String> {
+    let default = || DEFAULT_CORPUS.to_string();
+    let Some(kept) = kept else {
+        return Restored {
+            value: default(),
+            notices: Vec::new(),
+        };
+    };
+    match serde_json::from_str::<Value>(kept) {
+        Ok(Value::String(text)) => Restored {
+            value: text,
+            notices: Vec::new(),
+        },
+        _ => Restored {
+            value: default(),
+            notices: vec![
+                "The corpus kept from the last visit was unreadable, so the built-in corpus is back."
+                    .into(),
+            ],
+        },
+    }
+}
+
+/// The kept JSON object's fields; an unreadable one is the notice to show instead.
+fn fields(kept: Option<&str>, what: &str) -> Result<Map<String, Value>, Option<String>> {
+    let Some(kept) = kept else {
+        return Err(None);
+    };
+    match serde_json::from_str::<Value>(kept) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        _ => Err(Some(format!(
+            "The {what} kept from the last visit were unreadable, so the defaults apply."
+        ))),
+    }
+}
+
+struct Checker<'a> {
+    fields: &'a Map<String, Value>,
+    notices: Vec<String>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(fields: &'a Map<String, Value>) -> Self {
+        Checker {
+            fields,
+            notices: Vec::new(),
+        }
+    }
+
+    /// A field absent (an older version) keeps its default quietly; a present one must pass
+    /// `rule`, or it keeps its default and the page says which and why.
+    fn check<T: std::fmt::Debug>(
+        &mut self,
+        key: &str,
+        label: &str,
+        slot: &mut T,
+        rule: impl Fn(&Value) -> Result<T, String>,
+    ) {
+        let Some(kept) = self.fields.get(key) else {
+            return;
+        };
+        if let Err(why) = rule(kept).map(|v| *slot = v) {
+            let mut shown = kept.to_string();
+            if shown.chars().count() > 40 {
+                shown = shown.chars().take(40).collect::<String>() + "…";
+            }
+            self.notices.push(format!(
+                "{label} {shown} from the last visit was reset to {}: {why}.",
+                describe(&*slot)
+            ));
+        }
+    }
+
+    fn number<T: std::fmt::Debug>(
+        &mut self,
+        key: &str,
+        label: &str,
+        slot: &mut T,
+        rule: fn(f64) -> Result<T, String>,
+    ) {
+        self.check(key, label, slot, |v| {
+            v.as_f64()
+                .ok_or_else(|| "not a number".to_string())
+                .and_then(rule)
+        });
+    }
+
+    fn name<T: std::fmt::Debug>(
+        &mut self,
+        key: &str,
+        label: &str,
+        slot: &mut T,
+        rule: fn(&str) -> Result<T, String>,
+    ) {
+        self.check(key, label, slot, |v| {
+            v.as_str()
+                .ok_or_else(|| "not a name".to_string())
+                .and_then(rule)
+        });
+    }
+
+    fn text(&mut self, key: &str, label: &str, slot: &mut String) {
+        self.check(key, label, slot, |v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| "not text".to_string())
+        });
+    }
+}
+
+/// A default as the notice shows it: `8`, `0.001`, `Adam`, `"the dog …"`, `none`.
+fn describe<T: std::fmt::Debug>(value: &T) -> String {
+    let shown = format!("{value:?}");
+    match shown.as_str() {
+        "None" => "none".into(),
+        s => s
+            .strip_prefix("Some(")
+            .and_then(|s| s.strip_suffix(')'))
+            .unwrap_or(s)
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn good_settings_come_back_unchanged() {
+        let mut s = LabSettings {
+            learning_rate: 0.002,
+            batch_size: 16,
+            seed: 7,
+            ..LabSettings::default()
+        };
+        s.preset = crate::lab::Preset::Small;
+        let kept = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            settings(Some(&kept)),
+            Restored {
+                value: s,
+                notices: Vec::new()
+            }
+        );
+        assert_eq!(settings(None).value, LabSettings::default());
+        assert!(settings(None).notices.is_empty());
+    }
+}
