@@ -368,6 +368,17 @@ mod tests {
         assert!(e.contains("not divisible"), "{e}");
     }
 
+    /// Found by the fuzzer: serde_json's default float parser can read a number one ulp off
+    /// what it wrote, so a saved config changed when read back.
+    #[test]
+    fn floats_read_back_exactly() {
+        let text = r#"{"vocab_size": 100, "hidden_size": 64, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "intermediate_size": 256,
+            "attention_probs_dro:`pout_prob": 1810485764850.5761576128}"#;
+        let config = BertConfig::from_json(text).unwrap();
+        assert_eq!(BertConfig::from_json(&config.to_json()).unwrap(), config);
+    }
+
     #[test]
     fn rejects_unknown_activation_and_keeps_unknown_fields() {
         let mut c = BertConfig::tiny(100);
