@@ -1,9 +1,9 @@
 //! Page-wide messages above the explorer and the panel: the trainer stopped (with Restart), and
 //! what was reset on the way in because what the browser kept was invalid.
 
-use crate::lab::LabSettings;
 use crate::live::Live;
 use leptos::prelude::*;
+use protocol::LabSettings;
 
 /// "The trainer stopped: MESSAGE" and a Restart button, while the worker is dead. It stays at
 /// the top of the window, so it is seen wherever the page is scrolled.

@@ -1,19 +1,17 @@
 use crate::alerts::{CrashBanner, RestoreNotes};
 use crate::explorer::Explorer;
-use crate::lab::{LabSettings, ModelInfo};
+use crate::format;
+use crate::keys;
 use crate::live::Live;
 use crate::panel::TrainingPanel;
-use crate::protocol::ToWorker;
-use crate::restore;
-use crate::training::storage;
+use crate::storage;
+use protocol::{restore, LabSettings, ToWorker};
 use serde::Serialize;
 
 const CORPUS_KEY: &str = "corpus";
 const SETTINGS_KEY: &str = "settings";
 const PROBE_KEY: &str = "probe";
 use leptos::prelude::*;
-
-pub use crate::live::Shown;
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -57,7 +55,7 @@ pub fn App() -> impl IntoView {
         <header>
             <h1>"Attention Lab"</h1>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
-            <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(ModelInfo::facts)).unwrap_or_default()}</span>
+            <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(format::facts)).unwrap_or_default()}</span>
         </header>
         <CrashBanner live=live corpus=corpus settings=settings/>
         <RestoreNotes live=live/>
@@ -74,11 +72,7 @@ pub fn App() -> impl IntoView {
 /// Space: play/pause, S: one step — unless the user is typing in a field.
 fn keyboard_shortcuts(live: Live) {
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
-        let typing = ev
-            .target()
-            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok())
-            .is_some_and(|el| matches!(el.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT"));
-        if typing || ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+        if keys::is_editing(&ev) {
             return;
         }
         match ev.key().as_str() {
@@ -113,8 +107,8 @@ fn start_model(live: Live, corpus: String, settings: LabSettings) {
         match storage::find_model().await {
             Ok(found) => {
                 live.notes.update(|n| n.extend(found.notices));
-                match found.model {
-                    Some(saved) => live.restore(saved, corpus, settings),
+                match found.kept {
+                    Some(kept) => live.restore(kept, corpus, settings),
                     None => live.reset(corpus, settings),
                 }
             }
@@ -130,7 +124,7 @@ fn start_model(live: Live, corpus: String, settings: LabSettings) {
 
 fn remember<T: Serialize>(live: Live, key: &str, value: &T) {
     if let Err(e) = storage::save(key, value) {
-        live.notice.set(Some(e));
+        live.notice.set(Some(e.to_string()));
     }
 }
 

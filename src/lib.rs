@@ -1,19 +1,22 @@
-//! Attention Lab's web app: thin Leptos views over signals. It does no maths: the engine
-//! computes, the app draws what the engine hands it.
+//! Attention Lab's web app: the page (thin Leptos views over signals) and the training worker
+//! (which owns the model). Neither does maths: the engine computes; they speak `protocol`.
+//!
+//! Imports point one way: page modules → `worker_client`/`storage` → `protocol` → engine data;
+//! the worker (`worker`) → `storage` → `protocol` → engine. No page module imports the worker's,
+//! nor the other way round.
 
 mod alerts;
 mod app;
 pub mod components;
 pub mod explorer;
+pub mod format;
 pub mod heatmap;
-pub mod lab;
+pub mod js;
+mod keys;
 pub mod live;
 pub mod paint;
 mod panel;
-pub mod protocol;
-pub mod restore;
-pub mod rules;
-pub mod session;
+pub mod storage;
 mod test_hooks;
 #[doc(hidden)]
 pub mod testing;

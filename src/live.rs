@@ -1,32 +1,33 @@
 //! The page's view of the training worker: signals the components read, a `send` to ask for
 //! things, and `apply`, which turns each worker reply into signal updates.
 
-use crate::lab::{LabSettings, ModelInfo, ProbeInput};
-use crate::protocol::{FromWorker, ToWorker};
-use crate::training::curves::Curves;
-use crate::training::files::{download_files, PickedCheckpoint};
-use crate::training::storage::{self, SavedModel};
+use crate::storage::{self, Kept};
+use crate::training::checkpoint::download::download_files;
 use crate::worker_client::LabClient;
+use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
 use engine::inspect::Inspection;
 use leptos::prelude::*;
+use protocol::{
+    Curves, FromWorker, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput, ToWorker,
+};
 use std::sync::Arc;
 
-/// The latest inspection of the probe, or the message explaining why there is none.
-pub type Shown = Option<Result<Arc<Inspection>, String>>;
+/// The latest inspection of the probe, or the error explaining why there is none.
+pub type Shown = Option<Result<Arc<Inspection>, LabError>>;
 
 #[derive(Clone, Copy)]
 pub struct Live {
     pub info: RwSignal<Option<ModelInfo>>,
     pub inspection: RwSignal<Shown>,
     /// Ok, or why this model cannot be trained.
-    pub trainable: RwSignal<Result<(), String>>,
+    pub trainable: RwSignal<Result<(), LabError>>,
     pub playing: RwSignal<bool>,
     pub step: RwSignal<u64>,
     pub steps_per_second: RwSignal<f64>,
     /// Why training stopped by itself (NaN/∞ loss).
-    pub stopped: RwSignal<Option<String>>,
+    pub stopped: RwSignal<Option<LabError>>,
     pub notice: RwSignal<Option<String>>,
-    pub error: RwSignal<Option<String>>,
+    pub error: RwSignal<Option<LabError>>,
     pub curves: RwSignal<Curves>,
     /// Steps with kept weights; `history_at` picks one (None = live).
     pub history: RwSignal<Vec<u64>>,
@@ -165,18 +166,18 @@ impl Live {
         let live = *self;
         leptos::task::spawn_local(async move {
             match storage::load_model().await {
-                Ok(Some(saved)) => {
+                Ok(Some(kept)) => {
                     let shown = live
                         .curves
                         .with_untracked(|c| c.last().map_or(0, |p| p.step));
-                    if saved.step <= shown {
+                    if kept.bundle.step <= shown {
                         live.keep_curves.set_value(true);
                     }
                     live.ready_notice.set_value(Some(format!(
                         "The trainer restarted from the model kept at step {}.",
-                        saved.step
+                        kept.bundle.step
                     )));
-                    live.restore(saved, corpus, settings);
+                    live.restore(kept, corpus, settings);
                 }
                 Ok(None) | Err(_) => live.reset(corpus, settings),
             }
@@ -200,7 +201,7 @@ impl Live {
         self.send_with(message, &[]);
     }
 
-    /// `message` with files' bytes beside it (see `protocol`).
+    /// `message` with files' bytes beside it (`ModelBundle::detach`).
     pub fn send_with(&self, message: ToWorker, attachments: &[&[u8]]) {
         // A dead worker hears nothing; the banner says so and offers Restart.
         if self.crashed.with_untracked(Option::is_some) {
@@ -213,7 +214,7 @@ impl Live {
         }
         let sent = self.client.with_value(|c| match c {
             Some(client) => client.send(&message, attachments),
-            None => Err("the training worker is not running".into()),
+            None => Err(LabError::browser("the training worker is not running")),
         });
         if let Err(e) = sent {
             self.error.set(Some(e));
@@ -232,48 +233,35 @@ impl Live {
     }
 
     /// Checkpoint files the user picked.
-    pub fn load(&self, picked: PickedCheckpoint, corpus: String, settings: LabSettings) {
+    pub fn load(&self, picked: ModelBundle, corpus: String, settings: LabSettings) {
         self.busy.set(Some(format!("Loading {}…", picked.name)));
         self.keep_when_ready.set_value(true);
-        let PickedCheckpoint {
-            name,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            safetensors,
-        } = picked;
-        let files = SavedModel {
-            name,
-            step: 0,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            word_level: false,
-            safetensors,
-            training_state: None,
-            curves: Curves::new(),
-        };
-        self.send_load(files, corpus, settings);
+        self.send_load(picked, corpus, settings);
     }
 
     /// The model kept in the browser by an earlier visit.
-    pub fn restore(&self, saved: SavedModel, corpus: String, settings: LabSettings) {
+    pub fn restore(&self, kept: Kept, corpus: String, settings: LabSettings) {
+        let Kept { bundle, curves } = kept;
         self.busy.set(Some(format!(
             "Restoring {} at step {}…",
-            saved.name, saved.step
+            bundle.name, bundle.step
         )));
-        self.kept.set_value((saved.step, js_sys::Date::now()));
-        self.restored_curves.set_value(Some(saved.curves.clone()));
+        self.kept.set_value((bundle.step, js_sys::Date::now()));
+        self.restored_curves.set_value(Some(curves));
         self.restoring
             .set_value(Some((corpus.clone(), settings.clone())));
-        self.send_load(saved, corpus, settings);
+        self.send_load(bundle, corpus, settings);
     }
 
-    /// Checkpoint files to the worker; the weights (and a kept model's training state) travel
-    /// beside the message.
-    fn send_load(&self, files: SavedModel, corpus: String, settings: LabSettings) {
-        let (load, attachments) = ToWorker::load(files, corpus, settings);
+    /// A bundle to the worker; its bytes travel beside the message.
+    fn send_load(&self, mut bundle: ModelBundle, corpus: String, settings: LabSettings) {
+        let attachments = bundle.detach();
         let attachments: Vec<&[u8]> = attachments.iter().map(Vec::as_slice).collect();
+        let load = ToWorker::Load {
+            bundle,
+            corpus,
+            settings,
+        };
         self.send_with(load, &attachments);
     }
 
@@ -317,9 +305,12 @@ impl Live {
                 self.info.set(Some(info));
                 self.step.set(step);
                 // The controls already say why a model cannot train; say it once.
-                let repeats = notice
-                    .as_ref()
-                    .is_some_and(|n| trainable.as_ref().err() == Some(n));
+                let repeats = notice.as_ref().is_some_and(|n| {
+                    trainable
+                        .as_ref()
+                        .err()
+                        .is_some_and(|e| e.to_string() == *n)
+                });
                 let planned = self.ready_notice.write_value().take();
                 self.notice.set(notice.filter(|_| !repeats).or(planned));
                 self.restoring.set_value(None);
@@ -374,12 +365,12 @@ impl Live {
                 self.stopped.set(Some(reason));
             }
             FromWorker::Crashed { message } => self.died(message, true),
-            FromWorker::Failed { message } => {
+            FromWorker::Failed(error) => {
                 if let Some((corpus, settings)) = self.restoring.write_value().take() {
                     // A kept model that no longer loads must not leave the page without one.
                     self.keep_curves.set_value(false);
                     self.ready_notice.set_value(Some(format!(
-                        "The model kept in this browser could not be loaded ({message}), so a fresh one starts."
+                        "The model kept in this browser could not be loaded ({error}), so a fresh one starts."
                     )));
                     self.reset(corpus, settings);
                     return;
@@ -387,7 +378,7 @@ impl Live {
                 self.keep_when_ready.set_value(false);
                 self.restored_curves.set_value(None);
                 self.busy.set(None);
-                self.error.set(Some(message));
+                self.error.set(Some(error));
             }
             FromWorker::Kept { step } => {
                 // Loss points up to `step` arrived before this message: keep the curves to match.
@@ -399,24 +390,24 @@ impl Live {
                     }
                 });
             }
-            FromWorker::Checkpoint {
-                config_json,
-                vocab_txt,
-                tokenizer_config_json,
-                ..
-            } => {
-                let safetensors = attachments.into_iter().next().unwrap_or_default();
+            FromWorker::Checkpoint(mut bundle) => {
+                bundle.attach(attachments);
+                let tokenizer_config = bundle.tokenizer_config_json.unwrap_or_default();
                 let files = [
-                    ("config.json", config_json.as_bytes(), "application/json"),
                     (
-                        "model.safetensors",
-                        safetensors.as_slice(),
+                        CONFIG_FILE,
+                        bundle.config_json.as_bytes(),
+                        "application/json",
+                    ),
+                    (
+                        WEIGHTS_FILE,
+                        bundle.safetensors.as_slice(),
                         "application/octet-stream",
                     ),
-                    ("vocab.txt", vocab_txt.as_bytes(), "text/plain"),
+                    (VOCAB_FILE, bundle.vocab_txt.as_bytes(), "text/plain"),
                     (
-                        "tokenizer_config.json",
-                        tokenizer_config_json.as_bytes(),
+                        TOKENIZER_CONFIG_FILE,
+                        tokenizer_config.as_bytes(),
                         "application/json",
                     ),
                 ];

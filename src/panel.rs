@@ -1,14 +1,15 @@
 //! The training side panel: controls, curves, history, corpus and settings. Thin views over
 //! `Live` and two local signals (the corpus draft and the settings).
 
-use crate::lab::{LabSettings, OptimizerChoice, Preset, ProbeInput};
 use crate::live::Live;
-use crate::protocol::ToWorker;
-use crate::rules;
-use crate::training::curves::{Curves, LossCurves};
-use crate::training::files::{DownloadCheckpoint, LoadCheckpoint, PickedCheckpoint};
+use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
+use crate::training::curves::LossCurves;
 use engine::batch::MaskMode;
+use engine::optim::OptimizerKind;
 use leptos::prelude::*;
+use protocol::{
+    rules, Curves, LabError, LabResult, LabSettings, ModelBundle, Preset, ProbeInput, ToWorker,
+};
 
 #[component]
 pub fn TrainingPanel(
@@ -65,8 +66,8 @@ fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> i
             <span class="rate">{move || if live.playing.get() { format!(" · {:.1} steps/s", live.steps_per_second.get()) } else { String::new() }}</span>
             {move || live.busy.get().map(|b| view! { <span class="busy">" · " {b}</span> })}
         </p>
-        {move || live.trainable.get().err().map(|why| view! { <p class="notice">{why}</p> })}
-        {move || live.error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+        {move || live.trainable.get().err().map(|why| view! { <p class="notice">{why.to_string()}</p> })}
+        {move || live.error.get().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
     }
 }
 
@@ -108,7 +109,7 @@ fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) ->
             };
             view! {
                 <div class="stopped" role="alert">
-                    <p><strong>"Training stopped. "</strong>{reason}</p>
+                    <p><strong>"Training stopped. "</strong>{reason.to_string()}</p>
                     <p class="rewind-why">{why}</p>
                     <button on:click=rewind data-rewind-step=step.to_string()>{format!("Rewind to step {step}")}</button>
                     <button on:click=move |_| on_reset()>"Reset"</button>
@@ -198,11 +199,11 @@ fn Settings(
 ) -> impl IntoView {
     let problem = RwSignal::new(None::<String>);
     // Apply a change: architecture → a new model now; seed → at the next Reset; the rest live.
-    let change = move |edit: &dyn Fn(&mut LabSettings) -> Result<(), String>| {
+    let change = move |edit: &dyn Fn(&mut LabSettings) -> LabResult<()>| {
         let before = settings.get_untracked();
         let mut after = before.clone();
         if let Err(e) = edit(&mut after) {
-            problem.set(Some(e));
+            problem.set(Some(e.to_string()));
             return;
         }
         problem.set(None);
@@ -218,14 +219,14 @@ fn Settings(
             live.send(ToWorker::Tune(after));
         }
     };
-    let number = move |edit: fn(&mut LabSettings, f64) -> Result<(), String>| {
+    let number = move |edit: fn(&mut LabSettings, f64) -> LabResult<()>| {
         move |ev| {
             let text = event_target_value(&ev);
             change(&|s: &mut LabSettings| {
                 let v: f64 = text
                     .trim()
                     .parse()
-                    .map_err(|_| format!("{text:?} is not a number"))?;
+                    .map_err(|_| LabError::setting(format!("{text:?} is not a number")))?;
                 edit(s, v)
             })
         }
@@ -257,8 +258,8 @@ fn Settings(
             </label>
             <label>"Optimizer"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.optimizer = rules::optimizer(&v)?; Ok(()) }) }>
-                    <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerChoice::Adam)>"Adam"</option>
-                    <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerChoice::Sgd)>"SGD"</option>
+                    <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Adam)>"Adam"</option>
+                    <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Sgd)>"SGD"</option>
                 </select>
             </label>
             <label>"Training mask"
@@ -282,7 +283,7 @@ fn Checkpoints(
 ) -> impl IntoView {
     let busy = Signal::derive(move || live.busy.with(|b| b.is_some()));
     let download = Callback::new(move |()| live.send(ToWorker::Download));
-    let loaded = Callback::new(move |picked: PickedCheckpoint| {
+    let loaded = Callback::new(move |picked: ModelBundle| {
         live.load(picked, corpus.get_untracked(), settings.get_untracked());
     });
     view! {

@@ -3,7 +3,7 @@
 //! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`; see `protocol::Crash`).
 
 use crate::live::Live;
-use crate::protocol::{Crash, ToWorker};
+use protocol::{Crash, ToWorker};
 use wasm_bindgen::prelude::*;
 
 pub fn install(live: Live) {

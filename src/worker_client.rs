@@ -1,8 +1,8 @@
 //! Page side of the training worker: spawn it, queue messages until it says Hello, hand every
 //! reply to one callback.
 
-use crate::protocol::{FromWorker, ToWorker};
 use crate::worker_io::{decode, encode, Packet};
+use protocol::{FromWorker, LabError, LabResult, ToWorker};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -29,9 +29,10 @@ impl LabClient {
     pub fn spawn(
         on_reply: impl Fn(FromWorker, Vec<Vec<u8>>) + 'static,
         on_death: impl Fn(String) + 'static,
-    ) -> Result<LabClient, String> {
-        let worker = Worker::new(WORKER_SCRIPT)
-            .map_err(|e| format!("could not start the training worker: {e:?}"))?;
+    ) -> LabResult<LabClient> {
+        let worker = Worker::new(WORKER_SCRIPT).map_err(|e| {
+            LabError::browser(format!("could not start the training worker: {e:?}"))
+        })?;
         let listening = Rc::new(Cell::new(false));
         let queue: Rc<RefCell<Vec<Packet>>> = Rc::default();
         let on_reply = Rc::new(on_reply);
@@ -52,7 +53,7 @@ impl LabClient {
                     }
                 }
                 Ok((message, attachments)) => reply(message, attachments),
-                Err(message) => reply(FromWorker::Failed { message }, Vec::new()),
+                Err(e) => reply(FromWorker::Failed(e), Vec::new()),
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -89,12 +90,14 @@ impl LabClient {
         })
     }
 
-    pub fn send(&self, message: &ToWorker, attachments: &[&[u8]]) -> Result<(), String> {
+    pub fn send(&self, message: &ToWorker, attachments: &[&[u8]]) -> LabResult<()> {
         let packet = encode(message, attachments)?;
         if self.listening.get() {
             self.worker
                 .post_message_with_transfer(&packet.data, &packet.transfer)
-                .map_err(|e| format!("could not reach the training worker: {e:?}"))
+                .map_err(|e| {
+                    LabError::browser(format!("could not reach the training worker: {e:?}"))
+                })
         } else {
             self.queue.borrow_mut().push(packet);
             Ok(())

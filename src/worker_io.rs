@@ -1,10 +1,10 @@
 //! How messages cross between the page and the worker: a JS array `[message, attachment…]` of
-//! Uint8Arrays. The message is the protocol enum in postcard, a binary serde format: a snapshot
-//! holds some 50,000 floats, and as JSON (375 kB) it took the page's main thread about 10 ms to
-//! decode. Attachments are files' bytes (checkpoint weights, training state), kept out of the
-//! message. Every buffer is transferred, not copied.
+//! Uint8Arrays. The message is encoded by `protocol::wire`; attachments are files' bytes
+//! (checkpoint weights, training state), kept out of the message. Every buffer is transferred,
+//! not copied.
 
 use js_sys::{Array, Uint8Array};
+use protocol::{wire, LabError, LabResult};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -14,9 +14,8 @@ pub struct Packet {
     pub transfer: Array,
 }
 
-pub fn encode<T: Serialize>(message: &T, attachments: &[&[u8]]) -> Result<Packet, String> {
-    let encoded =
-        postcard::to_allocvec(message).map_err(|e| format!("could not encode a message: {e}"))?;
+pub fn encode<T: Serialize>(message: &T, attachments: &[&[u8]]) -> LabResult<Packet> {
+    let encoded = wire::encode(message)?;
     let data = Array::new();
     let transfer = Array::new();
     for part in std::iter::once(encoded.as_slice()).chain(attachments.iter().copied()) {
@@ -30,14 +29,13 @@ pub fn encode<T: Serialize>(message: &T, attachments: &[&[u8]]) -> Result<Packet
     })
 }
 
-pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> Result<(T, Vec<Vec<u8>>), String> {
+pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> LabResult<(T, Vec<Vec<u8>>)> {
     let packet = Array::from(packet);
     let encoded = packet.get(0);
     if !encoded.is_instance_of::<Uint8Array>() {
-        return Err("a message without its bytes".into());
+        return Err(LabError::Malformed("a message without its bytes".into()));
     }
-    let message = postcard::from_bytes(&Uint8Array::new(&encoded).to_vec())
-        .map_err(|e| format!("could not decode a message: {e}"))?;
+    let message = wire::decode(&Uint8Array::new(&encoded).to_vec())?;
     let attachments = (1..packet.length())
         .map(|i| packet.get(i))
         .filter(|part| part.is_instance_of::<Uint8Array>())
@@ -49,9 +47,9 @@ pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> Result<(T, Vec<Vec<u8>>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::{Lab, LabSettings, ProbeInput, DEFAULT_CORPUS};
-    use crate::protocol::FromWorker;
+    use crate::worker::lab::Lab;
     use engine::batch::MaskMode;
+    use protocol::{FromWorker, LabSettings, ProbeInput, DEFAULT_CORPUS};
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]

@@ -2,12 +2,12 @@
 //! corpus, driven through its DOM as a user would, checked through `data-matrix`.
 
 use attention_lab_web::explorer::Explorer;
-use attention_lab_web::lab::{ModelInfo, ProbeInput, DEFAULT_CORPUS};
 use attention_lab_web::testing::tick;
 use engine::inspect::{inspect, Inspection};
 use engine::tokenizer::Tokenizer;
 use engine::{BertConfig, BertForPreTraining, Rng};
 use leptos::prelude::*;
+use protocol::{LabError, ModelInfo, ProbeInput, DEFAULT_CORPUS};
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -29,14 +29,14 @@ fn mount_explorer() -> (HtmlElement, impl Drop) {
     let tokenizer = Arc::new(Tokenizer::word_level(vocab));
     let handle = leptos::mount::mount_to(container.clone(), move || {
         let probe = RwSignal::new(ProbeInput::default());
-        let inspection = RwSignal::new(None::<Result<Arc<Inspection>, String>>);
+        let inspection = RwSignal::new(None::<Result<Arc<Inspection>, LabError>>);
         let (model, tokenizer) = (model.clone(), tokenizer.clone());
         Effect::new(move |_| {
             let p = probe.get();
             let pair = Some(p.pair.trim()).filter(|s| !s.is_empty());
             let result = inspect(&model, &tokenizer, &p.text, pair, p.mask, p.pad_to)
                 .map(Arc::new)
-                .map_err(|e| e.to_string());
+                .map_err(LabError::from);
             inspection.set(Some(result));
         });
         // No model info: the explorer must manage with the inspection alone.

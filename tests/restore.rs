@@ -1,10 +1,11 @@
 //! What an earlier visit left in localStorage, hand-edited into nonsense: every bad value falls
 //! back to its default with a notice naming the setting and the reason, and nothing panics.
 
-use attention_lab_web::lab::{LabSettings, OptimizerChoice, Preset, ProbeInput, DEFAULT_CORPUS};
-use attention_lab_web::restore::{self, Restored};
-use attention_lab_web::training::storage;
+use attention_lab_web::storage;
+use engine::optim::OptimizerKind;
 use engine::MaskMode;
+use protocol::restore::{self, Restored};
+use protocol::{LabSettings, Preset, ProbeInput, DEFAULT_CORPUS};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -15,7 +16,7 @@ fn edited(field: &str, json: &str) -> String {
         learning_rate: 0.002,
         batch_size: 16,
         preset: Preset::Small,
-        optimizer: OptimizerChoice::Sgd,
+        optimizer: OptimizerKind::Sgd,
         seed: 7,
         ..LabSettings::default()
     };

@@ -152,6 +152,13 @@ impl Default for BatchConfig {
 }
 
 impl BatchConfig {
+    /// BERT's `max_predictions_per_seq` for rows of `max_len` tokens: ⌈max_len · mask_prob⌉, at
+    /// least 1 (its release pairs 128 tokens with 20 = ⌈128 · 0.15⌉). The 1e-6 keeps an f32
+    /// probability's excess (0.15f32 = 0.1500000060) from adding a prediction: 20 · 0.15 is 3.
+    pub fn max_predictions_for(max_len: usize, mask_prob: f32) -> usize {
+        ((max_len as f64 * mask_prob as f64 - 1e-6).ceil() as usize).max(1)
+    }
+
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(EngineError::Data(m));
         if self.batch_size == 0 {

@@ -1,9 +1,11 @@
 //! One error type for everything a user can get wrong: files, configs, text, settings.
 //! Every fallible entry point returns it; nothing reachable from user input panics.
 
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-#[derive(Debug, Error, Clone, PartialEq)]
+// Serde: the web app sends it from its training worker to the page.
+#[derive(Debug, Error, Clone, PartialEq, Serialize, Deserialize)]
 pub enum EngineError {
     #[error("config: {0}")]
     Config(String),

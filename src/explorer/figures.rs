@@ -252,9 +252,9 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::lab::{ProbeInput, DEFAULT_CORPUS};
     use engine::tokenizer::Tokenizer;
     use engine::{BertConfig, BertForPreTraining, Rng};
+    use protocol::{ProbeInput, DEFAULT_CORPUS};
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     /// The app's first model: a fresh tiny BERT on the default corpus (straight from the engine,

@@ -1,10 +1,10 @@
 //! The probe: "Sentence", "Second sentence", "Pad to" and "Mask". Every edit goes straight
 //! into the `probe` signal; the app answers with a new inspection.
 
-use super::tokens::parse_pad_to;
-use crate::lab::ProbeInput;
 use engine::MaskMode;
 use leptos::prelude::*;
+use protocol::rules::pad_to as parse_pad_to;
+use protocol::ProbeInput;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Radio groups need a page-unique name; several explorers may be mounted (tests).
@@ -70,6 +70,6 @@ pub fn ProbeForm(probe: RwSignal<ProbeInput>) -> impl IntoView {
             </fieldset>
             </div>
         </div>
-        {move || pad_error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+        {move || pad_error.get().map(|e| view! { <p class="field-error" role="alert">{e.to_string()}</p> })}
     }
 }

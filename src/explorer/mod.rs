@@ -10,15 +10,16 @@ pub mod stage;
 pub mod stepper;
 pub mod tokens;
 
-use crate::app::Shown;
 use crate::components::heatmap_figure::HeatmapFigure;
-use crate::lab::{ModelInfo, ProbeInput};
+use crate::keys;
+use crate::live::Shown;
 use engine::inspect::Inspection;
 use figures::{trace_shape, weights_figure, Selection};
 use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
+use protocol::{ModelInfo, ProbeInput};
 use stage::Stage;
 use std::sync::Arc;
 use stepper::StagePanel;
@@ -37,19 +38,6 @@ pub fn truncation_notice(ins: &Inspection, max_positions: Option<usize>) -> Opti
             ins.tokens.len()
         )
     })
-}
-
-/// Arrow keys step through the stages, except while the user is typing or choosing.
-fn is_editing(ev: &web_sys::KeyboardEvent) -> bool {
-    let tag = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .map(|e| e.tag_name().to_ascii_lowercase())
-        .unwrap_or_default();
-    matches!(tag.as_str(), "input" | "textarea" | "select")
-        || ev.alt_key()
-        || ev.ctrl_key()
-        || ev.meta_key()
 }
 
 #[component]
@@ -73,7 +61,7 @@ pub fn Explorer(
     let stage = RwSignal::new(Stage::Input);
 
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
-        if is_editing(&ev) {
+        if keys::is_editing(&ev) {
             return;
         }
         match ev.key().as_str() {
@@ -126,7 +114,7 @@ pub fn Explorer(
             {move || error.get().map(|e| view! {
                 <div class="error-box" role="alert">
                     <strong>"Nothing to show for this input. "</strong>
-                    <span class="message">{e}</span>
+                    <span class="message">{e.to_string()}</span>
                 </div>
             })}
             {move || waiting().then(|| view! { <p class="hint">"Reading the text…"</p> })}

@@ -2,9 +2,9 @@
 //! for a pair. Numbers straight from the inspection.
 
 use super::tokens::is_pair;
-use crate::lab::ModelInfo;
 use engine::inspect::Inspection;
 use leptos::prelude::*;
+use protocol::ModelInfo;
 use std::sync::Arc;
 
 /// A probability as the page writes it: "23.4%", or "<0.1%".

@@ -1,6 +1,5 @@
-//! Pieces of the training panel that stand on their own: the loss curves, loading and saving
-//! checkpoint files, and what the browser keeps between visits.
+//! Pieces of the training panel that stand on their own: the loss curves, and loading and
+//! saving checkpoint files.
 
+pub mod checkpoint;
 pub mod curves;
-pub mod files;
-pub mod storage;

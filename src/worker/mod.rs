@@ -1,10 +1,14 @@
 //! Worker side of the training loop (see bin/worker.rs). Time slicing: at most ~`SLICE_MS` of
 //! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
 
-use crate::protocol::{Crash, CurvePoint, FromWorker, ToWorker};
-use crate::session::{Reply, Session};
-use crate::training::storage;
+pub mod history;
+pub mod lab;
+pub mod session;
+
+use crate::storage;
 use crate::worker_io::{decode, encode};
+use protocol::{Crash, CurvePoint, FromWorker, ToWorker};
+use session::{Reply, Session};
 use std::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -62,7 +66,7 @@ fn post(reply: Reply) {
         Ok(packet) => {
             let _ = scope().post_message_with_transfer(&packet.data, &packet.transfer);
         }
-        Err(e) => web_sys::console::error_1(&e.into()),
+        Err(e) => web_sys::console::error_1(&e.to_string().into()),
     }
 }
 
@@ -79,7 +83,7 @@ pub fn start() {
             Ok((message, attachments)) => {
                 SESSION.with_borrow_mut(|s| s.handle(message, attachments))
             }
-            Err(message) => vec![FromWorker::Failed { message }.into()],
+            Err(e) => vec![FromWorker::Failed(e).into()],
         };
         replies.into_iter().flat_map(hold_progress).for_each(post);
         schedule_tick();
@@ -197,9 +201,9 @@ fn keep() {
             let reply = match SESSION.with_borrow(Session::kept_model) {
                 Ok(model) => match storage::save_model(&model).await {
                     Ok(()) => FromWorker::Kept { step: model.step },
-                    Err(message) => FromWorker::Failed { message },
+                    Err(e) => FromWorker::Failed(e),
                 },
-                Err(message) => FromWorker::Failed { message },
+                Err(e) => FromWorker::Failed(e),
             };
             hold_progress(reply.into()).into_iter().for_each(post);
             if !KEEP_AGAIN.replace(false) {

@@ -1,13 +1,12 @@
 //! The training worker's state machine: messages in, messages out, no DOM and no clock. The
-//! worker (bin/worker.rs) only moves messages and decides how many steps fit in a tick.
+//! worker (`worker`) only moves messages and decides how many steps fit in a tick.
 
-use crate::lab::{Lab, LabSettings, ProbeInput};
-use crate::protocol::{CurvePoint, FromWorker, ToWorker};
-use crate::training::curves::Curves;
-use crate::training::storage::SavedModel;
-use engine::checkpoint::CheckpointFiles;
+use super::lab::Lab;
+use protocol::{
+    CurvePoint, FromWorker, LabError, LabResult, LabSettings, ModelBundle, ProbeInput, ToWorker,
+};
 
-/// A message for the page, with the files' bytes that travel beside it (see `protocol`).
+/// A message for the page, with the files' bytes that travel beside it (`ModelBundle::detach`).
 pub struct Reply {
     pub message: FromWorker,
     pub attachments: Vec<Vec<u8>>,
@@ -44,39 +43,19 @@ impl Session {
                 self.playing = false;
                 match Lab::fresh(&corpus, &settings) {
                     Ok(lab) => self.adopt(lab, corpus, settings, None),
-                    Err(message) => vec![FromWorker::Failed { message }.into()],
+                    Err(e) => vec![FromWorker::Failed(e).into()],
                 }
             }
             ToWorker::Load {
-                name,
-                config_json,
-                vocab_txt,
-                tokenizer_config_json,
+                mut bundle,
                 corpus,
                 settings,
-                step,
-                word_level,
             } => {
                 self.playing = false;
-                let mut attachments = attachments.into_iter();
-                let files = CheckpointFiles {
-                    config_json,
-                    safetensors: attachments.next().unwrap_or_default(),
-                    vocab_txt,
-                    tokenizer_config_json,
-                };
-                let training_state = attachments.next();
-                match Lab::load(
-                    &files,
-                    &name,
-                    &corpus,
-                    &settings,
-                    step,
-                    word_level,
-                    training_state.as_deref(),
-                ) {
+                bundle.attach(attachments);
+                match Lab::load(bundle, &corpus, &settings) {
                     Ok((lab, notice)) => self.adopt(lab, corpus, settings, notice),
-                    Err(message) => vec![FromWorker::Failed { message }.into()],
+                    Err(e) => vec![FromWorker::Failed(e).into()],
                 }
             }
             ToWorker::Play => match self.lab.as_ref().map(Lab::trainable) {
@@ -84,7 +63,7 @@ impl Session {
                     self.playing = true;
                     vec![self.progress(Vec::new(), 0.0)]
                 }
-                Some(Err(message)) => vec![FromWorker::Failed { message }.into()],
+                Some(Err(e)) => vec![FromWorker::Failed(e).into()],
                 None => vec![no_model()],
             },
             ToWorker::Pause => {
@@ -124,7 +103,7 @@ impl Session {
                         self.progress(Vec::new(), 0.0),
                         self.snapshot(),
                     ],
-                    Err(message) => vec![FromWorker::Failed { message }.into()],
+                    Err(e) => vec![FromWorker::Failed(e).into()],
                 }
             }
             ToWorker::Download => self.download(),
@@ -165,7 +144,7 @@ impl Session {
                 self.settings = settings;
                 Vec::new()
             }
-            Err(message) => vec![FromWorker::Failed { message }.into()],
+            Err(e) => vec![FromWorker::Failed(e).into()],
         }
     }
 
@@ -235,57 +214,35 @@ impl Session {
     }
 
     fn download(&self) -> Vec<Reply> {
-        let Some(lab) = self.lab.as_ref() else {
-            return vec![no_model()];
-        };
-        match lab.checkpoint_files() {
-            Ok(files) => vec![Reply {
-                message: FromWorker::Checkpoint {
-                    name: lab.name.clone(),
-                    step: lab.step_count(),
-                    config_json: files.config_json,
-                    vocab_txt: files.vocab_txt,
-                    tokenizer_config_json: files.tokenizer_config_json.unwrap_or_default(),
-                },
-                attachments: vec![files.safetensors],
-            }],
-            Err(message) => vec![FromWorker::Failed { message }.into()],
+        match self.kept_model() {
+            Ok(mut bundle) => {
+                // The user gets the checkpoint files; the training state stays here.
+                bundle.training_state = None;
+                let attachments = bundle.detach();
+                vec![Reply {
+                    message: FromWorker::Checkpoint(bundle),
+                    attachments,
+                }]
+            }
+            Err(e) => vec![FromWorker::Failed(e).into()],
         }
     }
 
     /// The current model as the browser keeps it: its files and, when it trains, what it takes
     /// to train on exactly as before. The curves are the page's to keep.
-    pub fn kept_model(&self) -> Result<SavedModel, String> {
-        let lab = self
-            .lab
-            .as_ref()
-            .ok_or("no model yet: reset or load one first")?;
-        let files = lab.checkpoint_files()?;
-        Ok(SavedModel {
-            name: lab.name.clone(),
-            step: lab.step_count(),
-            config_json: files.config_json,
-            vocab_txt: files.vocab_txt,
-            tokenizer_config_json: files.tokenizer_config_json,
-            word_level: lab.word_level(),
-            safetensors: files.safetensors,
-            training_state: lab.training_state(),
-            curves: Curves::new(),
-        })
+    pub fn kept_model(&self) -> LabResult<ModelBundle> {
+        self.lab.as_ref().ok_or_else(LabError::no_model)?.bundle()
     }
 }
 
 fn no_model() -> Reply {
-    FromWorker::Failed {
-        message: "no model yet: reset or load one first".into(),
-    }
-    .into()
+    FromWorker::Failed(LabError::no_model()).into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::DEFAULT_CORPUS;
+    use protocol::DEFAULT_CORPUS;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     fn started() -> Session {
@@ -402,7 +359,7 @@ mod tests {
     fn requests_before_a_model_fail_politely() {
         let mut s = Session::default();
         let replies = s.handle(ToWorker::Play, Vec::new());
-        assert!(matches!(replies[0].message, FromWorker::Failed { .. }));
+        assert!(matches!(replies[0].message, FromWorker::Failed(_)));
         let replies = s.handle(
             ToWorker::Reset {
                 corpus: "just one line".into(),
@@ -411,7 +368,7 @@ mod tests {
             Vec::new(),
         );
         assert!(
-            matches!(&replies[0].message, FromWorker::Failed { message } if message.contains("sentence"))
+            matches!(&replies[0].message, FromWorker::Failed(e) if e.to_string().contains("sentence"))
         );
     }
 
@@ -454,7 +411,7 @@ mod tests {
         let for_user = a.handle(ToWorker::Download, Vec::new());
         assert!(matches!(
             for_user[0].message,
-            FromWorker::Checkpoint { step: 3, .. }
+            FromWorker::Checkpoint(ModelBundle { step: 3, .. })
         ));
         assert_eq!(
             for_user[0].attachments.len(),
@@ -463,10 +420,14 @@ mod tests {
         );
         let kept = a.kept_model().unwrap();
         assert!(kept.training_state.is_some());
-        let restore = |saved: SavedModel| {
+        let restore = |mut bundle: ModelBundle| {
             let mut b = Session::default();
-            let (load, attachments) =
-                ToWorker::load(saved, DEFAULT_CORPUS.into(), LabSettings::default());
+            let attachments = bundle.detach();
+            let load = ToWorker::Load {
+                bundle,
+                corpus: DEFAULT_CORPUS.into(),
+                settings: LabSettings::default(),
+            };
             let replies = b.handle(load, attachments);
             let FromWorker::Ready {
                 step: 3,
@@ -489,13 +450,13 @@ mod tests {
         assert_eq!(losses(&b.train(2)), next);
 
         // The weights alone train on differently: the comparison above can fail.
-        let (mut c, _) = restore(SavedModel {
+        let (mut c, _) = restore(ModelBundle {
             training_state: None,
             ..kept.clone()
         });
         assert_ne!(losses(&c.train(2)), next);
         // Without the flag, the same files read as WordPiece (what a reload used to show).
-        let (_, tokenizer) = restore(SavedModel {
+        let (_, tokenizer) = restore(ModelBundle {
             word_level: false,
             ..kept
         });

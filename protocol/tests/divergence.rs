@@ -1,10 +1,6 @@
 //! Where a diverging run left its recent loss range: the rewind point after a NaN stop.
 
-use attention_lab_web::protocol::CurvePoint;
-use attention_lab_web::training::curves::Curves;
-use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
+use protocol::{CurvePoint, Curves};
 
 fn curves(losses: &[f32]) -> Curves {
     let mut c = Curves::new();
@@ -23,14 +19,14 @@ fn healthy(n: usize) -> Vec<f32> {
         .collect()
 }
 
-#[wasm_bindgen_test]
+#[test]
 fn a_healthy_run_never_left_its_range() {
     assert_eq!(curves(&healthy(200)).left_range_at(), None);
     assert_eq!(curves(&[]).left_range_at(), None);
     assert_eq!(curves(&[3.0]).left_range_at(), None);
 }
 
-#[wasm_bindgen_test]
+#[test]
 fn a_run_that_climbs_towards_nan_left_where_the_climb_began() {
     // 100 healthy steps, then a learning rate of 1000: the loss jumps and wanders, far above.
     let mut losses = healthy(100);

@@ -6,11 +6,12 @@
 //! Nothing here panics on what it finds: data from an older version or hand-edited storage
 //! reads as "nothing saved".
 
-use crate::training::curves::Curves;
-use crate::training::files::js_message;
+use crate::js::js_message;
 use js_sys::{Promise, Reflect, Uint8Array};
+use protocol::{record, Curves, LabError, LabResult, ModelBundle};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use std::cell::RefCell;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -43,13 +44,18 @@ pub fn load_text(name: &str) -> Option<String> {
 
 /// Save `value` as JSON under `attention-lab/<name>`. A full or disabled storage is an error
 /// message, not a panic.
-pub fn save<T: Serialize>(name: &str, value: &T) -> Result<(), String> {
-    let text = serde_json::to_string(value).map_err(|e| format!("Could not save {name}: {e}"))?;
-    let storage =
-        local_storage().ok_or("This browser does not allow saving (localStorage is off).")?;
-    storage
-        .set_item(&key(name), &text)
-        .map_err(|e| format!("Could not save {name} in this browser: {}", js_message(&e)))
+pub fn save<T: Serialize>(name: &str, value: &T) -> LabResult<()> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| LabError::browser(format!("Could not save {name}: {e}")))?;
+    let storage = local_storage().ok_or_else(|| {
+        LabError::browser("This browser does not allow saving (localStorage is off).")
+    })?;
+    storage.set_item(&key(name), &text).map_err(|e| {
+        LabError::browser(format!(
+            "Could not save {name} in this browser: {}",
+            js_message(&e)
+        ))
+    })
 }
 
 pub fn remove(name: &str) {
@@ -58,38 +64,11 @@ pub fn remove(name: &str) {
     }
 }
 
-/// The model kept in IndexedDB.
+/// The model kept in IndexedDB, with its loss curves up to its step.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SavedModel {
-    pub name: String,
-    pub step: u64,
-    pub config_json: String,
-    pub vocab_txt: String,
-    pub tokenizer_config_json: Option<String>,
-    /// The model splits text into whole words (a vocabulary built from the corpus here), not
-    /// WordPiece: checkpoint files do not say which, so the kept model does.
-    pub word_level: bool,
-    pub safetensors: Vec<u8>,
-    /// `engine::resume`'s file: the optimiser's moments and the generator, so training goes on
-    /// exactly as before (none for a checkpoint the user picked, or an inspect-only model).
-    pub training_state: Option<Vec<u8>>,
-    /// The loss curves up to `step`, as `load_model` found them (`save_curves` writes them;
-    /// `save_model` leaves them alone).
+pub struct Kept {
+    pub bundle: ModelBundle,
     pub curves: Curves,
-}
-
-/// Everything but the weights, stored as one JSON string beside them.
-#[derive(Serialize, Deserialize)]
-struct Meta {
-    version: u32,
-    name: String,
-    step: u64,
-    config_json: String,
-    vocab_txt: String,
-    tokenizer_config_json: Option<String>,
-    /// Absent in records kept before it existed, which were all read back as WordPiece.
-    #[serde(default)]
-    word_level: bool,
 }
 
 const DB_NAME: &str = "attention-lab";
@@ -98,7 +77,6 @@ const STORE: &str = "models";
 /// One model is kept, under this key, and its curves under the other.
 const CURRENT: &str = "current";
 const CURVES: &str = "curves";
-const META_VERSION: u32 = 1;
 
 /// Settles when `target`'s success (or error) handler fires; no Rust closures involved, the
 /// promise's own resolve/reject functions are the handlers.
@@ -143,7 +121,17 @@ async fn finished(tx: &IdbTransaction) -> Result<(), String> {
     })
 }
 
+thread_local! {
+    /// The open database, reused by every transaction of this page or worker (opening it
+    /// anew for each keep cost a round trip through the browser's storage process).
+    static DB: RefCell<Option<IdbDatabase>> = const { RefCell::new(None) };
+}
+
+/// The database, opened once per page or worker and again only after the browser closed it.
 async fn open() -> Result<IdbDatabase, String> {
+    if let Some(db) = DB.with_borrow(Clone::clone) {
+        return Ok(db);
+    }
     // `indexedDB` of the window or of the worker.
     let factory = Reflect::get(&js_sys::global(), &"indexedDB".into())
         .ok()
@@ -167,93 +155,106 @@ async fn open() -> Result<IdbDatabase, String> {
     let db = request(&opening).await;
     opening.set_onupgradeneeded(None);
     drop(upgrade);
-    db?.dyn_into::<IdbDatabase>()
-        .map_err(|_| "IndexedDB gave no database".to_string())
+    let db = db?
+        .dyn_into::<IdbDatabase>()
+        .map_err(|_| "IndexedDB gave no database".to_string())?;
+    // Another tab upgrading the database, or the browser closing it (storage cleared): let
+    // go, and the next transaction opens it again.
+    let forget = Closure::<dyn FnMut()>::new(|| {
+        if let Some(db) = DB.take() {
+            db.close();
+        }
+    })
+    .into_js_value();
+    db.set_onversionchange(Some(forget.unchecked_ref()));
+    db.set_onclose(Some(forget.unchecked_ref()));
+    DB.set(Some(db.clone()));
+    Ok(db)
 }
 
-/// One transaction on the model store; the database is closed afterwards.
+/// One transaction on the model store.
 async fn with_store(
     mode: IdbTransactionMode,
     work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<IdbRequest, JsValue>,
 ) -> Result<JsValue, String> {
     let db = open().await?;
-    let result = async {
-        let tx = db
-            .transaction_with_str_and_mode(STORE, mode)
-            .map_err(|e| js_message(&e))?;
-        let store = tx.object_store(STORE).map_err(|e| js_message(&e))?;
-        let req = work(&store).map_err(|e| js_message(&e))?;
-        let value = request(&req).await?;
-        finished(&tx).await?;
-        Ok(value)
-    }
-    .await;
-    db.close();
-    result
+    let tx = match db.transaction_with_str_and_mode(STORE, mode) {
+        Ok(tx) => tx,
+        // Closed under us: forget it, so the next call opens it again.
+        Err(e) => {
+            DB.set(None);
+            return Err(js_message(&e));
+        }
+    };
+    let store = tx.object_store(STORE).map_err(|e| js_message(&e))?;
+    let req = work(&store).map_err(|e| js_message(&e))?;
+    let value = request(&req).await?;
+    finished(&tx).await?;
+    Ok(value)
+}
+
+fn bytes_value(bytes: &[u8]) -> JsValue {
+    Uint8Array::from(bytes).buffer().into()
+}
+
+/// The bytes of a stored ArrayBuffer; `None` for anything else.
+fn stored_bytes(value: &JsValue) -> Option<Vec<u8>> {
+    value
+        .is_instance_of::<js_sys::ArrayBuffer>()
+        .then(|| Uint8Array::new(value).to_vec())
 }
 
 /// Keep `model` in IndexedDB, replacing the one kept before. A full disk (quota) is an error.
-pub async fn save_model(model: &SavedModel) -> Result<(), String> {
-    let meta = Meta {
-        version: META_VERSION,
-        name: model.name.clone(),
-        step: model.step,
-        config_json: model.config_json.clone(),
-        vocab_txt: model.vocab_txt.clone(),
-        tokenizer_config_json: model.tokenizer_config_json.clone(),
-        word_level: model.word_level,
-    };
-    let meta = serde_json::to_string(&meta).map_err(|e| e.to_string())?;
+pub async fn save_model(model: &ModelBundle) -> LabResult<()> {
     let record = js_sys::Object::new();
-    let set = |k: &str, v: &JsValue| Reflect::set(&record, &k.into(), v).map(|_| ());
-    set("meta", &meta.into()).map_err(|e| js_message(&e))?;
-    set(
-        "safetensors",
-        &Uint8Array::from(model.safetensors.as_slice()).buffer(),
-    )
-    .map_err(|e| js_message(&e))?;
+    let set = |k: &str, v: &JsValue| {
+        Reflect::set(&record, &k.into(), v)
+            .map(|_| ())
+            .map_err(|e| LabError::browser(js_message(&e)))
+    };
+    set("meta", &record::encode_meta(model).into())?;
+    set("safetensors", &bytes_value(&model.safetensors))?;
     if let Some(state) = &model.training_state {
-        set(
-            "training_state",
-            &Uint8Array::from(state.as_slice()).buffer(),
-        )
-        .map_err(|e| js_message(&e))?;
+        set("training_state", &bytes_value(state))?;
     }
     with_store(IdbTransactionMode::Readwrite, |store| {
         store.put_with_key(&record, &CURRENT.into())
     })
     .await
     .map(|_| ())
-    .map_err(|e| format!("Could not save the model in this browser: {e}"))
+    .map_err(|e| LabError::browser(format!("Could not save the model in this browser: {e}")))
 }
 
 /// Keep the loss curves of the kept model, binary: up to 5,000 points, written every few
 /// seconds while training.
-pub async fn save_curves(curves: &Curves) -> Result<(), String> {
-    let bytes = postcard::to_allocvec(curves).map_err(|e| e.to_string())?;
-    let buffer = Uint8Array::from(bytes.as_slice()).buffer();
+pub async fn save_curves(curves: &Curves) -> LabResult<()> {
+    let buffer = bytes_value(&record::encode_curves(curves));
     with_store(IdbTransactionMode::Readwrite, |store| {
         store.put_with_key(&buffer, &CURVES.into())
     })
     .await
     .map(|_| ())
-    .map_err(|e| format!("Could not keep the loss curves in this browser: {e}"))
+    .map_err(|e| {
+        LabError::browser(format!(
+            "Could not keep the loss curves in this browser: {e}"
+        ))
+    })
 }
 
 /// The model kept in IndexedDB, with its curves up to its step; `Ok(None)` when there is none
 /// or it is unreadable. Unreadable curves cost the curves, not the model.
-pub async fn load_model() -> Result<Option<SavedModel>, String> {
-    find_model().await.map(|found| found.model)
+pub async fn load_model() -> LabResult<Option<Kept>> {
+    find_model().await.map(|found| found.kept)
 }
 
 /// What `find_model` found, and what it had to drop, one sentence each, for the page.
 pub struct Found {
-    pub model: Option<SavedModel>,
+    pub kept: Option<Kept>,
     pub notices: Vec<String>,
 }
 
 /// `load_model`, saying when a record was there but unreadable (another version, a hand edit).
-pub async fn find_model() -> Result<Found, String> {
+pub async fn find_model() -> LabResult<Found> {
     let read = |key: &'static str| {
         with_store(IdbTransactionMode::Readonly, move |store| {
             store.get(&key.into())
@@ -261,80 +262,63 @@ pub async fn find_model() -> Result<Found, String> {
     };
     let record = read(CURRENT)
         .await
-        .map_err(|e| format!("Could not read the saved model: {e}"))?;
+        .map_err(|e| LabError::browser(format!("Could not read the saved model: {e}")))?;
     let mut notices = Vec::new();
-    let model = decode(&record);
-    if model.is_none() && !record.is_undefined() {
+    let bundle = decode(&record);
+    if bundle.is_none() && !record.is_undefined() {
         notices.push(
             "The model kept in this browser was unreadable (from another version, or edited), so a fresh one starts."
                 .to_string(),
         );
     }
     let kept_curves = read(CURVES).await.unwrap_or(JsValue::UNDEFINED);
-    let curves = decode_curves(&kept_curves);
-    if model.is_some() && curves.is_none() && !kept_curves.is_undefined() {
+    let curves = stored_bytes(&kept_curves).and_then(|b| record::decode_curves(&b));
+    if bundle.is_some() && curves.is_none() && !kept_curves.is_undefined() {
         notices.push(
             "The loss curves kept with the model were unreadable, so they start empty.".to_string(),
         );
     }
-    let model = model.map(|model| SavedModel {
-        curves: curves.map_or_else(Curves::new, |c| c.until(model.step)),
-        ..model
+    let kept = bundle.map(|bundle| Kept {
+        curves: curves.map_or_else(Curves::new, |c| c.until(bundle.step)),
+        bundle,
     });
-    Ok(Found { model, notices })
+    Ok(Found { kept, notices })
 }
 
-fn decode(record: &JsValue) -> Option<SavedModel> {
-    if !record.is_object() {
+/// The kept model record: its description and its bytes.
+fn decode(stored: &JsValue) -> Option<ModelBundle> {
+    if !stored.is_object() {
         return None;
     }
-    let meta = Reflect::get(record, &"meta".into()).ok()?.as_string()?;
-    let meta: Meta = serde_json::from_str(&meta)
-        .ok()
-        .filter(|m: &Meta| m.version == META_VERSION)?;
-    let bytes = Reflect::get(record, &"safetensors".into()).ok()?;
+    let meta = Reflect::get(stored, &"meta".into()).ok()?.as_string()?;
+    let mut bundle = record::decode_meta(&meta)?;
+    let bytes = Reflect::get(stored, &"safetensors".into()).ok()?;
     if !(bytes.is_instance_of::<js_sys::ArrayBuffer>() || bytes.is_instance_of::<Uint8Array>()) {
         return None;
     }
-    Some(SavedModel {
-        name: meta.name,
-        step: meta.step,
-        config_json: meta.config_json,
-        vocab_txt: meta.vocab_txt,
-        tokenizer_config_json: meta.tokenizer_config_json,
-        word_level: meta.word_level,
-        safetensors: Uint8Array::new(&bytes).to_vec(),
-        training_state: Reflect::get(record, &"training_state".into())
-            .ok()
-            .filter(|s| s.is_instance_of::<js_sys::ArrayBuffer>())
-            .map(|s| Uint8Array::new(&s).to_vec()),
-        curves: Curves::new(),
-    })
-}
-
-/// The kept loss curves; `None` when absent or unreadable.
-fn decode_curves(bytes: &JsValue) -> Option<Curves> {
-    if !bytes.is_instance_of::<js_sys::ArrayBuffer>() {
-        return None;
-    }
-    postcard::from_bytes(&Uint8Array::new(bytes).to_vec()).ok()
+    bundle.safetensors = Uint8Array::new(&bytes).to_vec();
+    bundle.training_state = Reflect::get(stored, &"training_state".into())
+        .ok()
+        .and_then(|s| stored_bytes(&s));
+    Some(bundle)
 }
 
 /// Forget the model kept in IndexedDB, and its curves.
-pub async fn clear_model() -> Result<(), String> {
+pub async fn clear_model() -> LabResult<()> {
     with_store(IdbTransactionMode::Readwrite, |store| {
         store.delete(&CURVES.into())?;
         store.delete(&CURRENT.into())
     })
     .await
     .map(|_| ())
-    .map_err(|e| format!("Could not remove the saved model: {e}"))
+    .map_err(|e| LabError::browser(format!("Could not remove the saved model: {e}")))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::CurvePoint;
+    use protocol::CurvePoint;
+    use serde::Deserialize;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -374,7 +358,7 @@ mod tests {
     fn a_full_local_storage_is_an_error() {
         // ~12 MB of text: over Chromium's ~5 MB localStorage quota.
         let big = "x".repeat(12 << 20);
-        let e = save("test-too-big", &big).unwrap_err();
+        let e = save("test-too-big", &big).unwrap_err().to_string();
         assert!(
             e.starts_with("Could not save test-too-big in this browser"),
             "{e}"
@@ -382,40 +366,17 @@ mod tests {
         assert_eq!(load::<String>("test-too-big"), None);
     }
 
-    #[test]
-    async fn indexed_db_round_trips_the_model() {
-        let model = SavedModel {
+    fn bundle(step: u64) -> ModelBundle {
+        ModelBundle {
             name: "tiny BERT (fresh, seed 0)".into(),
-            step: 1234,
+            step,
             config_json: "{\"hidden_size\": 64}".into(),
             vocab_txt: "[PAD]\n[UNK]\n".into(),
             tokenizer_config_json: Some("{}".into()),
             word_level: true,
             safetensors: (0..100_000u32).map(|i| (i * 7 % 256) as u8).collect(),
             training_state: Some(vec![5; 1000]),
-            curves: curves(1234),
-        };
-        clear_model().await.unwrap();
-        assert_eq!(load_model().await.unwrap(), None);
-        save_model(&model).await.unwrap();
-        save_curves(&model.curves).await.unwrap();
-        assert_eq!(load_model().await.unwrap(), Some(model.clone()));
-        // A newer model leaves the curves kept before (until its own curves are saved).
-        let newer = SavedModel {
-            step: 2000,
-            tokenizer_config_json: None,
-            training_state: None,
-            ..model.clone()
-        };
-        save_model(&newer).await.unwrap();
-        assert_eq!(load_model().await.unwrap(), Some(newer));
-        clear_model().await.unwrap();
-        assert_eq!(load_model().await.unwrap(), None);
-        save_model(&model).await.unwrap();
-        let back = load_model().await.unwrap().unwrap();
-        assert!(back.curves.is_empty(), "clearing forgot the curves too");
-        clear_model().await.unwrap();
-        assert_eq!(load_model().await.unwrap(), None);
+        }
     }
 
     fn curves(steps: u64) -> Curves {
@@ -428,25 +389,59 @@ mod tests {
         c
     }
 
+    async fn put_raw(value: &JsValue, key: &str) {
+        with_store(IdbTransactionMode::Readwrite, |s| {
+            s.put_with_key(value, &key.into())
+        })
+        .await
+        .unwrap();
+    }
+
+    #[test]
+    async fn indexed_db_round_trips_the_model() {
+        let model = bundle(1234);
+        clear_model().await.unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+        save_model(&model).await.unwrap();
+        save_curves(&curves(1234)).await.unwrap();
+        let kept = Kept {
+            bundle: model.clone(),
+            curves: curves(1234),
+        };
+        assert_eq!(load_model().await.unwrap(), Some(kept.clone()));
+        // A newer model leaves the curves kept before (until its own curves are saved).
+        let newer = ModelBundle {
+            step: 2000,
+            tokenizer_config_json: None,
+            training_state: None,
+            ..model.clone()
+        };
+        save_model(&newer).await.unwrap();
+        assert_eq!(
+            load_model().await.unwrap(),
+            Some(Kept {
+                bundle: newer,
+                ..kept
+            })
+        );
+        clear_model().await.unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+        save_model(&model).await.unwrap();
+        let back = load_model().await.unwrap().unwrap();
+        assert!(back.curves.is_empty(), "clearing forgot the curves too");
+        clear_model().await.unwrap();
+        assert_eq!(load_model().await.unwrap(), None);
+    }
+
     #[test]
     async fn curves_are_kept_up_to_the_model_and_bad_ones_cost_only_themselves() {
-        let model = SavedModel {
-            name: "tiny".into(),
-            step: 90,
-            config_json: "{}".into(),
-            vocab_txt: "[PAD]\n".into(),
-            tokenizer_config_json: None,
-            word_level: false,
-            safetensors: vec![1, 2, 3],
-            training_state: None,
-            curves: curves(100),
-        };
+        let model = bundle(90);
         save_model(&model).await.unwrap();
         assert!(
             load_model().await.unwrap().unwrap().curves.is_empty(),
             "saved apart"
         );
-        save_curves(&model.curves).await.unwrap();
+        save_curves(&curves(100)).await.unwrap();
         let back = load_model().await.unwrap().unwrap();
         assert_eq!(
             back.curves,
@@ -454,18 +449,16 @@ mod tests {
             "points after the kept step are dropped"
         );
 
-        // Lengths that disagree: the model is restored without curves.
+        // Lengths that disagree: the model is restored without curves, and the page says so.
         let bad =
             postcard::to_allocvec(&(vec![CurvePoint::default(); 2], vec![1u32], 1u32)).unwrap();
-        let bad = Uint8Array::from(bad.as_slice()).buffer();
-        with_store(IdbTransactionMode::Readwrite, |s| {
-            s.put_with_key(&bad, &CURVES.into())
-        })
-        .await
-        .unwrap();
-        let back = load_model().await.unwrap().unwrap();
+        put_raw(&bytes_value(&bad), CURVES).await;
+        let found = find_model().await.unwrap();
+        let back = found.kept.unwrap();
         assert!(back.curves.is_empty());
-        assert_eq!(back.safetensors, model.safetensors);
+        assert_eq!(back.bundle.safetensors, model.safetensors);
+        assert_eq!(found.notices.len(), 1, "{:?}", found.notices);
+        assert!(found.notices[0].contains("loss curves"));
         clear_model().await.unwrap();
     }
 
@@ -474,60 +467,16 @@ mod tests {
         clear_model().await.unwrap();
         let found = find_model().await.unwrap();
         assert!(
-            found.model.is_none() && found.notices.is_empty(),
+            found.kept.is_none() && found.notices.is_empty(),
             "nothing kept: quiet"
         );
-
         // A hand-edited model record: no model, and the page says why it starts fresh.
-        with_store(IdbTransactionMode::Readwrite, |s| {
-            s.put_with_key(&"edited".into(), &CURRENT.into())
-        })
-        .await
-        .unwrap();
+        put_raw(&"edited".into(), CURRENT).await;
         let found = find_model().await.unwrap();
-        assert!(found.model.is_none());
+        assert!(found.kept.is_none());
         assert_eq!(found.notices.len(), 1, "{:?}", found.notices);
         assert!(
             found.notices[0].contains("unreadable"),
-            "{:?}",
-            found.notices
-        );
-
-        // A good model with curves holding a NaN (training never records one): the model
-        // stays, the curves go, and the page says so.
-        let model = SavedModel {
-            name: "tiny".into(),
-            step: 3,
-            config_json: "{}".into(),
-            vocab_txt: "[PAD]\n".into(),
-            tokenizer_config_json: None,
-            word_level: false,
-            safetensors: vec![1, 2, 3],
-            training_state: None,
-            curves: Curves::new(),
-        };
-        save_model(&model).await.unwrap();
-        let nan = CurvePoint {
-            step: 2,
-            loss: f32::NAN,
-            ..CurvePoint::default()
-        };
-        let bad = postcard::to_allocvec(&(vec![CurvePoint::default(), nan], vec![1u32, 1], 1u32))
-            .unwrap();
-        let bad = Uint8Array::from(bad.as_slice()).buffer();
-        with_store(IdbTransactionMode::Readwrite, |s| {
-            s.put_with_key(&bad, &CURVES.into())
-        })
-        .await
-        .unwrap();
-        let found = find_model().await.unwrap();
-        assert_eq!(
-            found.model.map(|m| (m.step, m.curves.is_empty())),
-            Some((3, true))
-        );
-        assert_eq!(found.notices.len(), 1, "{:?}", found.notices);
-        assert!(
-            found.notices[0].contains("loss curves"),
             "{:?}",
             found.notices
         );
@@ -539,17 +488,9 @@ mod tests {
         let junk = js_sys::Object::new();
         Reflect::set(&junk, &"meta".into(), &"{\"version\": 99}".into()).unwrap();
         Reflect::set(&junk, &"safetensors".into(), &JsValue::from(3)).unwrap();
-        with_store(IdbTransactionMode::Readwrite, |s| {
-            s.put_with_key(&junk, &CURRENT.into())
-        })
-        .await
-        .unwrap();
+        put_raw(&junk, CURRENT).await;
         assert_eq!(load_model().await.unwrap(), None);
-        with_store(IdbTransactionMode::Readwrite, |s| {
-            s.put_with_key(&"text".into(), &CURRENT.into())
-        })
-        .await
-        .unwrap();
+        put_raw(&"text".into(), CURRENT).await;
         assert_eq!(load_model().await.unwrap(), None);
         clear_model().await.unwrap();
         assert!(decode(&JsValue::UNDEFINED).is_none());

@@ -1,9 +1,8 @@
-//! Messages between the page and the training worker (encoded by `worker_io`; files' bytes
-//! travel beside a message as attachments). The worker owns the model; the page only ever
-//! receives plain data (`ModelInfo`, `Inspection`, losses).
+//! Messages between the page and the training worker (encoded by `wire`; files' bytes travel
+//! beside a message as attachments). The worker owns the model; the page only ever receives
+//! plain data (`ModelInfo`, `Inspection`, losses).
 
-use crate::lab::{LabSettings, ModelInfo, ProbeInput};
-use crate::training::storage::SavedModel;
+use crate::{CurvePoint, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput};
 use engine::inspect::Inspection;
 use serde::{Deserialize, Serialize};
 
@@ -14,19 +13,11 @@ pub enum ToWorker {
         corpus: String,
         settings: LabSettings,
     },
-    /// A checkpoint's files. Attachments: model.safetensors, then for a model this page kept,
-    /// its training state (`engine::resume`).
+    /// A model to load on `corpus`. Attachments: the bundle's bytes (`ModelBundle::detach`).
     Load {
-        name: String,
-        config_json: String,
-        vocab_txt: String,
-        tokenizer_config_json: Option<String>,
+        bundle: ModelBundle,
         corpus: String,
         settings: LabSettings,
-        /// Steps this model was already trained (a model kept in the browser).
-        step: u64,
-        /// Whole-word tokens (a model made here and kept), not WordPiece.
-        word_level: bool,
     },
     Play,
     Pause,
@@ -73,53 +64,6 @@ pub enum Crash {
     OutOfMemory,
 }
 
-impl ToWorker {
-    /// Loading `saved` on `corpus`: the message and its attachments (the weights, then the
-    /// training state if any).
-    pub fn load(
-        saved: SavedModel,
-        corpus: String,
-        settings: LabSettings,
-    ) -> (ToWorker, Vec<Vec<u8>>) {
-        let SavedModel {
-            name,
-            step,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            word_level,
-            safetensors,
-            training_state,
-            curves: _,
-        } = saved;
-        let load = ToWorker::Load {
-            name,
-            config_json,
-            vocab_txt,
-            tokenizer_config_json,
-            corpus,
-            settings,
-            step,
-            word_level,
-        };
-        (
-            load,
-            std::iter::once(safetensors).chain(training_state).collect(),
-        )
-    }
-}
-
-/// One point of the loss curves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct CurvePoint {
-    pub step: u64,
-    pub loss: f32,
-    pub mlm_loss: f32,
-    pub nsp_loss: f32,
-    pub mlm_accuracy: f32,
-    pub nsp_accuracy: f32,
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum FromWorker {
     /// The worker's wasm is up and listening (messages sent before this are lost).
@@ -131,7 +75,7 @@ pub enum FromWorker {
     Ready {
         info: ModelInfo,
         step: u64,
-        trainable: Result<(), String>,
+        trainable: Result<(), LabError>,
         notice: Option<String>,
     },
     /// Steps done since the last report.
@@ -144,26 +88,20 @@ pub enum FromWorker {
     Inspected {
         step: u64,
         at: Option<usize>,
-        result: Result<Inspection, String>,
+        result: Result<Inspection, LabError>,
     },
     /// Steps at which weights are kept for the History slider (oldest first).
     History { steps: Vec<u64> },
     /// Training stopped by itself (NaN/∞ loss); weights untouched since the last good step.
-    Stopped { step: u64, reason: String },
+    Stopped { step: u64, reason: LabError },
     /// A request failed; nothing changed.
-    Failed { message: String },
+    Failed(LabError),
     /// The model at `step` is kept in the browser's store. Loss points up to `step` were posted
     /// before this, so the page can keep the curves to match.
     Kept { step: u64 },
     /// The worker panicked: the panic's message, posted by its panic hook just before the
     /// trap that ends it (`worker::start`).
     Crashed { message: String },
-    /// The checkpoint files for the user. Attachment: model.safetensors.
-    Checkpoint {
-        name: String,
-        step: u64,
-        config_json: String,
-        vocab_txt: String,
-        tokenizer_config_json: String,
-    },
+    /// The current model for the user to save. Attachments: its bytes (`ModelBundle::detach`).
+    Checkpoint(ModelBundle),
 }

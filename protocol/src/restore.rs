@@ -3,9 +3,8 @@
 //! an older version's data, or a hand edit. A bad field falls back to its default and says so;
 //! the good fields around it stay.
 
-use crate::explorer::tokens::parse_pad_to;
-use crate::lab::{LabSettings, ProbeInput, DEFAULT_CORPUS};
 use crate::rules;
+use crate::{LabResult, LabSettings, ProbeInput, DEFAULT_CORPUS};
 use serde_json::{Map, Value};
 
 /// A restored value and what was reset on the way, one sentence per field, for the page.
@@ -77,7 +76,7 @@ pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
             c.check("pad_to", "Pad to", &mut value.pad_to, |v| match v {
                 Value::Null => Ok(None),
                 // The text box's own rule, on the number as the user would have typed it.
-                Value::Number(n) => parse_pad_to(&n.to_string()),
+                Value::Number(n) => rules::pad_to(&n.to_string()).map_err(|e| e.to_string()),
                 _ => Err("not a number".into()),
             });
             c.notices
@@ -166,12 +165,12 @@ impl<'a> Checker<'a> {
         key: &str,
         label: &str,
         slot: &mut T,
-        rule: fn(f64) -> Result<T, String>,
+        rule: fn(f64) -> LabResult<T>,
     ) {
         self.check(key, label, slot, |v| {
             v.as_f64()
                 .ok_or_else(|| "not a number".to_string())
-                .and_then(rule)
+                .and_then(|v| rule(v).map_err(|e| e.to_string()))
         });
     }
 
@@ -180,12 +179,12 @@ impl<'a> Checker<'a> {
         key: &str,
         label: &str,
         slot: &mut T,
-        rule: fn(&str) -> Result<T, String>,
+        rule: fn(&str) -> LabResult<T>,
     ) {
         self.check(key, label, slot, |v| {
             v.as_str()
                 .ok_or_else(|| "not a name".to_string())
-                .and_then(rule)
+                .and_then(|v| rule(v).map_err(|e| e.to_string()))
         });
     }
 
@@ -214,7 +213,6 @@ fn describe<T: std::fmt::Debug>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn good_settings_come_back_unchanged() {
@@ -224,7 +222,7 @@ mod tests {
             seed: 7,
             ..LabSettings::default()
         };
-        s.preset = crate::lab::Preset::Small;
+        s.preset = crate::Preset::Small;
         let kept = serde_json::to_string(&s).unwrap();
         assert_eq!(
             settings(Some(&kept)),

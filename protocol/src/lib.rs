@@ -1,0 +1,24 @@
+//! The plain data that crosses between Attention Lab's page and its training worker, and what
+//! the browser keeps between visits. No DOM, no maths: the engine computes, the worker owns the
+//! model, the page draws; this crate is what they say to each other.
+//!
+//! Dependencies point one way: page and worker → `protocol` → `engine`'s data types. It builds
+//! natively, so its rules are tested and its decoders fuzzed without a browser.
+
+pub mod bundle;
+pub mod curves;
+pub mod error;
+pub mod messages;
+pub mod model_info;
+pub mod record;
+pub mod restore;
+pub mod rules;
+pub mod settings;
+pub mod wire;
+
+pub use bundle::ModelBundle;
+pub use curves::{CurvePoint, Curves, Series};
+pub use error::{LabError, LabResult};
+pub use messages::{Crash, FromWorker, ToWorker};
+pub use model_info::ModelInfo;
+pub use settings::{LabSettings, Preset, ProbeInput, DEFAULT_CORPUS};

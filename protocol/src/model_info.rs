@@ -1,0 +1,23 @@
+//! The shape of the current model, as the worker tells the page (selectors, model view, header).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub layers: usize,
+    pub heads: usize,
+    pub hidden: usize,
+    pub head_size: usize,
+    pub intermediate: usize,
+    pub max_positions: usize,
+    pub vocab_size: usize,
+    pub parameters: usize,
+    /// False for a checkpoint without pre-training heads.
+    pub has_heads: bool,
+    /// "word-level" for a model made here, "WordPiece" for a loaded checkpoint.
+    pub tokenizer: String,
+    /// Distinct words in the corpus a word-level vocabulary was built from (None otherwise).
+    #[serde(default)]
+    pub corpus_words: Option<usize>,
+}

@@ -1,0 +1,116 @@
+//! Numbers and models in words, as the page shows them.
+
+use protocol::ModelInfo;
+
+/// The model in one line, for the header: its shape, vocabulary and size, and, when the
+/// corpus had more words than the vocabulary holds, how many of them it kept.
+pub fn facts(info: &ModelInfo) -> String {
+    let mut facts = format!(
+        "{} layers × {} heads · hidden {} · {}-token {} vocabulary · {} parameters",
+        info.layers,
+        info.heads,
+        info.hidden,
+        thousands(info.vocab_size),
+        info.tokenizer,
+        millions(info.parameters),
+    );
+    let kept_words = info
+        .vocab_size
+        .saturating_sub(engine::tokenizer::SPECIAL_TOKENS.len());
+    if let Some(words) = info.corpus_words.filter(|&w| w > kept_words) {
+        facts += &format!(
+            " (the {} most frequent of the corpus's {} words; the rest read as [UNK])",
+            thousands(kept_words),
+            thousands(words)
+        );
+    }
+    facts
+}
+
+/// 12345 → "12,345".
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// 234567 → "0.23 M", 22713216 → "22.7 M".
+pub fn millions(n: usize) -> String {
+    let m = n as f64 / 1e6;
+    if m < 10.0 {
+        format!("{m:.2} M")
+    } else {
+        format!("{m:.1} M")
+    }
+}
+
+/// Bytes as people read them (decimal units, like the engine's size check).
+pub fn format_bytes(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} bytes"),
+        1_000..1_000_000 => format!("{:.0} kB", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.0} MB", n as f64 / 1e6),
+        _ => format!("{:.1} GB", n as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn info(vocab_size: usize, corpus_words: Option<usize>) -> ModelInfo {
+        ModelInfo {
+            name: "tiny".into(),
+            layers: 2,
+            heads: 4,
+            hidden: 64,
+            head_size: 16,
+            intermediate: 256,
+            max_positions: 128,
+            vocab_size,
+            parameters: 234_567,
+            has_heads: true,
+            tokenizer: "word-level".into(),
+            corpus_words,
+        }
+    }
+
+    #[test]
+    fn the_facts_line_names_shape_vocabulary_size_and_left_out_words() {
+        let facts = facts(&info(300, Some(295)));
+        assert_eq!(
+            facts,
+            "2 layers × 4 heads · hidden 64 · 300-token word-level vocabulary · 0.23 M parameters"
+        );
+        // 9,001 distinct words, 8,192 tokens of which 5 special: the line says what was kept.
+        let big = super::facts(&info(8192, Some(9001)));
+        assert!(
+            big.contains("8,192-token word-level vocabulary")
+                && big.contains("the 8,187 most frequent of the corpus's 9,001 words"),
+            "{big}"
+        );
+    }
+
+    #[test]
+    fn numbers_read_as_people_write_them() {
+        assert_eq!(
+            (thousands(7), thousands(1234567)),
+            ("7".into(), "1,234,567".into())
+        );
+        assert_eq!(
+            (millions(234_567), millions(22_713_216)),
+            ("0.23 M".into(), "22.7 M".into())
+        );
+        assert_eq!(format_bytes(612), "612 bytes");
+        assert_eq!(format_bytes(231_508), "232 kB");
+        assert_eq!(format_bytes(90_868_376), "91 MB");
+        assert_eq!(format_bytes(2_147_483_648), "2.1 GB");
+    }
+}

@@ -1,0 +1,398 @@
+//! The curves panel: two charts, a readout of the latest or hovered step, kept the width of the
+//! side panel.
+
+use super::chart::{self, css_colour, Chart, Frame};
+use crate::paint::PaintSlot;
+use leptos::prelude::*;
+use protocol::{CurvePoint, Curves, Series};
+
+/// Canvas size for a container `width` CSS pixels wide.
+fn canvas_size(width: f64) -> (u32, u32) {
+    let w = if width >= 120.0 { width.floor() } else { 400.0 };
+    (w as u32, (w * 0.5).clamp(150.0, 220.0) as u32)
+}
+
+/// Loss (total, MLM, NSP) and accuracy (MLM, NSP) over training steps.
+#[component]
+pub fn LossCurves(#[prop(into)] curves: Signal<Curves>) -> impl IntoView {
+    let smooth = Memo::new(move |_| curves.with(Curves::smoothed));
+    view! {
+        <div class="loss-curves">
+            <CurveChart chart=Chart::Loss curves=curves smooth=smooth/>
+            <CurveChart chart=Chart::Accuracy curves=curves smooth=smooth/>
+        </div>
+    }
+}
+
+/// Keep `width` equal to `element`'s content width (the side panel can change size without
+/// the window doing so, or be hidden and shown).
+fn watch_width(element: &web_sys::HtmlElement, width: RwSignal<f64>) {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    let watched = element.clone();
+    // Handed to JS for good: it outlives the observer, so it is never called after a drop.
+    let on_resize = Closure::<dyn FnMut()>::new(move || {
+        let w = watched.client_width() as f64;
+        if width.try_get_untracked().is_some_and(|old| old != w) {
+            width.try_set(w);
+        }
+    })
+    .into_js_value();
+    let Ok(observer) = web_sys::ResizeObserver::new(on_resize.unchecked_ref()) else {
+        return;
+    };
+    observer.observe(element);
+    let observer = StoredValue::new_local(observer);
+    on_cleanup(move || {
+        observer.try_with_value(|o| o.disconnect());
+    });
+}
+
+/// "latest, step N  total 4.27 raw 4.03 …": each series' smoothed value in bold, raw beside it.
+fn readout_view(when: String, values: Vec<(Series, String, String)>) -> AnyView {
+    let values = values
+        .into_iter()
+        .map(|(s, smoothed, raw)| {
+            // CSSOM properties, not a style attribute: the page's CSP refuses inline styles.
+            view! {
+                <span class="curve-value" style:color=css_colour(s)>
+                    {s.label()}" "<b>{smoothed}</b><small>" raw "{raw}</small>
+                </span>
+            }
+        })
+        .collect_view();
+    view! { <span class="curve-step">{when}</span>{values} }.into_any()
+}
+
+#[component]
+fn CurveChart(
+    chart: Chart,
+    curves: Signal<Curves>,
+    smooth: Memo<Vec<CurvePoint>>,
+) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let holder = NodeRef::<leptos::html::Div>::new();
+    let width = RwSignal::new(0.0f64);
+    Effect::new(move |_| {
+        if let Some(div) = holder.get() {
+            watch_width(&div, width);
+        }
+    });
+    let (drawn, set_drawn) = signal(0usize);
+    let (problem, set_problem) = signal(None::<String>);
+    let (frame, set_frame) = signal(None::<Frame>);
+    let (hover, set_hover) = signal(None::<usize>);
+
+    // Drawn in a task of its own (see `paint`), with the record as it is then.
+    let slot = PaintSlot::new();
+    Effect::new(move |_| {
+        let Some(canvas) = canvas.get() else { return };
+        width.track();
+        curves.track();
+        smooth.track();
+        slot.paint(move || {
+            let Some(known) = width.try_get_untracked() else {
+                return;
+            };
+            let measured = if known > 0.0 {
+                known
+            } else {
+                canvas
+                    .parent_element()
+                    .map_or(0.0, |p| p.client_width() as f64)
+            };
+            let (w, h) = canvas_size(measured);
+            if canvas.width() != w || canvas.height() != h {
+                canvas.set_width(w);
+                canvas.set_height(h);
+            }
+            let result = curves.try_with_untracked(|c| {
+                smooth.try_with_untracked(|s| {
+                    chart::draw(&canvas, chart, c.points(), s).map(|f| (f, c.len()))
+                })
+            });
+            match result.flatten() {
+                Some(Ok((f, n))) => {
+                    set_frame.try_set(Some(f));
+                    set_drawn.try_set(n);
+                    set_problem.try_set(None);
+                }
+                Some(Err(e)) => {
+                    set_problem.try_set(Some(e));
+                }
+                None => {}
+            }
+        });
+    });
+
+    let on_move = move |ev: leptos::ev::MouseEvent| {
+        let at = frame
+            .get_untracked()
+            .and_then(|f| f.step_at(ev.offset_x() as f64));
+        set_hover.set(at.and_then(|step| curves.with_untracked(|c| c.nearest(step))));
+    };
+    // The vertical line at the hovered step, over the canvas.
+    let marker = move || {
+        let (i, f) = (hover.get()?, frame.get()?);
+        let step = curves.with(|c| c.points().get(i).map(|p| p.step))? as f64;
+        Some(view! {
+            <div class="curve-marker" style:left=format!("{:.0}px", f.x_of(step))
+                style:top=format!("{}px", f.top) style:height=format!("{}px", f.bottom - f.top)></div>
+        })
+    };
+    let readout = move || {
+        // The hovered point while it exists (the record may have been cleared or thinned since).
+        let len = curves.with(Curves::len);
+        let hovered = hover.get().filter(|&i| i < len);
+        // Before the first step: the shape of a filled readout, with dashes, so the first step
+        // moves nothing on the page.
+        let Some(i) = hovered.or(len.checked_sub(1)) else {
+            let dashes = chart.series().iter().map(|&s| (s, "—".into(), "—".into()));
+            return readout_view("no steps yet".into(), dashes.collect());
+        };
+        let (raw, count) = curves.with(|c| (c.points()[i], c.counts()[i]));
+        let sm = smooth.with(|s| s.get(i).copied().unwrap_or(raw));
+        let when = if hovered.is_some() {
+            "step"
+        } else {
+            "latest, step"
+        };
+        let span = if count > 1 {
+            format!(" (mean of {count} steps)")
+        } else {
+            String::new()
+        };
+        let values = chart.series().iter().map(|&s| {
+            let value = |p: &CurvePoint| chart::format_value(s.value(p) as f64);
+            (s, value(&sm), value(&raw))
+        });
+        readout_view(format!("{when} {}{span}", raw.step), values.collect())
+    };
+    // What the canvas shows, for screen readers.
+    let summary = move || {
+        curves.with(|c| match c.last() {
+            None => format!("{} chart: no training steps yet", chart.caption()),
+            Some(p) => {
+                let values: Vec<String> = chart
+                    .series()
+                    .iter()
+                    .map(|&s| format!("{} {}", s.label(), chart::format_value(s.value(p) as f64)))
+                    .collect();
+                format!(
+                    "{} over {} steps; at step {}: {}",
+                    chart.caption(),
+                    p.step,
+                    p.step,
+                    values.join(", ")
+                )
+            }
+        })
+    };
+    let legend = chart
+        .series()
+        .iter()
+        .map(|&s| {
+            // The line sample (::before) inherits this border colour; the li draws no border.
+            view! { <li class="swatch" style:border-color=css_colour(s)>{s.label()}</li> }
+        })
+        .collect_view();
+
+    view! {
+        <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || drawn.get().to_string()>
+            <figcaption>{chart.caption()}</figcaption>
+            <ul class="curve-legend">{legend}<li class="legend-note">"thin: raw · bold: smoothed"</li></ul>
+            <div class="curve-canvas" node_ref=holder>
+                <canvas node_ref=canvas role="img" aria-label=summary on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+                {marker}
+            </div>
+            <p class="curve-readout" aria-live="off">{readout}</p>
+            {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
+        </figure>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::tick;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+    use web_sys::HtmlCanvasElement;
+
+    fn point(step: u64, loss: f32) -> CurvePoint {
+        CurvePoint {
+            step,
+            loss,
+            mlm_loss: loss * 0.75,
+            nsp_loss: loss * 0.25,
+            mlm_accuracy: 0.5,
+            nsp_accuracy: (step % 2) as f32,
+        }
+    }
+
+    fn ink(canvas: &HtmlCanvasElement) -> (usize, usize) {
+        use wasm_bindgen::JsCast;
+        let ctx: web_sys::CanvasRenderingContext2d =
+            canvas.get_context("2d").unwrap().unwrap().unchecked_into();
+        let data = ctx
+            .get_image_data(0.0, 0.0, canvas.width() as f64, canvas.height() as f64)
+            .unwrap()
+            .data();
+        let coloured = data
+            .chunks_exact(4)
+            .filter(|p| p[3] > 0 && (p[2] as i32 - p[0] as i32) > 60)
+            .count();
+        let inked = data
+            .chunks_exact(4)
+            .filter(|p| p[3] > 0 && (p[0] < 250 || p[1] < 250 || p[2] < 250))
+            .count();
+        (inked, coloured)
+    }
+
+    #[test]
+    async fn loss_curves_draw_and_report_their_points() {
+        use wasm_bindgen::JsCast;
+        let doc = web_sys::window().unwrap().document().unwrap();
+        let container: web_sys::HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+        container.set_attribute("style", "width:420px").unwrap();
+        doc.body().unwrap().append_child(&container).unwrap();
+        let curves = RwSignal::new(Curves::new());
+        let _handle = leptos::mount::mount_to(
+            container.clone(),
+            move || view! { <LossCurves curves=curves/> },
+        );
+        tick(30).await;
+
+        let figure = |chart: &str| -> web_sys::Element {
+            container
+                .query_selector(&format!("figure.curve-chart[data-chart={chart}]"))
+                .unwrap()
+                .expect("a figure")
+        };
+        let canvas = |chart: &str| -> HtmlCanvasElement {
+            figure(chart)
+                .query_selector("canvas")
+                .unwrap()
+                .unwrap()
+                .unchecked_into()
+        };
+        let caption = |chart: &str| {
+            figure(chart)
+                .query_selector("figcaption")
+                .unwrap()
+                .unwrap()
+                .text_content()
+                .unwrap()
+        };
+        assert_eq!(
+            (caption("loss"), caption("accuracy")),
+            ("Loss".to_string(), "Accuracy".to_string())
+        );
+        let (_, blue_before) = ink(&canvas("loss"));
+        assert_eq!(blue_before, 0, "no MLM line before any step");
+
+        curves.update(|c| {
+            c.extend((1..=300).map(|s| {
+                let fall = (-(s as f32) / 80.0).exp();
+                CurvePoint {
+                    mlm_accuracy: 0.9 - 0.8 * fall,
+                    ..point(s, 6.0 * fall + 0.5)
+                }
+            }))
+        });
+        tick(30).await;
+        for chart in ["loss", "accuracy"] {
+            assert_eq!(
+                figure(chart).get_attribute("data-points").as_deref(),
+                Some("300")
+            );
+            let (inked, blue) = ink(&canvas(chart));
+            let total = (canvas(chart).width() * canvas(chart).height()) as usize;
+            assert!(
+                inked * 50 > total,
+                "{chart} chart mostly blank: {inked} of {total}"
+            );
+            assert!(
+                blue > 100,
+                "{chart} chart: MLM line missing ({blue} blue pixels)"
+            );
+        }
+        let (width, room) = (
+            canvas("loss").width(),
+            canvas("loss").parent_element().unwrap().client_width(),
+        );
+        assert!(
+            width as i32 == room && width > 300,
+            "canvas {width} px in {room} px"
+        );
+        let readout = figure("loss")
+            .query_selector(".curve-readout")
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap();
+        assert!(readout.contains("latest, step 300"), "{readout}");
+        let label = canvas("accuracy").get_attribute("aria-label").unwrap();
+        assert!(
+            label.starts_with("Accuracy over 300 steps; at step 300: MLM 0."),
+            "{label}"
+        );
+
+        // Hovering the middle of the plot reads out a step near the middle of the run.
+        let target = canvas("loss");
+        let rect = target.get_bounding_client_rect();
+        let init = web_sys::MouseEventInit::new();
+        init.set_client_x((rect.left() + rect.width() / 2.0) as i32);
+        init.set_client_y((rect.top() + rect.height() / 2.0) as i32);
+        let hover =
+            web_sys::MouseEvent::new_with_mouse_event_init_dict("mousemove", &init).unwrap();
+        target.dispatch_event(&hover).unwrap();
+        tick(10).await;
+        let readout = figure("loss")
+            .query_selector(".curve-readout")
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap();
+        let step: u64 = readout
+            .strip_prefix("step ")
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("{readout}"));
+        assert!(
+            (120..=200).contains(&step),
+            "hovered step {step}: {readout}"
+        );
+        assert!(
+            figure("loss")
+                .query_selector(".curve-marker")
+                .unwrap()
+                .is_some(),
+            "no hover marker"
+        );
+
+        // A narrower panel gets a narrower chart.
+        container.set_attribute("style", "width:300px").unwrap();
+        tick(60).await;
+        let (width, room) = (
+            canvas("loss").width(),
+            canvas("loss").parent_element().unwrap().client_width(),
+        );
+        assert!(
+            width as i32 == room && width < 300,
+            "canvas {width} px in {room} px after narrowing"
+        );
+
+        curves.update(Curves::clear);
+        tick(30).await;
+        assert_eq!(
+            figure("loss").get_attribute("data-points").as_deref(),
+            Some("0")
+        );
+        assert_eq!(
+            ink(&canvas("loss")).1,
+            0,
+            "cleared chart still shows the MLM line"
+        );
+        container.remove();
+    }
+}

@@ -1,0 +1,327 @@
+//! The model the worker trains, and the only place the app calls the engine's training and
+//! inspection. Plain Rust (no DOM): it runs inside the training worker, and in tests.
+
+use super::history::WeightHistory;
+use engine::checkpoint::{self, Checkpoint};
+use engine::inspect::{inspect, Inspection};
+use engine::model::BertForPreTraining;
+use engine::optim::Optimizer;
+use engine::tokenizer::Tokenizer;
+use engine::train::Trainer;
+use protocol::{CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput};
+
+/// A model that can be trained, or one that can only be looked at (no pre-training heads).
+// One Model lives per Lab, so the size gap between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Model {
+    Trainable(Trainer),
+    InspectOnly {
+        model: BertForPreTraining,
+        tokenizer: Tokenizer,
+        reason: String,
+    },
+}
+
+pub struct Lab {
+    pub model: Model,
+    pub name: String,
+    pub history: WeightHistory,
+}
+
+/// 64 MB of kept weights: ~150 snapshots of the tiny preset, a handful of the small one.
+const HISTORY_BUDGET: usize = 64 << 20;
+
+/// Most tokens a vocabulary built from the corpus may have. A 1 MB corpus has tens of
+/// thousands of distinct words; the MLM head's cost grows with each, and words seen once
+/// or twice are too rare to learn anyway.
+pub const WORD_VOCAB_LIMIT: usize = 8192;
+
+impl Lab {
+    /// A fresh model of `settings.preset` on `corpus`, with a word-level vocabulary built from it.
+    pub fn fresh(corpus: &str, settings: &LabSettings) -> LabResult<Lab> {
+        let config = settings.preset.config();
+        let trainer = Trainer::from_corpus_with_vocab_limit(
+            corpus,
+            WORD_VOCAB_LIMIT,
+            config.clone(),
+            settings.train_settings(config.max_position_embeddings),
+            settings.seed,
+        )?;
+        let name = format!(
+            "{} BERT (fresh, seed {})",
+            settings.preset.name(),
+            settings.seed
+        );
+        Ok(Lab::with_model(Model::Trainable(trainer), name))
+    }
+
+    /// A model from its bundle. Trainable on `corpus` when it has pre-training heads and the
+    /// corpus suits it; otherwise inspect-only, with the reason in the returned notice.
+    pub fn load(
+        mut bundle: ModelBundle,
+        corpus: &str,
+        settings: &LabSettings,
+    ) -> LabResult<(Lab, Option<String>)> {
+        let files = bundle.take_files();
+        // Checkpoint files read back as WordPiece; a model made here splits whole words.
+        let read = || -> LabResult<Checkpoint> {
+            let mut c = checkpoint::load(&files)?;
+            if bundle.word_level {
+                c.tokenizer = Tokenizer::word_level(c.tokenizer.vocab().clone());
+            }
+            Ok(c)
+        };
+        let loaded = read()?;
+        let train = settings.train_settings(loaded.model.config.max_position_embeddings);
+        let inspect_only = |checkpoint: Checkpoint, why: String| {
+            let reason = format!("Training is off for this model: {why}");
+            let Checkpoint {
+                model, tokenizer, ..
+            } = checkpoint;
+            (
+                Model::InspectOnly {
+                    model,
+                    tokenizer,
+                    reason: reason.clone(),
+                },
+                Some(reason),
+            )
+        };
+        let (model, notice) = if loaded.model.cls.is_none() {
+            let why = "it has no pre-training heads (cls.predictions, cls.seq_relationship), so it can be \
+                       inspected but not pre-trained";
+            inspect_only(loaded, why.into())
+        } else {
+            match Trainer::from_checkpoint(loaded, corpus, train, settings.seed) {
+                Ok(mut trainer) => {
+                    trainer.step = bundle.step;
+                    // A model kept by this page comes with its run: it trains on exactly as
+                    // before. If the settings changed since (another optimiser), it starts its
+                    // moments afresh, and says so.
+                    let resumed = bundle.training_state.as_deref().map(|s| trainer.resume(s));
+                    let notice = resumed
+                        .and_then(Result::err)
+                        .map(|e| format!("The optimiser starts afresh from this model: {e}."));
+                    (Model::Trainable(trainer), notice)
+                }
+                // The trainer took the model; read it again rather than keep a second copy.
+                Err(e) => inspect_only(read()?, e.to_string()),
+            }
+        };
+        Ok((Lab::with_model(model, bundle.name.clone()), notice))
+    }
+
+    fn with_model(model: Model, name: String) -> Lab {
+        let mut lab = Lab {
+            model,
+            name,
+            history: WeightHistory::new(HISTORY_BUDGET),
+        };
+        if let Model::Trainable(t) = &lab.model {
+            lab.history.record_first(t.step, &t.model);
+        }
+        lab
+    }
+
+    fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
+        match &self.model {
+            Model::Trainable(t) => (&t.model, &t.tokenizer),
+            Model::InspectOnly {
+                model, tokenizer, ..
+            } => (model, tokenizer),
+        }
+    }
+
+    /// Whole-word tokens (a vocabulary built from the corpus), not WordPiece.
+    pub fn word_level(&self) -> bool {
+        matches!(self.parts().1, Tokenizer::WordLevel { .. })
+    }
+
+    pub fn step_count(&self) -> u64 {
+        match &self.model {
+            Model::Trainable(t) => t.step,
+            Model::InspectOnly { .. } => 0,
+        }
+    }
+
+    /// Ok when the model can train, else why not.
+    pub fn trainable(&self) -> LabResult<()> {
+        match &self.model {
+            Model::Trainable(_) => Ok(()),
+            Model::InspectOnly { reason, .. } => Err(LabError::unavailable(reason.clone())),
+        }
+    }
+
+    pub fn info(&self) -> ModelInfo {
+        let (model, tokenizer) = self.parts();
+        let c = &model.config;
+        ModelInfo {
+            name: self.name.clone(),
+            layers: c.num_hidden_layers,
+            heads: c.num_attention_heads,
+            hidden: c.hidden_size,
+            head_size: c.head_size(),
+            intermediate: c.intermediate_size,
+            max_positions: c.max_position_embeddings,
+            vocab_size: c.vocab_size,
+            parameters: model.num_params(),
+            has_heads: model.cls.is_some(),
+            tokenizer: match tokenizer {
+                Tokenizer::WordLevel { .. } => "word-level".into(),
+                Tokenizer::WordPiece { .. } => "WordPiece".into(),
+            },
+            corpus_words: match &self.model {
+                Model::Trainable(t) => t.corpus_words,
+                Model::InspectOnly { .. } => None,
+            },
+        }
+    }
+
+    /// The probe through the current weights, or through those of history entry `at`.
+    pub fn inspect(&self, probe: &ProbeInput, at: Option<usize>) -> LabResult<Inspection> {
+        let (current, tokenizer) = self.parts();
+        let model = match at {
+            None => current,
+            Some(i) => {
+                &self
+                    .history
+                    .get(i)
+                    .ok_or_else(|| LabError::unavailable(format!("no history entry {i}")))?
+                    .1
+            }
+        };
+        let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
+        inspect(
+            model,
+            tokenizer,
+            &probe.text,
+            pair,
+            probe.mask,
+            probe.pad_to,
+        )
+        // The page shows `mask_predictions`; the T×V logits behind them would be most of every
+        // snapshot sent to it (T×8192 floats with a large corpus).
+        .map(|inspection| Inspection {
+            mlm_logits: None,
+            ..inspection
+        })
+        .map_err(LabError::from)
+    }
+
+    /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
+    pub fn step(&mut self) -> LabResult<CurvePoint> {
+        let Model::Trainable(trainer) = &mut self.model else {
+            return Err(self.trainable().err().unwrap_or_else(LabError::no_model));
+        };
+        let report = trainer.step()?;
+        self.history.record(report.step, &trainer.model);
+        let l = report.losses;
+        Ok(CurvePoint {
+            step: report.step,
+            loss: l.total,
+            mlm_loss: l.mlm,
+            nsp_loss: l.nsp,
+            mlm_accuracy: l.mlm_accuracy,
+            nsp_accuracy: l.nsp_accuracy,
+        })
+    }
+
+    /// Settings that need no reset: learning rate, batch size, mask probability, optimiser,
+    /// training mask. A new optimiser starts with fresh state.
+    pub fn tune(&mut self, settings: &LabSettings) -> LabResult<()> {
+        let Model::Trainable(trainer) = &mut self.model else {
+            return Ok(());
+        };
+        let wanted = settings.train_settings(trainer.model.config.max_position_embeddings);
+        wanted.batch.validate()?;
+        if wanted.optimizer.kind != trainer.optimizer.config.kind {
+            trainer.optimizer = Optimizer::new(wanted.optimizer, &trainer.model)?;
+        } else {
+            trainer.set_learning_rate(settings.learning_rate)?;
+        }
+        trainer.batch_config = wanted.batch;
+        trainer.mask = wanted.mask;
+        Ok(())
+    }
+
+    /// Continue from history entry `at`: its weights and step, a fresh optimiser state (the
+    /// moments of a diverged run would only push it off again).
+    pub fn rewind(&mut self, at: usize) -> LabResult<u64> {
+        let (step, weights) = self
+            .history
+            .get(at)
+            .cloned()
+            .ok_or_else(|| LabError::unavailable(format!("no history entry {at}")))?;
+        let Model::Trainable(trainer) = &mut self.model else {
+            return Err(self.trainable().err().unwrap_or_else(LabError::no_model));
+        };
+        trainer.model = weights;
+        trainer.step = step;
+        trainer.optimizer = Optimizer::new(trainer.optimizer.config.clone(), &trainer.model)?;
+        self.history.truncate_after(at);
+        Ok(step)
+    }
+
+    /// The current model as a bundle: its files and, when it trains, what it takes to train
+    /// on exactly as before (`engine::resume`).
+    pub fn bundle(&self) -> LabResult<ModelBundle> {
+        let (checkpoint, training_state) = match &self.model {
+            Model::Trainable(t) => (t.checkpoint(), Some(t.training_state())),
+            Model::InspectOnly {
+                model, tokenizer, ..
+            } => (Checkpoint::new(model.clone(), tokenizer.clone())?, None),
+        };
+        let files = checkpoint::to_files(&checkpoint);
+        Ok(ModelBundle {
+            name: self.name.clone(),
+            step: self.step_count(),
+            config_json: files.config_json,
+            vocab_txt: files.vocab_txt,
+            tokenizer_config_json: files.tokenizer_config_json,
+            word_level: self.word_level(),
+            safetensors: files.safetensors,
+            training_state,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::DEFAULT_CORPUS;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn a_big_corpus_keeps_the_most_frequent_words_and_counts_them_all() {
+        // 9,000 distinct words, each twice: the vocabulary keeps the limit and says how many.
+        let corpus: String = (0..9000).map(|i| format!("w{i} w{i} .\n")).collect();
+        let big = Lab::fresh(&corpus, &LabSettings::default()).unwrap().info();
+        assert_eq!(big.vocab_size, WORD_VOCAB_LIMIT);
+        assert_eq!(big.corpus_words, Some(9001));
+        assert_eq!(big.tokenizer, "word-level");
+    }
+
+    #[test]
+    fn the_default_lab_inspects_the_default_probe() {
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let info = lab.info();
+        assert_eq!((info.layers, info.heads, info.hidden), (2, 4, 64));
+        let seen = lab.inspect(&ProbeInput::default(), None).unwrap();
+        assert_eq!(seen.tokens[0], "[CLS]");
+        assert_eq!(seen.trace.layers.len(), 2);
+        assert_eq!(seen.mask_predictions.len(), 1);
+    }
+
+    #[test]
+    fn bad_input_is_a_message() {
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let empty = ProbeInput {
+            text: "   ".into(),
+            pair: String::new(),
+            ..ProbeInput::default()
+        };
+        assert!(lab.inspect(&empty, None).is_err());
+        assert!(Lab::fresh("one sentence only", &LabSettings::default()).is_err());
+        assert!(Lab::fresh("", &LabSettings::default()).is_err());
+    }
+}
