@@ -251,6 +251,7 @@ impl Live {
         self.restoring
             .set_value(Some((corpus.clone(), settings.clone())));
         self.send_load(bundle, corpus, settings);
+        self.send(ToWorker::RestoreHistory);
     }
 
     /// A bundle to the worker; its bytes travel beside the message.

@@ -8,7 +8,8 @@
 
 use crate::js::js_message;
 use js_sys::{Promise, Reflect, Uint8Array};
-use protocol::{record, Curves, LabError, LabResult, ModelBundle};
+use protocol::record::{self, HistoryIndex};
+use protocol::{Curves, LabError, LabResult, ModelBundle};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::cell::RefCell;
@@ -77,6 +78,8 @@ const STORE: &str = "models";
 /// One model is kept, under this key, and its curves under the other.
 const CURRENT: &str = "current";
 const CURVES: &str = "curves";
+/// The History index; each entry's weights are under `record::history_key(step)`.
+const HISTORY: &str = "history";
 
 /// Settles when `target`'s success (or error) handler fires; no Rust closures involved, the
 /// promise's own resolve/reject functions are the handlers.
@@ -303,14 +306,94 @@ fn decode(stored: &JsValue) -> Option<ModelBundle> {
     Some(bundle)
 }
 
-/// Forget the model kept in IndexedDB, and its curves.
-pub async fn clear_model() -> LabResult<()> {
-    with_store(IdbTransactionMode::Readwrite, |store| {
-        store.delete(&CURVES.into())?;
-        store.delete(&CURRENT.into())
+/// Several requests in one transaction; done when the transaction is.
+async fn in_one_transaction(
+    work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<(), JsValue>,
+) -> Result<(), String> {
+    let db = open().await?;
+    let tx = match db.transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite) {
+        Ok(tx) => tx,
+        Err(e) => {
+            DB.set(None);
+            return Err(js_message(&e));
+        }
+    };
+    let store = tx.object_store(STORE).map_err(|e| js_message(&e))?;
+    work(&store).map_err(|e| js_message(&e))?;
+    finished(&tx).await
+}
+
+/// The kept History index; `None` when there is none or it is unreadable.
+async fn history_index() -> Option<HistoryIndex> {
+    let stored = with_store(IdbTransactionMode::Readonly, |store| {
+        store.get(&HISTORY.into())
     })
     .await
-    .map(|_| ())
+    .ok()?;
+    record::decode_history(&stored_bytes(&stored)?)
+}
+
+/// Keep the History beside the model: `index` lists every entry, `new_entries` the weights not
+/// stored yet; entries stored before and no longer in `index` (thinned, rewound, another
+/// model's) are deleted. One transaction, so a reload sees the old History or the new one.
+pub async fn save_history(index: &HistoryIndex, new_entries: &[(u64, Vec<u8>)]) -> LabResult<()> {
+    let stale: Vec<u64> = history_index()
+        .await
+        .map(|old| old.steps)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| index.steps.binary_search(s).is_err())
+        .collect();
+    let encoded = bytes_value(&record::encode_history(index));
+    in_one_transaction(|store| {
+        for step in stale {
+            store.delete(&record::history_key(step).into())?;
+        }
+        for (step, weights) in new_entries {
+            store.put_with_key(&bytes_value(weights), &record::history_key(*step).into())?;
+        }
+        store.put_with_key(&encoded, &HISTORY.into())?;
+        Ok(())
+    })
+    .await
+    .map_err(|e| LabError::browser(format!("Could not keep the History in this browser: {e}")))
+}
+
+/// The kept History: its index and each entry's weights (entries whose weights are missing
+/// are left out). `None` when nothing is kept or the index is unreadable.
+pub async fn load_history() -> Option<(HistoryIndex, Vec<(u64, Vec<u8>)>)> {
+    let index = history_index().await?;
+    let mut entries = Vec::with_capacity(index.steps.len());
+    for &step in &index.steps {
+        let key = record::history_key(step);
+        let stored = with_store(IdbTransactionMode::Readonly, |store| {
+            store.get(&key.as_str().into())
+        })
+        .await
+        .ok();
+        if let Some(bytes) = stored.as_ref().and_then(stored_bytes) {
+            entries.push((step, bytes));
+        }
+    }
+    Some((index, entries))
+}
+
+/// Forget the model kept in IndexedDB, its curves and its History.
+pub async fn clear_model() -> LabResult<()> {
+    let history: Vec<u64> = history_index()
+        .await
+        .map(|index| index.steps)
+        .unwrap_or_default();
+    in_one_transaction(|store| {
+        for step in history {
+            store.delete(&record::history_key(step).into())?;
+        }
+        store.delete(&HISTORY.into())?;
+        store.delete(&CURVES.into())?;
+        store.delete(&CURRENT.into())?;
+        Ok(())
+    })
+    .await
     .map_err(|e| LabError::browser(format!("Could not remove the saved model: {e}")))
 }
 
@@ -481,6 +564,34 @@ mod tests {
             found.notices
         );
         clear_model().await.unwrap();
+    }
+
+    #[test]
+    async fn the_history_is_kept_beside_the_model_and_cleared_with_it() {
+        clear_model().await.unwrap();
+        assert_eq!(load_history().await, None);
+        let weights = |step: u64| vec![step as u8; 1000];
+        let first = HistoryIndex::new(5, vec![0, 5, 10]);
+        let entries: Vec<_> = first.steps.iter().map(|&s| (s, weights(s))).collect();
+        save_history(&first, &entries).await.unwrap();
+        assert_eq!(load_history().await, Some((first, entries)));
+        // Thinned: 5 goes, 20 comes; only 20's weights are new.
+        let second = HistoryIndex::new(10, vec![0, 10, 20]);
+        save_history(&second, &[(20, weights(20))]).await.unwrap();
+        let (index, back) = load_history().await.unwrap();
+        assert_eq!(index, second);
+        assert_eq!(
+            back,
+            [(0, weights(0)), (10, weights(10)), (20, weights(20))]
+        );
+        let gone = with_store(IdbTransactionMode::Readonly, |s| {
+            s.get(&record::history_key(5).into())
+        })
+        .await
+        .unwrap();
+        assert!(gone.is_undefined(), "a thinned entry's weights are deleted");
+        clear_model().await.unwrap();
+        assert_eq!(load_history().await, None);
     }
 
     #[test]

@@ -74,6 +74,33 @@ pub const ALL: &[Target] = &[
         hot_prefix: 0,
         run: batch_json,
     },
+    Target {
+        name: "worker_messages",
+        seeds: message_seeds,
+        dictionary: MESSAGE_WORDS,
+        hot_prefix: 0,
+        run: worker_messages,
+    },
+    Target {
+        name: "idb_records",
+        seeds: record_seeds,
+        dictionary: JSON_WORDS,
+        hot_prefix: 0,
+        run: idb_records,
+    },
+];
+
+/// Postcard's varints at their edges, and enum tags.
+const MESSAGE_WORDS: &[&str] = &[
+    "\u{0}",
+    "\u{1}",
+    "\u{7f}",
+    "\u{80}\u{1}",
+    "\u{ff}\u{ff}\u{ff}\u{ff}\u{f}",
+    "\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{ff}\u{1}",
+    "[MASK]",
+    "\u{0}\u{0}\u{c0}\u{7f}",
+    "\u{0}\u{0}\u{80}\u{ff}",
 ];
 
 const TEXT_WORDS: &[&str] = &[
@@ -421,5 +448,164 @@ fn training_state(input: &[u8]) -> Result<(), String> {
     let mut trainer = fixture_trainer();
     trainer.resume(input).map_err(|e| e.to_string())?;
     trainer.step().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn message_seeds() -> Vec<Vec<u8>> {
+    use protocol::{wire, FromWorker, LabError, LabSettings, ModelBundle, ProbeInput, ToWorker};
+    let to = [
+        ToWorker::Reset {
+            corpus: "the dog runs .\nthe cat sleeps .".into(),
+            settings: LabSettings::default(),
+        },
+        ToWorker::Load {
+            bundle: ModelBundle {
+                name: "tiny".into(),
+                config_json: MODEL_CONFIG.into(),
+                vocab_txt: "[PAD]\n[UNK]\n".into(),
+                ..ModelBundle::default()
+            },
+            corpus: String::new(),
+            settings: LabSettings::default(),
+        },
+        ToWorker::Inspect {
+            probe: ProbeInput::default(),
+            at: Some(2),
+        },
+        ToWorker::Speed(Some(10.0)),
+        ToWorker::Bench {
+            iters: 5,
+            warmup: 1,
+        },
+    ];
+    let from = [
+        FromWorker::Stopped {
+            step: 9,
+            reason: LabError::no_model(),
+        },
+        FromWorker::History {
+            steps: vec![0, 5, 10],
+        },
+        FromWorker::Progress {
+            points: vec![protocol::CurvePoint::default(); 2],
+            steps_per_second: 500.0,
+            playing: true,
+        },
+    ];
+    // First byte: which side the message is for.
+    let tagged = |side: u8, bytes: Vec<u8>| std::iter::once(side).chain(bytes).collect();
+    to.iter()
+        .map(|m| tagged(0, wire::encode(m).expect("encodes")))
+        .chain(
+            from.iter()
+                .map(|m| tagged(1, wire::encode(m).expect("encodes"))),
+        )
+        .collect()
+}
+
+/// A message between page and worker as postcard bytes, as `worker_io` receives it: decoded,
+/// and if it decodes, encoded again to the same bytes (the page and the worker read exactly
+/// what the other sent).
+fn worker_messages(input: &[u8]) -> Result<(), String> {
+    use protocol::{wire, FromWorker, ToWorker};
+    let Some((&side, bytes)) = input.split_first() else {
+        return Err("empty".into());
+    };
+    fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned>(
+        bytes: &[u8],
+    ) -> Result<(), String> {
+        let message: T = wire::decode(bytes).map_err(|e| e.to_string())?;
+        let again = wire::encode(&message).map_err(|e| e.to_string())?;
+        let back: T = wire::decode(&again).map_err(|e| e.to_string())?;
+        let twice = wire::encode(&back).map_err(|e| e.to_string())?;
+        assert_eq!(again, twice, "a message changed in a round trip");
+        Ok(())
+    }
+    if side % 2 == 0 {
+        round_trip::<ToWorker>(bytes)
+    } else {
+        round_trip::<FromWorker>(bytes)
+    }
+}
+
+fn record_seeds() -> Vec<Vec<u8>> {
+    use protocol::{record, CurvePoint, Curves, LabSettings, ModelBundle, ProbeInput};
+    let mut curves = Curves::new();
+    curves.extend((1..=40).map(|step| CurvePoint {
+        step,
+        loss: 5.0 / step as f32,
+        mlm_loss: 4.0 / step as f32,
+        nsp_loss: 0.69,
+        mlm_accuracy: 0.1,
+        nsp_accuracy: 0.5,
+    }));
+    let meta = record::encode_meta(&ModelBundle {
+        name: "tiny BERT (fresh, seed 0)".into(),
+        step: 40,
+        config_json: MODEL_CONFIG.into(),
+        vocab_txt: "[PAD]\n".into(),
+        word_level: true,
+        ..ModelBundle::default()
+    });
+    let tagged = |kind: u8, bytes: Vec<u8>| std::iter::once(kind).chain(bytes).collect();
+    vec![
+        tagged(0, meta.into_bytes()),
+        tagged(1, record::encode_curves(&curves)),
+        tagged(
+            2,
+            serde_json::to_vec(&LabSettings::default()).expect("JSON"),
+        ),
+        tagged(3, serde_json::to_vec(&ProbeInput::default()).expect("JSON")),
+        tagged(4, serde_json::to_vec("the dog runs .").expect("JSON")),
+    ]
+}
+
+/// What a page finds in the browser's storage from an earlier visit (IndexedDB: the kept
+/// model's description and its curves; localStorage: settings, probe, corpus), read as the page
+/// reads it, then used: curves are smoothed and extended, restored settings must pass the same
+/// rules as typed ones.
+fn idb_records(input: &[u8]) -> Result<(), String> {
+    use protocol::{record, restore, rules, CurvePoint};
+    let Some((&kind, bytes)) = input.split_first() else {
+        return Err("empty".into());
+    };
+    match kind % 5 {
+        0 => {
+            let bundle = record::decode_meta(&text(bytes)).ok_or("unreadable model record")?;
+            let again = record::decode_meta(&record::encode_meta(&bundle));
+            assert_eq!(again.as_ref(), Some(&bundle), "a model record changed");
+        }
+        1 => {
+            let mut curves = record::decode_curves(bytes).ok_or("unreadable curves")?;
+            let smoothed = curves.smoothed();
+            assert_eq!(smoothed.len(), curves.len());
+            let _ = curves.left_range_at();
+            let next = curves.last().map_or(1, |p| p.step.saturating_add(1));
+            curves.push(CurvePoint {
+                step: next,
+                ..CurvePoint::default()
+            });
+            let kept = curves.clone().until(next / 2);
+            assert!(kept.len() <= curves.len());
+        }
+        2 => {
+            let restored = restore::settings(Some(&text(bytes)));
+            let s = &restored.value;
+            rules::learning_rate(s.learning_rate).expect("a restored rate passes");
+            rules::batch_size(s.batch_size as f64).expect("a restored batch size passes");
+            rules::mask_prob(s.mask_prob as f64).expect("a restored probability passes");
+            rules::max_len(s.max_len as f64).expect("a restored length passes");
+            rules::seed(s.seed as f64).expect("a restored seed passes");
+        }
+        3 => {
+            let restored = restore::probe(Some(&text(bytes)));
+            if let Some(n) = restored.value.pad_to {
+                rules::pad_to(&n.to_string()).expect("a restored Pad to passes");
+            }
+        }
+        _ => {
+            let _ = restore::corpus(Some(&text(bytes)));
+        }
+    }
     Ok(())
 }

@@ -32,6 +32,9 @@ pub enum ToWorker {
         probe: ProbeInput,
         at: Option<usize>,
     },
+    /// Bring back the History weights kept in the browser's store with the model just loaded
+    /// (sent after `Load` of the kept model). The worker reads them itself: up to 64 MB.
+    RestoreHistory,
     /// Continue from history entry `at` (after a NaN stop, or to go back in time).
     Rewind {
         at: usize,

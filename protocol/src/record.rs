@@ -1,5 +1,6 @@
 //! What the browser keeps in IndexedDB, as bytes and text: the kept model's description (JSON,
-//! beside its weights), its loss curves (postcard) and the index of its History weights. The
+//! beside its weights), its loss curves (postcard) and the index of its History weights
+//! (postcard; each entry's weights are a safetensors file of their own, under `history_key`). The
 //! IndexedDB plumbing is the web app's (`storage`); decoding is here, where it is tested and
 //! fuzzed natively. Storage can hold anything (another version, a hand edit): every decoder
 //! returns `None` for what it cannot vouch for, and never panics.
@@ -37,6 +38,42 @@ pub fn encode_meta(bundle: &ModelBundle) -> String {
 pub fn decode_meta(text: &str) -> Option<ModelBundle> {
     let meta: Meta = serde_json::from_str(text).ok()?;
     (meta.version == VERSION).then_some(meta.bundle)
+}
+
+/// The History slider's kept weights: which steps are stored, and the spacing the history had
+/// reached (it doubles each time the 64 MB budget is full).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryIndex {
+    pub version: u32,
+    pub interval: u64,
+    /// Ascending.
+    pub steps: Vec<u64>,
+}
+
+impl HistoryIndex {
+    pub fn new(interval: u64, steps: Vec<u64>) -> Self {
+        HistoryIndex {
+            version: VERSION,
+            interval,
+            steps,
+        }
+    }
+}
+
+/// Where the weights of the History entry at `step` are stored.
+pub fn history_key(step: u64) -> String {
+    format!("history/{step}")
+}
+
+pub fn encode_history(index: &HistoryIndex) -> Vec<u8> {
+    postcard::to_allocvec(index).unwrap_or_default()
+}
+
+/// A kept History index; `None` when unreadable, of another version, or not ascending.
+pub fn decode_history(bytes: &[u8]) -> Option<HistoryIndex> {
+    let index: HistoryIndex = postcard::from_bytes(bytes).ok()?;
+    let ascending = index.steps.windows(2).all(|w| w[0] < w[1]);
+    (index.version == VERSION && ascending && index.interval >= 1).then_some(index)
 }
 
 pub fn encode_curves(curves: &Curves) -> Vec<u8> {
@@ -94,6 +131,23 @@ mod tests {
         ] {
             assert_eq!(decode_meta(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_history_index_round_trips_and_a_bad_one_reads_as_none() {
+        let index = HistoryIndex::new(10, vec![0, 10, 20]);
+        assert_eq!(decode_history(&encode_history(&index)), Some(index));
+        let unsorted = HistoryIndex::new(10, vec![20, 10]);
+        assert_eq!(decode_history(&encode_history(&unsorted)), None);
+        let zero = HistoryIndex::new(0, vec![]);
+        assert_eq!(decode_history(&encode_history(&zero)), None);
+        let old = HistoryIndex {
+            version: VERSION + 1,
+            ..HistoryIndex::new(5, vec![5])
+        };
+        assert_eq!(decode_history(&encode_history(&old)), None);
+        assert_eq!(decode_history(b"junk"), None);
+        assert_eq!(history_key(40), "history/40");
     }
 
     #[test]

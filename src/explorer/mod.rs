@@ -24,7 +24,6 @@ use stage::Stage;
 use std::sync::Arc;
 use stepper::StagePanel;
 use tokens::{pad_note, TokenChips};
-use wasm_bindgen::JsCast;
 
 /// Side of the always-visible softmax figure beside the model view.
 const SUMMARY_GRID: u32 = 240;

@@ -33,6 +33,25 @@ impl WeightHistory {
             return false;
         }
         self.entries.push((step, model.clone()));
+        self.thin();
+        true
+    }
+
+    /// Entries kept before this run's first one (the History of a model kept in the browser,
+    /// read back after a reload) go in front, at the spacing they had reached.
+    pub fn prepend(&mut self, interval: u64, older: Vec<(u64, BertForPreTraining)>) {
+        let first = self.entries.first().map_or(u64::MAX, |(s, _)| *s);
+        let mut older: Vec<_> = older.into_iter().filter(|(s, _)| *s < first).collect();
+        older.sort_by_key(|(s, _)| *s);
+        older.dedup_by_key(|(s, _)| *s);
+        older.append(&mut self.entries);
+        self.entries = older;
+        self.interval = self.interval.max(interval);
+        self.thin();
+    }
+
+    /// Over budget: every other entry goes, and new ones come half as often.
+    fn thin(&mut self) {
         while self.bytes() > self.budget_bytes && self.entries.len() > 2 {
             let mut i = 0;
             self.entries.retain(|_| {
@@ -41,7 +60,14 @@ impl WeightHistory {
             });
             self.interval *= 2;
         }
-        true
+    }
+
+    pub fn interval(&self) -> u64 {
+        self.interval
+    }
+
+    pub fn entries(&self) -> &[(u64, BertForPreTraining)] {
+        &self.entries
     }
 
     fn bytes(&self) -> usize {
@@ -80,5 +106,33 @@ mod tests {
         assert!(steps.len() <= 4, "{steps:?}");
         assert_eq!(steps[0], 0);
         assert!(*steps.last().unwrap() >= 60, "{steps:?}");
+    }
+
+    #[test]
+    fn a_kept_history_goes_in_front_and_stays_within_budget() {
+        let model = BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0));
+        let per_entry = model.num_params() * 4;
+        let mut h = WeightHistory::new(per_entry * 6);
+        h.record_first(100, &model);
+        h.record(110, &model);
+        // Kept before the reload: 0, 20, …, 100 (100 is this run's start, kept once).
+        let older = (0..=5).map(|i| (i * 20, model.clone())).rev().collect();
+        h.prepend(20, older);
+        assert_eq!(h.interval(), 40, "over budget: thinned, spacing doubled");
+        let steps = h.steps();
+        assert!(steps.len() <= 6 && steps[0] == 0, "{steps:?}");
+        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+        let mut roomy = WeightHistory::new(per_entry * 100);
+        roomy.record_first(100, &model);
+        roomy.prepend(
+            20,
+            vec![
+                (40, model.clone()),
+                (0, model.clone()),
+                (100, model.clone()),
+            ],
+        );
+        assert_eq!(roomy.steps(), [0, 40, 100]);
+        assert_eq!(roomy.interval(), 20);
     }
 }

@@ -262,6 +262,36 @@ impl Lab {
         Ok(step)
     }
 
+    /// A History entry's weights as the browser keeps them: every parameter as little-endian
+    /// f32, in the model's parameter order (`named_params`). The kept model gives the shapes.
+    pub fn weights_bytes(model: &BertForPreTraining) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(model.num_params() * 4);
+        for (_, p) in model.named_params() {
+            bytes.extend(p.iter().flat_map(|x| x.to_le_bytes()));
+        }
+        bytes
+    }
+
+    /// Weights kept by `weights_bytes`, in a model of the current one's shape; an error when
+    /// they are another model's (their length differs).
+    pub fn model_from_weights(&self, bytes: &[u8]) -> LabResult<BertForPreTraining> {
+        let mut model = self.parts().0.zeros_like();
+        if bytes.len() != model.num_params() * 4 {
+            return Err(LabError::Malformed(format!(
+                "kept History weights of {} bytes do not fit this model ({} parameters)",
+                bytes.len(),
+                model.num_params()
+            )));
+        }
+        let mut values = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        for (_, mut p) in model.named_params_mut() {
+            p.iter_mut().zip(&mut values).for_each(|(x, v)| *x = v);
+        }
+        Ok(model)
+    }
+
     /// The current model as a bundle: its files and, when it trains, what it takes to train
     /// on exactly as before (`engine::resume`).
     pub fn bundle(&self) -> LabResult<ModelBundle> {
@@ -299,6 +329,19 @@ mod tests {
         assert_eq!(big.vocab_size, WORD_VOCAB_LIMIT);
         assert_eq!(big.corpus_words, Some(9001));
         assert_eq!(big.tokenizer, "word-level");
+    }
+
+    #[test]
+    fn history_weights_read_back_exactly_and_others_are_refused() {
+        let mut lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        lab.step().unwrap();
+        let Model::Trainable(t) = &lab.model else {
+            panic!("fresh models train")
+        };
+        let bytes = Lab::weights_bytes(&t.model);
+        assert_eq!(lab.model_from_weights(&bytes).unwrap(), t.model);
+        assert!(lab.model_from_weights(&bytes[4..]).is_err());
+        assert!(lab.model_from_weights(&[]).is_err());
     }
 
     #[test]

@@ -7,9 +7,10 @@ pub mod session;
 
 use crate::storage;
 use crate::worker_io::{decode, encode};
-use protocol::{Crash, CurvePoint, FromWorker, ToWorker};
+use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
 use session::{Reply, Session};
 use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, VecDeque};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -31,9 +32,11 @@ thread_local! {
     /// Loss points not yet posted, and when points were last posted.
     static UNSENT: RefCell<Vec<CurvePoint>> = const { RefCell::new(Vec::new()) };
     static LAST_PROGRESS: Cell<f64> = const { Cell::new(0.0) };
-    /// A model is being written to the store; another request came meanwhile.
-    static KEEPING: Cell<bool> = const { Cell::new(false) };
-    static KEEP_AGAIN: Cell<bool> = const { Cell::new(false) };
+    /// Work on the browser's store, waiting its turn, and whether it is under way.
+    static JOBS: RefCell<VecDeque<StoreJob>> = const { RefCell::new(VecDeque::new()) };
+    static STORING: Cell<bool> = const { Cell::new(false) };
+    /// The History entries written to the store, and for which model (`Session::generation`).
+    static STORED: RefCell<(u64, BTreeSet<u64>)> = const { RefCell::new((0, BTreeSet::new())) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -77,7 +80,12 @@ pub fn start() {
             Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
             Ok((ToWorker::Crash(how), _)) => crash(how),
             Ok((ToWorker::Keep, _)) => {
-                keep();
+                store(StoreJob::Keep);
+                Vec::new()
+            }
+            Ok((ToWorker::RestoreHistory, _)) => {
+                let generation = SESSION.with_borrow(Session::generation);
+                store(StoreJob::RestoreHistory { generation });
                 Vec::new()
             }
             Ok((message, attachments)) => {
@@ -187,31 +195,81 @@ fn tick() {
     schedule_tick();
 }
 
-/// Write the current model into the browser's store, then tell the page. Here rather than on
-/// the page: the small preset with its Adam moments is ~40 MB, and copying that on the page's
-/// main thread took 70–110 ms every few seconds. One write at a time, in order: a request
-/// during a write is done after it, with the model as it is then.
-fn keep() {
-    if KEEPING.replace(true) {
-        KEEP_AGAIN.set(true);
+/// What the worker does with the browser's store, one at a time and in order.
+#[derive(Clone, Copy, PartialEq)]
+enum StoreJob {
+    /// Write the current model and its History.
+    Keep,
+    /// Read back the History kept with the model of this generation.
+    RestoreHistory { generation: u64 },
+}
+
+/// Queue `job`. Here rather than on the page: the small preset with its Adam moments is
+/// ~40 MB, and copying that on the page's main thread took 70–110 ms every few seconds. A keep
+/// asked for while one waits is the same keep, of the model as it is when its turn comes.
+fn store(job: StoreJob) {
+    JOBS.with_borrow_mut(|jobs| {
+        if !jobs.contains(&job) {
+            jobs.push_back(job);
+        }
+    });
+    if STORING.replace(true) {
         return;
     }
     wasm_bindgen_futures::spawn_local(async {
-        loop {
-            let reply = match SESSION.with_borrow(Session::kept_model) {
-                Ok(model) => match storage::save_model(&model).await {
-                    Ok(()) => FromWorker::Kept { step: model.step },
-                    Err(e) => FromWorker::Failed(e),
-                },
-                Err(e) => FromWorker::Failed(e),
-            };
-            hold_progress(reply.into()).into_iter().for_each(post);
-            if !KEEP_AGAIN.replace(false) {
-                break;
+        while let Some(job) = JOBS.with_borrow_mut(VecDeque::pop_front) {
+            match job {
+                StoreJob::Keep => keep().await,
+                StoreJob::RestoreHistory { generation } => restore_history(generation).await,
             }
         }
-        KEEPING.set(false);
+        STORING.set(false);
     });
+}
+
+/// Write the current model, then the History entries not written yet, then tell the page.
+async fn keep() {
+    let reply = match SESSION.with_borrow(Session::kept_model) {
+        Ok(model) => match storage::save_model(&model).await {
+            Ok(()) => match keep_history().await {
+                Ok(()) => FromWorker::Kept { step: model.step },
+                Err(e) => FromWorker::Failed(e),
+            },
+            Err(e) => FromWorker::Failed(e),
+        },
+        Err(e) => FromWorker::Failed(e),
+    };
+    hold_progress(reply.into()).into_iter().for_each(post);
+}
+
+async fn keep_history() -> LabResult<()> {
+    let plan = STORED.with_borrow(|(generation, steps)| {
+        SESSION.with_borrow(|s| {
+            let fresh = BTreeSet::new();
+            s.history_to_keep(if *generation == s.generation() {
+                steps
+            } else {
+                &fresh
+            })
+        })
+    });
+    let Some(plan) = plan else { return Ok(()) };
+    storage::save_history(&plan.index, &plan.new_entries).await?;
+    STORED.set((plan.generation, plan.index.steps.into_iter().collect()));
+    Ok(())
+}
+
+/// The History kept with the model just restored goes back in front of the slider.
+async fn restore_history(generation: u64) {
+    let Some((index, entries)) = storage::load_history().await else {
+        return;
+    };
+    let steps: BTreeSet<u64> = entries.iter().map(|(s, _)| *s).collect();
+    let replies = SESSION.with_borrow_mut(|s| s.restore_history(generation, &index, entries));
+    if !replies.is_empty() {
+        STORED.set((generation, steps));
+    }
+    replies.into_iter().flat_map(hold_progress).for_each(post);
 }
 
 /// Progress replies are merged and let through at most every `PROGRESS_MS`, and always once

@@ -2,9 +2,11 @@
 //! worker (`worker`) only moves messages and decides how many steps fit in a tick.
 
 use super::lab::Lab;
+use protocol::record::HistoryIndex;
 use protocol::{
     CurvePoint, FromWorker, LabError, LabResult, LabSettings, ModelBundle, ProbeInput, ToWorker,
 };
+use std::collections::BTreeSet;
 
 /// A message for the page, with the files' bytes that travel beside it (`ModelBundle::detach`).
 pub struct Reply {
@@ -30,6 +32,16 @@ pub struct Session {
     playing: bool,
     /// Steps per second while playing; None = as fast as possible.
     pub speed: Option<f64>,
+    /// Which model this is: one more for each Reset or Load. What the worker stored of an
+    /// earlier model's History is not this one's.
+    generation: u64,
+}
+
+/// The History to keep in the browser: its index, and the weights of the entries not stored yet.
+pub struct HistoryToKeep {
+    pub generation: u64,
+    pub index: HistoryIndex,
+    pub new_entries: Vec<(u64, Vec<u8>)>,
 }
 
 impl Session {
@@ -107,8 +119,8 @@ impl Session {
                 }
             }
             ToWorker::Download => self.download(),
-            // Written by the worker, which owns the store (worker.rs, `kept_model`).
-            ToWorker::Keep => Vec::new(),
+            // Done by the worker, which owns the store (`worker::keep`, `restore_history`).
+            ToWorker::Keep | ToWorker::RestoreHistory => Vec::new(),
             // Timed by the worker, which owns the clock (worker.rs).
             ToWorker::Bench { .. } => Vec::new(),
             // The worker's own death (worker.rs), never the session's.
@@ -132,7 +144,52 @@ impl Session {
         self.lab = Some(lab);
         self.corpus = corpus;
         self.settings = settings;
+        self.generation += 1;
         vec![ready.into(), self.history(), self.snapshot()]
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The History as the browser should keep it, with the weights of the entries that are not
+    /// in `stored` (steps already written for this generation).
+    pub fn history_to_keep(&self, stored: &BTreeSet<u64>) -> Option<HistoryToKeep> {
+        let lab = self.lab.as_ref()?;
+        let entries = lab.history.entries();
+        Some(HistoryToKeep {
+            generation: self.generation,
+            index: HistoryIndex::new(
+                lab.history.interval(),
+                entries.iter().map(|(s, _)| *s).collect(),
+            ),
+            new_entries: entries
+                .iter()
+                .filter(|(s, _)| !stored.contains(s))
+                .map(|(s, m)| (*s, Lab::weights_bytes(m)))
+                .collect(),
+        })
+    }
+
+    /// The History kept with the model just loaded, read back from the browser's store: its
+    /// entries before the model's step go in front of the slider. Entries that do not fit this
+    /// model are left out. Returns the steps now kept, for the page.
+    pub fn restore_history(
+        &mut self,
+        generation: u64,
+        index: &HistoryIndex,
+        entries: Vec<(u64, Vec<u8>)>,
+    ) -> Vec<Reply> {
+        let Some(lab) = self.lab.as_mut().filter(|_| generation == self.generation) else {
+            // Another model came meanwhile: this History is not its.
+            return Vec::new();
+        };
+        let older = entries
+            .into_iter()
+            .filter_map(|(step, bytes)| Some((step, lab.model_from_weights(&bytes).ok()?)))
+            .collect();
+        lab.history.prepend(index.interval, older);
+        vec![self.history()]
     }
 
     fn tune(&mut self, settings: LabSettings) -> Vec<Reply> {
@@ -461,5 +518,50 @@ mod tests {
             ..kept
         });
         assert_eq!(tokenizer, "WordPiece");
+    }
+
+    #[test]
+    fn a_kept_history_comes_back_in_front_of_the_slider() {
+        let mut a = started();
+        a.train(20);
+        let all = a.history_to_keep(&BTreeSet::new()).unwrap();
+        assert_eq!(all.index.steps, [0, 5, 10, 15, 20]);
+        assert_eq!(all.new_entries.len(), 5);
+        let stored: BTreeSet<u64> = [0, 5, 10].into();
+        let rest = a.history_to_keep(&stored).unwrap();
+        assert_eq!(
+            rest.new_entries.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            [15, 20],
+            "only what is not stored yet"
+        );
+
+        let mut bundle = a.kept_model().unwrap();
+        let mut b = Session::default();
+        let attachments = bundle.detach();
+        b.handle(
+            ToWorker::Load {
+                bundle,
+                corpus: DEFAULT_CORPUS.into(),
+                settings: LabSettings::default(),
+            },
+            attachments,
+        );
+        let stale = b.restore_history(b.generation() - 1, &all.index, all.new_entries.clone());
+        assert!(
+            stale.is_empty(),
+            "an earlier model's History is not this one's"
+        );
+        let replies = b.restore_history(b.generation(), &all.index, all.new_entries.clone());
+        assert!(matches!(
+            &replies[0].message,
+            FromWorker::History { steps } if steps == &[0, 5, 10, 15, 20]
+        ));
+        let at = |s: &Session, i: usize| match s.inspect(&ProbeInput::default(), Some(i)).message {
+            FromWorker::Inspected { result: Ok(i), .. } => i,
+            _ => panic!("no inspection"),
+        };
+        assert_eq!(at(&b, 0), at(&a, 0), "the weights at step 0 came back");
+        assert_eq!(at(&b, 2), at(&a, 2));
+        assert_ne!(at(&b, 0), at(&b, 2), "the comparison above can fail");
     }
 }
