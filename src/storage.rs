@@ -10,7 +10,6 @@ use crate::js::js_message;
 use js_sys::{Promise, Reflect, Uint8Array};
 use protocol::record::{self, HistoryIndex};
 use protocol::{Curves, LabError, LabResult, ModelBundle};
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::cell::RefCell;
 use wasm_bindgen::closure::Closure;
@@ -30,12 +29,6 @@ pub fn key(name: &str) -> String {
 
 fn local_storage() -> Option<Storage> {
     web_sys::window()?.local_storage().ok().flatten()
-}
-
-/// The value saved under `attention-lab/<name>`; `None` when absent, unreadable or of another
-/// shape.
-pub fn load<T: DeserializeOwned>(name: &str) -> Option<T> {
-    serde_json::from_str(&load_text(name)?).ok()
 }
 
 /// The text saved under `attention-lab/<name>`, unchecked (see `restore`).
@@ -408,6 +401,10 @@ mod tests {
     struct Settings {
         rate: f64,
         name: String,
+    }
+
+    fn load<T: serde::de::DeserializeOwned>(name: &str) -> Option<T> {
+        serde_json::from_str(&load_text(name)?).ok()
     }
 
     #[test]

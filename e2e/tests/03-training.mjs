@@ -165,6 +165,16 @@ export const tests = [
       assert(!playing, 'training should wait for Play after a reload');
       assert(curvePoints > 0 && curveText.includes(`latest, step ${after}`), 'the loss curves did not come back with the model');
       assert(!(await page.locator('.readout').first().innerText()).includes('—'), 'the loss readout came back empty');
+      // The History's kept weights came back too: the slider scrubs back to step 0, whose
+      // heatmaps differ from the restored model's.
+      const slider = page.getByLabel('History');
+      await page.waitForFunction(() => Number(document.querySelector('label.history input[type=range]')?.max) >= 2, null, { timeout: 10000 });
+      const kept = Number(await slider.getAttribute('max')) + 1;
+      const live = await softmaxFigure(page).getAttribute('data-matrix');
+      await slider.evaluate((el) => { el.value = '0'; el.dispatchEvent(new Event('input', { bubbles: true })); });
+      await page.waitForFunction(() => document.querySelector('.history-at')?.textContent.startsWith('step 0'), null, { timeout: 5000 });
+      await page.waitForFunction((m) => document.querySelector('figure.heatmap')?.dataset.matrix !== m, live, { timeout: 5000 });
+      console.log(`     History after the reload: ${kept} kept points, back to step 0`);
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();

@@ -202,10 +202,6 @@ impl Curves {
         self.stride *= 2;
     }
 
-    pub fn clear(&mut self) {
-        *self = Curves::default();
-    }
-
     pub fn points(&self) -> &[CurvePoint] {
         &self.points
     }

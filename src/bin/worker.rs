@@ -1,6 +1,6 @@
 //! The training worker: owns the model, runs steps in short slices so it can still hear the
-//! page, and posts progress and snapshots. `worker` moves messages, keeps time and reports its
-//! own death; `session` turns messages into replies.
+//! page, and posts progress and snapshots. `worker` moves messages, keeps time, does the work on
+//! the browser's store and reports its own death; `worker::session` turns messages into replies.
 
 fn main() {
     attention_lab_web::worker::start();

@@ -121,9 +121,9 @@ impl Session {
             ToWorker::Download => self.download(),
             // Done by the worker, which owns the store (`worker::keep`, `restore_history`).
             ToWorker::Keep | ToWorker::RestoreHistory => Vec::new(),
-            // Timed by the worker, which owns the clock (worker.rs).
+            // Timed by the worker, which owns the clock (`worker::bench`).
             ToWorker::Bench { .. } => Vec::new(),
-            // The worker's own death (worker.rs), never the session's.
+            // The worker's own death (`worker::crash`), never the session's.
             ToWorker::Crash(_) => Vec::new(),
         }
     }
