@@ -382,7 +382,7 @@ mod tests {
             "canvas {width} px in {room} px after narrowing"
         );
 
-        curves.update(Curves::clear);
+        curves.set(Curves::new());
         tick(30).await;
         assert_eq!(
             figure("loss").get_attribute("data-points").as_deref(),
