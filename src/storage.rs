@@ -86,24 +86,25 @@ async fn settle(set: impl FnOnce(&js_sys::Function, &js_sys::Function)) -> Resul
     JsFuture::from(promise).await.map(|_| ())
 }
 
-async fn request(req: &IdbRequest) -> Result<JsValue, String> {
+async fn request(req: &IdbRequest) -> LabResult<JsValue> {
     let outcome = settle(|ok, fail| {
         req.set_onsuccess(Some(ok));
         req.set_onerror(Some(fail));
     })
     .await;
     match outcome {
-        Ok(()) => req.result().map_err(|e| js_message(&e)),
-        Err(_) => Err(req
-            .error()
-            .ok()
-            .flatten()
-            .map(|e| format!("{}: {}", e.name(), e.message()))
-            .unwrap_or_else(|| "request failed".into())),
+        Ok(()) => req.result().map_err(|e| LabError::browser(js_message(&e))),
+        Err(_) => Err(LabError::browser(
+            req.error()
+                .ok()
+                .flatten()
+                .map(|e| format!("{}: {}", e.name(), e.message()))
+                .unwrap_or_else(|| "request failed".into()),
+        )),
     }
 }
 
-async fn finished(tx: &IdbTransaction) -> Result<(), String> {
+async fn finished(tx: &IdbTransaction) -> LabResult<()> {
     settle(|ok, fail| {
         tx.set_oncomplete(Some(ok));
         tx.set_onerror(Some(fail));
@@ -111,9 +112,11 @@ async fn finished(tx: &IdbTransaction) -> Result<(), String> {
     })
     .await
     .map_err(|_| {
-        tx.error()
-            .map(|e| format!("{}: {}", e.name(), e.message()))
-            .unwrap_or_else(|| "transaction aborted".into())
+        LabError::browser(
+            tx.error()
+                .map(|e| format!("{}: {}", e.name(), e.message()))
+                .unwrap_or_else(|| "transaction aborted".into()),
+        )
     })
 }
 
@@ -124,7 +127,7 @@ thread_local! {
 }
 
 /// The database, opened once per page or worker and again only after the browser closed it.
-async fn open() -> Result<IdbDatabase, String> {
+async fn open() -> LabResult<IdbDatabase> {
     if let Some(db) = DB.with_borrow(Clone::clone) {
         return Ok(db);
     }
@@ -132,10 +135,12 @@ async fn open() -> Result<IdbDatabase, String> {
     let factory = Reflect::get(&js_sys::global(), &"indexedDB".into())
         .ok()
         .and_then(|f| f.dyn_into::<web_sys::IdbFactory>().ok())
-        .ok_or("This browser does not allow saving models (IndexedDB is off).")?;
+        .ok_or_else(|| {
+            LabError::browser("This browser does not allow saving models (IndexedDB is off).")
+        })?;
     let opening: IdbOpenDbRequest = factory
         .open_with_u32(DB_NAME, DB_VERSION)
-        .map_err(|e| js_message(&e))?;
+        .map_err(|e| LabError::browser(js_message(&e)))?;
     let for_upgrade = opening.clone();
     let upgrade = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
         if let Ok(db) = for_upgrade
@@ -153,7 +158,7 @@ async fn open() -> Result<IdbDatabase, String> {
     drop(upgrade);
     let db = db?
         .dyn_into::<IdbDatabase>()
-        .map_err(|_| "IndexedDB gave no database".to_string())?;
+        .map_err(|_| LabError::browser("IndexedDB gave no database"))?;
     // Another tab upgrading the database, or the browser closing it (storage cleared): let
     // go, and the next transaction opens it again.
     let forget = Closure::<dyn FnMut()>::new(|| {
@@ -172,18 +177,20 @@ async fn open() -> Result<IdbDatabase, String> {
 async fn with_store(
     mode: IdbTransactionMode,
     work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<IdbRequest, JsValue>,
-) -> Result<JsValue, String> {
+) -> LabResult<JsValue> {
     let db = open().await?;
     let tx = match db.transaction_with_str_and_mode(STORE, mode) {
         Ok(tx) => tx,
         // Closed under us: forget it, so the next call opens it again.
         Err(e) => {
             DB.set(None);
-            return Err(js_message(&e));
+            return Err(LabError::browser(js_message(&e)));
         }
     };
-    let store = tx.object_store(STORE).map_err(|e| js_message(&e))?;
-    let req = work(&store).map_err(|e| js_message(&e))?;
+    let store = tx
+        .object_store(STORE)
+        .map_err(|e| LabError::browser(js_message(&e)))?;
+    let req = work(&store).map_err(|e| LabError::browser(js_message(&e)))?;
     let value = request(&req).await?;
     finished(&tx).await?;
     Ok(value)
@@ -302,17 +309,19 @@ fn decode(stored: &JsValue) -> Option<ModelBundle> {
 /// Several requests in one transaction; done when the transaction is.
 async fn in_one_transaction(
     work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<(), JsValue>,
-) -> Result<(), String> {
+) -> LabResult<()> {
     let db = open().await?;
     let tx = match db.transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite) {
         Ok(tx) => tx,
         Err(e) => {
             DB.set(None);
-            return Err(js_message(&e));
+            return Err(LabError::browser(js_message(&e)));
         }
     };
-    let store = tx.object_store(STORE).map_err(|e| js_message(&e))?;
-    work(&store).map_err(|e| js_message(&e))?;
+    let store = tx
+        .object_store(STORE)
+        .map_err(|e| LabError::browser(js_message(&e)))?;
+    work(&store).map_err(|e| LabError::browser(js_message(&e)))?;
     finished(&tx).await
 }
 

@@ -2,6 +2,7 @@
 //! (the canvas with the caption above it, downloaded).
 
 use engine::Matrix;
+use protocol::{LabError, LabResult};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlAnchorElement, HtmlCanvasElement};
@@ -62,13 +63,13 @@ pub fn slug(caption: &str) -> String {
 }
 
 /// Download `canvas` as `<slug(caption)>.png`, with the caption written above the picture.
-pub fn save_png(canvas: &HtmlCanvasElement, caption: &str) -> Result<(), String> {
+pub fn save_png(canvas: &HtmlCanvasElement, caption: &str) -> LabResult<()> {
     let doc = web_sys::window()
         .and_then(|w| w.document())
-        .ok_or("no document")?;
+        .ok_or_else(|| LabError::browser("no document"))?;
     let framed: HtmlCanvasElement = doc
         .create_element("canvas")
-        .map_err(|_| "could not create a canvas")?
+        .map_err(|_| LabError::browser("could not create a canvas"))?
         .unchecked_into();
     let head = 30;
     framed.set_width(canvas.width().max(320));
@@ -78,22 +79,22 @@ pub fn save_png(canvas: &HtmlCanvasElement, caption: &str) -> Result<(), String>
         .ok()
         .flatten()
         .and_then(|c| c.dyn_into().ok())
-        .ok_or("canvas has no 2d context")?;
+        .ok_or_else(|| LabError::browser("canvas has no 2d context"))?;
     ctx.set_fill_style_str("#ffffff");
     ctx.fill_rect(0.0, 0.0, framed.width() as f64, framed.height() as f64);
     ctx.set_fill_style_str("#1d2330");
     ctx.set_font("600 14px sans-serif");
     ctx.set_text_baseline("middle");
     ctx.fill_text(caption, 8.0, head as f64 / 2.0)
-        .map_err(|_| "could not write the caption")?;
+        .map_err(|_| LabError::browser("could not write the caption"))?;
     ctx.draw_image_with_html_canvas_element(canvas, 0.0, head as f64)
-        .map_err(|_| "could not copy the heatmap")?;
+        .map_err(|_| LabError::browser("could not copy the heatmap"))?;
     let url = framed
         .to_data_url_with_type("image/png")
-        .map_err(|_| "the canvas refused to export")?;
+        .map_err(|_| LabError::browser("the canvas refused to export"))?;
     let a: HtmlAnchorElement = doc
         .create_element("a")
-        .map_err(|_| "could not create a link")?
+        .map_err(|_| LabError::browser("could not create a link"))?
         .unchecked_into();
     a.set_href(&url);
     a.set_download(&format!("{}.png", slug(caption)));
@@ -103,9 +104,9 @@ pub fn save_png(canvas: &HtmlCanvasElement, caption: &str) -> Result<(), String>
 
 /// Put `text` on the clipboard, then call `done` with the outcome (an error message when the
 /// browser refuses, e.g. without permission).
-pub fn copy_text(text: &str, done: impl FnOnce(Result<(), String>) + 'static) {
+pub fn copy_text(text: &str, done: impl FnOnce(LabResult<()>) + 'static) {
     let Some(window) = web_sys::window() else {
-        done(Err("no window".into()));
+        done(Err(LabError::browser("no window")));
         return;
     };
     let promise = window.navigator().clipboard().write_text(text);
@@ -119,9 +120,9 @@ pub fn copy_text(text: &str, done: impl FnOnce(Result<(), String>) + 'static) {
     });
     let err = Closure::once(move |_: JsValue| {
         if let Some(f) = err_done.borrow_mut().take() {
-            f(Err(
-                "the browser did not allow copying to the clipboard".into()
-            ));
+            f(Err(LabError::browser(
+                "the browser did not allow copying to the clipboard",
+            )));
         }
     });
     let _ = promise.then2(&ok, &err);

@@ -161,7 +161,7 @@ pub fn HeatmapFigure(
                     scale: scale_for(d, &opts),
                     layout,
                 };
-                heatmap::draw(&canvas, &spec).err()
+                heatmap::draw(&canvas, &spec).err().map(|e| e.to_string())
             });
             if let Some(problem) = problem {
                 set_problem.try_set(problem);
@@ -235,7 +235,7 @@ pub fn HeatmapFigure(
         export::copy_text(&csv, move |result| {
             set_status.set(Some(match result {
                 Ok(()) => format!("Copied {cells} values as CSV"),
-                Err(e) => e,
+                Err(e) => e.to_string(),
             }));
         });
     };

@@ -29,7 +29,7 @@ pub fn HeatmapThumb(
                     scale: Scale::for_range(lo, hi),
                     layout: Layout::new(m.rows, m.cols, side, false),
                 };
-                heatmap::draw(&canvas, &spec).err()
+                heatmap::draw(&canvas, &spec).err().map(|e| e.to_string())
             });
             if let Some(problem) = problem {
                 set_problem.try_set(problem);

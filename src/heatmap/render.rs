@@ -4,6 +4,7 @@ use engine::Matrix;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
+use protocol::{LabError, LabResult};
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{Clamped, JsCast, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement, ImageData};
@@ -22,7 +23,7 @@ const HEAD_RULE: [u8; 3] = [29, 35, 48];
 
 /// Draw `spec` on `canvas`, resizing it to the layout. Errors are drawing failures, reported
 /// as text for the caller to show; they never panic.
-pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), String> {
+pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> LabResult<()> {
     let started = now_ms();
     let l = spec.layout;
     // Resizing clears and reallocates the canvas: only when the size really changes.
@@ -31,10 +32,10 @@ pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), String
         canvas.set_width(l.width);
         canvas.set_height(l.height);
     }
-    let pixels = paint_pixels(spec).map_err(|e| format!("heatmap: {e}"))?;
+    let pixels = paint_pixels(spec).map_err(|e| LabError::browser(format!("heatmap: {e}")))?;
     let ctx = context_2d(canvas)?;
     let image = ImageData::new_with_u8_clamped_array_and_sh(Clamped(&pixels), l.width, l.height)
-        .map_err(|_| "heatmap: could not create image data".to_string())?;
+        .map_err(|_| LabError::browser("heatmap: could not create image data"))?;
     // While training, a figure is redrawn 5 times a second with new values and the same
     // labels: then only the grid and the colour bar change, and the text (font parsing and
     // glyph rasterising, half the cost of a redraw) is already on the canvas, outside them.
@@ -57,18 +58,19 @@ pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> Result<(), String
                 true => put(l.bar_x, l.grid_y, BAR_WIDTH, l.bar_height()),
                 false => Ok(()),
             })
-            .map_err(|_| "heatmap: putImageData failed".to_string())?;
+            .map_err(|_| LabError::browser("heatmap: putImageData failed"))?;
     } else {
         ctx.put_image_data(&image, 0.0, 0.0)
-            .map_err(|_| "heatmap: putImageData failed".to_string())?;
+            .map_err(|_| LabError::browser("heatmap: putImageData failed"))?;
         if l.labels {
-            draw_text(canvas, spec).map_err(|e| format!("heatmap labels: {e}"))?;
+            draw_text(canvas, spec)
+                .map_err(|e| LabError::browser(format!("heatmap labels: {e}")))?;
         }
         match &text_key {
             Some(key) => canvas.set_attribute(TEXT_KEY, key),
             None => canvas.remove_attribute(TEXT_KEY),
         }
-        .map_err(|_| "heatmap: could not mark the canvas".to_string())?;
+        .map_err(|_| LabError::browser("heatmap: could not mark the canvas"))?;
     }
     record_draw(started, &l);
     Ok(())
@@ -92,13 +94,13 @@ fn text_key(spec: &HeatmapSpec) -> String {
     format!("{:016x}", h.finish())
 }
 
-fn context_2d(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, String> {
+fn context_2d(canvas: &HtmlCanvasElement) -> LabResult<CanvasRenderingContext2d> {
     canvas
         .get_context("2d")
         .ok()
         .flatten()
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-        .ok_or_else(|| "heatmap: canvas has no 2d context".to_string())
+        .ok_or_else(|| LabError::browser("heatmap: canvas has no 2d context"))
 }
 
 /// Cells, hatching, head rules and colour bar as RGBA bytes (w·h·4).

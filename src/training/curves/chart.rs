@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
-use protocol::{CurvePoint, Series};
+use protocol::{CurvePoint, LabError, LabResult, Series};
 use web_sys::HtmlCanvasElement;
 
 /// Total in ink, MLM in blue, NSP in orange (colour-blind safe pair).
@@ -107,8 +107,9 @@ pub fn draw(
     chart: Chart,
     raw: &[CurvePoint],
     smooth: &[CurvePoint],
-) -> Result<Frame, String> {
-    draw_inner(canvas, chart, raw, smooth).map_err(|e| format!("{} chart: {e}", chart.caption()))
+) -> LabResult<Frame> {
+    draw_inner(canvas, chart, raw, smooth)
+        .map_err(|e| LabError::browser(format!("{} chart: {e}", chart.caption())))
 }
 
 fn draw_inner(

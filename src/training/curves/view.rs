@@ -118,7 +118,7 @@ fn CurveChart(
                     set_problem.try_set(None);
                 }
                 Some(Err(e)) => {
-                    set_problem.try_set(Some(e));
+                    set_problem.try_set(Some(e.to_string()));
                 }
                 None => {}
             }
