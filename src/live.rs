@@ -335,6 +335,7 @@ impl Live {
                 points,
                 steps_per_second,
                 playing,
+                ..
             } => {
                 if let Some(last) = points.last() {
                     self.step.set(last.step);

@@ -8,6 +8,7 @@ use crate::error::{EngineError, Result};
 use crate::rng::Rng;
 use crate::tokenizer::{truncate_longest_first, Tokenizer};
 use ndarray::{Array1, Array2};
+use serde::{Deserialize, Serialize};
 
 /// NSP labels, HF's convention.
 pub const IS_NEXT: u32 = 0;
@@ -128,6 +129,38 @@ impl Corpus {
     }
 }
 
+/// What a position chosen for MLM became (BERT's 80/10/10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replacement {
+    /// [MASK] (80%)
+    Mask,
+    /// A random non-special token (10%)
+    Random,
+    /// Left as it was (10%)
+    Kept,
+}
+
+/// How `make_batch` built one row, beside the ids it made: what the page's Batch view shows
+/// and the masking counts add up.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowRecord {
+    /// The row's ids before masking (T, padded like the batch).
+    pub original: Vec<u32>,
+    /// Positions picked for MLM, ascending.
+    pub chosen: Vec<usize>,
+    /// What each chosen position became, one per `chosen`.
+    pub replaced_by: Vec<Replacement>,
+    /// Real tokens that could have been picked (not special).
+    pub eligible: usize,
+}
+
+/// One `RowRecord` per row of the batch (B).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BatchRecord {
+    pub rows: Vec<RowRecord>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BatchConfig {
     pub batch_size: usize,
@@ -191,6 +224,15 @@ impl BatchConfig {
 /// uniformly among the non-special tokens; each becomes [MASK] (80%), a random non-special
 /// token (10%) or stays (10%), and its label is the original id (−100 elsewhere).
 pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Result<Batch> {
+    make_batch_recorded(corpus, config, rng).map(|(batch, _)| batch)
+}
+
+/// `make_batch`, with the record of how each row was made (the same draws: the same batch).
+pub fn make_batch_recorded(
+    corpus: &Corpus,
+    config: &BatchConfig,
+    rng: &mut Rng,
+) -> Result<(Batch, BatchRecord)> {
     config.validate()?;
     let (b, t) = (config.batch_size, config.max_len);
     let mut input_ids = Array2::<u32>::from_elem((b, t), corpus.pad); // (B, T)
@@ -199,6 +241,9 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
     let mut mlm_labels = Array2::<i64>::from_elem((b, t), IGNORE_INDEX); // (B, T)
     let nsp_labels = Array1::from(nsp_labels(b, rng)); // (B,)
     let mut eligible = Vec::with_capacity(t);
+    let mut record = BatchRecord {
+        rows: Vec::with_capacity(b),
+    };
 
     for (row, &label) in nsp_labels.iter().enumerate() {
         let (i, j) = pick_pair(corpus, label, rng);
@@ -224,11 +269,12 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
             .slice_mut(ndarray::s![..len])
             .fill(1);
 
+        let original = ids.to_vec();
         let labels = mlm_labels
             .row_mut(row)
             .into_slice()
             .expect("standard layout");
-        mask_tokens(
+        let mut picks = mask_tokens(
             corpus,
             config,
             &mut ids[..len],
@@ -236,6 +282,13 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
             &mut eligible,
             rng,
         );
+        picks.sort_unstable_by_key(|&(p, _)| p);
+        record.rows.push(RowRecord {
+            original,
+            chosen: picks.iter().map(|&(p, _)| p).collect(),
+            replaced_by: picks.iter().map(|&(_, r)| r).collect(),
+            eligible: eligible.len(),
+        });
     }
     if mlm_labels.iter().all(|&l| l == IGNORE_INDEX) {
         // Only when every drawn sentence is all [UNK]/specials: an MLM loss over nothing is NaN.
@@ -244,13 +297,14 @@ pub fn make_batch(corpus: &Corpus, config: &BatchConfig, rng: &mut Rng) -> Resul
                 .into(),
         ));
     }
-    Ok(Batch {
+    let batch = Batch {
         input_ids,
         token_type_ids,
         attention_mask,
         mlm_labels: Some(mlm_labels),
         nsp_labels: Some(nsp_labels),
-    })
+    };
+    Ok((batch, record))
 }
 
 /// Exactly ⌊B/2⌋ of each label, a coin for the odd one out, in random order.
@@ -286,7 +340,8 @@ fn pick_pair(corpus: &Corpus, label: u32, rng: &mut Rng) -> (usize, usize) {
     }
 }
 
-/// BERT's masking of one row, in place. `ids`/`labels` cover the row's real tokens.
+/// BERT's masking of one row, in place. `ids`/`labels` cover the row's real tokens. Leaves
+/// the row's eligible positions in `eligible`; returns each picked position and what it became.
 fn mask_tokens(
     corpus: &Corpus,
     config: &BatchConfig,
@@ -294,7 +349,7 @@ fn mask_tokens(
     labels: &mut [i64],
     eligible: &mut Vec<usize>,
     rng: &mut Rng,
-) {
+) -> Vec<(usize, Replacement)> {
     eligible.clear();
     eligible.extend((0..ids.len()).filter(|&p| !corpus.is_special(ids[p])));
     let wanted = (eligible.len() as f32 * config.mask_prob).round() as usize;
@@ -303,18 +358,25 @@ fn mask_tokens(
         .min(config.max_predictions)
         .min(eligible.len());
     // Partial Fisher–Yates: the first n_pred entries become a uniform sample without replacement.
+    let mut picks = Vec::with_capacity(n_pred);
     for k in 0..n_pred {
         let pick = k + rng.below(eligible.len() - k);
         eligible.swap(k, pick);
         let p = eligible[k];
         labels[p] = ids[p] as i64;
         let u = rng.uniform();
-        if u < 0.8 {
+        let became = if u < 0.8 {
             ids[p] = corpus.mask;
+            Replacement::Mask
         } else if u < 0.9 {
             ids[p] = corpus.random_token(rng);
-        }
+            Replacement::Random
+        } else {
+            Replacement::Kept
+        };
+        picks.push((p, became));
     }
+    picks
 }
 
 #[cfg(test)]

@@ -29,6 +29,10 @@ pub struct MaskPrediction {
     pub position: usize,
     /// The `TOP_K` most probable tokens, most probable first.
     pub top: Vec<Candidate>,
+    /// The known answer, when the text said `[MASK:word]`: the vocabulary's token for "word".
+    pub answer: Option<String>,
+    /// Whether the most probable token is the answer (when there is one).
+    pub correct: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +57,9 @@ pub struct Inspection {
     /// softmax(nsp_logits)[0]: P(second segment follows the first). Present whenever the heads
     /// are; only meaningful for a pair (for a single text BERT was never trained on it).
     pub p_is_next: Option<f32>,
+    /// Attention rollout (Abnar & Zuidema 2020), T×T: row i = how much token i draws on each
+    /// input token across all layers (`rollout`).
+    pub rollout: Matrix,
 }
 
 /// Encodes `text` (and `pair`), cut to `max_position_embeddings` and padded with `[PAD]` up to
@@ -112,6 +119,8 @@ pub fn inspect_with(
             .map(|i| MaskPrediction {
                 position: i,
                 top: top_k(logits.row(i), tokenizer),
+                answer: None,
+                correct: None,
             })
             .collect(),
         _ => Vec::new(),
@@ -119,7 +128,9 @@ pub fn inspect_with(
     let nsp_logits = out.nsp_logits.as_ref().map(|l| [l[[0, 0]], l[[0, 1]]]);
     // softmax([a, b])[0] = 1 / (1 + e^(b − a))
     let p_is_next = nsp_logits.map(|[a, b]| 1.0 / (1.0 + (b - a).exp()));
+    let rollout = rollout(&trace);
     Ok(Inspection {
+        rollout,
         tokens: enc.tokens,
         input_ids: enc.input_ids,
         token_type_ids: enc.token_type_ids,
@@ -133,6 +144,40 @@ pub fn inspect_with(
         mask_predictions,
         p_is_next,
     })
+}
+
+/// Attention rollout (Abnar & Zuidema 2020): R = A_L·…·A_1 with A_l = 0.5·Ā_l + 0.5·I, where
+/// Ā_l is layer l's weights averaged over its heads, each row renormalised to sum to 1 (masked
+/// entries are 0). The 0.5·I stands for the residual connection, which carries each token past
+/// attention. T×T, row = query token; each row sums to 1. An approximation: it ignores the
+/// values, W_O, the feed-forward blocks and LayerNorm, and treats attention as linear mixing.
+pub fn rollout(trace: &AttentionTrace) -> Matrix {
+    let Some(t) = trace
+        .layers
+        .first()
+        .and_then(|l| l.heads.first())
+        .map(|h| h.weights.rows)
+    else {
+        return Matrix::default();
+    };
+    let mut r = Array2::<f32>::eye(t); // (T, T)
+    for layer in &trace.layers {
+        let mut a = Array2::<f32>::zeros((t, t)); // (T, T) Ā, then 0.5·Ā + 0.5·I
+        for head in &layer.heads {
+            a += &ndarray::ArrayView2::from_shape((t, t), &head.weights.data)
+                .expect("weights are T×T");
+        }
+        for (i, mut row) in a.rows_mut().into_iter().enumerate() {
+            let sum: f32 = row.sum();
+            if sum > 0.0 {
+                row /= sum;
+            }
+            row *= 0.5;
+            row[i] += 0.5;
+        }
+        r = a.dot(&r);
+    }
+    Matrix::from_view(r.view())
 }
 
 /// The `TOP_K` most probable tokens of one row of logits, softmax probabilities.

@@ -7,6 +7,7 @@
 
 pub mod backward;
 pub mod batch;
+pub mod batch_view;
 pub mod checkpoint;
 pub mod config;
 pub mod data;

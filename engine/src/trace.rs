@@ -99,15 +99,49 @@ pub struct LayerTrace {
     pub context: Matrix,
     /// concat(heads)·W_Oᵀ + b_O, before the residual and LayerNorm (T×C).
     pub attention_output: Matrix,
-    /// The layer's output after the feed-forward block (T×C).
+    /// Add & Norm: LayerNorm(x + attention_output) (T×C), the feed-forward block's input.
+    pub attention_norm: Matrix,
+    /// attention_norm·W₁ᵀ + b₁ (T×I), GELU's input.
+    pub intermediate_pre: Matrix,
+    /// GELU(intermediate_pre) = 0.5·x·(1 + erf(x/√2)) (T×I).
+    pub intermediate: Matrix,
+    /// intermediate·W₂ᵀ + b₂ (T×C), before the residual and LayerNorm.
+    pub ffn_output: Matrix,
+    /// Add & Norm: LayerNorm(attention_norm + ffn_output) (T×C), the next layer's input.
     pub output: Matrix,
+}
+
+/// What the pre-training heads make of the last layer's output, for the traced sequence.
+/// Each part is there when the model has it (a bare encoder has none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeadsTrace {
+    /// The pooler: tanh(W·h_[CLS] + b) (1×C).
+    pub pooled: Option<Matrix>,
+    /// NSP: pooled·W_NSPᵀ + b_NSP, [IsNext, NotNext].
+    pub nsp_logits: Option<[f32; 2]>,
+    /// softmax(nsp_logits).
+    pub nsp_probabilities: Option<[f32; 2]>,
+    /// The MLM transform LayerNorm(GELU(h·W_tᵀ + b_t)) (T×C), the tied decoder's input. Only
+    /// when the MLM head ran on every position (inspection); the decoder is the word
+    /// embeddings, so logits = mlm_transform·word_embeddingsᵀ + bias.
+    pub mlm_transform: Option<Matrix>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AttentionTrace {
+    /// word_embeddings[ids] (T×C).
+    pub word_embeddings: Matrix,
+    /// position_embeddings[0..T] (T×C); empty (0×0) for rotary models, which have none.
+    pub position_embeddings: Matrix,
+    /// token_type_embeddings[segment] (T×C).
+    pub token_type_embeddings: Matrix,
+    /// word + position + token type (T×C), LayerNorm's input.
+    pub embeddings_sum: Matrix,
     /// Embedding output after LayerNorm (T×C).
     pub embeddings: Matrix,
     pub layers: Vec<LayerTrace>,
+    /// The pooler and the pre-training heads (see `HeadsTrace`).
+    pub heads: HeadsTrace,
 }
 
 /// JSON has no −∞, so human-readable formats write masked entries as null (and read null back

@@ -4,11 +4,12 @@
 
 use crate::backward::backward;
 use crate::batch::{Batch, MaskMode};
+use crate::batch_view::{BatchView, MaskingCounts, StepPredictions};
 use crate::checkpoint::{Checkpoint, TensorNaming};
 use crate::config::BertConfig;
-use crate::data::{make_batch, BatchConfig, Corpus};
+use crate::data::{make_batch, make_batch_recorded, BatchConfig, BatchRecord, Corpus};
 use crate::error::{EngineError, Result};
-use crate::forward::{forward, ForwardOptions, Losses};
+use crate::forward::{forward, ForwardOptions, ForwardOutput, Losses};
 use crate::model::BertForPreTraining;
 use crate::ops::attention::AttentionKernel;
 use crate::optim::{Optimizer, OptimizerConfig};
@@ -58,6 +59,20 @@ pub fn train_step_with(
     opts: &ForwardOptions,
     rng: &mut Rng,
 ) -> Result<Losses> {
+    train_step_predicting(model, grads, optimizer, batch, opts, rng, None)
+}
+
+/// `train_step_with`, also writing what the forward pass predicted into `predictions` (the
+/// MLM argmax of each labelled row, the NSP softmax of each row) when given.
+fn train_step_predicting(
+    model: &mut BertForPreTraining,
+    grads: &mut BertForPreTraining,
+    optimizer: &mut Optimizer,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    rng: &mut Rng,
+    predictions: Option<&mut StepPredictions>,
+) -> Result<Losses> {
     if model.cls.is_none() {
         return Err(EngineError::Training(no_heads_message()));
     }
@@ -72,9 +87,43 @@ pub fn train_step_with(
             losses.total, losses.mlm, losses.nsp
         )));
     }
+    if let Some(p) = predictions {
+        *p = predictions_of(&out);
+    }
     backward(model, batch, &out, grads)?;
     optimizer.step(model, grads)?;
     Ok(losses)
+}
+
+/// The MLM argmax of each row the head ran on and the NSP softmax of each row.
+fn predictions_of(out: &ForwardOutput) -> StepPredictions {
+    let mlm = match &out.mlm_logits {
+        Some(logits) => out
+            .mlm_rows
+            .iter()
+            .zip(logits.rows())
+            .map(|(&n, row)| {
+                let best = (0..row.len())
+                    .max_by(|&a, &b| row[a].total_cmp(&row[b]).then(b.cmp(&a)))
+                    .unwrap_or(0);
+                (n, best as u32)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let nsp = match &out.nsp_logits {
+        // softmax([a, b]) = [1/(1 + e^(b − a)), 1/(1 + e^(a − b))]
+        Some(logits) => logits
+            .rows()
+            .into_iter()
+            .map(|l| {
+                let p = 1.0 / (1.0 + (l[1] - l[0]).exp());
+                [p, 1.0 - p]
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    StepPredictions { mlm, nsp }
 }
 
 /// A loss no model that is still learning reaches: 50 times that of guessing uniformly
@@ -110,6 +159,24 @@ pub struct Trainer {
     /// Distinct words in the corpus, for a word-level vocabulary built from it (None for a
     /// checkpoint's own vocabulary): more than the vocabulary holds means some became [UNK].
     pub corpus_words: Option<usize>,
+    /// "Fixed batch": `step` trains on one batch again and again, the next one drawn after this
+    /// was set. Turning it off lets the next step draw afresh.
+    pub fixed_batch: bool,
+    /// The batch `fixed_batch` trains on, once drawn.
+    fixed: Option<(Batch, BatchRecord)>,
+    /// What the last `step` trained on and predicted, for `batch_view`.
+    last: Option<LastStep>,
+    /// Every batch drawn in this run (kept and restored runs count from the restore).
+    counts: MaskingCounts,
+}
+
+/// The last step's batch, how it was made, and what the model predicted on it.
+struct LastStep {
+    step: u64,
+    fixed: bool,
+    batch: Batch,
+    record: BatchRecord,
+    predictions: StepPredictions,
 }
 
 impl Trainer {
@@ -221,30 +288,83 @@ impl Trainer {
             step: 0,
             naming,
             corpus_words: None,
+            fixed_batch: false,
+            fixed: None,
+            last: None,
+            counts: MaskingCounts::default(),
         })
     }
 
-    /// One step on a fresh batch from the corpus. On error (a NaN/∞ loss) the weights are
-    /// unchanged and the step counter does not move.
+    /// One step on a fresh batch from the corpus (or on the fixed batch, with `fixed_batch`).
+    /// On error (a NaN/∞ loss) the weights are unchanged and the step counter does not move.
     pub fn step(&mut self) -> Result<StepReport> {
-        let batch = make_batch(&self.corpus, &self.batch_config, &mut self.rng)?;
-        self.step_on(&batch)
+        let (batch, record) = match (self.fixed_batch, self.fixed.take()) {
+            (true, Some(kept)) => kept,
+            _ => {
+                let drawn = make_batch_recorded(&self.corpus, &self.batch_config, &mut self.rng)?;
+                self.counts.add(&drawn.0, &drawn.1);
+                drawn
+            }
+        };
+        let mut predictions = StepPredictions::default();
+        let report = self.step_predicting(&batch, Some(&mut predictions));
+        if self.fixed_batch {
+            self.fixed = Some((batch.clone(), record.clone()));
+        }
+        let report = report?;
+        self.last = Some(LastStep {
+            step: report.step,
+            fixed: self.fixed_batch,
+            batch,
+            record,
+            predictions,
+        });
+        Ok(report)
+    }
+
+    /// The batch of the last `step`, as the page shows it (None before the first step, and
+    /// after a `step_on`, whose batch `make_batch` did not record).
+    pub fn batch_view(&self) -> Option<BatchView> {
+        let l = self.last.as_ref()?;
+        Some(BatchView::new(
+            l.step,
+            l.fixed,
+            &l.batch,
+            &l.record,
+            &l.predictions,
+            &self.tokenizer,
+        ))
+    }
+
+    /// Running counts over every batch drawn in this run (a fixed batch counts once).
+    pub fn masking_counts(&self) -> MaskingCounts {
+        self.counts
     }
 
     /// One step on a given batch (the CLI's fixed batch, tests).
     pub fn step_on(&mut self, batch: &Batch) -> Result<StepReport> {
+        self.last = None;
+        self.step_predicting(batch, None)
+    }
+
+    fn step_predicting(
+        &mut self,
+        batch: &Batch,
+        predictions: Option<&mut StepPredictions>,
+    ) -> Result<StepReport> {
         let opts = ForwardOptions {
             window: self.window,
             kernel: self.kernel,
             ..ForwardOptions::training(self.mask)
         };
-        let losses = train_step_with(
+        let losses = train_step_predicting(
             &mut self.model,
             &mut self.grads,
             &mut self.optimizer,
             batch,
             &opts,
             &mut self.rng,
+            predictions,
         )?;
         self.step += 1;
         Ok(StepReport {

@@ -490,6 +490,8 @@ fn message_seeds() -> Vec<Vec<u8>> {
             points: vec![protocol::CurvePoint::default(); 2],
             steps_per_second: 500.0,
             playing: true,
+            batch: None,
+            counts: Default::default(),
         },
     ];
     // First byte: which side the message is for.

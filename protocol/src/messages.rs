@@ -3,6 +3,7 @@
 //! plain data (`ModelInfo`, `Inspection`, losses).
 
 use crate::{CurvePoint, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput};
+use engine::batch_view::{BatchView, MaskingCounts};
 use engine::inspect::Inspection;
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +68,9 @@ pub enum Crash {
     OutOfMemory,
 }
 
+// A message lives only from its decoding to its handling: the size gap between variants
+// (Progress carries the masking counts) costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum FromWorker {
     /// The worker's wasm is up and listening (messages sent before this are lost).
@@ -86,6 +90,11 @@ pub enum FromWorker {
         points: Vec<CurvePoint>,
         steps_per_second: f64,
         playing: bool,
+        /// The batch of the latest step (None before this model's first step), not one per
+        /// step.
+        batch: Option<BatchView>,
+        /// Running counts of every batch drawn for this model since it was made or loaded.
+        counts: MaskingCounts,
     },
     /// The probe's inspection; `at` = the history entry it was made from, if any.
     Inspected {

@@ -58,6 +58,9 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
                 &mut value.train_mask,
                 rules::mask,
             );
+            c.check("fixed_batch", "Fixed batch", &mut value.fixed_batch, |v| {
+                v.as_bool().ok_or_else(|| "not on or off".to_string())
+            });
             c.notices
         }
         Err(notice) => notice.into_iter().collect(),

@@ -78,6 +78,10 @@ pub struct LabSettings {
     pub train_mask: MaskMode,
     /// T of the training batches.
     pub max_len: usize,
+    /// "Fixed batch": train on one batch again and again (absent in settings kept before it
+    /// existed: off).
+    #[serde(default)]
+    pub fixed_batch: bool,
 }
 
 impl Default for LabSettings {
@@ -91,6 +95,7 @@ impl Default for LabSettings {
             optimizer: OptimizerKind::Adam,
             train_mask: MaskMode::Padding,
             max_len: 32,
+            fixed_batch: false,
         }
     }
 }

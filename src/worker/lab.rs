@@ -2,6 +2,7 @@
 //! inspection. Plain Rust (no DOM): it runs inside the training worker, and in tests.
 
 use super::history::WeightHistory;
+use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
 use engine::inspect::{inspect, Inspection};
 use engine::model::BertForPreTraining;
@@ -40,13 +41,14 @@ impl Lab {
     /// A fresh model of `settings.preset` on `corpus`, with a word-level vocabulary built from it.
     pub fn fresh(corpus: &str, settings: &LabSettings) -> LabResult<Lab> {
         let config = settings.preset.config();
-        let trainer = Trainer::from_corpus_with_vocab_limit(
+        let mut trainer = Trainer::from_corpus_with_vocab_limit(
             corpus,
             WORD_VOCAB_LIMIT,
             config.clone(),
             settings.train_settings(config.max_position_embeddings),
             settings.seed,
         )?;
+        trainer.fixed_batch = settings.fixed_batch;
         let name = format!(
             "{} BERT (fresh, seed {})",
             settings.preset.name(),
@@ -95,6 +97,7 @@ impl Lab {
             match Trainer::from_checkpoint(loaded, corpus, train, settings.seed) {
                 Ok(mut trainer) => {
                     trainer.step = bundle.step;
+                    trainer.fixed_batch = settings.fixed_batch;
                     // A model kept by this page comes with its run: it trains on exactly as
                     // before. If the settings changed since (another optimiser), it starts its
                     // moments afresh, and says so.
@@ -226,8 +229,24 @@ impl Lab {
         })
     }
 
+    /// The batch of the latest step, as the page shows it.
+    pub fn batch_view(&self) -> Option<BatchView> {
+        match &self.model {
+            Model::Trainable(t) => t.batch_view(),
+            Model::InspectOnly { .. } => None,
+        }
+    }
+
+    /// Counts over every batch drawn for this model.
+    pub fn masking_counts(&self) -> MaskingCounts {
+        match &self.model {
+            Model::Trainable(t) => t.masking_counts(),
+            Model::InspectOnly { .. } => MaskingCounts::default(),
+        }
+    }
+
     /// Settings that need no reset: learning rate, batch size, mask probability, optimiser,
-    /// training mask. A new optimiser starts with fresh state.
+    /// training mask, fixed batch. A new optimiser starts with fresh state.
     pub fn tune(&mut self, settings: &LabSettings) -> LabResult<()> {
         let Model::Trainable(trainer) = &mut self.model else {
             return Ok(());
@@ -241,6 +260,7 @@ impl Lab {
         }
         trainer.batch_config = wanted.batch;
         trainer.mask = wanted.mask;
+        trainer.fixed_batch = settings.fixed_batch;
         Ok(())
     }
 

@@ -280,6 +280,7 @@ fn hold_progress(reply: Reply) -> Vec<Reply> {
         points,
         steps_per_second,
         playing,
+        ..
     } = reply.message
     else {
         let held = matches!(reply.message, FromWorker::Kept { .. })
@@ -297,15 +298,15 @@ fn hold_progress(reply: Reply) -> Vec<Reply> {
     vec![release_progress(steps_per_second, playing)]
 }
 
-/// The held loss points as one Progress reply (a steps/s of 0 leaves the page's figure as is).
+/// The held loss points as one Progress reply (a steps/s of 0 leaves the page's figure as is),
+/// with the latest batch and the masking counts as they are now.
 fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
     LAST_PROGRESS.set(now());
-    FromWorker::Progress {
-        points: UNSENT.take(),
-        steps_per_second,
-        playing,
+    let mut reply = SESSION.with_borrow(|s| s.progress(UNSENT.take(), steps_per_second));
+    if let FromWorker::Progress { playing: p, .. } = &mut reply.message {
+        *p = playing;
     }
-    .into()
+    reply
 }
 
 /// As many steps as fit in a slice, or as the speed limit allows since the last tick.

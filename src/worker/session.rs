@@ -235,11 +235,19 @@ impl Session {
         replies
     }
 
+    /// Loss points, with the latest step's batch and the run's masking counts.
     pub fn progress(&self, points: Vec<CurvePoint>, steps_per_second: f64) -> Reply {
+        let (batch, counts) = self
+            .lab
+            .as_ref()
+            .map(|lab| (lab.batch_view(), lab.masking_counts()))
+            .unwrap_or_default();
         FromWorker::Progress {
             points,
             steps_per_second,
             playing: self.playing,
+            batch,
+            counts,
         }
         .into()
     }

@@ -9,7 +9,7 @@ use crate::ops::layernorm::LayerNormCache;
 use crate::ops::{dropout, embedding};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, Matrix};
-use ndarray::{s, Array2};
+use ndarray::{s, Array2, Axis};
 
 pub(crate) struct EmbeddingsCache {
     pub(crate) sum: Array2<f32>, // (N, C) word + position (absolute only) + token type, LN input
@@ -50,6 +50,23 @@ pub(super) fn embeddings_forward(
     );
     let (mut x, ln) = ln_forward(sum.view(), &emb.layer_norm, eps);
     if let Some(tr) = trace {
+        // Row 0's three lookups, read again from the tables: only when tracing.
+        let lookup = |table: &Array2<f32>, ids: &mut dyn Iterator<Item = usize>| {
+            Matrix::from_view(table.select(Axis(0), &ids.collect::<Vec<_>>()).view())
+        };
+        tr.word_embeddings = lookup(
+            &emb.word_embeddings,
+            &mut batch.input_ids.row(0).iter().map(|&id| id as usize),
+        );
+        tr.position_embeddings = match &emb.position_embeddings {
+            Some(positions) => lookup(positions, &mut (0..t)),
+            None => Matrix::default(),
+        };
+        tr.token_type_embeddings = lookup(
+            &emb.token_type_embeddings,
+            &mut batch.token_type_ids.row(0).iter().map(|&tt| tt as usize),
+        );
+        tr.embeddings_sum = Matrix::from_view(sum.slice(s![..t, ..]));
         tr.embeddings = Matrix::from_view(x.slice(s![..t, ..]));
     }
     let dropout = dropout::forward(&mut x, hidden_p, rng);

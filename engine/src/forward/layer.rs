@@ -107,6 +107,12 @@ pub(super) fn layer_forward(
     let intermediate_pre = linear_forward(attention_out.view(), &layer.intermediate.dense);
     let intermediate = gelu::forward(intermediate_pre.view());
     let mut output_sum = linear_forward(intermediate.view(), &layer.output.dense);
+    if let Some(tr) = trace.as_deref_mut() {
+        tr.attention_norm = Matrix::from_view(attention_out.slice(s![..t, ..]));
+        tr.intermediate_pre = Matrix::from_view(intermediate_pre.slice(s![..t, ..]));
+        tr.intermediate = Matrix::from_view(intermediate.slice(s![..t, ..]));
+        tr.ffn_output = Matrix::from_view(output_sum.slice(s![..t, ..]));
+    }
     let output_dropout = dropout::forward(&mut output_sum, hidden_p, rng);
     output_sum += &attention_out;
     let (out, output_ln) = ln_forward(output_sum.view(), &layer.output.layer_norm, eps);

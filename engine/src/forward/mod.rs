@@ -31,7 +31,7 @@ use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::loss;
 use crate::ops::{linear, tanh};
 use crate::rng::Rng;
-use crate::trace::{AttentionTrace, LayerTrace};
+use crate::trace::{AttentionTrace, HeadsTrace, LayerTrace, Matrix};
 use embeddings::embeddings_forward;
 use heads::mlm_head_forward;
 use layer::layer_forward;
@@ -206,6 +206,15 @@ pub fn forward(
             .as_ref()
             .map(|p| linear_forward(p.view(), &cls.seq_relationship));
     }
+    if let Some(tr) = trace.as_mut() {
+        tr.heads = heads_trace(
+            pooled.as_ref(),
+            nsp_logits.as_ref(),
+            mlm_head.as_ref(),
+            opts.mlm_scope,
+            t,
+        );
+    }
 
     // Losses, from whichever labels the batch has and heads the model has.
     let mlm_ce = mlm_logits
@@ -254,6 +263,30 @@ pub fn forward(
         trace,
         cache,
     })
+}
+
+/// The traced sequence's (row 0's) pooled vector, NSP logits and softmax, and MLM transform.
+/// The transform's first T rows are row 0's only when the head ran on every position.
+fn heads_trace(
+    pooled: Option<&Array2<f32>>,     // (B, C)
+    nsp_logits: Option<&Array2<f32>>, // (B, 2)
+    mlm_head: Option<&MlmHeadCache>,
+    scope: MlmScope,
+    t: usize,
+) -> HeadsTrace {
+    let nsp = nsp_logits.map(|l| [l[[0, 0]], l[[0, 1]]]);
+    HeadsTrace {
+        pooled: pooled.map(|p| Matrix::from_view(p.slice(s![..1, ..]))),
+        nsp_logits: nsp,
+        // softmax([a, b]) = [1/(1 + e^(b − a)), 1/(1 + e^(a − b))]
+        nsp_probabilities: nsp.map(|[a, b]| {
+            let p = 1.0 / (1.0 + (b - a).exp());
+            [p, 1.0 - p]
+        }),
+        mlm_transform: mlm_head
+            .filter(|_| scope == MlmScope::AllPositions)
+            .map(|h| Matrix::from_view(h.transformed.slice(s![..t, ..]))),
+    }
 }
 
 /// Every layer's attention settings, from the model's config and the call's options, and
