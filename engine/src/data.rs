@@ -313,7 +313,7 @@ fn mask_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::build_word_vocab;
+    use crate::tokenizer::build_word_vocab;
 
     fn corpus(text: &str) -> Result<Corpus> {
         Corpus::parse(

@@ -337,7 +337,7 @@ mod tests {
     fn setup() -> (BertForPreTraining, BertForPreTraining) {
         let mut config = BertConfig::new(8, 4, 1, 2, 8);
         config.max_position_embeddings = 4;
-        let mut model = BertForPreTraining::init(&config, &mut Rng::new(0));
+        let mut model = BertForPreTraining::init(&config, &mut Rng::new(0)).unwrap();
         let mut grads = model.zeros_like();
         for (_, mut p) in model.named_params_mut() {
             for (i, x) in p.iter_mut().enumerate() {

@@ -14,8 +14,7 @@ use crate::ops::attention::AttentionKernel;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
-use crate::tokenizer::Tokenizer;
-use crate::vocab::build_word_vocab_with_limit;
+use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 
 /// Everything about a run except the model and the text.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,9 +138,8 @@ impl Trainer {
             vocab_size: vocab.len(),
             ..config
         };
-        config.validate()?;
         let mut rng = Rng::new(seed);
-        let model = BertForPreTraining::init(&config, &mut rng);
+        let model = BertForPreTraining::init(&config, &mut rng)?;
         let trainer = Self::build(
             model,
             Tokenizer::word_level(vocab),
