@@ -363,3 +363,23 @@ fn oversized_files_are_refused_before_reading() {
         "{e}"
     );
 }
+
+/// The hand-written conversions against `half` over every bit pattern: equal bits, except
+/// that `half` (like the F16C instruction) sets the quiet bit of a signalling NaN.
+#[test]
+fn hand_written_half_conversions_equal_the_half_crate_for_every_bit_pattern() {
+    let same = |ours: f32, theirs: f32, quiet_bit: u32| {
+        if ours.is_nan() {
+            theirs.is_nan() && theirs.to_bits() == ours.to_bits() | quiet_bit
+        } else {
+            theirs.to_bits() == ours.to_bits()
+        }
+    };
+    for h in 0..=u16::MAX {
+        let f16 = half::f16::from_bits(h).to_f32();
+        assert!(same(f16_to_f32(h), f16, 0x0040_0000), "f16 {h:#06x}");
+        let ours = f32::from_bits((h as u32) << 16);
+        let bf16 = half::bf16::from_bits(h).to_f32();
+        assert!(same(ours, bf16, 0x0040_0000), "bf16 {h:#06x}");
+    }
+}
