@@ -11,7 +11,7 @@ use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::BatchConfig;
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
-use engine::train::{train_step_with, TrainSettings, Trainer};
+use engine::train::{train_step, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -230,7 +230,7 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
     let mut grads = model.zeros_like();
     let mut rng = Rng::new(a.seed);
     for step in 1..=steps {
-        let l = train_step_with(
+        let l = train_step(
             &mut model,
             &mut grads,
             &mut optimizer,

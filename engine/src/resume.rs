@@ -14,8 +14,6 @@ use crate::rng::Rng;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::collections::HashMap;
 
-pub const TRAINING_STATE_FILE: &str = "training_state.safetensors";
-
 /// A run's state as `decode` hands it back (the optimiser is restored in place).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunState {

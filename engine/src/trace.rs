@@ -28,10 +28,6 @@ impl Matrix {
     pub fn row(&self, row: usize) -> &[f32] {
         &self.data[row * self.cols..(row + 1) * self.cols]
     }
-    /// Rows as nested vectors, for JSON consumers that want `[[...], ...]`.
-    pub fn to_rows(&self) -> Vec<Vec<f32>> {
-        (0..self.rows).map(|r| self.row(r).to_vec()).collect()
-    }
     /// 0×0: the matrix is absent (e.g. linear attention's scores).
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()

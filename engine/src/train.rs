@@ -34,22 +34,9 @@ pub struct StepReport {
 }
 
 /// One update on `batch`: zero `grads`, forward (dropout on), backward, optimiser step.
-/// A NaN/∞ loss is an error and leaves the weights untouched.
+/// A NaN/∞ loss is an error and leaves the weights untouched. `opts` is
+/// `ForwardOptions::training(mask)` with the call's attention choices (`window`, `kernel`).
 pub fn train_step(
-    model: &mut BertForPreTraining,
-    grads: &mut BertForPreTraining,
-    optimizer: &mut Optimizer,
-    batch: &Batch,
-    mask: MaskMode,
-    rng: &mut Rng,
-) -> Result<Losses> {
-    let opts = ForwardOptions::training(mask);
-    train_step_with(model, grads, optimizer, batch, &opts, rng)
-}
-
-/// `train_step` with the call's attention choices: `opts` is `ForwardOptions::training(mask)`
-/// with `window` and `kernel` set as wanted.
-pub fn train_step_with(
     model: &mut BertForPreTraining,
     grads: &mut BertForPreTraining,
     optimizer: &mut Optimizer,
@@ -225,7 +212,7 @@ impl Trainer {
     /// One step on a fresh batch from the corpus. On error (a NaN/∞ loss) the weights are
     /// unchanged and the step counter does not move.
     pub fn step(&mut self) -> Result<StepReport> {
-        let batch = make_batch(&self.corpus, &self.batch_config, &mut self.rng)?;
+        let batch = self.next_batch()?;
         self.step_on(&batch)
     }
 
@@ -236,7 +223,7 @@ impl Trainer {
             kernel: self.kernel,
             ..ForwardOptions::training(self.mask)
         };
-        let losses = train_step_with(
+        let losses = train_step(
             &mut self.model,
             &mut self.grads,
             &mut self.optimizer,

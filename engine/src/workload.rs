@@ -99,7 +99,7 @@ pub fn median_step_ms(
             &mut grads,
             &mut optimizer,
             &batch,
-            MaskMode::Padding,
+            &train_options(),
             &mut rng,
         )
         .expect("the benchmark workload trains");
