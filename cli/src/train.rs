@@ -8,7 +8,7 @@ use crate::json;
 use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
-use engine::data::BatchConfig;
+use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
 use engine::train::{train_step, TrainSettings, Trainer};
@@ -292,11 +292,12 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
     let config = BertConfig::from_json(&value.to_string())?;
     let max_len = a.max_len.unwrap_or(config.max_position_embeddings.min(64));
     let corpus = read_text(corpus_path)?;
+    let mask_prob = 0.15; // BERT's
     let batch = BatchConfig {
         batch_size,
         max_len,
-        mask_prob: 0.15,
-        max_predictions: (max_len * 15).div_ceil(100),
+        mask_prob,
+        max_predictions: max_predictions(max_len, mask_prob),
     };
     let settings = TrainSettings {
         optimizer: opt_config,
