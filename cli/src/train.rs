@@ -6,6 +6,7 @@ use crate::attention_flags::{check_weight_bytes, AttentionFlags};
 use crate::inspect::Mask;
 use crate::json;
 use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::{max_predictions, BatchConfig};
@@ -55,8 +56,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE.txt")]
     corpus: Option<PathBuf>,
     /// Optimiser (--init: default adam)
-    #[arg(long, value_enum)]
-    optimizer: Option<OptimizerChoice>,
+    #[arg(long, value_parser = optimizer_kind())]
+    optimizer: Option<OptimizerKind>,
     /// Learning rate (--init: default 1e-3)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     lr: Option<f64>,
@@ -95,11 +96,10 @@ pub struct Args {
 /// enough that a typo cannot ask for more memory than a machine has.
 const MAX_BATCH_SIZE: usize = 4096;
 
-/// The `--optimizer` choices.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum OptimizerChoice {
-    Sgd,
-    Adam,
+/// `--optimizer`: the engine's names for its optimisers, which help and errors list.
+fn optimizer_kind() -> impl TypedValueParser<Value = OptimizerKind> {
+    PossibleValuesParser::new(OptimizerKind::ALL.map(OptimizerKind::name))
+        .map(|name| OptimizerKind::from_name(&name).expect("clap let through a listed name only"))
 }
 
 fn usage_error(message: impl Into<String>) -> CliError {
@@ -153,14 +153,14 @@ fn refuse(given: &[(&str, bool)], mode: &str) -> Result<(), CliError> {
 
 fn optimizer(
     a: &Args,
-    default: Option<OptimizerChoice>,
+    default: Option<OptimizerKind>,
     lr: f64,
 ) -> Result<OptimizerConfig, CliError> {
-    let kind = match a.optimizer.or(default) {
-        Some(OptimizerChoice::Sgd) => OptimizerConfig::sgd(lr),
-        Some(OptimizerChoice::Adam) => OptimizerConfig::adam(lr),
-        None => return Err(usage_error("--optimizer is required")),
-    };
+    let kind = a
+        .optimizer
+        .or(default)
+        .ok_or_else(|| usage_error("--optimizer is required"))?
+        .config(lr);
     let config = OptimizerConfig {
         momentum: a.momentum.unwrap_or(0.0),
         weight_decay: a.weight_decay.unwrap_or(0.0),
@@ -280,7 +280,7 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
             "--batch-size must be at most {MAX_BATCH_SIZE}, got {batch_size}"
         )));
     }
-    let opt_config = optimizer(a, Some(OptimizerChoice::Adam), lr)?;
+    let opt_config = optimizer(a, Some(OptimizerKind::Adam), lr)?;
 
     // vocab_size is replaced by the corpus vocabulary's: a config may leave it out.
     let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
