@@ -14,8 +14,7 @@ use crate::ops::attention::AttentionKernel;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
-use crate::tokenizer::Tokenizer;
-use crate::vocab::build_word_vocab_with_limit;
+use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 
 /// Everything about a run except the model and the text.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,22 +34,9 @@ pub struct StepReport {
 }
 
 /// One update on `batch`: zero `grads`, forward (dropout on), backward, optimiser step.
-/// A NaN/∞ loss is an error and leaves the weights untouched.
+/// A NaN/∞ loss is an error and leaves the weights untouched. `opts` is
+/// `ForwardOptions::training(mask)` with the call's attention choices (`window`, `kernel`).
 pub fn train_step(
-    model: &mut BertForPreTraining,
-    grads: &mut BertForPreTraining,
-    optimizer: &mut Optimizer,
-    batch: &Batch,
-    mask: MaskMode,
-    rng: &mut Rng,
-) -> Result<Losses> {
-    let opts = ForwardOptions::training(mask);
-    train_step_with(model, grads, optimizer, batch, &opts, rng)
-}
-
-/// `train_step` with the call's attention choices: `opts` is `ForwardOptions::training(mask)`
-/// with `window` and `kernel` set as wanted.
-pub fn train_step_with(
     model: &mut BertForPreTraining,
     grads: &mut BertForPreTraining,
     optimizer: &mut Optimizer,
@@ -139,9 +125,8 @@ impl Trainer {
             vocab_size: vocab.len(),
             ..config
         };
-        config.validate()?;
         let mut rng = Rng::new(seed);
-        let model = BertForPreTraining::init(&config, &mut rng);
+        let model = BertForPreTraining::init(&config, &mut rng)?;
         let trainer = Self::build(
             model,
             Tokenizer::word_level(vocab),
@@ -227,7 +212,7 @@ impl Trainer {
     /// One step on a fresh batch from the corpus. On error (a NaN/∞ loss) the weights are
     /// unchanged and the step counter does not move.
     pub fn step(&mut self) -> Result<StepReport> {
-        let batch = make_batch(&self.corpus, &self.batch_config, &mut self.rng)?;
+        let batch = self.next_batch()?;
         self.step_on(&batch)
     }
 
@@ -238,7 +223,7 @@ impl Trainer {
             kernel: self.kernel,
             ..ForwardOptions::training(self.mask)
         };
-        let losses = train_step_with(
+        let losses = train_step(
             &mut self.model,
             &mut self.grads,
             &mut self.optimizer,
