@@ -16,7 +16,7 @@ pub fn facts(info: &ModelInfo) -> String {
     );
     let kept_words = info
         .vocab_size
-        .saturating_sub(engine::tokenizer::SPECIAL_TOKENS.len());
+        .saturating_sub(engine::vocab::SPECIAL_TOKENS.len());
     if let Some(words) = info.corpus_words.filter(|&w| w > kept_words) {
         facts += &format!(
             " (the {} most frequent of the corpus's {} words; the rest read as [UNK])",

@@ -21,11 +21,10 @@ fn mount_explorer() -> (HtmlElement, impl Drop) {
     let doc = web_sys::window().unwrap().document().unwrap();
     let container: HtmlElement = doc.create_element("div").unwrap().unchecked_into();
     doc.body().unwrap().append_child(&container).unwrap();
-    let vocab = engine::vocab::build_word_vocab(DEFAULT_CORPUS).unwrap();
-    let model = Arc::new(BertForPreTraining::init(
-        &BertConfig::tiny(vocab.len()),
-        &mut Rng::new(0),
-    ));
+    let vocab = engine::tokenizer::build_word_vocab(DEFAULT_CORPUS).unwrap();
+    let model = Arc::new(
+        BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0)).unwrap(),
+    );
     let tokenizer = Arc::new(Tokenizer::word_level(vocab));
     let handle = leptos::mount::mount_to(container.clone(), move || {
         let probe = RwSignal::new(ProbeInput::default());

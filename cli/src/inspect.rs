@@ -2,10 +2,11 @@
 
 use crate::args::value;
 use crate::attention_flags::AttentionFlags;
-use crate::json::{self, Rows};
+use crate::json;
 use crate::{load_checkpoint, CliError, COMMAND_HELP};
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, MaskPrediction};
+use engine::trace::AsRows;
 use engine::{HeadTrace, MaskMode, Matrix, TileStep};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -79,22 +80,22 @@ impl From<Mask> for MaskMode {
 #[derive(Serialize)]
 struct Head<'a> {
     kv_group: usize,
-    q: Rows,
-    k: Rows,
-    v: Rows,
+    q: AsRows<'a>,
+    k: AsRows<'a>,
+    v: AsRows<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    q_rotated: Option<Rows>,
+    q_rotated: Option<AsRows<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    k_rotated: Option<Rows>,
+    k_rotated: Option<AsRows<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    phi_q: Option<Rows>,
+    phi_q: Option<AsRows<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    phi_k: Option<Rows>,
-    scores: Option<Rows>,
-    scaled: Option<Rows>,
-    masked: Option<Rows>,
-    weights: Rows,
-    context: Rows,
+    phi_k: Option<AsRows<'a>>,
+    scores: Option<AsRows<'a>>,
+    scaled: Option<AsRows<'a>>,
+    masked: Option<AsRows<'a>>,
+    weights: AsRows<'a>,
+    context: AsRows<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tiles: Option<&'a [TileStep]>,
 }
@@ -113,9 +114,9 @@ struct Output<'a> {
     truncated: bool,
     mask: MaskMode,
     layers: Vec<Layer<'a>>,
-    hidden: Rows,
+    hidden: AsRows<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    mlm_logits: Option<Rows>,
+    mlm_logits: Option<AsRows<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     nsp_logits: Option<[f32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -126,21 +127,23 @@ struct Output<'a> {
 
 fn head(h: &HeadTrace) -> Head<'_> {
     // Linear attention has no scores: the engine leaves them empty.
-    let scores = |m: &Matrix| (!m.is_empty()).then(|| json::rows(m));
+    fn scores(m: &Matrix) -> Option<AsRows<'_>> {
+        (!m.is_empty()).then(|| m.as_rows())
+    }
     Head {
         kv_group: h.kv_group,
-        q: json::rows(&h.q),
-        k: json::rows(&h.k),
-        v: json::rows(&h.v),
-        q_rotated: h.q_rotated.as_ref().map(json::rows),
-        k_rotated: h.k_rotated.as_ref().map(json::rows),
-        phi_q: h.phi_q.as_ref().map(json::rows),
-        phi_k: h.phi_k.as_ref().map(json::rows),
+        q: h.q.as_rows(),
+        k: h.k.as_rows(),
+        v: h.v.as_rows(),
+        q_rotated: h.q_rotated.as_ref().map(Matrix::as_rows),
+        k_rotated: h.k_rotated.as_ref().map(Matrix::as_rows),
+        phi_q: h.phi_q.as_ref().map(Matrix::as_rows),
+        phi_k: h.phi_k.as_ref().map(Matrix::as_rows),
         scores: scores(&h.scores),
         scaled: scores(&h.scaled),
         masked: scores(&h.masked),
-        weights: json::rows(&h.weights),
-        context: json::rows(&h.context),
+        weights: h.weights.as_rows(),
+        context: h.context.as_rows(),
         tiles: h.tiles.as_deref(),
     }
 }
@@ -184,8 +187,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
                 heads: l.heads.iter().map(head).collect(),
             })
             .collect(),
-        hidden: json::rows(&ins.hidden),
-        mlm_logits: ins.mlm_logits.as_ref().map(json::rows),
+        hidden: ins.hidden.as_rows(),
+        mlm_logits: ins.mlm_logits.as_ref().map(Matrix::as_rows),
         nsp_logits: ins.nsp_logits,
         p_is_next: ins.p_is_next,
         mask_predictions: heads.then_some(&ins.mask_predictions[..]),

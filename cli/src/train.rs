@@ -6,12 +6,13 @@ use crate::attention_flags::{check_weight_bytes, AttentionFlags};
 use crate::inspect::Mask;
 use crate::json;
 use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
-use engine::data::BatchConfig;
+use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
-use engine::train::{train_step_with, TrainSettings, Trainer};
+use engine::train::{train_step, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -55,8 +56,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE.txt")]
     corpus: Option<PathBuf>,
     /// Optimiser (--init: default adam)
-    #[arg(long, value_enum)]
-    optimizer: Option<OptimizerChoice>,
+    #[arg(long, value_parser = optimizer_kind())]
+    optimizer: Option<OptimizerKind>,
     /// Learning rate (--init: default 1e-3)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     lr: Option<f64>,
@@ -95,11 +96,10 @@ pub struct Args {
 /// enough that a typo cannot ask for more memory than a machine has.
 const MAX_BATCH_SIZE: usize = 4096;
 
-/// The `--optimizer` choices.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum OptimizerChoice {
-    Sgd,
-    Adam,
+/// `--optimizer`: the engine's names for its optimisers, which help and errors list.
+fn optimizer_kind() -> impl TypedValueParser<Value = OptimizerKind> {
+    PossibleValuesParser::new(OptimizerKind::ALL.map(OptimizerKind::name))
+        .map(|name| OptimizerKind::from_name(&name).expect("clap let through a listed name only"))
 }
 
 fn usage_error(message: impl Into<String>) -> CliError {
@@ -153,14 +153,14 @@ fn refuse(given: &[(&str, bool)], mode: &str) -> Result<(), CliError> {
 
 fn optimizer(
     a: &Args,
-    default: Option<OptimizerChoice>,
+    default: Option<OptimizerKind>,
     lr: f64,
 ) -> Result<OptimizerConfig, CliError> {
-    let kind = match a.optimizer.or(default) {
-        Some(OptimizerChoice::Sgd) => OptimizerConfig::sgd(lr),
-        Some(OptimizerChoice::Adam) => OptimizerConfig::adam(lr),
-        None => return Err(usage_error("--optimizer is required")),
-    };
+    let kind = a
+        .optimizer
+        .or(default)
+        .ok_or_else(|| usage_error("--optimizer is required"))?
+        .config(lr);
     let config = OptimizerConfig {
         momentum: a.momentum.unwrap_or(0.0),
         weight_decay: a.weight_decay.unwrap_or(0.0),
@@ -230,7 +230,7 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
     let mut grads = model.zeros_like();
     let mut rng = Rng::new(a.seed);
     for step in 1..=steps {
-        let l = train_step_with(
+        let l = train_step(
             &mut model,
             &mut grads,
             &mut optimizer,
@@ -280,7 +280,7 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
             "--batch-size must be at most {MAX_BATCH_SIZE}, got {batch_size}"
         )));
     }
-    let opt_config = optimizer(a, Some(OptimizerChoice::Adam), lr)?;
+    let opt_config = optimizer(a, Some(OptimizerKind::Adam), lr)?;
 
     // vocab_size is replaced by the corpus vocabulary's: a config may leave it out.
     let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
@@ -292,11 +292,12 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
     let config = BertConfig::from_json(&value.to_string())?;
     let max_len = a.max_len.unwrap_or(config.max_position_embeddings.min(64));
     let corpus = read_text(corpus_path)?;
+    let mask_prob = 0.15; // BERT's
     let batch = BatchConfig {
         batch_size,
         max_len,
-        mask_prob: 0.15,
-        max_predictions: (max_len * 15).div_ceil(100),
+        mask_prob,
+        max_predictions: max_predictions(max_len, mask_prob),
     };
     let settings = TrainSettings {
         optimizer: opt_config,

@@ -2,8 +2,7 @@
 //! output, save → inspect, and errors with their exit codes.
 
 use engine::checkpoint::{save_dir, Checkpoint};
-use engine::tokenizer::Tokenizer;
-use engine::vocab::build_word_vocab;
+use engine::tokenizer::{build_word_vocab, Tokenizer};
 use engine::{BertConfig, BertForPreTraining, Rng};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -44,7 +43,7 @@ fn write_checkpoint(dir: &Path, heads: bool) -> usize {
     config.max_position_embeddings = 16;
     config.hidden_dropout_prob = 0.0;
     config.attention_probs_dropout_prob = 0.0;
-    let mut model = BertForPreTraining::init(&config, &mut Rng::new(7));
+    let mut model = BertForPreTraining::init(&config, &mut Rng::new(7)).unwrap();
     let mut checkpoint =
         Checkpoint::new(model.clone(), Tokenizer::word_piece(vocab, true)).unwrap();
     if !heads {

@@ -1,5 +1,7 @@
 //! `config.json` as Hugging Face writes it for BERT (and RoFormer, read as a rotary BERT), with
-//! the checks that make a model buildable: every size is bounded before anything is allocated.
+//! the checks of each field: every size is bounded before anything is allocated. The bound on
+//! the total they imply is `model::validate_config`'s (only the description of the parameters
+//! knows the count), which every model constructor runs.
 
 use crate::error::{EngineError, Result};
 use serde::{Deserialize, Serialize};
@@ -15,9 +17,6 @@ pub const MAX_HIDDEN_LAYERS: usize = 128;
 pub const MAX_ATTENTION_HEADS: usize = 256;
 pub const MAX_POSITION_EMBEDDINGS: usize = 65_536;
 pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
-/// 500 M parameters = 2 GB of f32, counted from `model::param_specs` (the one description of
-/// the parameters) before any tensor exists.
-pub const MAX_PARAMETERS: u64 = 500_000_000;
 
 /// How positions enter the model: learned `position_embeddings` added to the input
 /// (`"absolute"`, BERT), or rotations of q and k in every layer (`"rotary"`, RoFormer), which
@@ -312,15 +311,6 @@ impl BertConfig {
                 self.pad_token_id, self.vocab_size
             ));
         }
-        // Each size is bounded above, so this count cannot overflow a u64.
-        let params = crate::model::param_count(self);
-        if params > MAX_PARAMETERS {
-            return err(format!(
-                "the model would have {params} parameters ({:.1} GB as f32): the limit is {MAX_PARAMETERS} ({} GB)",
-                params as f64 * 4.0 / 1e9,
-                MAX_PARAMETERS * 4 / 1_000_000_000
-            ));
-        }
         Ok(())
     }
 
@@ -416,23 +406,6 @@ mod tests {
                 .to_string();
             assert!(e.contains(&format!("{field} {value} is too large")), "{e}");
         }
-        // Each size within its limit, the whole too large: 128 layers of hidden 8192.
-        let mut c = BertConfig::new(30522, 8192, 128, 64, 32768);
-        c.max_position_embeddings = 512;
-        let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("parameters") && e.contains("500000000"), "{e}");
-        // BERT-large fits.
-        assert!(BertConfig::new(30522, 1024, 24, 16, 4096)
-            .validate()
-            .is_ok());
-    }
-
-    #[test]
-    fn parameter_count_matches_a_built_model() {
-        let mut c = BertConfig::tiny(50);
-        c.num_key_value_heads = Some(2);
-        let model = crate::model::BertForPreTraining::init(&c, &mut crate::rng::Rng::new(1));
-        assert_eq!(crate::model::param_count(&c), model.num_params() as u64);
     }
 
     #[test]

@@ -168,8 +168,28 @@ pub struct BatchConfig {
     pub max_len: usize,
     /// Fraction of real tokens picked for MLM (BERT: 0.15).
     pub mask_prob: f32,
-    /// Cap on picked tokens per row (BERT's max_predictions_per_seq).
+    /// Cap on picked tokens per row (BERT's max_predictions_per_seq); `max_predictions` gives
+    /// BERT's choice for a length and rate.
     pub max_predictions: usize,
+}
+
+/// BERT's cap on MLM predictions per row for rows of `max_len` tokens at rate `mask_prob`:
+/// ⌈max_len · mask_prob⌉, at least 1.
+///
+/// BERT's `create_pretraining_data.py` picks min(max_predictions_per_seq, max(1,
+/// round(n · masked_lm_prob))) of a sequence's n tokens, and its README sets
+/// max_predictions_per_seq to about max_seq_length · masked_lm_prob (20 for 128 at 0.15): the
+/// cap sizes the prediction tensors and is not meant to lower the rate. Rounded up, it never
+/// does here: a row has at most max_len − 3 maskable tokens, and `make_batch` asks for
+/// max(1, round(mask_prob · eligible)) ≤ this.
+///
+/// The product is taken as the decimal the rate was written as: an f32 0.15 is 0.150000006,
+/// and 100 × that rounded up would be 16, not 15. A relative slack of 10⁻⁶ (an f32 holds about
+/// 7 digits) absorbs that representation error.
+pub fn max_predictions(max_len: usize, mask_prob: f32) -> usize {
+    let product = max_len as f64 * f64::from(mask_prob);
+    // NaN (a rate not yet validated) casts to 0, then 1.
+    ((product * (1.0 - 1e-6)).ceil() as usize).max(1)
 }
 
 impl Default for BatchConfig {
@@ -185,13 +205,6 @@ impl Default for BatchConfig {
 }
 
 impl BatchConfig {
-    /// BERT's `max_predictions_per_seq` for rows of `max_len` tokens: ⌈max_len · mask_prob⌉, at
-    /// least 1 (its release pairs 128 tokens with 20 = ⌈128 · 0.15⌉). The 1e-6 keeps an f32
-    /// probability's excess (0.15f32 = 0.1500000060) from adding a prediction: 20 · 0.15 is 3.
-    pub fn max_predictions_for(max_len: usize, mask_prob: f32) -> usize {
-        ((max_len as f64 * mask_prob as f64 - 1e-6).ceil() as usize).max(1)
-    }
-
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(EngineError::Data(m));
         if self.batch_size == 0 {
@@ -382,13 +395,31 @@ fn mask_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::build_word_vocab;
+    use crate::tokenizer::build_word_vocab;
 
     fn corpus(text: &str) -> Result<Corpus> {
         Corpus::parse(
             text,
             &Tokenizer::word_level(build_word_vocab("a b c d e f g").unwrap()),
         )
+    }
+
+    #[test]
+    fn max_predictions_is_the_decimal_ceiling_and_never_lowers_the_rate() {
+        assert_eq!(max_predictions(128, 0.15), 20); // BERT's own setting
+        assert_eq!(max_predictions(100, 0.15), 15); // not 16 from the f32 0.150000006
+        assert_eq!(max_predictions(5, 0.01), 1);
+        assert_eq!(max_predictions(30, f32::NAN), 1);
+        for percent in 1..=100usize {
+            let p = percent as f32 / 100.0;
+            for t in 5..=4096 {
+                let cap = max_predictions(t, p);
+                assert_eq!(cap, (t * percent).div_ceil(100).max(1), "T {t}, p {p}");
+                // make_batch's rule for the most maskable tokens a row of T can have.
+                let wanted = (((t - 3) as f32 * p).round() as usize).max(1);
+                assert!(wanted <= cap, "T {t}, p {p}: {wanted} > {cap}");
+            }
+        }
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! One error type for everything a user can get wrong: files, configs, text, settings.
 //! Every fallible entry point returns it; nothing reachable from user input panics.
+//!
+//! Plain data (messages, no `io::Error` inside), so it can be cloned, compared and sent
+//! between threads or a worker and its page in any serde format.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-// Serde: the web app sends it from its training worker to the page.
-#[derive(Debug, Error, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Error, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EngineError {
     #[error("config: {0}")]
     Config(String),
@@ -24,3 +26,30 @@ pub enum EngineError {
 }
 
 pub type Result<T> = std::result::Result<T, EngineError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_round_trips_through_serde_with_its_message() {
+        let all = [
+            EngineError::Config("c".into()),
+            EngineError::Checkpoint("k".into()),
+            EngineError::Vocab("v".into()),
+            EngineError::Input("i".into()),
+            EngineError::Data("d".into()),
+            EngineError::Training("t".into()),
+            EngineError::Io {
+                path: "model/config.json".into(),
+                message: "not found".into(),
+            },
+        ];
+        for e in all {
+            let json = serde_json::to_string(&e).unwrap();
+            let back: EngineError = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.to_string(), e.to_string());
+            assert_eq!(back, e);
+        }
+    }
+}

@@ -210,14 +210,14 @@ fn top_k(logits: &[f32], tokenizer: &Tokenizer) -> Vec<Candidate> {
 mod tests {
     use super::*;
     use crate::config::BertConfig;
-    use crate::vocab::build_word_vocab;
+    use crate::tokenizer::build_word_vocab;
 
     fn setup() -> (BertForPreTraining, Tokenizer) {
         let vocab = build_word_vocab("the cat sat on the mat. a dog ran.").unwrap();
         let mut config = BertConfig::new(vocab.len(), 8, 2, 2, 16);
         config.max_position_embeddings = 12;
         (
-            BertForPreTraining::init(&config, &mut Rng::new(3)),
+            BertForPreTraining::init(&config, &mut Rng::new(3)).unwrap(),
             Tokenizer::word_level(vocab),
         )
     }

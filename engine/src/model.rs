@@ -9,6 +9,10 @@ use crate::error::{EngineError, Result};
 use crate::rng::Rng;
 use ndarray::{Array, Array1, Array2, ArrayViewD, ArrayViewMutD, Dimension};
 
+/// 500 M parameters = 2 GB of f32, counted from `param_specs` (the one description of the
+/// parameters) before any tensor exists.
+pub const MAX_PARAMETERS: u64 = 500_000_000;
+
 /// y = x·Wᵀ + b, with W stored (out, in) as torch.nn.Linear does.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Linear {
@@ -328,6 +332,23 @@ pub fn param_count(config: &BertConfig) -> u64 {
         .sum()
 }
 
+/// Everything that makes a model of `config` buildable, checked before any tensor exists:
+/// each field on its own (`BertConfig::validate`: every size bounded) and the parameter count
+/// they imply together, at most `MAX_PARAMETERS`. `from_fn`, hence every constructor, runs it.
+pub fn validate_config(config: &BertConfig) -> Result<()> {
+    config.validate()?;
+    // Each size is bounded above, so this count cannot overflow a u64.
+    let params = param_count(config);
+    if params > MAX_PARAMETERS {
+        return Err(EngineError::Config(format!(
+            "the model would have {params} parameters ({:.1} GB as f32): the limit is {MAX_PARAMETERS} ({} GB)",
+            params as f64 * 4.0 / 1e9,
+            MAX_PARAMETERS * 4 / 1_000_000_000
+        )));
+    }
+    Ok(())
+}
+
 impl BertForPreTraining {
     /// The structure of a model (which optional parts, how many layers) with every tensor
     /// empty: what `describe_params!` walks to list or fill the parameters.
@@ -348,12 +369,14 @@ impl BertForPreTraining {
     }
 
     /// A model of `config` with `parts`, each parameter's values (row-major, `spec.len()` of
-    /// them) from `make(spec)`, called in the description's order.
+    /// them) from `make(spec)`, called in the description's order. The config is checked
+    /// first (`validate_config`), so a bad or too large one allocates nothing.
     pub fn from_fn(
         config: &BertConfig,
         parts: Parts,
         mut make: impl FnMut(&ParamSpec) -> Result<Vec<f32>>,
     ) -> Result<Self> {
+        validate_config(config)?;
         let mut model = Self::skeleton(config, parts);
         macro_rules! fill {
             ($name:expr, $shape:expr, $init:expr, $field:expr) => {{
@@ -379,7 +402,8 @@ impl BertForPreTraining {
 
     /// HF's `_init_weights`: N(0, initializer_range) for dense and embedding weights, the
     /// padding row of the word embeddings zero, biases zero, LayerNorm γ = 1 and β = 0.
-    pub fn init(config: &BertConfig, rng: &mut Rng) -> Self {
+    /// An error when the config is not buildable (`validate_config`).
+    pub fn init(config: &BertConfig, rng: &mut Rng) -> Result<Self> {
         let std = config.initializer_range;
         Self::from_fn(config, Parts::ALL, |spec| {
             Ok(match spec.init {
@@ -396,7 +420,6 @@ impl BertForPreTraining {
                 }
             })
         })
-        .expect("the description gives every parameter its shape")
     }
 
     /// The optional parts this model has.
@@ -492,7 +515,7 @@ mod tests {
 
     #[test]
     fn names_follow_hf_and_line_up_with_the_gradient() {
-        let model = BertForPreTraining::init(&BertConfig::tiny(50), &mut Rng::new(0));
+        let model = BertForPreTraining::init(&BertConfig::tiny(50), &mut Rng::new(0)).unwrap();
         let names: Vec<String> = model.named_params().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names[0], "bert.embeddings.word_embeddings.weight");
         assert!(names.contains(&"bert.encoder.layer.1.attention.self.value.bias".to_string()));
@@ -517,5 +540,26 @@ mod tests {
             .row(0)
             .iter()
             .all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn a_config_whose_sizes_fit_but_whose_total_does_not_is_refused_before_allocating() {
+        // Each size within its limit, the whole too large: 128 layers of hidden 8192.
+        let mut c = BertConfig::new(30522, 8192, 128, 64, 32768);
+        c.max_position_embeddings = 512;
+        let e = validate_config(&c).unwrap_err().to_string();
+        assert!(e.contains("parameters") && e.contains("500000000"), "{e}");
+        // BERT-large fits.
+        assert!(validate_config(&BertConfig::new(30522, 1024, 24, 16, 4096)).is_ok());
+        let e = BertForPreTraining::init(&c, &mut Rng::new(0)).unwrap_err();
+        assert!(e.to_string().contains("500000000"), "{e}");
+    }
+
+    #[test]
+    fn parameter_count_matches_a_built_model() {
+        let mut c = BertConfig::tiny(50);
+        c.num_key_value_heads = Some(2);
+        let model = BertForPreTraining::init(&c, &mut Rng::new(1)).unwrap();
+        assert_eq!(param_count(&c), model.num_params() as u64);
     }
 }

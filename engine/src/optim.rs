@@ -20,11 +20,52 @@ use crate::model::BertForPreTraining;
 use ndarray::{ArrayD, Zip};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// Which optimiser. Serialised by variant name ("Sgd", "Adam", as the page's saved settings
+/// have it); the lower-case names (`name`) read too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum OptimizerKind {
+    #[serde(alias = "sgd")]
     Sgd,
+    #[default]
+    #[serde(alias = "adam")]
     Adam,
+}
+
+impl OptimizerKind {
+    /// Every kind, in declaration order (a binary format's variant index).
+    pub const ALL: [OptimizerKind; 2] = [OptimizerKind::Sgd, OptimizerKind::Adam];
+
+    /// The lower-case name: a CLI flag's or a form's value, and what a kept training state
+    /// records.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptimizerKind::Sgd => "sgd",
+            OptimizerKind::Adam => "adam",
+        }
+    }
+
+    /// The name to show a person.
+    pub fn label(self) -> &'static str {
+        match self {
+            OptimizerKind::Sgd => "SGD",
+            OptimizerKind::Adam => "Adam",
+        }
+    }
+
+    /// The kind `name` gives, any case ("adam", "Adam", "SGD").
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name().eq_ignore_ascii_case(name))
+    }
+
+    /// torch's defaults for this kind with learning rate `lr`.
+    pub fn config(self, lr: f64) -> OptimizerConfig {
+        match self {
+            OptimizerKind::Sgd => OptimizerConfig::sgd(lr),
+            OptimizerKind::Adam => OptimizerConfig::adam(lr),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -332,12 +373,32 @@ mod tests {
     use crate::config::BertConfig;
     use crate::rng::Rng;
 
+    #[test]
+    fn optimizer_kinds_are_saved_by_variant_name_and_read_by_any_of_their_names() {
+        for (kind, json) in [
+            (OptimizerKind::Sgd, r#""Sgd""#),
+            (OptimizerKind::Adam, r#""Adam""#),
+        ] {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), json);
+            assert_eq!(serde_json::from_str::<OptimizerKind>(json).unwrap(), kind);
+            let lower = format!("{:?}", kind.name());
+            assert_eq!(serde_json::from_str::<OptimizerKind>(&lower).unwrap(), kind);
+            assert_eq!(OptimizerKind::from_name(kind.label()), Some(kind));
+            assert_eq!(OptimizerKind::from_name(kind.name()), Some(kind));
+            assert_eq!(kind.config(0.5).kind, kind);
+        }
+        assert_eq!(OptimizerKind::ALL.map(OptimizerKind::name), ["sgd", "adam"]);
+        assert_eq!(OptimizerKind::default(), OptimizerKind::Adam);
+        assert_eq!(OptimizerKind::from_name("rmsprop"), None);
+        assert!(serde_json::from_str::<OptimizerKind>(r#""rmsprop""#).is_err());
+    }
+
     /// A tiny model with p = [0.5, −1, 2, 0, …] and g = [0.1, −0.2, 0.3, −0.4, …] in every
     /// tensor; the tests read the first 4 weights of token_type_embeddings (2×4).
     fn setup() -> (BertForPreTraining, BertForPreTraining) {
         let mut config = BertConfig::new(8, 4, 1, 2, 8);
         config.max_position_embeddings = 4;
-        let mut model = BertForPreTraining::init(&config, &mut Rng::new(0));
+        let mut model = BertForPreTraining::init(&config, &mut Rng::new(0)).unwrap();
         let mut grads = model.zeros_like();
         for (_, mut p) in model.named_params_mut() {
             for (i, x) in p.iter_mut().enumerate() {

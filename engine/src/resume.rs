@@ -9,12 +9,10 @@
 
 use crate::checkpoint::dtype::{f32_bytes, to_f32};
 use crate::error::{EngineError, Result};
-use crate::optim::{Optimizer, OptimizerKind};
+use crate::optim::Optimizer;
 use crate::rng::Rng;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 use std::collections::HashMap;
-
-pub const TRAINING_STATE_FILE: &str = "training_state.safetensors";
 
 /// A run's state as `decode` hands it back (the optimiser is restored in place).
 #[derive(Clone, Debug, PartialEq)]
@@ -39,7 +37,7 @@ pub fn encode(run: &RunState, optimizer: &Optimizer) -> Vec<u8> {
     let rng = run.rng.state().map(|x| format!("{x:016x}")).join(",");
     let mut metadata = HashMap::from([
         ("step".to_string(), run.step.to_string()),
-        ("optimizer".into(), kind_name(optimizer.config.kind).into()),
+        ("optimizer".into(), optimizer.config.kind.name().into()),
         ("optimizer_step".into(), optimizer.t.to_string()),
         ("rng".into(), rng),
     ]);
@@ -69,7 +67,7 @@ pub fn decode(bytes: &[u8], optimizer: &mut Optimizer) -> Result<RunState> {
             .map_err(|_| bad(format!("has a malformed \"{key}\"")))
     };
     let kept_with = field("optimizer")?;
-    let now = kind_name(optimizer.config.kind);
+    let now = optimizer.config.kind.name();
     if kept_with != now {
         return Err(bad(format!(
             "is {kept_with}'s, and the settings ask for {now}"
@@ -99,13 +97,6 @@ pub fn decode(bytes: &[u8], optimizer: &mut Optimizer) -> Result<RunState> {
         rng,
         corpus_words,
     })
-}
-
-fn kind_name(kind: OptimizerKind) -> &'static str {
-    match kind {
-        OptimizerKind::Adam => "adam",
-        OptimizerKind::Sgd => "sgd",
-    }
 }
 
 fn parse_rng(text: &str) -> Option<Rng> {

@@ -1,20 +1,18 @@
 //! BERT's tokenizer, equal to Hugging Face's python `BertTokenizer` (`BertTokenizerLegacy` in
 //! transformers 5): special tokens typed in the text are cut out first, then the basic tokenizer
 //! (clean, split CJK, NFC, whitespace split, lower-case and strip accents, split punctuation),
-//! then WordPiece (greedy longest match, `##` continuations) or a whole-word lookup.
+//! then WordPiece (greedy longest match, `##` continuations) or a whole-word lookup. Also the
+//! word-level vocabulary a corpus gives through the basic tokenizer (`build_word_vocab`).
 //!
 //! Character classes follow HF's definitions; Unicode categories come from Unicode 16 tables,
 //! so characters assigned after the Python build's Unicode version can differ (rare symbols).
 
 use crate::error::{EngineError, Result};
-use crate::vocab::{Vocab, CLS, MASK, PAD, SEP, UNK};
+use crate::vocab::{Vocab, CLS, MASK, PAD, SEP, SPECIAL_TOKENS, UNK};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use unicode_general_category::get_general_category;
 use unicode_normalization::UnicodeNormalization;
-
-/// The tokens HF never splits and matches case-sensitively in raw text, in id order of a
-/// word-level vocabulary.
-pub const SPECIAL_TOKENS: [&str; 5] = [PAD, UNK, CLS, SEP, MASK];
 
 /// HF's `max_input_chars_per_word`: longer words become `[UNK]` whole.
 pub const MAX_CHARS_PER_WORD: usize = 100;
@@ -257,6 +255,47 @@ pub fn basic_tokenize(text: &str, do_lower_case: bool) -> Vec<String> {
     let mut out = Vec::new();
     for_each_word(text, do_lower_case, &mut |w, _| out.push(w.to_string()));
     out
+}
+
+/// A word-level vocabulary for training from scratch: `[PAD]`=0 `[UNK]`=1 `[CLS]`=2 `[SEP]`=3
+/// `[MASK]`=4, then every word BERT's basic tokenizer yields (lower-cased, punctuation split),
+/// most frequent first, ties alphabetical so the ids depend on the corpus alone. Words over
+/// 100 characters are left out: BERT's tokenizer makes them `[UNK]` anyway.
+pub fn build_word_vocab(corpus: &str) -> Result<Vocab> {
+    Ok(build_word_vocab_with_limit(corpus, usize::MAX)?.0)
+}
+
+/// As `build_word_vocab`, keeping at most `max_size` tokens (specials included): the rarest
+/// words then map to `[UNK]`. Also returns how many distinct words the corpus has, so a
+/// caller can say how many were left out.
+pub fn build_word_vocab_with_limit(corpus: &str, max_size: usize) -> Result<(Vocab, usize)> {
+    if max_size <= SPECIAL_TOKENS.len() {
+        return Err(EngineError::Vocab(format!(
+            "a vocabulary limit of {max_size} leaves no room for words after the {} special tokens",
+            SPECIAL_TOKENS.len()
+        )));
+    }
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for word in basic_tokenize(corpus, true) {
+        if !SPECIAL_TOKENS.contains(&word.as_str()) && word.chars().count() <= MAX_CHARS_PER_WORD {
+            *counts.entry(word).or_insert(0) += 1;
+        }
+    }
+    if counts.is_empty() {
+        return Err(EngineError::Vocab(
+            "the corpus has no words to build a vocabulary from".into(),
+        ));
+    }
+    let distinct_words = counts.len();
+    let mut words: Vec<(String, usize)> = counts.into_iter().collect();
+    words.sort_unstable_by(|(wa, ca), (wb, cb)| cb.cmp(ca).then_with(|| wa.cmp(wb)));
+    let tokens = SPECIAL_TOKENS
+        .iter()
+        .map(|s| s.to_string())
+        .chain(words.into_iter().map(|(w, _)| w))
+        .take(max_size)
+        .collect();
+    Ok((Vocab::from_tokens(tokens)?, distinct_words))
 }
 
 /// HF's `PreTrainedTokenizer.tokenize` up to WordPiece: special tokens typed in the raw text
@@ -562,5 +601,24 @@ mod tests {
             do_lower_case_from_config(&t.tokenizer_config_json()),
             Ok(false)
         );
+    }
+
+    #[test]
+    fn word_vocab_orders_by_frequency_then_alphabet() {
+        let v = build_word_vocab("The cat sat.\nthe dog sat, the END [MASK]").unwrap();
+        assert_eq!(
+            v.tokens,
+            [
+                "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "sat", ",", ".", "cat", "dog",
+                "end"
+            ]
+        );
+        let (capped, distinct) = build_word_vocab_with_limit("b b a c c c", 7).unwrap();
+        assert_eq!(capped.tokens[5..], ["c", "b"]);
+        assert_eq!(distinct, 3);
+        let (whole, distinct) = build_word_vocab_with_limit("b b a c c c", 100).unwrap();
+        assert_eq!((whole.len(), distinct), (8, 3));
+        assert!(build_word_vocab(" \n\t ").is_err());
+        assert!(build_word_vocab_with_limit("a", 5).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! can draw it without knowing the engine's internals.
 
 use ndarray::ArrayView2;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 /// A row-major matrix. In `mask` and `masked`, −∞ marks a masked entry; JSON writes it as null.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -28,9 +28,10 @@ impl Matrix {
     pub fn row(&self, row: usize) -> &[f32] {
         &self.data[row * self.cols..(row + 1) * self.cols]
     }
-    /// Rows as nested vectors, for JSON consumers that want `[[...], ...]`.
-    pub fn to_rows(&self) -> Vec<Vec<f32>> {
-        (0..self.rows).map(|r| self.row(r).to_vec()).collect()
+    /// The matrix as an array of rows (`[[…], …]`), each written as `nullable_floats` writes
+    /// it: in JSON, −∞ as null. What the CLI prints; also for any JSON export.
+    pub fn as_rows(&self) -> AsRows<'_> {
+        AsRows(self)
     }
     /// 0×0: the matrix is absent (e.g. linear attention's scores).
     pub fn is_empty(&self) -> bool {
@@ -144,9 +145,27 @@ pub struct AttentionTrace {
     pub heads: HeadsTrace,
 }
 
+/// A matrix serialised as its rows: `Matrix::as_rows`.
+pub struct AsRows<'a>(&'a Matrix);
+
+impl Serialize for AsRows<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Row<'a>(&'a [f32]);
+        impl Serialize for Row<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                nullable_floats::serialize(self.0, s)
+            }
+        }
+        let m = self.0;
+        s.collect_seq((0..m.rows).map(|r| Row(m.row(r))))
+    }
+}
+
 /// JSON has no −∞, so human-readable formats write masked entries as null (and read null back
-/// as −∞). Binary formats (the page's worker messages) keep every float's bits.
-mod nullable_floats {
+/// as −∞). Binary formats (the page's worker messages) keep every float's bits. The one place
+/// the engine and its users write −∞ (any non-finite number) as null: use it with
+/// `#[serde(with = "engine::trace::nullable_floats")]` on a `Vec<f32>`, or `Matrix::as_rows`.
+pub mod nullable_floats {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(data: &[f32], s: S) -> Result<S::Ok, S::Error> {
@@ -183,6 +202,21 @@ mod tests {
         assert_eq!(json, r#"{"rows":1,"cols":2,"data":[0.5,null]}"#);
         assert_eq!(serde_json::from_str::<Matrix>(&json).unwrap(), m);
         assert_eq!(m.finite_range(), Some((0.5, 0.5)));
+    }
+
+    #[test]
+    fn as_rows_writes_nested_rows_with_non_finite_entries_as_null() {
+        let m = Matrix {
+            rows: 2,
+            cols: 2,
+            data: vec![0.5, f32::NEG_INFINITY, f32::NAN, -1.25],
+        };
+        let json = serde_json::to_string(&m.as_rows()).unwrap();
+        assert_eq!(json, "[[0.5,null],[null,-1.25]]");
+        assert_eq!(
+            serde_json::to_string(&Matrix::default().as_rows()).unwrap(),
+            "[]"
+        );
     }
 
     #[test]

@@ -15,8 +15,7 @@ use crate::ops::attention::AttentionKernel;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
-use crate::tokenizer::Tokenizer;
-use crate::vocab::build_word_vocab_with_limit;
+use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 
 /// Everything about a run except the model and the text.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,22 +35,9 @@ pub struct StepReport {
 }
 
 /// One update on `batch`: zero `grads`, forward (dropout on), backward, optimiser step.
-/// A NaN/∞ loss is an error and leaves the weights untouched.
+/// A NaN/∞ loss is an error and leaves the weights untouched. `opts` is
+/// `ForwardOptions::training(mask)` with the call's attention choices (`window`, `kernel`).
 pub fn train_step(
-    model: &mut BertForPreTraining,
-    grads: &mut BertForPreTraining,
-    optimizer: &mut Optimizer,
-    batch: &Batch,
-    mask: MaskMode,
-    rng: &mut Rng,
-) -> Result<Losses> {
-    let opts = ForwardOptions::training(mask);
-    train_step_with(model, grads, optimizer, batch, &opts, rng)
-}
-
-/// `train_step` with the call's attention choices: `opts` is `ForwardOptions::training(mask)`
-/// with `window` and `kernel` set as wanted.
-pub fn train_step_with(
     model: &mut BertForPreTraining,
     grads: &mut BertForPreTraining,
     optimizer: &mut Optimizer,
@@ -62,7 +48,7 @@ pub fn train_step_with(
     train_step_predicting(model, grads, optimizer, batch, opts, rng, None)
 }
 
-/// `train_step_with`, also writing what the forward pass predicted into `predictions` (the
+/// `train_step`, also writing what the forward pass predicted into `predictions` (the
 /// MLM argmax of each labelled row, the NSP softmax of each row) when given.
 fn train_step_predicting(
     model: &mut BertForPreTraining,
@@ -206,9 +192,8 @@ impl Trainer {
             vocab_size: vocab.len(),
             ..config
         };
-        config.validate()?;
         let mut rng = Rng::new(seed);
-        let model = BertForPreTraining::init(&config, &mut rng);
+        let model = BertForPreTraining::init(&config, &mut rng)?;
         let trainer = Self::build(
             model,
             Tokenizer::word_level(vocab),

@@ -67,7 +67,7 @@ pub fn fixed_batch(seq_len: usize, seed: u64) -> Batch {
 }
 
 pub fn model(preset: &Preset) -> BertForPreTraining {
-    BertForPreTraining::init(&preset.config, &mut Rng::new(42))
+    BertForPreTraining::init(&preset.config, &mut Rng::new(42)).expect("the presets are buildable")
 }
 
 /// The training forward: dropout on, no trace, MLM head on labelled rows only.
@@ -99,7 +99,7 @@ pub fn median_step_ms(
             &mut grads,
             &mut optimizer,
             &batch,
-            MaskMode::Padding,
+            &train_options(),
             &mut rng,
         )
         .expect("the benchmark workload trains");

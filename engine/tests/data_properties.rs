@@ -5,8 +5,7 @@
 use engine::batch::IGNORE_INDEX;
 use engine::data::{make_batch, BatchConfig, Corpus, IS_NEXT, NOT_NEXT};
 use engine::error::EngineError;
-use engine::tokenizer::Tokenizer;
-use engine::vocab::build_word_vocab;
+use engine::tokenizer::{build_word_vocab, Tokenizer};
 use engine::{Batch, Rng};
 
 const WORDS: [&str; 16] = [

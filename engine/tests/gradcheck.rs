@@ -34,7 +34,7 @@ fn tiny_variant(dropout: f32, edit: impl Fn(&mut BertConfig)) -> BertForPreTrain
     config.hidden_dropout_prob = dropout;
     config.attention_probs_dropout_prob = dropout;
     let mut rng = Rng::new(42);
-    let mut model = BertForPreTraining::init(&config, &mut rng);
+    let mut model = BertForPreTraining::init(&config, &mut rng).unwrap();
     for (_, mut p) in model.named_params_mut() {
         p.mapv_inplace(|x| x + rng.normal(0.0, 0.2));
     }

@@ -356,7 +356,7 @@ fn every_variant_round_trips_through_a_checkpoint() {
         let mut config = BertConfig::tiny(tokenizer.vocab().len());
         set(&mut config);
         config.validate().unwrap();
-        let model = BertForPreTraining::init(&config, &mut Rng::new(7));
+        let model = BertForPreTraining::init(&config, &mut Rng::new(7)).unwrap();
         let ck = Checkpoint::new(model, tokenizer.clone()).unwrap();
         let back = engine::checkpoint::load(&to_files(&ck)).unwrap();
         assert_eq!(back.model, ck.model, "{what}");

@@ -8,9 +8,9 @@ use engine::checkpoint::{self, CheckpointFiles};
 use engine::data::{make_batch, BatchConfig, Corpus};
 use engine::forward::{forward, ForwardOptions};
 use engine::optim::OptimizerConfig;
-use engine::tokenizer::Tokenizer;
+use engine::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use engine::train::{TrainSettings, Trainer};
-use engine::vocab::{build_word_vocab_with_limit, Vocab};
+use engine::vocab::Vocab;
 use engine::{Batch, BertConfig, BertForPreTraining, MaskMode, Rng};
 use std::sync::OnceLock;
 

@@ -66,11 +66,7 @@ pub fn preset(v: &str) -> LabResult<Preset> {
 }
 
 pub fn optimizer(v: &str) -> LabResult<OptimizerKind> {
-    match v.to_ascii_lowercase().as_str() {
-        "adam" => Ok(OptimizerKind::Adam),
-        "sgd" => Ok(OptimizerKind::Sgd),
-        _ => bad("the optimizer must be Adam or SGD"),
-    }
+    OptimizerKind::from_name(v).map_or_else(|| bad("the optimizer must be Adam or SGD"), Ok)
 }
 
 /// The masks the page offers (training and probe alike): Padding or Causal.

@@ -2,8 +2,8 @@
 
 use engine::batch::MaskMode;
 use engine::config::BertConfig;
-use engine::data::BatchConfig;
-use engine::optim::{OptimizerConfig, OptimizerKind};
+use engine::data::{max_predictions, BatchConfig};
+use engine::optim::OptimizerKind;
 use engine::train::TrainSettings;
 use serde::{Deserialize, Serialize};
 
@@ -104,10 +104,7 @@ impl LabSettings {
     /// The engine's training settings for a model with `max_positions` positions (the batches'
     /// T is at most that).
     pub fn train_settings(&self, max_positions: usize) -> TrainSettings {
-        let optimizer = match self.optimizer {
-            OptimizerKind::Sgd => OptimizerConfig::sgd(self.learning_rate),
-            OptimizerKind::Adam => OptimizerConfig::adam(self.learning_rate),
-        };
+        let optimizer = self.optimizer.config(self.learning_rate);
         let max_len = self.max_len.min(max_positions);
         TrainSettings {
             optimizer,
@@ -115,7 +112,7 @@ impl LabSettings {
                 batch_size: self.batch_size,
                 max_len,
                 mask_prob: self.mask_prob,
-                max_predictions: BatchConfig::max_predictions_for(max_len, self.mask_prob),
+                max_predictions: max_predictions(max_len, self.mask_prob),
             },
             mask: self.train_mask,
         }

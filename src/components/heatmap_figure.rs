@@ -42,15 +42,7 @@ impl Default for HeatmapOptions {
 
 /// `[[…], …]` with masked (non-finite) entries as null.
 pub fn matrix_json(m: &Matrix) -> String {
-    let rows: Vec<Vec<Option<f32>>> = (0..m.rows)
-        .map(|r| {
-            m.row(r)
-                .iter()
-                .map(|x| x.is_finite().then_some(*x))
-                .collect()
-        })
-        .collect();
-    serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+    serde_json::to_string(&m.as_rows()).unwrap_or_else(|_| "[]".into())
 }
 
 /// The canvas geometry for `data` drawn with `options`, cells within `max_grid`.

@@ -260,8 +260,9 @@ pub(crate) mod tests {
     /// The app's first model: a fresh tiny BERT on the default corpus (straight from the engine,
     /// so these tests do not depend on how the app hosts it).
     pub(crate) fn inspection(probe: ProbeInput) -> Inspection {
-        let vocab = engine::vocab::build_word_vocab(DEFAULT_CORPUS).unwrap();
-        let model = BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0));
+        let vocab = engine::tokenizer::build_word_vocab(DEFAULT_CORPUS).unwrap();
+        let model =
+            BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0)).unwrap();
         let tokenizer = Tokenizer::word_level(vocab);
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
         engine::inspect::inspect(

@@ -96,7 +96,8 @@ mod tests {
 
     #[test]
     fn history_stays_within_budget_by_thinning() {
-        let model = BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0));
+        let model =
+            BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0)).unwrap();
         let per_entry = model.num_params() * 4;
         let mut h = WeightHistory::new(per_entry * 4);
         for step in 0..=100 {
@@ -110,7 +111,8 @@ mod tests {
 
     #[test]
     fn a_kept_history_goes_in_front_and_stays_within_budget() {
-        let model = BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0));
+        let model =
+            BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0)).unwrap();
         let per_entry = model.num_params() * 4;
         let mut h = WeightHistory::new(per_entry * 6);
         h.record_first(100, &model);

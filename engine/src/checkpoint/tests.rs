@@ -3,7 +3,7 @@
 
 mod fixtures;
 
-use super::dtype::{f16_to_f32, to_f32};
+use super::dtype::to_f32;
 use super::*;
 use fixtures::{f32_only, load_err, rewrite, tiny_checkpoint, with_header};
 
@@ -190,14 +190,6 @@ fn half_precision_weights_are_converted() {
         bias.iter().take(4).copied().collect::<Vec<_>>(),
         [1.0, -2.0, 0.5, 2f32.powi(-24)]
     );
-    assert_eq!(f16_to_f32(0x3c00), 1.0);
-    assert_eq!(f16_to_f32(0xc000), -2.0);
-    assert_eq!(f16_to_f32(0x7bff), 65504.0);
-    assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
-    assert_eq!(f16_to_f32(0x8001), -(2f32.powi(-24)));
-    assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
-    assert_eq!(f16_to_f32(0xfc00), f32::NEG_INFINITY);
-    assert!(f16_to_f32(0x7e00).is_nan());
 }
 
 #[test]
@@ -362,4 +354,51 @@ fn oversized_files_are_refused_before_reading() {
         e.contains("model.safetensors") && e.contains("refused"),
         "{e}"
     );
+}
+
+/// The reader's F16 and BF16 decoding of every bit pattern, read as one little-endian tensor,
+/// against the formats' definitions: f16 is (−1)^s·2^(e−15)·(1 + m/2^10), subnormal
+/// (−1)^s·m·2^−24, e = 31 ∞ (m = 0) or NaN; bf16 is the top half of an f32. Signs are kept,
+/// zeros' included.
+#[test]
+fn half_precision_reads_every_bit_pattern_as_its_definition() {
+    let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+    let read = |dtype| to_f32("t", &TensorView::new(dtype, vec![1 << 16], &all).unwrap()).unwrap();
+    for (h, x) in (0..=u16::MAX).zip(read(Dtype::F16)) {
+        let negative = h & 0x8000 != 0;
+        let sign = if negative { -1.0 } else { 1.0 };
+        let (e, m) = (i32::from((h >> 10) & 0x1f), f64::from(h & 0x3ff));
+        let want = match e {
+            0 => sign * m * 2f64.powi(-24),
+            31 if m == 0.0 => sign * f64::INFINITY,
+            31 => f64::NAN,
+            _ => sign * 2f64.powi(e - 15) * (1.0 + m / 1024.0),
+        };
+        assert_eq!(x.is_sign_negative(), negative, "f16 {h:#06x}");
+        if want.is_nan() {
+            assert!(x.is_nan(), "f16 {h:#06x}");
+        } else {
+            assert_eq!(f64::from(x), want, "f16 {h:#06x}");
+        }
+    }
+    for (h, x) in (0..=u16::MAX).zip(read(Dtype::BF16)) {
+        let top_half = f32::from_bits(u32::from(h) << 16);
+        if top_half.is_nan() {
+            assert!(x.is_nan() && x.is_sign_negative() == top_half.is_sign_negative());
+        } else {
+            assert_eq!(x.to_bits(), top_half.to_bits(), "bf16 {h:#06x}");
+        }
+    }
+    // A few by value: 1, −2, the largest f16, the smallest subnormal, 1/3 rounded.
+    let f16 = read(Dtype::F16);
+    for (h, want) in [
+        (0x3c00, 1.0),
+        (0xc000, -2.0),
+        (0x7bff, 65504.0),
+        (0x0001, 2f32.powi(-24)),
+        (0x3555, 0.333_251_95),
+        (0xfc00, f32::NEG_INFINITY),
+    ] {
+        assert_eq!(f16[h], want);
+    }
 }

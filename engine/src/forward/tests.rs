@@ -12,7 +12,7 @@ fn model() -> BertForPreTraining {
     config.initializer_range = 0.4;
     config.hidden_dropout_prob = 0.2;
     config.attention_probs_dropout_prob = 0.2;
-    BertForPreTraining::init(&config, &mut Rng::new(5))
+    BertForPreTraining::init(&config, &mut Rng::new(5)).unwrap()
 }
 
 /// Two sequences of 6, the second with 2 pads; MLM labels at 3 positions, NSP labels.

@@ -18,8 +18,9 @@
 //! full kernel's dropout, a different random stream.
 
 use crate::batch::MaskMode;
-use crate::ops::attention::{softmax_head_trace, AttentionOptions, Dims};
+use crate::ops::attention_options::{fill_allowed, AttentionOptions, Dims};
 use crate::ops::dropout;
+use crate::ops::full_attention::{masked_softmax_row, softmax_head_trace};
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::rng::Rng;
@@ -180,13 +181,13 @@ pub(crate) fn forward(
             if let (Some(heads), Some(tiles)) = (trace.as_deref_mut(), tiles) {
                 // For display only: the full matrices, as the full kernel would show them.
                 let mut allowed = Vec::new();
-                super::attention::fill_allowed(&mut allowed, opts, &key_row, tq);
+                fill_allowed(&mut allowed, opts, &key_row, tq);
                 let mut w = Array2::zeros((tq, tk));
                 gemm(1.0, &qh, &kh.t(), 0.0, &mut w);
                 let scores = Matrix::from_view(w.view());
                 let w_rows = w.as_slice_mut().expect("contiguous");
                 for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
-                    super::attention::masked_softmax_row(row, allowed, opts.scale);
+                    masked_softmax_row(row, allowed, opts.scale);
                 }
                 let mut t = softmax_head_trace(
                     qh,

@@ -17,7 +17,7 @@
 //! There is no weight matrix to drop, so attention dropout does not apply here.
 
 use crate::batch::MaskMode;
-use crate::ops::attention::{mask_matrix, AttentionOptions, Dims};
+use crate::ops::attention_options::{mask_matrix, AttentionOptions, Dims};
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut3};
 

@@ -9,9 +9,11 @@
 //! - Rows are N = B·T tokens; matrices are row-major (rows, features).
 
 pub mod attention;
+pub mod attention_options;
 pub mod dropout;
 pub mod embedding;
 pub mod flash;
+pub mod full_attention;
 pub mod gelu;
 pub mod layernorm;
 pub mod linear;

@@ -6,8 +6,8 @@ use crate::checkpoint::{load, Checkpoint, CheckpointFiles};
 use crate::config::BertConfig;
 use crate::model::BertForPreTraining;
 use crate::rng::Rng;
+use crate::tokenizer::build_word_vocab;
 use crate::tokenizer::Tokenizer;
-use crate::vocab::build_word_vocab;
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 const CORPUS: &str = "the cat sat on the mat. the dog ate the bone.";
@@ -16,7 +16,7 @@ pub(super) fn tiny_checkpoint() -> Checkpoint {
     let vocab = build_word_vocab(CORPUS).unwrap();
     let mut config = BertConfig::new(vocab.len(), 8, 2, 2, 16);
     config.max_position_embeddings = 16;
-    let model = BertForPreTraining::init(&config, &mut Rng::new(1));
+    let model = BertForPreTraining::init(&config, &mut Rng::new(1)).unwrap();
     Checkpoint::new(model, Tokenizer::word_piece(vocab, true)).unwrap()
 }
 

@@ -3,8 +3,11 @@
 //! bit-identical to the pre-variant kernel, linear attention's causality.
 
 use super::*;
+use crate::batch::MaskMode;
+use crate::ops::full_attention::{masked_softmax_row, FullCache};
 use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project};
-use ndarray::{Array2, Array3};
+use crate::ops::matmul::gemm;
+use ndarray::{s, Array2, Array3};
 
 fn random3(rng: &mut Rng, shape: (usize, usize, usize)) -> Array3<f32> {
     Array3::from_shape_simple_fn(shape, || rng.normal(0.0, 1.0))
@@ -478,7 +481,8 @@ fn weights_are_a_distribution_over_allowed_keys_only() {
     let c = case(16, 4, 2, 2, 3);
     for mode in [MaskMode::None, MaskMode::Padding, MaskMode::Causal] {
         let o = opts(2, 2, 3, mode);
-        let (_, AttentionCache::Full { weights, .. }) = run(&c, &c.q, &c.k, &c.v, &o) else {
+        let (_, AttentionCache::Full(FullCache { weights, .. })) = run(&c, &c.q, &c.k, &c.v, &o)
+        else {
             panic!("full kernel")
         };
         let (b_size, h_count, tq, tk) = weights.dim();

@@ -1,0 +1,241 @@
+//! The full softmax attention kernel: per (b, h), W = softmax(Q·Kᵀ·scale + M) kept whole for
+//! backward, context = W̃·V (W̃ = W ⊙ dropout mask). Its row softmax and head trace also serve
+//! the tiled kernel (`flash`), whose trace is the full kernel's by construction.
+
+use crate::ops::attention_options::{fill_allowed, mask_matrix, AttentionOptions, Dims};
+use crate::ops::dropout;
+use crate::ops::math::{self, exp};
+use crate::ops::matmul::gemm;
+use crate::rng::Rng;
+use crate::trace::{HeadTrace, Matrix};
+use ndarray::{s, Array2, Array3, Array4, ArrayView2, ArrayView3, ArrayViewMut3, Ix4, Zip};
+
+/// What the full kernel's backward needs besides q, k, v.
+#[derive(Clone, Debug)]
+pub struct FullCache {
+    /// softmax(Q·Kᵀ·scale + M) before dropout (B, H, Tq, Tk).
+    pub weights: Array4<f32>,
+    /// Dropout factors on the weights (B, H, Tq, Tk), None without dropout.
+    pub dropout_mask: Option<Array4<f32>>,
+}
+
+/// The full kernel: per (b, h), W = softmax(Q·Kᵀ·scale + M) kept whole, context = W̃·V.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn forward(
+    q: ArrayView3<f32>,
+    k: ArrayView3<f32>,
+    v: ArrayView3<f32>,
+    key_mask: ArrayView2<u8>,
+    opts: &AttentionOptions,
+    Dims {
+        b: b_size,
+        tq,
+        tk,
+        h: h_count,
+        dk,
+        dv,
+    }: Dims,
+    rng: &mut Rng,
+    mut trace: Option<&mut Vec<HeadTrace>>,
+) -> (Array3<f32>, FullCache) {
+    let mut weights = Array4::zeros((b_size, h_count, tq, tk));
+    let dropout_mask = dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng);
+    let mut context = Array3::zeros((b_size, tq, h_count * dv));
+    let mut dropped = Array2::zeros((tq, tk)); // scratch: weights ⊙ dropout mask
+    let mut allowed = Vec::with_capacity(tq * tk);
+    let mut key_row = Vec::with_capacity(tk);
+    for b in 0..b_size {
+        key_row.clear();
+        key_row.extend(key_mask.row(b).iter().copied());
+        fill_allowed(&mut allowed, opts, &key_row, tq);
+        for h in 0..h_count {
+            let g = opts.kv_group(h);
+            let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
+            let kh = k.slice(s![b, .., g * dk..(g + 1) * dk]);
+            let vh = v.slice(s![b, .., g * dv..(g + 1) * dv]);
+            let mut w = weights.slice_mut(s![b, h, .., ..]);
+            gemm(1.0, &qh, &kh.t(), 0.0, &mut w); // scores = Q·Kᵀ
+            let scores = (trace.is_some() && b == 0).then(|| Matrix::from_view(w.view()));
+            let w_rows = w
+                .as_slice_mut()
+                .expect("weights are contiguous (B, H, Tq, Tk)");
+            for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
+                masked_softmax_row(row, allowed, opts.scale);
+            }
+            let mut ctx = context.slice_mut(s![b, .., h * dv..(h + 1) * dv]);
+            match &dropout_mask {
+                Some(mask) => {
+                    Zip::from(&mut dropped)
+                        .and(&w)
+                        .and(mask.slice(s![b, h, .., ..]))
+                        .for_each(|d, &w, &m| *d = w * m);
+                    gemm(1.0, &dropped, &vh, 0.0, &mut ctx);
+                }
+                None => gemm(1.0, &w, &vh, 0.0, &mut ctx),
+            }
+            if let (Some(heads), Some(scores)) = (trace.as_deref_mut(), scores) {
+                heads.push(softmax_head_trace(
+                    qh,
+                    kh,
+                    vh,
+                    g,
+                    scores,
+                    &allowed,
+                    opts.scale,
+                    w.view(),
+                    ctx.view(),
+                ));
+            }
+        }
+    }
+    (
+        context,
+        FullCache {
+            weights,
+            dropout_mask,
+        },
+    )
+}
+
+/// Backward of the full kernel. Per head, with P the weights, P̃ = P ⊙ dropout mask and
+/// G = dL/dP: dV += P̃ᵀ·dC,  G = (dC·Vᵀ) ⊙ mask,  dS = P ⊙ (G − rowsum(G ⊙ P)),
+/// dQ += scale·dS·K,  dK += scale·dSᵀ·Q. Masked entries have P = 0, so they pass nothing back.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn backward(
+    d_q: &mut ArrayViewMut3<f32>,
+    d_k: &mut ArrayViewMut3<f32>,
+    d_v: &mut ArrayViewMut3<f32>,
+    d_context: ArrayView3<f32>,
+    q: ArrayView3<f32>,
+    k: ArrayView3<f32>,
+    v: ArrayView3<f32>,
+    weights: &Array4<f32>,
+    dropout_mask: Option<&Array4<f32>>,
+    opts: &AttentionOptions,
+    Dims {
+        b: b_size,
+        tq,
+        tk,
+        h: h_count,
+        dk,
+        dv,
+    }: Dims,
+) {
+    let mut dropped = Array2::zeros((tq, tk)); // P̃
+    let mut grad = Array2::zeros((tq, tk)); // G, then dS
+    for b in 0..b_size {
+        for h in 0..h_count {
+            let g = opts.kv_group(h);
+            let p = weights.slice(s![b, h, .., ..]);
+            let (qh, kh) = (
+                q.slice(s![b, .., h * dk..(h + 1) * dk]),
+                k.slice(s![b, .., g * dk..(g + 1) * dk]),
+            );
+            let vh = v.slice(s![b, .., g * dv..(g + 1) * dv]);
+            let dc = d_context.slice(s![b, .., h * dv..(h + 1) * dv]);
+            let mut d_vh = d_v.slice_mut(s![b, .., g * dv..(g + 1) * dv]);
+            gemm(1.0, &dc, &vh.t(), 0.0, &mut grad);
+            match dropout_mask {
+                Some(mask) => {
+                    let m = mask.slice(s![b, h, .., ..]);
+                    Zip::from(&mut dropped)
+                        .and(p)
+                        .and(m)
+                        .for_each(|d, &p, &m| *d = p * m);
+                    grad *= &m;
+                    gemm(1.0, &dropped.t(), &dc, 1.0, &mut d_vh);
+                }
+                None => gemm(1.0, &p.t(), &dc, 1.0, &mut d_vh),
+            }
+            Zip::from(grad.rows_mut())
+                .and(p.rows())
+                .for_each(|mut g, p| {
+                    let dot = Zip::from(&g)
+                        .and(&p)
+                        .fold(0.0f32, |acc, &g, &p| acc + g * p);
+                    Zip::from(&mut g)
+                        .and(&p)
+                        .for_each(|g, &p| *g = p * (*g - dot));
+                });
+            gemm(
+                opts.scale,
+                &grad,
+                &kh,
+                1.0,
+                &mut d_q.slice_mut(s![b, .., h * dk..(h + 1) * dk]),
+            );
+            gemm(
+                opts.scale,
+                &grad.t(),
+                &qh,
+                1.0,
+                &mut d_k.slice_mut(s![b, .., g * dk..(g + 1) * dk]),
+            );
+        }
+    }
+}
+
+/// In place over one row of scores: w_j = exp(s_j·scale − max) / Σ over allowed j, 0 where
+/// not allowed. A row with no allowed key becomes all zeros (not NaN from 0/0): such a
+/// query attends to nothing and its context is 0.
+pub fn masked_softmax_row(row: &mut [f32], allowed: &[bool], scale: f32) {
+    for (s, &a) in row.iter_mut().zip(allowed) {
+        *s = if a { *s * scale } else { f32::NEG_INFINITY };
+    }
+    let max = math::max(row);
+    if max == f32::NEG_INFINITY {
+        row.fill(0.0);
+        return;
+    }
+    for s in row.iter_mut() {
+        *s = exp(*s - max); // exp(−∞) = 0 for the masked entries
+    }
+    let inv_sum = 1.0 / math::sum(row);
+    for s in row.iter_mut() {
+        *s *= inv_sum;
+    }
+}
+
+/// One softmax head's trace: q, k, v, scores = QKᵀ, scaled, M, scaled + M, weights, context.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn softmax_head_trace(
+    qh: ArrayView2<f32>,
+    kh: ArrayView2<f32>,
+    vh: ArrayView2<f32>,
+    kv_group: usize,
+    scores: Matrix,
+    allowed: &[bool],
+    scale: f32,
+    w: ArrayView2<f32>,
+    ctx: ArrayView2<f32>,
+) -> HeadTrace {
+    let (rows, cols) = (scores.rows, scores.cols);
+    let scaled: Vec<f32> = scores.data.iter().map(|&s| s * scale).collect();
+    let mask = mask_matrix(rows, cols, allowed);
+    let masked = scaled
+        .iter()
+        .zip(&mask.data)
+        .map(|(&s, &m)| s + m)
+        .collect();
+    HeadTrace {
+        kv_group,
+        q: Matrix::from_view(qh),
+        k: Matrix::from_view(kh),
+        v: Matrix::from_view(vh),
+        scores,
+        scaled: Matrix {
+            rows,
+            cols,
+            data: scaled,
+        },
+        mask,
+        masked: Matrix {
+            rows,
+            cols,
+            data: masked,
+        },
+        weights: Matrix::from_view(w),
+        context: Matrix::from_view(ctx),
+        ..HeadTrace::default()
+    }
+}
