@@ -283,3 +283,191 @@ mod tests {
         assert!(ins.mask_predictions.is_empty());
     }
 }
+
+#[cfg(test)]
+mod trace_tests {
+    //! Every traced stage recomputed from the model's weights with plain ndarray.
+    use super::*;
+    use crate::config::BertConfig;
+    use crate::model::{LayerNorm, Linear};
+    use crate::tokenizer::build_word_vocab;
+    use crate::trace::{HeadTrace, LayerTrace};
+    use ndarray::{Array2, ArrayView2, Axis};
+
+    fn m(a: &Matrix) -> Array2<f32> {
+        Array2::from_shape_vec((a.rows, a.cols), a.data.clone()).unwrap()
+    }
+    fn lin(x: &Array2<f32>, l: &Linear) -> Array2<f32> {
+        x.dot(&l.weight.t()) + &l.bias
+    }
+    fn ln(x: &Array2<f32>, l: &LayerNorm, eps: f64) -> Array2<f32> {
+        let mut y = x.clone();
+        for mut row in y.rows_mut() {
+            let mean = row.mean().unwrap();
+            let var = row.mapv(|v| (v - mean).powi(2)).mean().unwrap();
+            row.mapv_inplace(|v| (v - mean) / (var + eps as f32).sqrt());
+        }
+        y * &l.weight + &l.bias
+    }
+    fn gelu(x: &Array2<f32>) -> Array2<f32> {
+        x.mapv(|v| 0.5 * v * (1.0 + crate::ops::math::erf(v / std::f32::consts::SQRT_2)))
+    }
+    fn close(a: ArrayView2<f32>, b: &Array2<f32>, what: &str) {
+        assert_eq!(a.dim(), b.dim(), "{what}");
+        let d = (&a - b).mapv(f32::abs).fold(0.0f32, |x, &y| x.max(y));
+        assert!(d < 1e-4, "{what}: max difference {d}");
+    }
+
+    #[test]
+    fn every_traced_stage_equals_the_forward_recomputed_from_the_weights() {
+        let vocab = build_word_vocab("the cat sat on the mat. a dog ran.").unwrap();
+        let config = BertConfig::new(vocab.len(), 8, 2, 2, 32);
+        let model = BertForPreTraining::init(&config, &mut Rng::new(4)).unwrap();
+        let tok = Tokenizer::word_level(vocab);
+        let ins = inspect(
+            &model,
+            &tok,
+            "the cat [MASK] on",
+            Some("a dog"),
+            MaskMode::Padding,
+            Some(10),
+        )
+        .unwrap();
+        let (tr, eps, t) = (&ins.trace, config.layer_norm_eps, 10);
+        let emb = &model.bert.embeddings;
+        let ids: Vec<usize> = ins.input_ids.iter().map(|&i| i as usize).collect();
+        let tts: Vec<usize> = ins.token_type_ids.iter().map(|&i| i as usize).collect();
+        let word = emb.word_embeddings.select(Axis(0), &ids);
+        let pos = emb
+            .position_embeddings
+            .as_ref()
+            .unwrap()
+            .select(Axis(0), &(0..t).collect::<Vec<_>>());
+        let tt = emb.token_type_embeddings.select(Axis(0), &tts);
+        close(m(&tr.word_embeddings).view(), &word, "word");
+        close(m(&tr.position_embeddings).view(), &pos, "position");
+        close(m(&tr.token_type_embeddings).view(), &tt, "token type");
+        let sum = &word + &pos + &tt;
+        close(m(&tr.embeddings_sum).view(), &sum, "sum");
+        let mut x = ln(&sum, &emb.layer_norm, eps);
+        close(m(&tr.embeddings).view(), &x, "embeddings");
+        for (l, layer) in model.bert.layers.iter().enumerate() {
+            let lt = &tr.layers[l];
+            close(m(&lt.input).view(), &x, "input");
+            let attn = m(&lt.attention_output);
+            let a = ln(&(&x + &attn), &layer.attention.output.layer_norm, eps);
+            close(m(&lt.attention_norm).view(), &a, "attention_norm");
+            let pre = lin(&a, &layer.intermediate.dense);
+            close(m(&lt.intermediate_pre).view(), &pre, "intermediate_pre");
+            assert_eq!((pre.nrows(), pre.ncols()), (t, 32));
+            let act = gelu(&pre);
+            close(m(&lt.intermediate).view(), &act, "intermediate");
+            let ffn = lin(&act, &layer.output.dense);
+            close(m(&lt.ffn_output).view(), &ffn, "ffn_output");
+            x = ln(&(&a + &ffn), &layer.output.layer_norm, eps);
+            close(m(&lt.output).view(), &x, "output");
+        }
+        let cls = model.cls.as_ref().unwrap();
+        let pooled = lin(
+            &x.slice(ndarray::s![..1, ..]).to_owned(),
+            &model.bert.pooler.as_ref().unwrap().dense,
+        )
+        .mapv(f32::tanh);
+        let heads = &tr.heads;
+        close(m(heads.pooled.as_ref().unwrap()).view(), &pooled, "pooled");
+        let nsp = lin(&pooled, &cls.seq_relationship);
+        let [a, b] = heads.nsp_logits.unwrap();
+        assert!((a - nsp[[0, 0]]).abs() < 1e-5 && (b - nsp[[0, 1]]).abs() < 1e-5);
+        let [p, q] = heads.nsp_probabilities.unwrap();
+        assert!((p - a.exp() / (a.exp() + b.exp())).abs() < 1e-5 && (p + q - 1.0).abs() < 1e-6);
+        let tr_ = &cls.predictions.transform;
+        let transform = ln(&gelu(&lin(&x, &tr_.dense)), &tr_.layer_norm, eps);
+        close(
+            m(heads.mlm_transform.as_ref().unwrap()).view(),
+            &transform,
+            "mlm_transform",
+        );
+        // The tied decoder: logits = transform·word_embeddingsᵀ + bias.
+        let logits = transform.dot(&emb.word_embeddings.t()) + &cls.predictions.bias;
+        close(
+            m(ins.mlm_logits.as_ref().unwrap()).view(),
+            &logits,
+            "logits",
+        );
+    }
+
+    #[test]
+    fn training_records_no_trace() {
+        let vocab = build_word_vocab("the cat sat on the mat. a dog ran.").unwrap();
+        let config = BertConfig::new(vocab.len(), 8, 1, 2, 16);
+        let model = BertForPreTraining::init(&config, &mut Rng::new(4)).unwrap();
+        let enc = Tokenizer::word_level(vocab)
+            .encode("the cat", None, 8, None)
+            .unwrap();
+        let row = |v: Vec<u32>| Array2::from_shape_vec((1, v.len()), v).unwrap();
+        let batch = Batch {
+            input_ids: row(enc.input_ids.clone()),
+            token_type_ids: row(enc.token_type_ids.clone()),
+            attention_mask: Array2::from_shape_vec((1, 4), enc.attention_mask).unwrap(),
+            mlm_labels: None,
+            nsp_labels: Some(ndarray::Array1::from(vec![0])),
+        };
+        let out = forward(
+            &model,
+            &batch,
+            &ForwardOptions::training(MaskMode::Padding),
+            &mut Rng::new(0),
+        )
+        .unwrap();
+        assert!(out.trace.is_none());
+    }
+
+    fn one_head(rows: [[f32; 3]; 3]) -> LayerTrace {
+        LayerTrace {
+            heads: vec![HeadTrace {
+                weights: Matrix {
+                    rows: 3,
+                    cols: 3,
+                    data: rows.concat(),
+                },
+                ..HeadTrace::default()
+            }],
+            ..LayerTrace::default()
+        }
+    }
+
+    #[test]
+    fn rollout_of_two_layers_by_hand() {
+        // A1 = ½W1 + ½I = [[1,0,0],[.25,.75,0],[0,0,1]], A2 = [[.5,.5,0],[0,1,0],[0,0,1]];
+        // R = A2·A1. Layer 1's third row sums to 2: renormalised to [0, 0, 1] first.
+        let trace = AttentionTrace {
+            layers: vec![
+                one_head([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.0, 0.0, 2.0]]),
+                one_head([[0.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+            ],
+            ..AttentionTrace::default()
+        };
+        let r = rollout(&trace);
+        let want = [0.625, 0.375, 0.0, 0.25, 0.75, 0.0, 0.0, 0.0, 1.0];
+        assert_eq!((r.rows, r.cols), (3, 3));
+        for (got, want) in r.data.iter().zip(want) {
+            assert!((got - want).abs() < 1e-6, "{:?}", r.data);
+        }
+    }
+
+    #[test]
+    fn rollout_rows_sum_to_one() {
+        let vocab = build_word_vocab("the cat sat on the mat. a dog ran.").unwrap();
+        let config = BertConfig::new(vocab.len(), 8, 3, 2, 16);
+        let model = BertForPreTraining::init(&config, &mut Rng::new(9)).unwrap();
+        let tok = Tokenizer::word_level(vocab);
+        for mask in [MaskMode::Padding, MaskMode::Causal, MaskMode::None] {
+            let ins = inspect(&model, &tok, "the cat sat", Some("a dog"), mask, Some(12)).unwrap();
+            assert_eq!((ins.rollout.rows, ins.rollout.cols), (12, 12));
+            for i in 0..12 {
+                let s: f32 = ins.rollout.row(i).iter().sum();
+                assert!((s - 1.0).abs() < 1e-5, "{mask:?} row {i}: {s}");
+            }
+        }
+    }
+}
