@@ -237,4 +237,28 @@ mod tests {
         assert_eq!(settings(None).value, LabSettings::default());
         assert!(settings(None).notices.is_empty());
     }
+
+    #[test]
+    fn fixed_batch_is_read_and_settings_kept_before_it_load_with_it_off() {
+        let on = LabSettings {
+            fixed_batch: true,
+            ..LabSettings::default()
+        };
+        let kept = serde_json::to_string(&on).unwrap();
+        assert_eq!(settings(Some(&kept)).value, on);
+        let mut old: serde_json::Value = serde_json::from_str(&kept).unwrap();
+        old.as_object_mut().unwrap().remove("fixed_batch");
+        let old = old.to_string();
+        assert!(
+            !serde_json::from_str::<LabSettings>(&old)
+                .unwrap()
+                .fixed_batch
+        );
+        let restored = settings(Some(&old));
+        assert!(!restored.value.fixed_batch && restored.notices.is_empty());
+        let bad = kept.replace("\"fixed_batch\":true", "\"fixed_batch\":3");
+        let restored = settings(Some(&bad));
+        assert!(!restored.value.fixed_batch);
+        assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
+    }
 }
