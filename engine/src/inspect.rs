@@ -95,7 +95,15 @@ pub fn inspect_with(
             )));
         }
     }
-    let enc = tokenizer.encode(text, pair, max_len, pad_to)?;
+    let (text, text_answers) = known_answers(text, tokenizer)?;
+    let (pair, pair_answers) = match pair {
+        Some(p) => {
+            let (p, a) = known_answers(p, tokenizer)?;
+            (Some(p), a)
+        }
+        None => (None, Vec::new()),
+    };
+    let enc = tokenizer.encode(&text, pair.as_deref(), max_len, pad_to)?;
     let t = enc.input_ids.len();
     let row = |v: Vec<u32>| Array2::from_shape_vec((1, t), v).expect("one row of T ids");
     let batch = Batch {
@@ -114,15 +122,26 @@ pub fn inspect_with(
 
     let mlm_logits = out.mlm_logits.as_ref().map(|l| Matrix::from_view(l.view()));
     let mask_predictions = match (&mlm_logits, tokenizer.vocab().mask_id()) {
-        (Some(logits), Ok(mask_id)) => (0..t)
-            .filter(|&i| enc.input_ids[i] == mask_id)
-            .map(|i| MaskPrediction {
-                position: i,
-                top: top_k(logits.row(i), tokenizer),
-                answer: None,
-                correct: None,
-            })
-            .collect(),
+        (Some(logits), Ok(mask_id)) => {
+            // The k-th [MASK] of a segment is its text's k-th (truncation cuts segments' ends).
+            let mut seen = [0usize; 2];
+            (0..t)
+                .filter(|&i| enc.input_ids[i] == mask_id)
+                .map(|i| {
+                    let segment = (enc.token_type_ids[i] as usize).min(1);
+                    let answers = [&text_answers, &pair_answers][segment];
+                    let answer = answers.get(seen[segment]).cloned().flatten();
+                    seen[segment] += 1;
+                    let top = top_k(logits.row(i), tokenizer);
+                    MaskPrediction {
+                        position: i,
+                        correct: answer.as_ref().map(|(id, _)| top[0].id == *id),
+                        answer: answer.map(|(_, token)| token),
+                        top,
+                    }
+                })
+                .collect()
+        }
         _ => Vec::new(),
     };
     let nsp_logits = out.nsp_logits.as_ref().map(|l| [l[[0, 0]], l[[0, 1]]]);
@@ -144,6 +163,57 @@ pub fn inspect_with(
         mask_predictions,
         p_is_next,
     })
+}
+
+/// A known answer of a `[MASK]`: its id and vocabulary token.
+type Answer = (u32, String);
+
+/// `[MASK:word]` in `text` masks "word" and records it as the answer: the text with each such
+/// mark made a plain `[MASK]`, and per `[MASK]` in order its answer (id, vocabulary token), None
+/// for a plain one. "word" must be one token of the vocabulary, not a special one.
+fn known_answers(text: &str, tokenizer: &Tokenizer) -> Result<(String, Vec<Option<Answer>>)> {
+    let bad = |m: String| EngineError::Input(m);
+    let vocab = tokenizer.vocab();
+    let special = vocab.special_ids();
+    let (mut out, mut answers, mut rest) = (String::with_capacity(text.len()), Vec::new(), text);
+    while let Some(at) = rest.find("[MASK") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 5..];
+        if let Some(r) = after.strip_prefix(']') {
+            answers.push(None);
+            out.push_str("[MASK]");
+            rest = r;
+        } else if let Some(r) = after.strip_prefix(':') {
+            let close = r
+                .find(']')
+                .ok_or_else(|| bad("\"[MASK:\" needs a closing \"]\": write [MASK:word]".into()))?;
+            let word = r[..close].trim();
+            if word.is_empty() {
+                return Err(bad(
+                    "[MASK:] needs the answer after the colon: [MASK:word]".into()
+                ));
+            }
+            let ids = tokenizer.token_ids(word);
+            match ids[..] {
+                [id] if !special.contains(&id) => {
+                    let token = vocab.token(id).unwrap_or(word).to_string();
+                    answers.push(Some((id, token)));
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "[MASK:{word}]: \"{word}\" is not one token of the vocabulary, so it cannot be a masked answer"
+                    )))
+                }
+            }
+            out.push_str(" [MASK] ");
+            rest = &r[close + 1..];
+        } else {
+            out.push_str("[MASK");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok((out, answers))
 }
 
 /// Attention rollout (Abnar & Zuidema 2020): R = A_L·…·A_1 with A_l = 0.5·Ā_l + 0.5·I, where
@@ -420,6 +490,46 @@ mod trace_tests {
         )
         .unwrap();
         assert!(out.trace.is_none());
+    }
+
+    #[test]
+    fn known_answers_are_scored_and_bad_marks_are_errors() {
+        let vocab = build_word_vocab("the cat sat on the mat. a dog ran.").unwrap();
+        let config = BertConfig::new(vocab.len(), 8, 1, 2, 16);
+        let model = BertForPreTraining::init(&config, &mut Rng::new(4)).unwrap();
+        let tok = Tokenizer::word_level(vocab);
+        let ins = inspect(
+            &model,
+            &tok,
+            "the [MASK:cat] sat [MASK] the",
+            Some("a [MASK:dog]"),
+            MaskMode::Padding,
+            None,
+        )
+        .unwrap();
+        let p = &ins.mask_predictions;
+        assert_eq!(p.len(), 3);
+        assert_eq!(ins.tokens[p[0].position], "[MASK]");
+        assert_eq!(p[0].answer.as_deref(), Some("cat"));
+        assert_eq!(p[0].correct, Some(p[0].top[0].token == "cat"));
+        assert_eq!((p[1].answer.as_ref(), p[1].correct), (None, None));
+        assert_eq!(p[2].answer.as_deref(), Some("dog"));
+        assert_eq!(p[2].correct, Some(p[2].top[0].token == "dog"));
+        for bad in [
+            "the [MASK:] cat",
+            "[MASK:a b]",
+            "the [MASK:cat",
+            "[MASK:😀]",
+            "[MASK:zebra]",
+            "[MASK:[SEP]]",
+        ] {
+            let e = inspect(&model, &tok, bad, None, MaskMode::Padding, None);
+            assert!(
+                matches!(e, Err(EngineError::Input(_))),
+                "{bad}: {:?}",
+                e.map(|_| ())
+            );
+        }
     }
 
     fn one_head(rows: [[f32; 3]; 3]) -> LayerTrace {
