@@ -264,6 +264,7 @@ fn Settings(
             </label>
             <label>"Training mask"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.train_mask = rules::mask(&v)?; Ok(()) }) }>
+                    <option value="none" selected=move || settings.with(|s| s.train_mask == MaskMode::None)>"None"</option>
                     <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
                     <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
                 </select>
