@@ -4,6 +4,7 @@
 use crate::live::Live;
 use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
 use crate::training::curves::LossCurves;
+use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
 use leptos::prelude::*;
@@ -269,6 +270,7 @@ fn Settings(
                     <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
                 </select>
             </label>
+            <TrainingMaskNote mask=Signal::derive(move || settings.with(|s| s.train_mask))/>
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
         </fieldset>
