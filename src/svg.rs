@@ -39,21 +39,20 @@ pub fn document(
                 .style(FontStyle::Bold)
                 .color(&RGBColor(0x1d, 0x23, 0x30))
                 .pos(left);
-            let (caption_w, _) = band.estimate_text_size(caption, &title)?;
             band.draw(&Text::new(caption.to_string(), (8, middle), title))?;
-            let mut x = 8 + (caption_w as f64 / SVG_FONT_SCALE) as i32 + 16;
+            let mut x = 8 + text_width("bold 14px sans-serif", caption) + 16;
             for &(name, colour) in keys {
                 let font = ("sans-serif", 12.0 * SVG_FONT_SCALE)
                     .into_font()
                     .color(&colour)
                     .pos(left);
-                let (w, _) = band.estimate_text_size(name, &font)?;
+                let w = text_width("12px sans-serif", name);
                 band.draw(&Rectangle::new(
                     [(x, middle - 1), (x + 14, middle + 1)],
                     colour.filled(),
                 ))?;
                 band.draw(&Text::new(name.to_string(), (x + 18, middle), font))?;
-                x += 18 + (w as f64 / SVG_FONT_SCALE) as i32 + 14;
+                x += 18 + w + 14;
             }
             draw(&body)?;
             root.present()
@@ -61,4 +60,23 @@ pub fn document(
         paint().map_err(|e| LabError::browser(format!("SVG export: {e}")))?;
     }
     Ok(out)
+}
+
+/// Width of `text` in `font` (CSS shorthand), px, as the browser sets it; 7 px a character if
+/// there is no canvas to ask. (plotters' own estimate writes a `style` attribute, which the
+/// page's Content-Security-Policy refuses.)
+fn text_width(font: &str, text: &str) -> i32 {
+    use wasm_bindgen::JsCast;
+    let measured = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.create_element("canvas").ok())
+        .and_then(|c| c.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        .and_then(|c| c.get_context("2d").ok().flatten())
+        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+        .and_then(|ctx| {
+            ctx.set_font(font);
+            ctx.measure_text(text).ok()
+        })
+        .map(|m| m.width());
+    measured.unwrap_or(7.0 * text.chars().count() as f64).ceil() as i32
 }
