@@ -17,6 +17,7 @@ pub mod live;
 pub mod paint;
 mod panel;
 pub mod storage;
+pub mod svg;
 mod test_hooks;
 #[doc(hidden)]
 pub mod testing;

@@ -4,6 +4,7 @@
 use crate::live::Live;
 use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
 use crate::training::curves::LossCurves;
+use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
 use leptos::prelude::*;
@@ -264,10 +265,12 @@ fn Settings(
             </label>
             <label>"Training mask"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.train_mask = rules::mask(&v)?; Ok(()) }) }>
+                    <option value="none" selected=move || settings.with(|s| s.train_mask == MaskMode::None)>"None"</option>
                     <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
                     <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
                 </select>
             </label>
+            <TrainingMaskNote mask=Signal::derive(move || settings.with(|s| s.train_mask))/>
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
         </fieldset>

@@ -13,3 +13,59 @@ pub async fn tick(ms: i32) {
         .await
         .expect("a timer never rejects");
 }
+
+/// The downloads `act` starts, as (file name, href): every `<a download>` click on the page is
+/// caught before the browser saves anything.
+pub fn catch_downloads(act: impl FnOnce()) -> Vec<(String, String)> {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let record = seen.clone();
+    let catch = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        if let Some(a) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+        {
+            ev.prevent_default();
+            record.borrow_mut().push((a.download(), a.href()));
+        }
+    });
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .expect("tests run in a window");
+    doc.add_event_listener_with_callback_and_bool("click", catch.as_ref().unchecked_ref(), true)
+        .expect("a listener can be added");
+    act();
+    doc.remove_event_listener_with_callback_and_bool("click", catch.as_ref().unchecked_ref(), true)
+        .expect("a listener can be removed");
+    let seen = seen.borrow().clone();
+    seen
+}
+
+/// `text` parsed as SVG; panics with the text when it is not well-formed XML.
+pub fn parse_svg(text: &str) -> web_sys::Document {
+    let doc = web_sys::DomParser::new()
+        .and_then(|p| p.parse_from_string(text, web_sys::SupportedType::ImageSvgXml))
+        .expect("DOMParser works");
+    assert!(
+        doc.query_selector("parsererror").ok().flatten().is_none(),
+        "not well-formed SVG:\n{text}"
+    );
+    doc
+}
+
+/// The elements of `doc` that match `selector`, in document order.
+pub fn select_all(doc: &web_sys::Document, selector: &str) -> Vec<web_sys::Element> {
+    use wasm_bindgen::JsCast;
+    // querySelectorAll without web-sys's NodeList feature: Array.from(the NodeList).
+    let find: js_sys::Function = js_sys::Reflect::get(doc, &"querySelectorAll".into())
+        .expect("documents have querySelectorAll")
+        .unchecked_into();
+    let list = find.call1(doc, &selector.into()).expect("a valid selector");
+    js_sys::Array::from(&list)
+        .iter()
+        .filter_map(|e| e.dyn_into::<web_sys::Element>().ok())
+        .collect()
+}

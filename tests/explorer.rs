@@ -248,6 +248,60 @@ async fn padding_columns_get_weight_zero_and_null_masked_scores() {
 }
 
 #[wasm_bindgen_test]
+async fn the_mask_none_gives_padding_weight_and_padding_takes_it_back() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    let real = chips(&root).len();
+    type_into(&root, "Pad to", &(real + 3).to_string());
+    tick(30).await;
+    let pads: Vec<usize> = (real..real + 3).collect();
+    let pad_weights = |m: &[Vec<Option<f32>>]| -> Vec<f32> {
+        m.iter()
+            .flat_map(|row| {
+                pads.iter()
+                    .map(move |&j| row[j].expect("weights are never null"))
+            })
+            .collect()
+    };
+
+    one(&root, "input[type=radio][value=None]").click();
+    tick(30).await;
+    let none = matrix(&root, WEIGHTS);
+    assert_eq!(none.len(), real + 3);
+    let on_pads = pad_weights(&none);
+    assert!(
+        on_pads.iter().all(|&w| w > 0.0),
+        "with no mask every query gives every [PAD] key some weight: {on_pads:?}"
+    );
+    // The mask stage says M = 0 and shows no −∞ cell.
+    for _ in 0..4 {
+        press("ArrowRight");
+    }
+    tick(30).await;
+    assert!(title_of(&root).starts_with("Step 5 of 9"));
+    let m = matrix(&root, "Layer 1 · Head 1 · mask M");
+    assert!(m.iter().flatten().all(|v| *v == Some(0.0)), "{m:?}");
+    let equation = text(&one(&root, ".equation"));
+    assert!(equation.contains("0 everywhere"), "{equation}");
+    let why = text(&one(&root, ".why"));
+    assert!(why.contains("M = 0 everywhere"), "{why}");
+
+    one(&root, "input[type=radio][value=Padding]").click();
+    tick(30).await;
+    let padding = matrix(&root, WEIGHTS);
+    assert!(
+        pad_weights(&padding).iter().all(|&w| w == 0.0),
+        "the padding mask gives [PAD] keys exactly 0"
+    );
+    let equation = text(&one(&root, ".equation"));
+    assert!(equation.contains("−∞ at [PAD]"), "{equation}");
+}
+
+fn title_of(root: &HtmlElement) -> String {
+    text(&one(root, ".stage-title"))
+}
+
+#[wasm_bindgen_test]
 async fn the_model_view_and_the_selectors_choose_layer_and_head() {
     let (root, _keep) = mount_explorer();
     tick(30).await;

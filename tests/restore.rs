@@ -67,9 +67,9 @@ fn bad_numbers_fall_back_to_their_defaults_with_a_notice() {
         ("optimizer", "\"Lion\"", "Optimizer", "Adam or SGD"),
         (
             "train_mask",
-            "\"none\"",
+            "\"diagonal\"",
             "Training mask",
-            "Padding or Causal",
+            "None, Padding or Causal",
         ),
     ];
     for (field, json, label, why) in cases {
@@ -106,7 +106,7 @@ fn unreadable_settings_give_all_the_defaults_and_say_so() {
 
 #[wasm_bindgen_test]
 fn a_bad_probe_keeps_its_good_fields() {
-    let kept = r#"{"text": "the cat [MASK] .", "pair": 42, "pad_to": -3, "mask": "none"}"#;
+    let kept = r#"{"text": "the cat [MASK] .", "pair": 42, "pad_to": -3, "mask": "diagonal"}"#;
     let r = restore::probe(Some(kept));
     assert_eq!(r.value.text, "the cat [MASK] .");
     assert_eq!(r.value.pair, ProbeInput::default().pair);
@@ -124,6 +124,11 @@ fn a_bad_probe_keeps_its_good_fields() {
     let r = restore::probe(Some(good));
     assert!(r.notices.is_empty(), "{:?}", r.notices);
     assert_eq!((r.value.pad_to, r.value.mask), (Some(12), MaskMode::Causal));
+    // "None" (no mask at all) is one of the page's masks, so it comes back as kept.
+    let none = r#"{"text": "a b", "pair": "", "pad_to": 12, "mask": "None"}"#;
+    let r = restore::probe(Some(none));
+    assert!(r.notices.is_empty(), "{:?}", r.notices);
+    assert_eq!(r.value.mask, MaskMode::None);
 }
 
 #[wasm_bindgen_test]

@@ -190,6 +190,32 @@ export const tests = [
       await download.saveAs(file);
       const bytes = fs.readFileSync(file);
       assert(bytes.length > 2000 && bytes.subarray(1, 4).toString() === 'PNG', `a PNG file (${bytes.length} bytes)`);
+      const [svgDownload] = await Promise.all([
+        page.waitForEvent('download', { timeout: 5000 }),
+        fig.getByRole('button', { name: 'Save SVG' }).click(),
+      ]);
+      assert(svgDownload.suggestedFilename() === 'layer-1-head-1-softmax-weights.svg', svgDownload.suggestedFilename());
+      const svgFile = path.join(artifacts, 'explorer-export.svg');
+      await svgDownload.saveAs(svgFile);
+      const svg = fs.readFileSync(svgFile, 'utf8');
+      const cells = (await matrix(page, WEIGHTS(1, 1))).flat().length;
+      assert(svg.startsWith('<svg') && svg.trimEnd().endsWith('</svg>'), 'an SVG document');
+      assert(svg.includes('Layer 1 · Head 1 · softmax weights') && svg.includes('[CLS]'), 'caption and labels as text');
+      assert((svg.match(/<rect /g) || []).length > cells, `a rect per cell (${cells} cells)`);
+      // A browser reads it back as a well-formed SVG and draws it (on a blank page: the app's
+      // Content-Security-Policy refuses blob: and data: images).
+      const viewer = await context.newPage();
+      await viewer.setContent('<body style="margin:0"></body>');
+      const parsed = await viewer.evaluate((text) => {
+        const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+        if (doc.querySelector('parsererror')) return null;
+        document.body.appendChild(document.importNode(doc.documentElement, true));
+        const box = document.querySelector('svg').getBoundingClientRect();
+        return [box.width, box.height];
+      }, svg);
+      assert(parsed && parsed[0] >= 320 && parsed[1] > 100, `SVG is well-formed and drawn: ${parsed}`);
+      await viewer.screenshot({ path: path.join(artifacts, 'explorer-export-svg.png') });
+      await viewer.close();
       await fig.getByRole('button', { name: 'Copy CSV' }).click();
       await fig.locator('.export-status', { hasText: 'Copied' }).waitFor({ timeout: 5000 });
       const csv = await page.evaluate(() => navigator.clipboard.readText());
@@ -200,6 +226,39 @@ export const tests = [
       assert(Math.abs(parseFloat(lines[1].split(',')[1]) - data[0][0]) < 1e-7, 'CSV values are exact');
       clean(problems, requests, baseUrl);
       await context.close();
+    },
+  },
+  {
+    name: 'explorer: the mask None gives [PAD] keys weight; Padding gives them 0',
+    async run({ browser, baseUrl, artifacts }) {
+      for (const [name, viewport] of [['wide', { width: 1280, height: 800 }], ['narrow', { width: 390, height: 844 }]]) {
+        const { page, context, problems, requests } = await ready(browser, baseUrl, viewport);
+        const real = await page.locator('ol.tokens li').count();
+        await page.getByLabel('Pad to').fill(String(real + 3));
+        await page.waitForFunction((n) => document.querySelectorAll('ol.tokens li').length === n, real + 3, { timeout: 15000 });
+        await page.locator('.mask-choice input[value=None]').check();
+        await page.waitForFunction(({ caption, real }) => {
+          const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.querySelector('figcaption')?.textContent === caption);
+          const m = f && JSON.parse(f.dataset.matrix);
+          return m && m.length === real + 3 && m.every((row) => row.slice(real).every((w) => w > 0));
+        }, { caption: WEIGHTS(1, 1), real }, { timeout: 15000 });
+        for (let k = 0; k < 4; k++) await page.getByRole('button', { name: 'Next' }).click();
+        await page.waitForFunction(() => document.querySelector('.stage-title').textContent.startsWith('Step 5 of 9'));
+        const equation = await page.locator('.equation').innerText();
+        assert(equation.includes('0 everywhere'), `${name}: ${equation}`);
+        const overflow = await page.locator('.explorer').evaluate((e) => e.scrollWidth - e.clientWidth);
+        assert(overflow <= 1, `${name}: the explorer overflows sideways by ${overflow}px`);
+        await page.screenshot({ path: path.join(artifacts, `explorer-mask-none-${name}.png`) });
+        await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, `explorer-mask-none-stage-${name}.png`) });
+        await page.locator('.mask-choice input[value=Padding]').check();
+        await page.waitForFunction(({ caption, real }) => {
+          const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.querySelector('figcaption')?.textContent === caption);
+          const m = f && JSON.parse(f.dataset.matrix);
+          return m && m.every((row) => row.slice(real).every((w) => w === 0));
+        }, { caption: WEIGHTS(1, 1), real }, { timeout: 15000 });
+        clean(problems, requests, baseUrl);
+        await context.close();
+      }
     },
   },
   {

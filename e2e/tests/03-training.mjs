@@ -115,6 +115,39 @@ export const tests = [
     },
   },
   {
+    name: 'training: the causal training mask says why NSP stays at chance; the curves save as SVG',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      const mask = page.getByLabel('Training mask');
+      assert((await mask.locator('option').allInnerTexts()).join() === 'None,Padding,Causal', 'the training masks');
+      assert(await page.locator('.mask-note').count() === 0, 'no note under the padding mask');
+      await mask.selectOption('causal');
+      const note = page.locator('.mask-note');
+      await note.waitFor({ timeout: 5000 });
+      const text = await note.innerText();
+      assert(text.includes('[CLS]') && text.includes('NSP stays at chance'), text);
+      await page.getByRole('button', { name: 'Step', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 1, null, { timeout: 10000 });
+      await page.locator('fieldset.settings').screenshot({ path: path.join(artifacts, 'training-causal-note.png') });
+      const chart = page.locator('figure.curve-chart[data-chart=loss]');
+      const [download] = await Promise.all([
+        page.waitForEvent('download', { timeout: 5000 }),
+        chart.getByRole('button', { name: 'Save SVG' }).click(),
+      ]);
+      assert(download.suggestedFilename() === 'loss.svg', download.suggestedFilename());
+      const file = path.join(artifacts, 'loss.svg');
+      await download.saveAs(file);
+      const svg = fs.readFileSync(file, 'utf8');
+      assert(svg.startsWith('<svg') && svg.includes('<polyline') && svg.includes('step'), 'the loss chart as vectors');
+      await mask.selectOption('padding');
+      await page.waitForFunction(() => !document.querySelector('.mask-note'), null, { timeout: 5000 });
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
     name: 'training: corpus, settings and probe survive a reload',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);

@@ -235,6 +235,26 @@ mod tests {
             }
         );
         assert_eq!(settings(None).value, LabSettings::default());
+    }
+
+    #[test]
+    fn no_mask_is_a_mask_the_page_offers_and_comes_back() {
+        use engine::batch::MaskMode;
+        let s = LabSettings {
+            train_mask: MaskMode::None,
+            ..LabSettings::default()
+        };
+        let kept = serde_json::to_string(&s).unwrap();
+        assert!(kept.contains("\"train_mask\":\"none\""), "{kept}");
+        assert_eq!(settings(Some(&kept)).value.train_mask, MaskMode::None);
+        assert!(settings(Some(&kept)).notices.is_empty());
+        let p = ProbeInput {
+            mask: MaskMode::None,
+            pad_to: Some(12),
+            ..ProbeInput::default()
+        };
+        let restored = probe(Some(&serde_json::to_string(&p).unwrap()));
+        assert_eq!((restored.value, restored.notices), (p, Vec::new()));
         assert!(settings(None).notices.is_empty());
     }
 

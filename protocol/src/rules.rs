@@ -69,12 +69,13 @@ pub fn optimizer(v: &str) -> LabResult<OptimizerKind> {
     OptimizerKind::from_name(v).map_or_else(|| bad("the optimizer must be Adam or SGD"), Ok)
 }
 
-/// The masks the page offers (training and probe alike): Padding or Causal.
+/// The masks the page offers (training and probe alike): None, Padding or Causal.
 pub fn mask(v: &str) -> LabResult<MaskMode> {
     match v.to_ascii_lowercase().as_str() {
+        "none" => Ok(MaskMode::None),
         "padding" => Ok(MaskMode::Padding),
         "causal" => Ok(MaskMode::Causal),
-        _ => bad("the mask must be Padding or Causal"),
+        _ => bad("the mask must be None, Padding or Causal"),
     }
 }
 
@@ -119,5 +120,7 @@ mod tests {
         assert_eq!(preset("Small"), Ok(Preset::Small));
         assert_eq!(optimizer("sgd"), Ok(OptimizerKind::Sgd));
         assert!(optimizer("lamb").is_err() && mask("diagonal").is_err());
+        assert_eq!(mask("None"), Ok(MaskMode::None));
+        assert_eq!(mask("causal"), Ok(MaskMode::Causal));
     }
 }

@@ -74,7 +74,7 @@ pub struct LabSettings {
     pub mask_prob: f32,
     pub seed: u64,
     pub optimizer: OptimizerKind,
-    /// The attention mask used in training ("Padding" or "Causal").
+    /// The attention mask used in training ("None", "Padding" or "Causal").
     pub train_mask: MaskMode,
     /// T of the training batches.
     pub max_len: usize,

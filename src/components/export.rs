@@ -1,6 +1,7 @@
-//! Export a heatmap: its values as CSV (plain text, to the clipboard) and its picture as PNG
-//! (the canvas with the caption above it, downloaded).
+//! Export a figure: a heatmap's values as CSV (plain text, to the clipboard), its picture as PNG
+//! (the canvas with the caption above it, downloaded) or as SVG (vectors, downloaded).
 
+use crate::training::checkpoint::download::download_files;
 use engine::Matrix;
 use protocol::{LabError, LabResult};
 use wasm_bindgen::closure::Closure;
@@ -100,6 +101,13 @@ pub fn save_png(canvas: &HtmlCanvasElement, caption: &str) -> LabResult<()> {
     a.set_download(&format!("{}.png", slug(caption)));
     a.click();
     Ok(())
+}
+
+/// Download an SVG document as `<slug(caption)>.svg`; returns the file name.
+pub fn save_svg(svg: &str, caption: &str) -> LabResult<String> {
+    let name = format!("{}.svg", slug(caption));
+    download_files(&[(&name, svg.as_bytes(), "image/svg+xml")])?;
+    Ok(name)
 }
 
 /// Put `text` on the clipboard, then call `done` with the outcome (an error message when the

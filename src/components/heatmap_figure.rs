@@ -121,7 +121,7 @@ pub fn HeatmapFigure(
     /// Axes, scale and colour bar; the default suits a T×T attention matrix.
     #[prop(optional, into)]
     options: MaybeProp<HeatmapOptions>,
-    /// Show the "Save PNG" / "Copy CSV" buttons.
+    /// Show the "Save PNG" / "Save SVG" / "Copy CSV" buttons.
     #[prop(default = true)]
     export: bool,
 ) -> impl IntoView {
@@ -220,6 +220,26 @@ pub fn HeatmapFigure(
             Err(e) => format!("Could not save: {e}"),
         }));
     };
+    let save_svg = move |_| {
+        let Some(opts) = opts.try_get_untracked() else {
+            return;
+        };
+        let layout = layout.get_untracked();
+        let saved = data.with_untracked(|d| {
+            let spec = HeatmapSpec {
+                matrix: &d.matrix,
+                row_labels: &d.row_labels,
+                col_labels: &d.col_labels,
+                scale: scale_for(d, &opts),
+                layout,
+            };
+            heatmap::svg(&spec, &d.caption).and_then(|svg| export::save_svg(&svg, &d.caption))
+        });
+        set_status.set(Some(match saved {
+            Ok(name) => format!("Saved {name}"),
+            Err(e) => format!("Could not save: {e}"),
+        }));
+    };
     let copy_csv = move |_| {
         let csv =
             data.with_untracked(|d| export::matrix_csv(&d.matrix, &d.row_labels, &d.col_labels));
@@ -235,6 +255,7 @@ pub fn HeatmapFigure(
         view! {
             <div class="figure-tools">
                 <button type="button" class="small" on:click=save_png title="Download this heatmap as a PNG image">"Save PNG"</button>
+                <button type="button" class="small" on:click=save_svg title="Download this heatmap as an SVG (vector) image">"Save SVG"</button>
                 <button type="button" class="small" on:click=copy_csv title="Copy the exact values as CSV">"Copy CSV"</button>
                 <span class="export-status" role="status">{move || status.get()}</span>
             </div>
@@ -271,6 +292,40 @@ mod tests {
             row_labels: labels(rows),
             col_labels: labels(cols),
         }
+    }
+
+    #[test]
+    async fn save_svg_downloads_the_figure_as_its_slug_dot_svg() {
+        use crate::testing::{catch_downloads, tick};
+        use wasm_bindgen::JsCast;
+        let doc = web_sys::window().unwrap().document().unwrap();
+        let container: web_sys::HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+        doc.body().unwrap().append_child(&container).unwrap();
+        let mut d = data(3, 3);
+        d.caption = "Layer 1 · Head 2 · softmax weights".into();
+        let shown = Signal::stored(d);
+        let _handle = leptos::mount::mount_to(
+            container.clone(),
+            move || view! { <HeatmapFigure data=shown/> },
+        );
+        tick(30).await;
+        let buttons = crate::testing::select_all(&doc, "figure.heatmap button");
+        let labels: Vec<String> = buttons.iter().map(|b| b.text_content().unwrap()).collect();
+        assert_eq!(labels, ["Save PNG", "Save SVG", "Copy CSV"]);
+        let save: web_sys::HtmlElement = buttons[1].clone().unchecked_into();
+        let downloads = catch_downloads(|| save.click());
+        assert_eq!(downloads.len(), 1, "{downloads:?}");
+        assert_eq!(downloads[0].0, "layer-1-head-2-softmax-weights.svg");
+        assert!(downloads[0].1.starts_with("blob:"), "{downloads:?}");
+        tick(10).await;
+        let status = container
+            .query_selector(".export-status")
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap();
+        assert_eq!(status, "Saved layer-1-head-2-softmax-weights.svg");
+        container.remove();
     }
 
     #[test]

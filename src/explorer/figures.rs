@@ -5,7 +5,7 @@ use super::stage::Stage;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapOptions};
 use crate::heatmap::{ColumnAxis, Scale};
 use engine::inspect::Inspection;
-use engine::{HeadTrace, LayerTrace, Matrix};
+use engine::{HeadTrace, LayerTrace, MaskMode, Matrix};
 
 /// One heatmap of a stage: what it shows and how to draw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -245,8 +245,13 @@ fn concatenated_heads(
 pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'static str> {
     let (_, head) = layer_and_head(ins, sel)?;
     let nothing_masked = head.mask.data.iter().all(|m| m.is_finite());
-    (matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked)
-        .then_some("Nothing is masked here: set \"Pad to\" above the token count, or choose the Causal mask, to see −∞ cells.")
+    if !(matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked) {
+        return None;
+    }
+    Some(match ins.mask {
+        MaskMode::None => "The mask is None: M is 0 everywhere, so nothing is masked, [PAD] included. Choose Padding or Causal to see −∞ cells.",
+        _ => "Nothing is masked here: set \"Pad to\" above the token count, or choose the Causal mask, to see −∞ cells.",
+    })
 }
 
 #[cfg(test)]

@@ -64,6 +64,7 @@ pub fn ProbeForm(probe: RwSignal<ProbeInput>) -> impl IntoView {
             <fieldset class="field mask-choice">
                 <legend class="field-label">"Mask"</legend>
                 <div class="segmented">
+                    {mask_radio(MaskMode::None, "None", "No mask at all: every query sees every key, [PAD] included")}
                     {mask_radio(MaskMode::Padding, "Padding", "Hide [PAD] keys from every query")}
                     {mask_radio(MaskMode::Causal, "Causal", "Padding, and each query sees only itself and earlier keys")}
                 </div>

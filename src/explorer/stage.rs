@@ -1,6 +1,8 @@
 //! The nine stages of one attention layer, as the stepper walks them, with the formula and
 //! the plain-language reason for each. Plain data: no web, no maths.
 
+use engine::MaskMode;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
     Input,
@@ -87,9 +89,14 @@ impl Stage {
         self.index() + 1
     }
 
-    /// `why()`, plus what this model's numbers make of it.
-    pub fn explain(self, head_size: usize) -> String {
+    /// `why()`, plus what this model's numbers and the chosen mask make of it.
+    pub fn explain(self, head_size: usize, mask: MaskMode) -> String {
         match self {
+            Stage::Masked if mask == MaskMode::None => format!(
+                "{} With the mask \"None\", M = 0 everywhere: nothing is hidden, so every query also attends to the [PAD] keys, and padding changes the output.",
+                self.why()
+            ),
+            Stage::Softmax if mask == MaskMode::None => "Softmax turns each row of scores into weights that are positive and sum to 1: how this query spreads its attention over the keys. With no mask no weight is exactly 0: [PAD] keys get some too.".to_string(),
             Stage::Scaled if head_size > 0 => format!(
                 "{} In this model d_k = {head_size}, so every score is divided by √d_k = {}.",
                 self.why(),
@@ -160,8 +167,25 @@ mod tests {
         assert_eq!(sqrt_text(16), "4");
         assert_eq!(sqrt_text(32), "5.657");
         assert!(Stage::Scaled
-            .explain(16)
+            .explain(16, MaskMode::Padding)
             .ends_with("d_k = 16, so every score is divided by √d_k = 4."));
-        assert_eq!(Stage::Scores.explain(16), Stage::Scores.why());
+        assert_eq!(
+            Stage::Scores.explain(16, MaskMode::Padding),
+            Stage::Scores.why()
+        );
+    }
+
+    #[test]
+    fn with_no_mask_the_mask_stages_say_m_is_zero_and_pad_gets_weight() {
+        let masked = Stage::Masked.explain(16, MaskMode::None);
+        assert!(masked.contains("M = 0 everywhere"), "{masked}");
+        assert!(masked.contains("[PAD]"), "{masked}");
+        let softmax = Stage::Softmax.explain(16, MaskMode::None);
+        assert!(!softmax.contains("come out exactly 0"), "{softmax}");
+        assert!(softmax.contains("[PAD] keys get some"), "{softmax}");
+        assert_eq!(
+            Stage::Masked.explain(16, MaskMode::Causal),
+            Stage::Masked.why()
+        );
     }
 }

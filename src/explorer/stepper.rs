@@ -38,7 +38,7 @@ fn stage_equation(
     let mask_rule = match mask {
         MaskMode::Causal => "0 where key j is real and j ≤ i, else −∞ (causal)",
         MaskMode::Padding => "0 where key j is a real token, −∞ at [PAD] (padding)",
-        MaskMode::None => "0 everywhere (no mask)",
+        MaskMode::None => "0 everywhere, [PAD] keys included (None: no mask)",
     };
     match stage {
         Stage::Input => view! { <span>"X: T × C = "{t}" × "{c}" (one row per token)"</span> }.into_any(),
@@ -141,7 +141,7 @@ pub fn StagePanel(
                 <h2 class="stage-title">{title}</h2>
                 {formula(stage.into())}
                 <p class="equation">{move || stage_equation(stage.get(), shape.get(), mask.get())}</p>
-                <p class="why">{move || stage.get().explain(shape.get().3)}</p>
+                <p class="why">{move || stage.get().explain(shape.get().3, mask.get())}</p>
                 {move || {
                     let (sel, s) = (selection.get(), stage.get());
                     ins.with(|i| i.as_ref().and_then(|i| stage_hint(i, sel, s)))

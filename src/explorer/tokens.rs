@@ -2,6 +2,7 @@
 //! greyed. The rules are plain functions; `TokenChips` only draws them.
 
 use engine::inspect::Inspection;
+use engine::MaskMode;
 use leptos::prelude::*;
 use std::sync::Arc;
 
@@ -62,6 +63,9 @@ pub fn chip_title(ins: &Inspection, i: usize) -> String {
         ChipKind::Special => format!("special token, segment {segment}"),
         ChipKind::Mask => "masked position: the model predicts it".into(),
         ChipKind::Unknown => "not in the vocabulary: the model only sees [UNK]".into(),
+        ChipKind::Pad if ins.mask == MaskMode::None => {
+            "padding: with the mask None, every query attends to it too".into()
+        }
         ChipKind::Pad => "padding: the mask hides it from every query".into(),
     };
     format!("#{i} · id {id} · {what}")

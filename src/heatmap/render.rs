@@ -1,5 +1,6 @@
 use super::colour::{Scale, MASK_FILL, MASK_HATCH};
 use super::layout::{ColumnAxis, Layout, BAR_WIDTH};
+use crate::svg;
 use engine::Matrix;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -76,6 +77,19 @@ pub fn draw(canvas: &HtmlCanvasElement, spec: &HeatmapSpec) -> LabResult<()> {
     Ok(())
 }
 
+/// The heatmap as an SVG document with `caption` above it: the cells, bar and text `draw` puts
+/// on the canvas, as vectors (one `<rect>` a cell). As wide as the PNG export.
+pub fn svg(spec: &HeatmapSpec, caption: &str) -> LabResult<String> {
+    let l = spec.layout;
+    svg::document((l.width.max(320), l.height), caption, &[], |area| {
+        paint_cells(area, spec)?;
+        if l.labels {
+            paint_text(area, spec, svg::SVG_FONT_SCALE)?;
+        }
+        Ok(())
+    })
+}
+
 /// Canvas attribute naming the text last drawn on it (see `text_key`).
 const TEXT_KEY: &str = "data-text-key";
 
@@ -109,37 +123,7 @@ fn paint_pixels(spec: &HeatmapSpec) -> Result<Vec<u8>, Box<dyn std::error::Error
     let mut rgb = vec![255u8; (l.width * l.height * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (l.width, l.height)).into_drawing_area();
-        let (w, h) = (l.cell_w as i32, l.cell_h as i32);
-        // Labelled cells keep a 1 px gap so neighbours stay apart; thumbnails are solid.
-        let gap = i32::from(l.labels && w > 3 && h > 3);
-        let rows = spec.matrix.rows.min(l.rows);
-        let cols = spec.matrix.cols.min(l.cols);
-        for r in 0..rows {
-            for c in 0..cols {
-                let (x, y) = (
-                    l.grid_x as i32 + c as i32 * w,
-                    l.grid_y as i32 + r as i32 * h,
-                );
-                let v = spec.matrix.get(r, c);
-                let fill = if v.is_finite() {
-                    spec.scale.colour(v)
-                } else {
-                    MASK_FILL
-                };
-                // plotters fills [x0, x1) × [y0, y1): the corner is one past the last pixel.
-                let corner = (x + w - gap, y + h - gap);
-                root.draw(&Rectangle::new([(x, y), corner], rgb_colour(fill).filled()))?;
-                if !v.is_finite() && w.min(h) >= 6 {
-                    hatch(&root, x, y, w - gap, h - gap)?;
-                }
-            }
-        }
-        if let ColumnAxis::Heads { size } = l.columns {
-            paint_head_rules(&root, &l, size)?;
-        }
-        if l.bar {
-            paint_colour_bar(&root, spec)?;
-        }
+        paint_cells(&root, spec)?;
         root.present()?;
     }
     let mut rgba = vec![255u8; rgb.len() / 3 * 4];
@@ -147,6 +131,46 @@ fn paint_pixels(spec: &HeatmapSpec) -> Result<Vec<u8>, Box<dyn std::error::Error
         out[..3].copy_from_slice(px);
     }
     Ok(rgba)
+}
+
+/// Cells, hatching, head rules and colour bar on any backend: pixels on screen, vectors in SVG.
+fn paint_cells<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    spec: &HeatmapSpec,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let l = spec.layout;
+    let (w, h) = (l.cell_w as i32, l.cell_h as i32);
+    // Labelled cells keep a 1 px gap so neighbours stay apart; thumbnails are solid.
+    let gap = i32::from(l.labels && w > 3 && h > 3);
+    let rows = spec.matrix.rows.min(l.rows);
+    let cols = spec.matrix.cols.min(l.cols);
+    for r in 0..rows {
+        for c in 0..cols {
+            let (x, y) = (
+                l.grid_x as i32 + c as i32 * w,
+                l.grid_y as i32 + r as i32 * h,
+            );
+            let v = spec.matrix.get(r, c);
+            let fill = if v.is_finite() {
+                spec.scale.colour(v)
+            } else {
+                MASK_FILL
+            };
+            // plotters fills [x0, x1) × [y0, y1): the corner is one past the last pixel.
+            let corner = (x + w - gap, y + h - gap);
+            root.draw(&Rectangle::new([(x, y), corner], rgb_colour(fill).filled()))?;
+            if !v.is_finite() && w.min(h) >= 6 {
+                hatch(root, x, y, w - gap, h - gap)?;
+            }
+        }
+    }
+    if let ColumnAxis::Heads { size } = l.columns {
+        paint_head_rules(root, &l, size)?;
+    }
+    if l.bar {
+        paint_colour_bar(root, spec)?;
+    }
+    Ok(())
 }
 
 /// −∞: diagonal hatching, so a masked cell never reads as a small value.
@@ -222,12 +246,26 @@ fn draw_text(
     canvas: &HtmlCanvasElement,
     spec: &HeatmapSpec,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let l = spec.layout;
     let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no canvas backend")?;
     let root = backend.into_drawing_area();
+    paint_text(&root, spec, 1.0)?;
+    Ok(())
+}
+
+/// The text of `draw_text` on any backend. `font_scale` multiplies every font size: plotters'
+/// SVG backend writes a size s as s / 1.24 (its own font metrics' convention), the canvas as s.
+fn paint_text<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    spec: &HeatmapSpec,
+    font_scale: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let l = spec.layout;
     let ink = RGBColor(29, 35, 48);
     let font_for = |cell: u32| {
-        ("sans-serif", (cell as f64 * 0.85).clamp(9.5, 13.0))
+        (
+            "sans-serif",
+            (cell as f64 * 0.85).clamp(9.5, 13.0) * font_scale,
+        )
             .into_font()
             .color(&ink)
     };
@@ -290,7 +328,7 @@ fn draw_text(
     if l.bar {
         let (lo, hi) = spec.scale.range();
         let bar_h = l.bar_height() as i32;
-        let tick = ("sans-serif", 11.0).into_font().color(&ink);
+        let tick = ("sans-serif", 11.0 * font_scale).into_font().color(&ink);
         let bx = (l.bar_x + BAR_WIDTH + 4) as i32;
         let ticks = [
             (0.0, hi, VPos::Top),
@@ -306,7 +344,6 @@ fn draw_text(
             ))?;
         }
     }
-    root.present()?;
     Ok(())
 }
 
@@ -390,6 +427,77 @@ mod tests {
         assert_eq!(dimension_stride(28), 1);
         assert_eq!(dimension_stride(5), 8);
         assert_eq!(dimension_stride(2), 16);
+    }
+
+    #[test]
+    fn the_svg_has_one_rect_a_cell_in_its_colour_and_the_text_as_text() {
+        use crate::testing::{parse_svg, select_all};
+        let matrix = Matrix {
+            rows: 3,
+            cols: 2,
+            data: vec![0.1, 0.9, 0.5, 0.5, 1.0, f32::NEG_INFINITY],
+        };
+        let labels = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (rows, cols) = (labels(&["[CLS]", "dog", "&<"]), labels(&["x", "y"]));
+        let layout = Layout::new(3, 2, 320, true);
+        let spec = HeatmapSpec {
+            matrix: &matrix,
+            row_labels: &rows,
+            col_labels: &cols,
+            scale: Scale::Sequential { lo: 0.0, hi: 1.0 },
+            layout,
+        };
+        let caption = "Layer 1 · Head 1 · softmax weights";
+        let doc = parse_svg(&svg(&spec, caption).unwrap());
+        let root = doc.document_element().unwrap();
+        assert_eq!(root.tag_name(), "svg");
+        assert_eq!(
+            root.get_attribute("height"),
+            Some((layout.height + svg::CAPTION_BAND).to_string())
+        );
+
+        let texts: Vec<String> = select_all(&doc, "text")
+            .iter()
+            // plotters writes each text between line breaks.
+            .map(|t| t.text_content().unwrap_or_default().trim().to_string())
+            .collect();
+        for want in [caption, "[CLS]", "dog", "&<", "x", "y", "1.00", "0.50", "0"] {
+            assert!(texts.iter().any(|t| t == want), "{want:?} in {texts:?}");
+        }
+
+        // One rect per cell, where the canvas puts it (below the caption band), in its colour.
+        let (w, h) = (layout.cell_w as i32, layout.cell_h as i32);
+        let cells: Vec<(i32, i32, String)> = select_all(&doc, "rect")
+            .iter()
+            .filter(|r| {
+                r.get_attribute("width") == Some((w - 1).to_string())
+                    && r.get_attribute("height") == Some((h - 1).to_string())
+            })
+            .map(|r| {
+                let at = |a: &str| r.get_attribute(a).unwrap().parse::<i32>().unwrap();
+                (at("x"), at("y"), r.get_attribute("fill").unwrap())
+            })
+            .collect();
+        assert_eq!(cells.len(), 6, "{cells:?}");
+        let hex = |[r, g, b]: [u8; 3]| format!("#{r:02X}{g:02X}{b:02X}");
+        for r in 0..3 {
+            for c in 0..2 {
+                let x = (layout.grid_x as i32) + c as i32 * w;
+                let y = (layout.grid_y + svg::CAPTION_BAND) as i32 + r as i32 * h;
+                let v = matrix.get(r, c);
+                let fill = if v.is_finite() {
+                    hex(spec.scale.colour(v))
+                } else {
+                    hex(MASK_FILL)
+                };
+                assert!(
+                    cells.contains(&(x, y, fill)),
+                    "cell ({r}, {c}) in {cells:?}"
+                );
+            }
+        }
+        // The masked cell is hatched with lines, not pixels.
+        assert_eq!(select_all(&doc, "polyline").len(), 3);
     }
 
     #[test]

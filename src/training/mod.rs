@@ -1,5 +1,6 @@
-//! Pieces of the training panel that stand on their own: the loss curves, and loading and
-//! saving checkpoint files.
+//! Pieces of the training panel that stand on their own: the loss curves, loading and saving
+//! checkpoint files, and the note on what the training mask does to NSP.
 
 pub mod checkpoint;
 pub mod curves;
+pub mod mask_note;

@@ -1,6 +1,8 @@
 //! The two curve charts drawn with plotters on a canvas: one redraw per change of the record,
 //! no per-point DOM. The record itself is `protocol::curves`.
 
+use crate::svg;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use protocol::{CurvePoint, LabError, LabResult, Series};
@@ -120,10 +122,42 @@ fn draw_inner(
 ) -> Result<Frame, Box<dyn std::error::Error>> {
     let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no canvas backend")?;
     let root = backend.into_drawing_area();
+    let frame = plot(&root, chart, raw, smooth, 1.0)?;
+    root.present()?;
+    Ok(frame)
+}
+
+/// The chart as an SVG document `size` px (the canvas's), with its caption and the series'
+/// names above it: the same axes, grid and lines as on the canvas, as vectors.
+pub fn svg(
+    chart: Chart,
+    raw: &[CurvePoint],
+    smooth: &[CurvePoint],
+    size: (u32, u32),
+) -> LabResult<String> {
+    let keys: Vec<(&str, RGBColor)> = chart
+        .series()
+        .iter()
+        .map(|&s| (s.label(), colour(s)))
+        .collect();
+    svg::document(size, chart.caption(), &keys, |area| {
+        plot(area, chart, raw, smooth, svg::SVG_FONT_SCALE).map(|_| ())
+    })
+}
+
+/// Axes, grid, raw series thin and light, smoothed bold, on any backend; `font_scale` as in
+/// `svg::SVG_FONT_SCALE`.
+fn plot<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: Chart,
+    raw: &[CurvePoint],
+    smooth: &[CurvePoint],
+    font_scale: f64,
+) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let (x0, x1) = x_range(raw);
     let (y0, y1) = chart.y_range(raw);
-    let mut plot = ChartBuilder::on(&root)
+    let mut plot = ChartBuilder::on(root)
         .margin(8)
         .margin_right(14)
         .x_label_area_size(36)
@@ -147,12 +181,12 @@ fn draw_inner(
         .x_label_formatter(&step_label)
         .y_label_formatter(&value_label)
         .label_style(
-            ("sans-serif", 11)
+            ("sans-serif", 11.0 * font_scale)
                 .into_font()
                 .color(&RGBColor(0x44, 0x4a, 0x57)),
         )
         .axis_desc_style(
-            ("sans-serif", 12)
+            ("sans-serif", 12.0 * font_scale)
                 .into_font()
                 .color(&RGBColor(0x1d, 0x23, 0x30)),
         )
@@ -179,12 +213,13 @@ fn draw_inner(
     for &s in chart.series() {
         plot.draw_series(LineSeries::new(line(smooth, s), colour(s).stroke_width(2)))?;
     }
-    root.present()?;
+    // Pixel ranges are those of the whole backend: the frame is in the root's own coordinates.
+    let (dx, dy) = root.get_base_pixel();
     Ok(Frame {
-        left: xs.start,
-        right: xs.end - 1,
-        top: ys.start,
-        bottom: ys.end - 1,
+        left: xs.start - dx,
+        right: xs.end - 1 - dx,
+        top: ys.start - dy,
+        bottom: ys.end - 1 - dy,
         x0,
         x1,
     })
@@ -292,6 +327,41 @@ mod tests {
             [2.3456, 0.6871, 123.4].map(format_value),
             ["2.35", "0.69", "123"]
         );
+    }
+
+    #[test]
+    fn the_svg_is_the_chart_as_vectors_with_caption_and_series_names() {
+        use crate::testing::{parse_svg, select_all};
+        let points: Vec<CurvePoint> = (1..=40).map(|s| point(s, 5.0 / s as f32)).collect();
+        let doc = parse_svg(&svg(Chart::Loss, &points, &points, (400, 200)).unwrap());
+        let root = doc.document_element().unwrap();
+        assert_eq!(
+            (root.get_attribute("width"), root.get_attribute("height")),
+            (
+                Some("400".into()),
+                Some((200 + svg::CAPTION_BAND).to_string())
+            )
+        );
+        let texts: Vec<String> = select_all(&doc, "text")
+            .iter()
+            // plotters writes each text between line breaks.
+            .map(|t| t.text_content().unwrap_or_default().trim().to_string())
+            .collect();
+        for want in ["Loss", "total", "MLM", "NSP", "step", "loss", "40"] {
+            assert!(texts.iter().any(|t| t == want), "{want:?} in {texts:?}");
+        }
+        // Raw and smoothed line of each of the three series, each one polyline of every point.
+        let lines: Vec<usize> = select_all(&doc, "polyline")
+            .iter()
+            .map(|p| {
+                p.get_attribute("points")
+                    .unwrap()
+                    .split_whitespace()
+                    .count()
+            })
+            .filter(|&n| n == 40)
+            .collect();
+        assert_eq!(lines.len(), 6, "{lines:?}");
     }
 
     #[test]

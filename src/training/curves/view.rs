@@ -2,6 +2,7 @@
 //! side panel.
 
 use super::chart::{self, css_colour, Chart, Frame};
+use crate::components::export;
 use crate::paint::PaintSlot;
 use leptos::prelude::*;
 use protocol::{CurvePoint, Curves, Series};
@@ -188,6 +189,30 @@ fn CurveChart(
             }
         })
     };
+    let (status, set_status) = signal(None::<String>);
+    let save_png = move |_| {
+        let Some(canvas) = canvas.get_untracked() else {
+            return;
+        };
+        let caption = chart.caption();
+        set_status.set(Some(match export::save_png(&canvas, caption) {
+            Ok(()) => format!("Saved {}.png", export::slug(caption)),
+            Err(e) => format!("Could not save: {e}"),
+        }));
+    };
+    let save_svg = move |_| {
+        let Some(canvas) = canvas.get_untracked() else {
+            return;
+        };
+        let size = (canvas.width(), canvas.height());
+        let saved = curves
+            .with_untracked(|c| smooth.with_untracked(|s| chart::svg(chart, c.points(), s, size)));
+        let saved = saved.and_then(|svg| export::save_svg(&svg, chart.caption()));
+        set_status.set(Some(match saved {
+            Ok(name) => format!("Saved {name}"),
+            Err(e) => format!("Could not save: {e}"),
+        }));
+    };
     let legend = chart
         .series()
         .iter()
@@ -206,6 +231,11 @@ fn CurveChart(
                 {marker}
             </div>
             <p class="curve-readout" aria-live="off">{readout}</p>
+            <div class="figure-tools">
+                <button type="button" class="small" on:click=save_png title="Download this chart as a PNG image">"Save PNG"</button>
+                <button type="button" class="small" on:click=save_svg title="Download this chart as an SVG (vector) image">"Save SVG"</button>
+                <span class="export-status" role="status">{move || status.get()}</span>
+            </div>
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
         </figure>
     }
@@ -381,6 +411,28 @@ mod tests {
             width as i32 == room && width < 300,
             "canvas {width} px in {room} px after narrowing"
         );
+
+        // Both charts save as PNG and SVG, named after their caption.
+        let save = |chart: &str, label: &str| -> web_sys::HtmlElement {
+            crate::testing::select_all(
+                &doc,
+                &format!("figure.curve-chart[data-chart={chart}] button"),
+            )
+            .into_iter()
+            .find(|b| b.text_content().as_deref() == Some(label))
+            .unwrap_or_else(|| panic!("no {label} on the {chart} chart"))
+            .unchecked_into()
+        };
+        let names: Vec<String> = crate::testing::catch_downloads(|| {
+            save("loss", "Save SVG").click();
+            save("accuracy", "Save SVG").click();
+        })
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+        assert_eq!(names, ["loss.svg", "accuracy.svg"]);
+        // (The PNG goes through a detached link, which no listener sees: e2e saves one.)
+        save("loss", "Save PNG");
 
         curves.set(Curves::new());
         tick(30).await;
