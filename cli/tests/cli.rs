@@ -367,6 +367,39 @@ fn train_prints_the_losses_recorded_before_the_speed_work() {
     check(run_losses("adam", "0.01"), &ADAM_RECORDED, 1e-4);
 }
 
+/// `--threads N`: the same lines on 1 thread and on 2; 0 is a usage mistake.
+#[test]
+fn train_prints_the_same_losses_whatever_the_threads() {
+    let tmp = TempDir::new("threads");
+    let (model, batch) = (tmp.path("model"), tmp.path("batch.json"));
+    write_checkpoint_with_dropout(&model, true, 0.1);
+    write_batch(&batch);
+    let (m, b) = (model.to_str().unwrap(), batch.to_str().unwrap());
+    let train = |threads: &str| {
+        run(&[
+            "train",
+            "--model",
+            m,
+            "--batch",
+            b,
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.01",
+            "--steps",
+            "3",
+            "--seed",
+            "3",
+            "--threads",
+            threads,
+        ])
+    };
+    let one = lines(&train("1"));
+    assert_eq!(one.len(), 3);
+    assert_eq!(one, lines(&train("2")));
+    assert_fails(&train("0"), 2, "--threads must be from 1 to 1024, got 0");
+}
+
 const SGD_RECORDED: [[f64; 3]; 5] = [
     [3.8225434, 3.1302493, 0.6922941],
     [2.9517653, 2.259135, 0.6926303],

@@ -5,7 +5,8 @@
 //! On wasm32 matrixmultiply's simd128 kernel has no fused multiply-add, so there a small packed
 //! GEMM with a 4×8 register-blocked micro-kernel on relaxed SIMD's `f32x4_relaxed_madd` (an FMA
 //! on x86/ARM hosts) does the work instead (matrixmultiply in unoptimised wasm builds).
-//! Transposes are just strided views (`w.t()`): both kernels read any layout.
+//! Transposes are just strided views (`w.t()`): both kernels read any layout. Large native
+//! products are split into blocks of C that run on the threads (`crate::threads`).
 
 use ndarray::{ArrayBase, Data, DataMut, Ix2};
 
@@ -37,12 +38,51 @@ pub fn gemm<SA, SB, SC>(
     ))]
     ndarray::linalg::general_mat_mul(alpha, a, b, beta, c);
     #[cfg(not(target_arch = "wasm32"))]
-    native::gemm(alpha, a.view(), b.view(), beta, c.view_mut());
+    native::gemm_blocks(alpha, a.view(), b.view(), beta, c.view_mut());
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
     use ndarray::{ArrayView2, ArrayViewMut2, Axis};
+
+    /// A product of at least this many multiply-adds is split into blocks of C for the threads
+    /// (`crate::threads`): tiny's smallest linear layer (256·64·64) is, an attention head's
+    /// 32×16×32 is not (a rayon hand-off costs a few µs).
+    const SPLIT_MACS: usize = 1 << 19;
+    /// Blocks of C: ROW_BLOCK rows each, or COL_BLOCK columns for products of few rows (the
+    /// MLM decoder's M labelled rows by V). Each block re-packs its share of the other
+    /// operand, a few % of its work at these sizes.
+    const ROW_BLOCK: usize = 64;
+    const COL_BLOCK: usize = 256;
+
+    /// `gemm`, split by C's shape alone (never by the thread count, so the bits do not depend
+    /// on it) into blocks that run in parallel.
+    pub fn gemm_blocks(
+        alpha: f32,
+        a: ArrayView2<f32>,
+        b: ArrayView2<f32>,
+        beta: f32,
+        mut c: ArrayViewMut2<f32>,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if m * k * n < SPLIT_MACS || (m < 2 * ROW_BLOCK && n < 2 * COL_BLOCK) {
+            gemm(alpha, a, b, beta, c);
+        } else if m >= 2 * ROW_BLOCK {
+            assert_eq!(c.nrows(), m, "gemm: C has the rows of A");
+            let blocks: Vec<_> = a
+                .axis_chunks_iter(Axis(0), ROW_BLOCK)
+                .zip(c.axis_chunks_iter_mut(Axis(0), ROW_BLOCK))
+                .collect();
+            crate::threads::for_each(blocks, |(a, c)| gemm(alpha, a, b, beta, c));
+        } else {
+            assert_eq!(c.ncols(), n, "gemm: C has the columns of B");
+            let blocks: Vec<_> = b
+                .axis_chunks_iter(Axis(1), COL_BLOCK)
+                .zip(c.axis_chunks_iter_mut(Axis(1), COL_BLOCK))
+                .collect();
+            crate::threads::for_each(blocks, |(b, c)| gemm(alpha, a, b, beta, c));
+        }
+    }
 
     pub fn gemm(
         alpha: f32,
@@ -474,6 +514,9 @@ mod tests {
             (40, 64, 200),
             (256, 64, 64),
             (3, 300, 2),
+            // split into blocks of rows, the last one short; into blocks of columns
+            (300, 40, 70),
+            (40, 64, 600),
         ] {
             let (a, at) = (random(&mut rng, (m, k)), random(&mut rng, (k, m)));
             let (b, bt) = (random(&mut rng, (k, n)), random(&mut rng, (n, k)));
