@@ -88,9 +88,15 @@ pub struct Args {
     /// torch.nn.utils.clip_grad_norm_ with max_norm F before each update
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     clip_grad_norm: Option<f64>,
+    /// Threads (default: every core); the same seed gives the same numbers whatever N
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    threads: Option<usize>,
     #[command(flatten)]
     attention: AttentionFlags,
 }
+
+/// The most threads `--threads` may ask for.
+const MAX_THREADS: usize = 1024;
 
 /// The most examples `--batch-size` may ask for: far above any batch this lab trains, low
 /// enough that a typo cannot ask for more memory than a machine has.
@@ -134,6 +140,14 @@ struct CorpusStep {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
+    if let Some(n) = a.threads {
+        if !(1..=MAX_THREADS).contains(&n) {
+            return Err(usage_error(format!(
+                "--threads must be from 1 to {MAX_THREADS}, got {n}"
+            )));
+        }
+        engine::threads::set_threads(n)?;
+    }
     match (a.model.is_some(), a.init.is_some()) {
         (true, false) => fixed_batch(a),
         (false, true) => from_scratch(a),

@@ -37,12 +37,17 @@ impl Drop for TempDir {
 
 /// hidden 16, 2 layers, 2 heads (d_k 8), 16 positions, dropout 0; `heads` false = bare BertModel.
 fn write_checkpoint(dir: &Path, heads: bool) -> usize {
+    write_checkpoint_with_dropout(dir, heads, 0.0)
+}
+
+/// `write_checkpoint` with both dropout rates set to `dropout`.
+fn write_checkpoint_with_dropout(dir: &Path, heads: bool, dropout: f32) -> usize {
     let vocab = build_word_vocab(CORPUS).unwrap();
     let v = vocab.len();
     let mut config = BertConfig::new(v, 16, 2, 2, 32);
     config.max_position_embeddings = 16;
-    config.hidden_dropout_prob = 0.0;
-    config.attention_probs_dropout_prob = 0.0;
+    config.hidden_dropout_prob = dropout;
+    config.attention_probs_dropout_prob = dropout;
     let mut model = BertForPreTraining::init(&config, &mut Rng::new(7)).unwrap();
     let mut checkpoint =
         Checkpoint::new(model.clone(), Tokenizer::word_piece(vocab, true)).unwrap();
@@ -314,6 +319,100 @@ fn train_on_a_fixed_batch_prints_falling_losses_and_saves_a_checkpoint() {
     };
     assert_eq!(names(&out_dir), names(&model));
 }
+
+/// The losses `train --model --batch` printed before the speed work (issue 10), on the test
+/// checkpoint with dropout 0.1 (so the generator's draws are covered too): faster kernels
+/// must print the same run. Exact for SGD on this machine's kernels; a tolerance keeps other
+/// CPUs' GEMM kernels (a different summation order) from failing it.
+#[test]
+fn train_prints_the_losses_recorded_before_the_speed_work() {
+    let tmp = TempDir::new("recorded");
+    let (model, batch) = (tmp.path("model"), tmp.path("batch.json"));
+    write_checkpoint_with_dropout(&model, true, 0.1);
+    write_batch(&batch);
+    let run_losses = |optimizer: &str, lr: &str| -> Vec<[f64; 3]> {
+        let args = [
+            "train",
+            "--model",
+            model.to_str().unwrap(),
+            "--batch",
+            batch.to_str().unwrap(),
+            "--optimizer",
+            optimizer,
+            "--lr",
+            lr,
+            "--steps",
+            "5",
+            "--seed",
+            "3",
+        ];
+        lines(&run(&args))
+            .iter()
+            .map(|s| ["loss", "mlm_loss", "nsp_loss"].map(|k| s[k].as_f64().unwrap()))
+            .collect()
+    };
+    let check = |got: Vec<[f64; 3]>, want: &[[f64; 3]], tol: f64| {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            for (a, b) in g.iter().zip(w) {
+                assert!(
+                    (a - b).abs() <= tol * b.abs(),
+                    "got {got:?}, recorded {want:?}"
+                );
+            }
+        }
+    };
+    check(run_losses("sgd", "0.5"), &SGD_RECORDED, 1e-5);
+    check(run_losses("adam", "0.01"), &ADAM_RECORDED, 1e-4);
+}
+
+/// `--threads N`: the same lines on 1 thread and on 2; 0 is a usage mistake.
+#[test]
+fn train_prints_the_same_losses_whatever_the_threads() {
+    let tmp = TempDir::new("threads");
+    let (model, batch) = (tmp.path("model"), tmp.path("batch.json"));
+    write_checkpoint_with_dropout(&model, true, 0.1);
+    write_batch(&batch);
+    let (m, b) = (model.to_str().unwrap(), batch.to_str().unwrap());
+    let train = |threads: &str| {
+        run(&[
+            "train",
+            "--model",
+            m,
+            "--batch",
+            b,
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.01",
+            "--steps",
+            "3",
+            "--seed",
+            "3",
+            "--threads",
+            threads,
+        ])
+    };
+    let one = lines(&train("1"));
+    assert_eq!(one.len(), 3);
+    assert_eq!(one, lines(&train("2")));
+    assert_fails(&train("0"), 2, "--threads must be from 1 to 1024, got 0");
+}
+
+const SGD_RECORDED: [[f64; 3]; 5] = [
+    [3.8225434, 3.1302493, 0.6922941],
+    [2.9517653, 2.259135, 0.6926303],
+    [1.737752, 1.0444894, 0.6932625],
+    [1.4218674, 0.7269251, 0.6949423],
+    [1.5858417, 0.89276576, 0.6930759],
+];
+const ADAM_RECORDED: [[f64; 3]; 5] = [
+    [3.8225434, 3.1302493, 0.6922941],
+    [3.5285518, 2.8349433, 0.69360846],
+    [3.3125238, 2.624965, 0.6875589],
+    [3.1283946, 2.435288, 0.6931068],
+    [2.9498992, 2.2588148, 0.69108427],
+];
 
 /// Tensor names from a safetensors header (8-byte length, then JSON).
 fn safetensors_names(bytes: &[u8]) -> Vec<String> {

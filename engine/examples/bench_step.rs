@@ -1,12 +1,13 @@
 //! Median milliseconds per forward, backward, optimiser update and full Adam step for the
 //! tiny and small presets, printed as one JSON object for tools/bench_vs_torch.py:
 //!
-//!   cargo run --release -p attention-lab-engine --example bench_step [-- ITERS [WARMUP]]
+//!   cargo run --release -p attention-lab-engine --example bench_step [-- ITERS [WARMUP] [--threads N]]
 //!
 //! Each iteration times its three phases separately (forward, backward, Adam update) and as a
-//! whole (the step), exactly as the torch side does, single-threaded. Two clocks: wall time
-//! (`median_ms`) and this thread's CPU time (`cpu_median_ms`, Linux), which other processes on
-//! a shared machine disturb far less than wall time.
+//! whole (the step), exactly as the torch side does, on N threads (default: every core). Two
+//! clocks: wall time (`median_ms`) and this thread's CPU time (`cpu_median_ms`, Linux), which
+//! other processes on a shared machine disturb far less than wall time; with more than one
+//! thread only wall time is the step's.
 
 use engine::workload as common;
 
@@ -81,11 +82,26 @@ fn median(mut xs: Vec<f64>) -> f64 {
 const PHASES: [&str; 4] = ["forward", "backward", "update", "step"];
 
 fn main() {
-    let mut args = std::env::args()
-        .skip(1)
-        .map(|a| a.parse::<usize>().expect("ITERS and WARMUP are integers"));
-    let iters = args.next().unwrap_or(50);
-    let warmup = args.next().unwrap_or(5);
+    let mut numbers = Vec::new();
+    let mut threads = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let number = |s: Option<String>| {
+            s.and_then(|s| s.parse::<usize>().ok())
+                .expect("ITERS, WARMUP and --threads N are whole numbers")
+        };
+        if a == "--threads" {
+            threads = Some(number(args.next()));
+        } else {
+            numbers.push(number(Some(a)));
+        }
+    }
+    let iters = numbers.first().copied().unwrap_or(50);
+    let warmup = numbers.get(1).copied().unwrap_or(5);
+    if let Some(n) = threads {
+        engine::threads::set_threads(n).unwrap();
+    }
+    let threads = rayon::current_num_threads();
     let mut presets = serde_json::Map::new();
     for preset in common::presets() {
         let batch = common::fixed_batch(preset.seq_len, 7);
@@ -140,7 +156,6 @@ fn main() {
         entry.insert("cpu_median_ms".into(), cpu_medians.into());
         presets.insert(preset.name.into(), entry.into());
     }
-    let report =
-        serde_json::json!({ "iters": iters, "warmup": warmup, "threads": 1, "presets": presets });
+    let report = serde_json::json!({ "iters": iters, "warmup": warmup, "threads": threads, "presets": presets });
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }

@@ -19,6 +19,7 @@ pub mod ops;
 pub mod optim;
 pub mod resume;
 pub mod rng;
+pub mod threads;
 pub mod tokenizer;
 pub mod trace;
 pub mod train;

@@ -69,10 +69,12 @@ fn outputs_have_the_documented_shapes_and_losses() {
         0,
     );
     assert_eq!(labelled.mlm_rows, vec![1, 5, 8]);
-    assert_eq!(
-        labelled.mlm_logits.unwrap().row(2),
-        out.mlm_logits.unwrap().row(8)
-    );
+    // The same products, but of 3 rows instead of 12: the native GEMM may pick another
+    // micro-kernel (another summation order), so equal to rounding, not bit for bit.
+    let (row, all) = (labelled.mlm_logits.unwrap(), out.mlm_logits.unwrap());
+    for (a, b) in row.row(2).iter().zip(all.row(8)) {
+        assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{a} vs {b}");
+    }
 }
 
 #[test]

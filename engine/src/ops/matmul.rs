@@ -1,17 +1,19 @@
 //! C = α·A·B + β·C, the one matrix product every op goes through.
 //!
-//! Natively this is ndarray's `general_mat_mul` (matrixmultiply's AVX2/FMA kernels). On wasm32
-//! matrixmultiply's simd128 kernel has no fused multiply-add, so there a small packed GEMM with
-//! a 4×8 register-blocked micro-kernel on relaxed SIMD's `f32x4_relaxed_madd` (an FMA on x86/ARM
-//! hosts) does the work instead. Transposes are just strided views (`w.t()`), as with
-//! `general_mat_mul`: packing reads any layout.
+//! Natively this is the `gemm` crate, whose AVX-512 kernels (picked at run time; AVX2/FMA on
+//! CPUs without) beat matrixmultiply's AVX2 ones at the engine's shapes: `benches/gemm.rs`.
+//! On wasm32 matrixmultiply's simd128 kernel has no fused multiply-add, so there a small packed
+//! GEMM with a 4×8 register-blocked micro-kernel on relaxed SIMD's `f32x4_relaxed_madd` (an FMA
+//! on x86/ARM hosts) does the work instead (matrixmultiply in unoptimised wasm builds).
+//! Transposes are just strided views (`w.t()`): both kernels read any layout. Large native
+//! products are split into blocks of C that run on the threads (`crate::threads`).
 
 use ndarray::{ArrayBase, Data, DataMut, Ix2};
 
 /// C (m, n) = α·A (m, k)·B (k, n) + β·C; with β = 0, C is overwritten and never read
 /// (same contract as `ndarray::linalg::general_mat_mul`). Panics on mismatched shapes.
 ///
-/// Optimised wasm32 builds take the relaxed-SIMD kernel. Unoptimised (debug) builds keep
+/// Optimised wasm32 builds take the relaxed-SIMD kernel. Unoptimised (debug) wasm builds keep
 /// matrixmultiply: at opt-level 0 the kernel's intrinsics are function calls, not instructions.
 pub fn gemm<SA, SB, SC>(
     alpha: f32,
@@ -30,12 +32,109 @@ pub fn gemm<SA, SB, SC>(
         not(debug_assertions)
     ))]
     wasm::gemm(alpha, a.view(), b.view(), beta, c.view_mut());
-    #[cfg(not(all(
+    #[cfg(all(
         target_arch = "wasm32",
-        target_feature = "relaxed-simd",
-        not(debug_assertions)
-    )))]
+        not(all(target_feature = "relaxed-simd", not(debug_assertions)))
+    ))]
     ndarray::linalg::general_mat_mul(alpha, a, b, beta, c);
+    #[cfg(not(target_arch = "wasm32"))]
+    native::gemm_blocks(alpha, a.view(), b.view(), beta, c.view_mut());
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use ndarray::{ArrayView2, ArrayViewMut2, Axis};
+
+    /// A product of at least this many multiply-adds is split into blocks of C for the threads
+    /// (`crate::threads`): tiny's smallest linear layer (256·64·64) is, an attention head's
+    /// 32×16×32 is not (a rayon hand-off costs a few µs).
+    const SPLIT_MACS: usize = 1 << 19;
+    /// Blocks of C: ROW_BLOCK rows each, or COL_BLOCK columns for products of few rows (the
+    /// MLM decoder's M labelled rows by V). Each block re-packs its share of the other
+    /// operand, a few % of its work at these sizes.
+    const ROW_BLOCK: usize = 64;
+    const COL_BLOCK: usize = 256;
+
+    /// `gemm`, split by C's shape alone (never by the thread count, so the bits do not depend
+    /// on it) into blocks that run in parallel.
+    pub fn gemm_blocks(
+        alpha: f32,
+        a: ArrayView2<f32>,
+        b: ArrayView2<f32>,
+        beta: f32,
+        mut c: ArrayViewMut2<f32>,
+    ) {
+        let ((m, k), n) = (a.dim(), b.ncols());
+        if m * k * n < SPLIT_MACS || (m < 2 * ROW_BLOCK && n < 2 * COL_BLOCK) {
+            gemm(alpha, a, b, beta, c);
+        } else if m >= 2 * ROW_BLOCK {
+            assert_eq!(c.nrows(), m, "gemm: C has the rows of A");
+            let blocks: Vec<_> = a
+                .axis_chunks_iter(Axis(0), ROW_BLOCK)
+                .zip(c.axis_chunks_iter_mut(Axis(0), ROW_BLOCK))
+                .collect();
+            crate::threads::for_each(blocks, |(a, c)| gemm(alpha, a, b, beta, c));
+        } else {
+            assert_eq!(c.ncols(), n, "gemm: C has the columns of B");
+            let blocks: Vec<_> = b
+                .axis_chunks_iter(Axis(1), COL_BLOCK)
+                .zip(c.axis_chunks_iter_mut(Axis(1), COL_BLOCK))
+                .collect();
+            crate::threads::for_each(blocks, |(b, c)| gemm(alpha, a, b, beta, c));
+        }
+    }
+
+    pub fn gemm(
+        alpha: f32,
+        a: ArrayView2<f32>,
+        b: ArrayView2<f32>,
+        beta: f32,
+        mut c: ArrayViewMut2<f32>,
+    ) {
+        let ((m, k), (k2, n)) = (a.dim(), b.dim());
+        assert!(
+            k == k2 && c.dim() == (m, n),
+            "gemm: ({m}, {k})·({k2}, {n}) into {:?}",
+            c.dim()
+        );
+        if m == 0 || n == 0 {
+            return;
+        }
+        if k == 0 {
+            // A·B is the zero matrix: C = β·C (β = 0 overwrites, even NaN).
+            c.map_inplace(|x| *x = if beta == 0.0 { 0.0 } else { beta * *x });
+            return;
+        }
+        let (c_rs, c_cs) = (c.stride_of(Axis(0)), c.stride_of(Axis(1)));
+        // SAFETY: the pointers and element strides describe the three views exactly (ndarray
+        // keeps every (i, j) inside its allocation, negative strides included), their shapes
+        // agree (checked above), and C, a unique borrow, overlaps neither A nor B.
+        // gemm's convention is dst = alpha·dst + beta·lhs·rhs, with dst never read when
+        // read_dst is false: our β and α, swapped.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c.as_mut_ptr(),
+                c_cs,
+                c_rs,
+                beta != 0.0,
+                a.as_ptr(),
+                a.stride_of(Axis(1)),
+                a.stride_of(Axis(0)),
+                b.as_ptr(),
+                b.stride_of(Axis(1)),
+                b.stride_of(Axis(0)),
+                beta,
+                alpha,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        }
+    }
 }
 
 /// The wasm32 relaxed-SIMD kernel itself, in every build, so the browser tests
@@ -364,5 +463,103 @@ mod wasm {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gemm;
+    use crate::ops::gradcheck::random;
+    use crate::rng::Rng;
+    use ndarray::{s, Array2, ArrayView2};
+
+    /// α·A·B + β·C in f64, summed naively, and the bound on f32 rounding error of each entry:
+    /// a few ulps of Σ|α·a·b| + |β·c|.
+    fn naive(
+        alpha: f32,
+        a: ArrayView2<f32>,
+        b: ArrayView2<f32>,
+        beta: f32,
+        c: &Array2<f32>,
+    ) -> Array2<(f64, f64)> {
+        Array2::from_shape_fn(c.dim(), |(i, j)| {
+            let (mut dot, mut size) = (0.0, 0.0);
+            for p in 0..a.ncols() {
+                let x = f64::from(a[[i, p]]) * f64::from(b[[p, j]]);
+                (dot, size) = (dot + x, size + x.abs());
+            }
+            let c = if beta == 0.0 {
+                0.0
+            } else {
+                f64::from(beta) * f64::from(c[[i, j]])
+            };
+            let alpha = f64::from(alpha);
+            (alpha * dot + c, 1e-6 * (alpha.abs() * size + c.abs()))
+        })
+    }
+
+    fn assert_close(got: &Array2<f32>, want: &Array2<(f64, f64)>) {
+        for (g, (w, tol)) in got.iter().zip(want) {
+            assert!((f64::from(*g) - w).abs() <= *tol, "{g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn matches_a_naive_product_in_every_layout() {
+        let mut rng = Rng::new(3);
+        for (m, k, n) in [
+            (1, 1, 1),
+            (5, 7, 3),
+            (33, 17, 65),
+            (40, 64, 200),
+            (256, 64, 64),
+            (3, 300, 2),
+            // split into blocks of rows, the last one short; into blocks of columns
+            (300, 40, 70),
+            (40, 64, 600),
+        ] {
+            let (a, at) = (random(&mut rng, (m, k)), random(&mut rng, (k, m)));
+            let (b, bt) = (random(&mut rng, (k, n)), random(&mut rng, (n, k)));
+            let c0 = random(&mut rng, (m, n));
+            for (alpha, beta) in [(1.0, 0.0), (1.0, 1.0), (0.5, -2.0)] {
+                for (a, b) in [
+                    (a.view(), b.view()),
+                    (at.t(), b.view()),
+                    (a.view(), bt.t()),
+                    (at.t(), bt.t()),
+                ] {
+                    let mut c = c0.clone();
+                    gemm(alpha, &a, &b, beta, &mut c);
+                    assert_close(&c, &naive(alpha, a, b, beta, &c0));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reads_negative_strides_and_writes_into_a_strided_view() {
+        let mut rng = Rng::new(4);
+        let (a, b) = (random(&mut rng, (9, 6)), random(&mut rng, (6, 11)));
+        let (ra, rb) = (a.slice(s![..;-1, ..]), b.slice(s![.., ..;-2]));
+        let mut big = random(&mut rng, (9, 20));
+        let c0 = big.slice(s![.., 3..9]).to_owned();
+        gemm(1.0, &ra, &rb, 1.0, &mut big.slice_mut(s![.., 3..9]));
+        assert_close(
+            &big.slice(s![.., 3..9]).to_owned(),
+            &naive(1.0, ra, rb, 1.0, &c0),
+        );
+    }
+
+    #[test]
+    fn beta_zero_overwrites_nan_and_empty_depth_scales_c() {
+        let a = Array2::<f32>::ones((2, 3));
+        let mut c = Array2::from_elem((2, 2), f32::NAN);
+        gemm(1.0, &a, &a.t(), 0.0, &mut c);
+        assert_eq!(c, Array2::from_elem((2, 2), 3.0));
+        let empty = Array2::<f32>::zeros((2, 0));
+        gemm(1.0, &empty, &empty.t(), 0.5, &mut c);
+        assert_eq!(c, Array2::from_elem((2, 2), 1.5));
+        gemm(1.0, &empty, &empty.t(), 0.0, &mut c);
+        assert_eq!(c, Array2::<f32>::zeros((2, 2)));
     }
 }
