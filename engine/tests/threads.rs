@@ -1,6 +1,7 @@
 //! The same seed gives the same bits on 1 thread and on 2: a few training steps of the tiny
 //! workload (dropout on, so the generator is in play too) in a 1-thread and a 2-thread pool.
 
+use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig};
 use engine::train::train_step;
 use engine::{workload, MaskMode, Rng};
@@ -25,7 +26,7 @@ fn run(threads: usize) -> (Vec<u32>, Vec<u32>) {
                     &mut grads,
                     &mut optimizer,
                     &batch,
-                    MaskMode::Padding,
+                    &ForwardOptions::training(MaskMode::Padding),
                     &mut rng,
                 )
                 .unwrap();

