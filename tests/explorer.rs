@@ -157,7 +157,7 @@ async fn causal_mask_makes_the_upper_triangle_of_the_weights_exactly_zero() {
 }
 
 #[wasm_bindgen_test]
-async fn the_stepper_walks_all_nine_stages_with_buttons_and_arrow_keys() {
+async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
     let (root, _keep) = mount_explorer();
     tick(30).await;
     let title = || text(&one(&root, ".stage-title"));
@@ -167,41 +167,79 @@ async fn the_stepper_walks_all_nine_stages_with_buttons_and_arrow_keys() {
             .map(text)
             .collect::<Vec<_>>()
     };
-    assert!(title().starts_with("Step 1 of 9"), "{}", title());
+    assert!(title().starts_with("Step 1 of 12"), "{}", title());
     let mut seen = vec![stage_captions()];
-    for k in 2..=9 {
+    for k in 2..=12 {
         button(&root, "Next").click();
         tick(20).await;
         assert!(
-            title().starts_with(&format!("Step {k} of 9")),
+            title().starts_with(&format!("Step {k} of 12")),
             "{}",
             title()
         );
         let captions = stage_captions();
         assert!(!captions.is_empty(), "step {k} shows no heatmap");
+        let heatmaps: Vec<_> = captions.iter().filter(|c| !c.starts_with("GELU")).collect();
         assert!(
-            captions.iter().all(|c| c.starts_with("Layer 1 · ")),
+            heatmaps.iter().all(|c| c.starts_with("Layer 1 · ")),
             "{captions:?}"
         );
         seen.push(captions);
     }
-    // Every stage shows something of its own.
+    // Every stage shows something of its own; past W_O come Add & Norm, the feed-forward
+    // network with its GELU curve, and Add & Norm.
     seen.dedup();
-    assert_eq!(seen.len(), 9, "{seen:?}");
+    assert_eq!(seen.len(), 12, "{seen:?}");
+    assert!(title().contains("Add & Norm"), "{}", title());
     assert!(button(&root, "Next")
         .unchecked_ref::<web_sys::HtmlButtonElement>()
         .disabled());
     press("ArrowLeft");
     tick(20).await;
-    assert!(title().starts_with("Step 8 of 9"), "{}", title());
+    assert!(title().starts_with("Step 11 of 12"), "{}", title());
+    assert!(title().contains("Feed-forward"), "{}", title());
+    assert!(
+        stage_captions()
+            .iter()
+            .any(|c| c.starts_with("GELU(x) = 0.5·x·(1 + erf(x/√2))")),
+        "{:?}",
+        stage_captions()
+    );
+    let dots: usize = one(&root, "figure.gelu-chart")
+        .get_attribute("data-gelu-dots")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(dots > 100, "{dots} GELU dots");
     button(&root, "Previous").click();
     tick(20).await;
-    assert!(title().starts_with("Step 7 of 9"), "{}", title());
-    // The softmax step shows the weights; masked scores have nulls only where the mask is −∞.
-    press("ArrowLeft");
+    assert!(title().starts_with("Step 10 of 12"), "{}", title());
+    for _ in 0..4 {
+        press("ArrowLeft");
+    }
     tick(20).await;
-    assert!(title().starts_with("Step 6 of 9"), "{}", title());
+    // The softmax step shows the weights; masked scores have nulls only where the mask is −∞.
+    assert!(title().starts_with("Step 6 of 12"), "{}", title());
     assert!(stage_captions().contains(&WEIGHTS.to_string()));
+    // Before stage 1, the embeddings; Previous stops there.
+    for _ in 0..6 {
+        press("ArrowLeft");
+    }
+    tick(20).await;
+    assert!(
+        title().starts_with("Step 0 of 12 — embeddings"),
+        "{}",
+        title()
+    );
+    let captions = stage_captions();
+    assert_eq!(captions.len(), 5, "{captions:?}");
+    assert!(
+        captions.iter().all(|c| c.starts_with("Embeddings · ")),
+        "{captions:?}"
+    );
+    assert!(button(&root, "Previous")
+        .unchecked_ref::<web_sys::HtmlButtonElement>()
+        .disabled());
 }
 
 #[wasm_bindgen_test]
@@ -278,12 +316,12 @@ async fn the_mask_none_gives_padding_weight_and_padding_takes_it_back() {
         press("ArrowRight");
     }
     tick(30).await;
-    assert!(title_of(&root).starts_with("Step 5 of 9"));
+    assert!(title_of(&root).starts_with("Step 5 of 12"));
     let m = matrix(&root, "Layer 1 · Head 1 · mask M");
     assert!(m.iter().flatten().all(|v| *v == Some(0.0)), "{m:?}");
     let equation = text(&one(&root, ".equation"));
     assert!(equation.contains("0 everywhere"), "{equation}");
-    let why = text(&one(&root, ".why"));
+    let why = text(&one(&root, ".stage-panel .why"));
     assert!(why.contains("M = 0 everywhere"), "{why}");
 
     one(&root, "input[type=radio][value=Padding]").click();
@@ -404,4 +442,62 @@ async fn a_pair_gets_segments_and_a_next_sentence_probability() {
         "{predictions}"
     );
     assert_eq!(all(&root, "ol.top5 li").len(), 5);
+}
+
+/// The inspection the mounted explorer shows for `text` and `pair` (same model, same seed).
+fn inspected(text: &str, pair: Option<&str>) -> Inspection {
+    let vocab = engine::tokenizer::build_word_vocab(DEFAULT_CORPUS).unwrap();
+    let model = BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0)).unwrap();
+    let tokenizer = Tokenizer::word_level(vocab);
+    let probe = ProbeInput::default();
+    inspect(&model, &tokenizer, text, pair, probe.mask, probe.pad_to).unwrap()
+}
+
+fn close(a: &[Vec<Option<f32>>], m: &engine::Matrix) -> bool {
+    a.len() == m.rows
+        && a.iter()
+            .flatten()
+            .zip(&m.data)
+            .all(|(x, y)| x.is_some_and(|x| (x - y).abs() <= 1e-6 * y.abs().max(1.0)))
+        && a.iter().flatten().count() == m.data.len()
+}
+
+#[wasm_bindgen_test]
+async fn rollout_and_the_heads_view_show_the_engines_numbers() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    type_into(&root, "Sentence", "the cat sleeps");
+    type_into(&root, "Second sentence", "the dog [MASK:sleeps]");
+    tick(40).await;
+    let ins = inspected("the cat sleeps", Some("the dog [MASK:sleeps]"));
+    let rollout = matrix(&root, "All layers · attention rollout");
+    assert!(close(&rollout, &ins.rollout), "{rollout:?}");
+    let pooled = matrix(&root, "Heads · pooler tanh(W·h_[CLS] + b)");
+    assert!(close(&pooled, ins.trace.heads.pooled.as_ref().unwrap()));
+    let transform = matrix(&root, "Heads · MLM transform LayerNorm(GELU(h W_t + b_t))");
+    assert!(close(
+        &transform,
+        ins.trace.heads.mlm_transform.as_ref().unwrap()
+    ));
+    let nsp: Vec<f32> =
+        serde_json::from_str(&one(&root, ".nsp-table").get_attribute("data-nsp").unwrap()).unwrap();
+    assert_eq!(nsp, ins.trace.heads.nsp_probabilities.unwrap());
+    let heads = text(&one(&root, ".heads-view"));
+    for part in [
+        "IsNext",
+        "NotNext",
+        "are the token embeddings",
+        "[MASK] #7 → ",
+    ] {
+        assert!(heads.contains(part), "{part}: {heads}");
+    }
+    // [MASK:word]: the answer is known, and the page says whether the top guess is it.
+    let m = &ins.mask_predictions[0];
+    assert_eq!(m.answer.as_deref(), Some("sleeps"));
+    let verdict = one(&root, ".predictions .verdict");
+    assert_eq!(
+        verdict.get_attribute("data-correct").unwrap(),
+        m.correct.unwrap().to_string()
+    );
+    assert!(text(&verdict).contains("sleeps"), "{}", text(&verdict));
 }

@@ -82,6 +82,26 @@ for (let r = 0; r < ROUNDS; r++) {
   labelledArea = area;
 }
 
+// The stages around attention: each click on the stepper redraws that stage's labelled figures
+// (and, for the feed-forward stage, the GELU chart, which is not a heatmap and not in the log).
+// A stage's redraw = the sum of its heatmap draws; "to frame" = click to the next frame after them.
+const STAGES = [['Embeddings', 0, 5], ['Add & Norm', 0, 3], ['Feed-forward', 0, 3], ['Add & Norm', 1, 3]];
+const stageRounds = STAGES.map(() => ({ draw: [], frame: [] }));
+for (let r = 0; r < 5; r++) {
+  for (const [k, [label, nth, figures]] of STAGES.entries()) {
+    await page.locator('.stepper .step', { hasText: 'QKᵀ' }).first().click();
+    await page.waitForTimeout(50);
+    const start = await logLength();
+    const t0 = await page.evaluate(() => performance.now());
+    await page.locator('.stepper .step', { hasText: label }).nth(nth).click();
+    await page.waitForFunction(([k, n]) => window.__heatmapDraws.slice(k).filter((d) => d.labels).length >= n, [start, figures]);
+    const painted = await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => res(performance.now()))));
+    const drawn = (await drawsSince(start)).filter((d) => d.labels);
+    stageRounds[k].draw.push(drawn.reduce((s, d) => s + d.ms, 0));
+    stageRounds[k].frame.push(painted - t0);
+  }
+}
+
 // Baselines in the same page: one putImageData of the same pixel area, and fillRect per cell.
 const baseline = await page.evaluate(([thumbArea, labelledArea, t, heads, rounds]) => {
   const canvas = document.createElement('canvas');
@@ -124,6 +144,10 @@ console.log(`  labelled, one layer (${heads} T×T figures with token labels and 
   + `  | putImageData of the same area: ${fmt(baseline.putLabelled)} ms  | ratio ${fmt(median(labelledRounds) / Math.max(baseline.putLabelled, 1e-3))}×`);
 console.log(`  naive canvas fillRect per cell (${heads}×${t}×${t} calls): ${fmt(baseline.fillRect)} ms`);
 console.log(`  mask switch → next frame, whole page (worker inspect + all ${layers * heads} thumbnails + figures): ${fmt(median(toggleToPaint))} ms`);
+for (const [k, [label, nth, figures]] of STAGES.entries()) {
+  const draw = median(stageRounds[k].draw);
+  console.log(`  stage "${label}"${nth ? ' (the second)' : ''}: ${figures} labelled figures drawn in ${fmt(draw)} ms (target < 16 ms: ${draw < 16 ? 'met' : 'NOT met'}), click → next frame ${fmt(median(stageRounds[k].frame))} ms (median of 5)`);
+}
 const target = median(labelledRounds);
 console.log(`  target < 16 ms for all heads of one layer: ${target < 16 ? 'met' : 'NOT met'} (labelled ${fmt(target)} ms, thumbnails ${fmt(median(thumbLayer))} ms)`);
 await browser.close();

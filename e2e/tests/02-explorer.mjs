@@ -143,33 +143,45 @@ export const tests = [
     },
   },
   {
-    name: 'explorer: stepping through all nine stages with buttons and arrow keys',
+    name: 'explorer: stepping through every stage (embeddings, attention, Add & Norm, feed-forward) with buttons and arrow keys',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems, requests } = await ready(browser, baseUrl);
       await page.getByLabel('Pad to').fill('20');
       await page.waitForFunction(() => document.querySelectorAll('ol.tokens li.pad').length > 0, null, { timeout: 15000 });
       const title = page.locator('.stage-title');
-      assert((await title.innerText()).startsWith('Step 1 of 9'), await title.innerText());
-      for (let k = 2; k <= 9; k++) {
+      const at = (n) => page.waitForFunction((n) => document.querySelector('.stage-title').textContent.startsWith(`Step ${n} of 12`), n);
+      assert((await title.innerText()).startsWith('Step 1 of 12'), await title.innerText());
+      for (let k = 2; k <= 12; k++) {
         await page.getByRole('button', { name: 'Next' }).click();
-        await page.waitForFunction((n) => document.querySelector('.stage-title').textContent.startsWith(`Step ${n} of 9`), k);
-        const captions = await page.locator('.stage-panel figcaption').allInnerTexts();
+        await at(k);
+        const captions = await page.locator('.stage-panel figure.heatmap figcaption').allInnerTexts();
         assert(captions.length > 0 && captions.every((c) => c.startsWith('Layer 1 · ')), `step ${k}: ${captions}`);
         const hl = await page.locator('.formula .part.hl').count();
         assert(hl > 0, `step ${k} highlights part of the formula`);
         await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, `explorer-stage-${k}.png`) });
       }
+      assert((await title.innerText()).includes('Add & Norm'), await title.innerText());
       assert(await page.getByRole('button', { name: 'Next' }).isDisabled(), 'Next stops at the last stage');
+      await page.getByRole('button', { name: 'Previous' }).click();
+      await at(11);
+      // The feed-forward stage draws GELU beside its heatmaps, with this layer's values on it.
+      const dots = Number(await page.locator('figure.gelu-chart').getAttribute('data-gelu-dots'));
+      assert(dots > 100, `GELU dots: ${dots}`);
       await title.click();
-      for (let k = 8; k >= 1; k--) {
+      for (let k = 10; k >= 0; k--) {
         await page.keyboard.press('ArrowLeft');
-        await page.waitForFunction((n) => document.querySelector('.stage-title').textContent.startsWith(`Step ${n} of 9`), k);
+        await at(k);
       }
+      const embeddings = await page.locator('.stage-panel figure.heatmap figcaption').allInnerTexts();
+      assert(embeddings.length === 5 && embeddings.every((c) => c.startsWith('Embeddings · ')), `${embeddings}`);
+      assert(await page.getByRole('button', { name: 'Previous' }).isDisabled(), 'Previous stops at the embeddings');
+      await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'explorer-stage-0.png') });
       await page.keyboard.press('ArrowRight');
       await page.keyboard.press('ArrowRight');
       await page.keyboard.press('ArrowRight');
-      await page.waitForFunction(() => document.querySelector('.stage-title').textContent.startsWith('Step 4 of 9'));
-      const why = await page.locator('.why').innerText();
+      await page.keyboard.press('ArrowRight');
+      await at(4);
+      const why = await page.locator('.stage-panel .why').innerText();
       assert(/√d_k = 4\b/.test(why), `stage 4 names √d_k for this model: ${why}`);
       clean(problems, requests, baseUrl);
       await context.close();
@@ -243,7 +255,7 @@ export const tests = [
           return m && m.length === real + 3 && m.every((row) => row.slice(real).every((w) => w > 0));
         }, { caption: WEIGHTS(1, 1), real }, { timeout: 15000 });
         for (let k = 0; k < 4; k++) await page.getByRole('button', { name: 'Next' }).click();
-        await page.waitForFunction(() => document.querySelector('.stage-title').textContent.startsWith('Step 5 of 9'));
+        await page.waitForFunction(() => document.querySelector('.stage-title').textContent.startsWith('Step 5 of 12'));
         const equation = await page.locator('.equation').innerText();
         assert(equation.includes('0 everywhere'), `${name}: ${equation}`);
         const overflow = await page.locator('.explorer').evaluate((e) => e.scrollWidth - e.clientWidth);
@@ -301,7 +313,7 @@ export const tests = [
         const next = page.getByRole('button', { name: 'Next' });
         await next.click();
         const title = await page.locator('.stage-title').innerText();
-        assert(title.startsWith('Step 2 of 9'), `${name}: ${title}`);
+        assert(title.startsWith('Step 2 of 12'), `${name}: ${title}`);
         await page.screenshot({ path: path.join(artifacts, `explorer-${name}.png`) });
         await page.screenshot({ path: path.join(artifacts, `explorer-${name}-full.png`), fullPage: true });
         clean(problems, requests, baseUrl);

@@ -43,6 +43,11 @@ pub fn layer_caption(layer: usize, what: &str) -> String {
     format!("Layer {} · {}", layer + 1, what)
 }
 
+/// "Embeddings · sum": the embeddings come before every layer.
+pub fn embeddings_caption(what: &str) -> String {
+    format!("Embeddings · {what}")
+}
+
 /// Number of layers and heads in the trace.
 pub fn trace_shape(ins: &Inspection) -> (usize, usize) {
     let layers = ins.trace.layers.len();
@@ -50,14 +55,30 @@ pub fn trace_shape(ins: &Inspection) -> (usize, usize) {
     (layers, heads)
 }
 
-/// (T, C, H, D) of the inspected text and model.
-pub fn dims(ins: &Inspection) -> (usize, usize, usize, usize) {
-    let t = ins.tokens.len();
+/// Sizes of the inspected text and model, as the equations name them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dims {
+    /// T: tokens
+    pub t: usize,
+    /// C: hidden size
+    pub c: usize,
+    /// H: heads
+    pub h: usize,
+    /// d_k: head size
+    pub d: usize,
+    /// I: the feed-forward network's intermediate size
+    pub i: usize,
+}
+
+pub fn dims(ins: &Inspection) -> Dims {
     let first = ins.trace.layers.first();
-    let c = first.map_or(0, |l| l.input.cols);
-    let h = first.map_or(0, |l| l.heads.len());
-    let d = first.and_then(|l| l.heads.first()).map_or(0, |h| h.q.cols);
-    (t, c, h, d)
+    Dims {
+        t: ins.tokens.len(),
+        c: first.map_or(0, |l| l.input.cols),
+        h: first.map_or(0, |l| l.heads.len()),
+        d: first.and_then(|l| l.heads.first()).map_or(0, |h| h.q.cols),
+        i: first.map_or(0, |l| l.intermediate.cols),
+    }
 }
 
 fn layer_and_head(ins: &Inspection, sel: Selection) -> Option<(&LayerTrace, &HeadTrace)> {
@@ -154,7 +175,76 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
     };
     let l = sel.layer;
     let hc = |what: &str| head_caption(sel, what);
+    let lc = |what: &str| layer_caption(l, what);
     match stage {
+        Stage::Embeddings => {
+            let e = &ins.trace;
+            let ec = embeddings_caption;
+            vec![
+                dimension_figure(ins, ec("token E_token[w]"), &e.word_embeddings, 200, 260),
+                dimension_figure(
+                    ins,
+                    ec("position E_position[i]"),
+                    &e.position_embeddings,
+                    200,
+                    260,
+                ),
+                dimension_figure(
+                    ins,
+                    ec("segment E_segment[s]"),
+                    &e.token_type_embeddings,
+                    200,
+                    260,
+                ),
+                dimension_figure(ins, ec("sum"), &e.embeddings_sum, 200, 260),
+                dimension_figure(
+                    ins,
+                    ec("LayerNorm(sum) = X of layer 1"),
+                    &e.embeddings,
+                    200,
+                    260,
+                ),
+            ]
+        }
+        Stage::AttentionAddNorm => vec![
+            dimension_figure(ins, lc("input X (the residual)"), &layer.input, 220, 260),
+            dimension_figure(
+                ins,
+                lc("attention output"),
+                &layer.attention_output,
+                220,
+                260,
+            ),
+            dimension_figure(
+                ins,
+                lc("h = LayerNorm(X + attention output)"),
+                &layer.attention_norm,
+                220,
+                260,
+            ),
+        ],
+        Stage::FeedForward => vec![
+            dimension_figure(ins, lc("h W₁ + b₁"), &layer.intermediate_pre, 220, 520),
+            dimension_figure(ins, lc("GELU(h W₁ + b₁)"), &layer.intermediate, 220, 520),
+            dimension_figure(
+                ins,
+                lc("feed-forward output GELU(…) W₂ + b₂"),
+                &layer.ffn_output,
+                220,
+                260,
+            ),
+        ],
+        Stage::OutputAddNorm => vec![
+            dimension_figure(ins, lc("h (the residual)"), &layer.attention_norm, 220, 260),
+            dimension_figure(ins, lc("feed-forward output"), &layer.ffn_output, 220, 260),
+            dimension_figure(
+                ins,
+                lc("output LayerNorm(h + feed-forward output)"),
+                &layer.output,
+                220,
+                260,
+            ),
+        ],
         Stage::Input => vec![dimension_figure(
             ins,
             layer_caption(l, "input X"),
@@ -241,6 +331,47 @@ fn concatenated_heads(
     )
 }
 
+/// "Heads · pooler …": the heads come after every layer.
+pub fn heads_caption(what: &str) -> String {
+    format!("Heads · {what}")
+}
+
+/// The pooler's output tanh(W·h_[CLS] + b), one row (None without pre-training heads).
+pub fn pooled_figure(ins: &Inspection) -> Option<Figure> {
+    let pooled = ins.trace.heads.pooled.as_ref()?;
+    let mut f = dimension_figure(
+        ins,
+        heads_caption("pooler tanh(W·h_[CLS] + b)"),
+        pooled,
+        300,
+        300,
+    );
+    f.data.row_labels = ins.tokens.first().cloned().into_iter().collect();
+    Some(f)
+}
+
+/// The MLM transform LayerNorm(GELU(h W_t + b_t)), the tied decoder's input.
+pub fn mlm_transform_figure(ins: &Inspection) -> Option<Figure> {
+    let m = ins.trace.heads.mlm_transform.as_ref()?;
+    Some(dimension_figure(
+        ins,
+        heads_caption("MLM transform LayerNorm(GELU(h W_t + b_t))"),
+        m,
+        260,
+        300,
+    ))
+}
+
+/// Attention rollout over all layers (T×T, rows = queries).
+pub fn rollout_figure(ins: &Inspection, max_grid: u32) -> Figure {
+    token_figure(
+        ins,
+        "All layers · attention rollout".to_string(),
+        &ins.rollout,
+        max_grid,
+    )
+}
+
 /// A nudge when a stage would show nothing of interest for this text.
 pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'static str> {
     let (_, head) = layer_and_head(ins, sel)?;
@@ -289,12 +420,13 @@ pub(crate) mod tests {
         for stage in Stage::ALL {
             let figs = stage_figures(&ins, sel, stage);
             assert!(!figs.is_empty(), "{stage:?} shows nothing");
+            let prefix = if stage == Stage::Embeddings {
+                "Embeddings · "
+            } else {
+                "Layer 2 · "
+            };
             for f in &figs {
-                assert!(
-                    f.data.caption.starts_with("Layer 2 · "),
-                    "{}",
-                    f.data.caption
-                );
+                assert!(f.data.caption.starts_with(prefix), "{}", f.data.caption);
                 assert_eq!(f.data.row_labels, ins.tokens);
                 assert_eq!(f.data.col_labels.len(), f.data.matrix.cols);
             }
@@ -312,6 +444,64 @@ pub(crate) mod tests {
         assert_eq!(out.data.matrix, ins.trace.layers[1].attention_output);
     }
 
+    /// The figures of `stage`'s matrices, in order.
+    fn matrices(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Matrix> {
+        stage_figures(ins, sel, stage)
+            .into_iter()
+            .map(|f| f.data.matrix)
+            .collect()
+    }
+
+    #[test]
+    fn add_and_norm_feed_forward_and_embedding_stages_equal_the_engines_trace() {
+        let ins = inspection(ProbeInput::default());
+        let sel = Selection { layer: 1, head: 0 };
+        let layer = &ins.trace.layers[1];
+        assert_eq!(
+            matrices(&ins, sel, Stage::AttentionAddNorm),
+            [&layer.input, &layer.attention_output, &layer.attention_norm].map(Matrix::clone)
+        );
+        assert_eq!(
+            matrices(&ins, sel, Stage::FeedForward),
+            [
+                &layer.intermediate_pre,
+                &layer.intermediate,
+                &layer.ffn_output
+            ]
+            .map(Matrix::clone)
+        );
+        assert_eq!(
+            matrices(&ins, sel, Stage::OutputAddNorm),
+            [&layer.attention_norm, &layer.ffn_output, &layer.output].map(Matrix::clone)
+        );
+        let e = &ins.trace;
+        let embeddings = [
+            &e.word_embeddings,
+            &e.position_embeddings,
+            &e.token_type_embeddings,
+            &e.embeddings_sum,
+            &e.embeddings,
+        ]
+        .map(Matrix::clone);
+        // The embeddings are the same whatever layer is selected, and feed layer 1.
+        assert_eq!(matrices(&ins, sel, Stage::Embeddings), embeddings);
+        assert_eq!(
+            matrices(&ins, Selection::default(), Stage::Embeddings),
+            embeddings
+        );
+        assert_eq!(e.embeddings, ins.trace.layers[0].input);
+        // The layer's output is the next layer's input.
+        assert_eq!(ins.trace.layers[0].output, layer.input);
+        for f in stage_figures(&ins, sel, Stage::Embeddings) {
+            assert!(
+                f.data.caption.starts_with("Embeddings · "),
+                "{}",
+                f.data.caption
+            );
+            assert_eq!(f.data.matrix.rows, ins.tokens.len());
+        }
+    }
+
     #[test]
     fn selections_outside_the_model_show_nothing_and_clamp_back_in() {
         let ins = inspection(ProbeInput::default());
@@ -326,7 +516,11 @@ pub(crate) mod tests {
                 head: 0
             }
         );
-        assert_eq!(dims(&ins), (ins.tokens.len(), 64, 4, 16));
+        let d = dims(&ins);
+        assert_eq!(
+            (d.t, d.c, d.h, d.d, d.i),
+            (ins.tokens.len(), 64, 4, 16, 256)
+        );
     }
 
     #[test]

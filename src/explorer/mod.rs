@@ -3,6 +3,8 @@
 //! answers with `inspection`, and everything drawn comes from that `Inspection`.
 
 pub mod figures;
+pub mod gelu_chart;
+pub mod heads;
 pub mod input;
 pub mod model_view;
 pub mod predictions;
@@ -14,7 +16,8 @@ use crate::components::heatmap_figure::HeatmapFigure;
 use crate::keys;
 use crate::live::Shown;
 use engine::inspect::Inspection;
-use figures::{trace_shape, weights_figure, Selection};
+use figures::{rollout_figure, trace_shape, weights_figure, Selection};
+use heads::HeadsView;
 use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
@@ -57,7 +60,7 @@ pub fn Explorer(
         let (layers, heads) = shape.get();
         chosen.get().clamped(layers, heads)
     });
-    let stage = RwSignal::new(Stage::Input);
+    let stage = RwSignal::new(Stage::FIRST_SHOWN);
 
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
         if keys::is_editing(&ev) {
@@ -98,6 +101,13 @@ pub fn Explorer(
                 .unwrap_or_default()
         })
     });
+    let rollout = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .map(|i| rollout_figure(i, SUMMARY_GRID).data)
+                .unwrap_or_default()
+        })
+    });
     let ok = move || error.with(Option::is_none) && !waiting();
 
     view! {
@@ -127,8 +137,14 @@ pub fn Explorer(
                         <div class="summary">
                             <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
                         </div>
+                        <div class="rollout">
+                            <HeatmapFigure data=rollout max_grid=SUMMARY_GRID/>
+                            <p class="why">"What each token draws on across all layers: the product over layers of 0.5·Ā + 0.5·I, where Ā is the layer's weights averaged over heads and 0.5·I stands for the residual connection (Abnar & Zuidema, 2020)."</p>
+                            <p class="why">"Only an approximation: it treats attention as plain mixing and ignores the values, W_O, the feed-forward network and LayerNorm."</p>
+                        </div>
                     </div>
                     <StagePanel ins=ins selection=selection stage=stage/>
+                    <HeadsView ins=ins/>
                 </div>
             </Show>
         </section>

@@ -48,9 +48,19 @@ pub fn Predictions(
                             }
                         })
                         .collect_view();
+                    let verdict = m.answer.as_ref().map(|answer| {
+                        let right = m.correct == Some(true);
+                        view! {
+                            <span class="verdict" class:right=right class:wrong=!right
+                                data-correct=right.to_string()>
+                                {if right { format!("✓ right: {answer}") } else { format!("✗ wrong: the answer is {answer}") }}
+                            </span>
+                        }
+                    });
                     view! {
                         <div class="prediction">
                             <span class="where">"[MASK] #" {m.position}</span>
+                            {verdict}
                             <ol class="top5" aria-label=format!("Top 5 for the [MASK] at #{}", m.position)>{top}</ol>
                         </div>
                     }

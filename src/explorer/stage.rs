@@ -1,10 +1,12 @@
-//! The nine stages of one attention layer, as the stepper walks them, with the formula and
-//! the plain-language reason for each. Plain data: no web, no maths.
+//! The stages of the model as the stepper walks them: the embeddings (stage 0), the nine
+//! stages of self-attention, then Add & Norm, the feed-forward network and Add & Norm again,
+//! with the formula and the plain-language reason for each. Plain data: no web, no maths.
 
 use engine::MaskMode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
+    Embeddings,
     Input,
     Projections,
     Scores,
@@ -14,6 +16,18 @@ pub enum Stage {
     Context,
     Concat,
     Output,
+    AttentionAddNorm,
+    FeedForward,
+    OutputAddNorm,
+}
+
+/// Which formula a stage belongs to: the embeddings, attention inside the layer, or the
+/// layer around attention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormulaKind {
+    Embeddings,
+    Attention,
+    Layer,
 }
 
 /// Parts of X ↦ Concat(softmax(QKᵀ/√d_k + M)V) W_O, so the stepper can highlight the current one.
@@ -27,10 +41,29 @@ pub enum FormulaPart {
     V,
     Concat,
     Wo,
+    /// E_token + E_position + E_segment
+    EmbeddingSum,
+    /// LayerNorm(…) of the embeddings
+    EmbeddingNorm,
+    /// X + … (the residual around attention)
+    Residual1,
+    /// LayerNorm(…) after attention
+    Norm1,
+    /// h W₁ + b₁
+    W1,
+    /// GELU(…)
+    Gelu,
+    /// … W₂ + b₂
+    W2,
+    /// h + … (the residual around the feed-forward network)
+    Residual2,
+    /// LayerNorm(…) at the layer's end
+    Norm2,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 13] = [
+        Stage::Embeddings,
         Stage::Input,
         Stage::Projections,
         Stage::Scores,
@@ -40,7 +73,27 @@ impl Stage {
         Stage::Context,
         Stage::Concat,
         Stage::Output,
+        Stage::AttentionAddNorm,
+        Stage::FeedForward,
+        Stage::OutputAddNorm,
     ];
+
+    /// The stepper's first stage when the page opens: the input of attention (the embeddings
+    /// are one step back).
+    pub const FIRST_SHOWN: Stage = Stage::Input;
+
+    /// The number of the last stage: stages count from 0 (the embeddings) to this.
+    pub const LAST_NUMBER: usize = Stage::ALL.len() - 1;
+
+    pub fn formula(self) -> FormulaKind {
+        match self {
+            Stage::Embeddings => FormulaKind::Embeddings,
+            Stage::AttentionAddNorm | Stage::FeedForward | Stage::OutputAddNorm => {
+                FormulaKind::Layer
+            }
+            _ => FormulaKind::Attention,
+        }
+    }
 
     pub fn index(self) -> usize {
         Stage::ALL.iter().position(|s| *s == self).unwrap_or(0)
@@ -57,6 +110,7 @@ impl Stage {
     /// The stage's name, as the heading says it.
     pub fn title(self) -> &'static str {
         match self {
+            Stage::Embeddings => "embeddings: token + position + segment, then LayerNorm",
             Stage::Input => "input X",
             Stage::Projections => "projections Q, K, V = XW_Q, XW_K, XW_V",
             Stage::Scores => "scores QKᵀ",
@@ -66,12 +120,16 @@ impl Stage {
             Stage::Context => "context: weights · V",
             Stage::Concat => "concatenate heads",
             Stage::Output => "output projection · W_O",
+            Stage::AttentionAddNorm => "Add & Norm: LayerNorm(x + attention output)",
+            Stage::FeedForward => "Feed-forward: GELU(x W₁ + b₁) W₂ + b₂",
+            Stage::OutputAddNorm => "Add & Norm: the layer's output, the next layer's input",
         }
     }
 
     /// Label on the stepper's button.
     pub fn short(self) -> &'static str {
         match self {
+            Stage::Embeddings => "Embeddings",
             Stage::Input => "X",
             Stage::Projections => "Q K V",
             Stage::Scores => "QKᵀ",
@@ -81,12 +139,14 @@ impl Stage {
             Stage::Context => "· V",
             Stage::Concat => "concat",
             Stage::Output => "· W_O",
+            Stage::AttentionAddNorm | Stage::OutputAddNorm => "Add & Norm",
+            Stage::FeedForward => "Feed-forward",
         }
     }
 
-    /// 1-based, as the page counts.
+    /// As the page counts: the embeddings are stage 0, the layer's input X stage 1.
     pub fn number(self) -> usize {
-        self.index() + 1
+        self.index()
     }
 
     /// `why()`, plus what this model's numbers and the chosen mask make of it.
@@ -106,9 +166,13 @@ impl Stage {
         }
     }
 
-    /// The parts of softmax(QKᵀ/√d_k + M)V this stage adds.
+    /// The parts of its formula this stage adds.
     pub fn highlights(self) -> &'static [FormulaPart] {
         match self {
+            Stage::Embeddings => &[FormulaPart::EmbeddingSum, FormulaPart::EmbeddingNorm],
+            Stage::AttentionAddNorm => &[FormulaPart::Residual1, FormulaPart::Norm1],
+            Stage::FeedForward => &[FormulaPart::W1, FormulaPart::Gelu, FormulaPart::W2],
+            Stage::OutputAddNorm => &[FormulaPart::Residual2, FormulaPart::Norm2],
             Stage::Input => &[FormulaPart::X],
             Stage::Concat => &[FormulaPart::Concat],
             Stage::Output => &[FormulaPart::Wo],
@@ -124,6 +188,7 @@ impl Stage {
     /// One or two sentences on why this stage exists.
     pub fn why(self) -> &'static str {
         match self {
+            Stage::Embeddings => "A token id says nothing about order or sentence. BERT adds three learned vectors per token: one for the word, one for its position (0, 1, 2, …) and one for its segment (A or B), then LayerNorm rescales each row. The result is the first layer's input X.",
             Stage::Input => "Each row is one token's vector: its word, position and segment embeddings summed and normalised (or, above the first layer, the previous layer's output). Attention will mix these rows.",
             Stage::Projections => "Three learned matrices give every token three roles: a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on if chosen). Each head gets its own d_k-wide slice.",
             Stage::Scores => "The dot product of query i with key j measures how well they match: large and positive means token i wants to look at token j. One number per pair gives a T×T table.",
@@ -133,6 +198,9 @@ impl Stage {
             Stage::Context => "Each token's new vector is the weighted average of the value vectors it attends to. This is where information actually moves between tokens.",
             Stage::Concat => "A head is one independent attention pattern over its own d_k-wide slice. The H heads run side by side, so each can track a different relation; their contexts are laid next to each other to get back to the model width.",
             Stage::Output => "A final learned matrix W_O mixes the heads' outputs together. Its result is added to the input (the residual connection) and normalised before the feed-forward network.",
+            Stage::AttentionAddNorm => "The residual connection adds attention's output to its input, so each token keeps its own vector and attention only adds a correction (and gradients pass straight through the sum). LayerNorm then gives each row mean 0 and variance 1, times a learned γ plus β, so the scale stays steady layer after layer.",
+            Stage::FeedForward => "Attention moved information between tokens; the feed-forward network then works on each token alone, with the same weights at every position: widen to the intermediate size, apply GELU, a smooth ReLU, 0.5·x·(1 + erf(x/√2)), and narrow back. Most of a layer's parameters are here.",
+            Stage::OutputAddNorm => "A second residual connection and LayerNorm: the vector after attention plus what the feed-forward network added, normalised. This is the layer's output: the next layer's input, or after the last layer the input of the pooler and the MLM head.",
         }
     }
 }
@@ -149,17 +217,42 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
-    fn stepping_walks_all_nine_stages_and_stops_at_the_ends() {
-        let mut s = Stage::Input;
+    fn stepping_walks_all_thirteen_stages_and_stops_at_the_ends() {
+        let mut s = Stage::Embeddings;
         let mut seen = vec![s];
-        while s != Stage::Output {
+        while s != Stage::OutputAddNorm {
             s = s.next();
             seen.push(s);
         }
         assert_eq!(seen, Stage::ALL.to_vec());
-        assert_eq!(Stage::Output.next(), Stage::Output);
-        assert_eq!(Stage::Input.previous(), Stage::Input);
-        assert_eq!(Stage::Output.number(), 9);
+        assert_eq!(Stage::OutputAddNorm.next(), Stage::OutputAddNorm);
+        assert_eq!(Stage::Embeddings.previous(), Stage::Embeddings);
+        assert_eq!(Stage::Input.previous(), Stage::Embeddings);
+        // The attention stages keep their numbers; the layer goes on past "9 · W_O".
+        assert_eq!((Stage::Input.number(), Stage::Output.number()), (1, 9));
+        assert_eq!(Stage::Embeddings.number(), 0);
+        assert_eq!(Stage::OutputAddNorm.number(), Stage::LAST_NUMBER);
+        assert_eq!(Stage::LAST_NUMBER, 12);
+    }
+
+    #[test]
+    fn every_stage_lights_a_part_of_its_own_formula() {
+        use FormulaPart::*;
+        for stage in Stage::ALL {
+            let parts = stage.highlights();
+            assert!(!parts.is_empty(), "{stage:?}");
+            let of_kind = |p: &FormulaPart| match stage.formula() {
+                FormulaKind::Embeddings => matches!(p, EmbeddingSum | EmbeddingNorm),
+                FormulaKind::Layer => {
+                    matches!(p, Residual1 | Norm1 | W1 | Gelu | W2 | Residual2 | Norm2)
+                }
+                FormulaKind::Attention => {
+                    matches!(p, X | Softmax | QKt | Sqrt | Mask | V | Concat | Wo)
+                }
+            };
+            assert!(parts.iter().all(of_kind), "{stage:?}: {parts:?}");
+        }
+        assert!(Stage::FeedForward.why().contains("0.5·x·(1 + erf(x/√2))"));
     }
 
     #[test]
