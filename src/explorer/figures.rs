@@ -181,68 +181,68 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
             let e = &ins.trace;
             let ec = embeddings_caption;
             vec![
-                dimension_figure(ins, ec("token E_token[w]"), &e.word_embeddings, 200, 260),
+                dimension_figure(ins, ec("token E_token[w]"), &e.word_embeddings, 200, 150),
                 dimension_figure(
                     ins,
                     ec("position E_position[i]"),
                     &e.position_embeddings,
                     200,
-                    260,
+                    150,
                 ),
                 dimension_figure(
                     ins,
                     ec("segment E_segment[s]"),
                     &e.token_type_embeddings,
                     200,
-                    260,
+                    150,
                 ),
-                dimension_figure(ins, ec("sum"), &e.embeddings_sum, 200, 260),
+                dimension_figure(ins, ec("sum"), &e.embeddings_sum, 200, 150),
                 dimension_figure(
                     ins,
                     ec("LayerNorm(sum) = X of layer 1"),
                     &e.embeddings,
                     200,
-                    260,
+                    150,
                 ),
             ]
         }
         Stage::AttentionAddNorm => vec![
-            dimension_figure(ins, lc("input X (the residual)"), &layer.input, 220, 260),
+            dimension_figure(ins, lc("input X (the residual)"), &layer.input, 220, 150),
             dimension_figure(
                 ins,
                 lc("attention output"),
                 &layer.attention_output,
                 220,
-                260,
+                150,
             ),
             dimension_figure(
                 ins,
                 lc("h = LayerNorm(X + attention output)"),
                 &layer.attention_norm,
                 220,
-                260,
+                150,
             ),
         ],
         Stage::FeedForward => vec![
-            dimension_figure(ins, lc("h W₁ + b₁"), &layer.intermediate_pre, 220, 520),
-            dimension_figure(ins, lc("GELU(h W₁ + b₁)"), &layer.intermediate, 220, 520),
+            dimension_figure(ins, lc("h W₁ + b₁"), &layer.intermediate_pre, 220, 340),
+            dimension_figure(ins, lc("GELU(h W₁ + b₁)"), &layer.intermediate, 220, 340),
             dimension_figure(
                 ins,
                 lc("feed-forward output GELU(…) W₂ + b₂"),
                 &layer.ffn_output,
                 220,
-                260,
+                150,
             ),
         ],
         Stage::OutputAddNorm => vec![
-            dimension_figure(ins, lc("h (the residual)"), &layer.attention_norm, 220, 260),
-            dimension_figure(ins, lc("feed-forward output"), &layer.ffn_output, 220, 260),
+            dimension_figure(ins, lc("h (the residual)"), &layer.attention_norm, 220, 150),
+            dimension_figure(ins, lc("feed-forward output"), &layer.ffn_output, 220, 150),
             dimension_figure(
                 ins,
                 lc("output LayerNorm(h + feed-forward output)"),
                 &layer.output,
                 220,
-                260,
+                150,
             ),
         ],
         Stage::Input => vec![dimension_figure(

@@ -197,10 +197,10 @@ pub fn StagePanel(
                 }}
             </div>
             <div class="figures">
-                <For each=keys key=|k| *k children=figure/>
                 <Show when=move || stage.get() == Stage::FeedForward>
                     <GeluChart pairs=gelu_pairs/>
                 </Show>
+                <For each=keys key=|k| *k children=figure/>
             </div>
         </section>
     }
