@@ -7,6 +7,7 @@
 
 mod alerts;
 mod app;
+pub mod chart_style;
 pub mod components;
 pub mod explorer;
 pub mod format;

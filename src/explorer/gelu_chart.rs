@@ -2,6 +2,7 @@
 //! this layer's (h W₁ + b₁, GELU(h W₁ + b₁)) pairs from the trace as dots on it. The dots are
 //! the trace's numbers, not recomputed: they fall on the curve because the engine applied it.
 
+use crate::chart_style::house_style;
 use crate::components::export;
 use crate::paint::PaintSlot;
 use engine::ops::gelu::gelu;
@@ -69,27 +70,13 @@ fn plot<DB: DrawingBackend>(
         .x_label_area_size(30)
         .y_label_area_size(46)
         .build_cartesian_2d(lo..hi, -0.5f32..y_hi)?;
-    chart
-        .configure_mesh()
-        .x_desc("x = h W₁ + b₁")
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("x = h W₁ + b₁")
         .y_desc("GELU(x)")
         .x_labels(5)
-        .y_labels(4)
-        .max_light_lines(1)
-        .label_style(
-            ("sans-serif", 11.0 * font_scale)
-                .into_font()
-                .color(&RGBColor(0x44, 0x4a, 0x57)),
-        )
-        .axis_desc_style(
-            ("sans-serif", 12.0 * font_scale)
-                .into_font()
-                .color(&RGBColor(0x1d, 0x23, 0x30)),
-        )
-        .bold_line_style(RGBColor(0xe4, 0xe6, 0xee))
-        .light_line_style(RGBColor(0xf3, 0xf4, 0xf8))
-        .axis_style(RGBColor(0x8a, 0x90, 0x9c))
-        .draw()?;
+        .y_labels(4);
+    house_style(&mut mesh, font_scale).draw()?;
+
     // The band of x this layer's inputs span, so the dots' place on the curve is easy to find.
     if let (Some(first), Some(last)) = (
         pairs.iter().map(|p| p.0).reduce(f32::min),

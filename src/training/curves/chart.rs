@@ -1,6 +1,7 @@
 //! The two curve charts drawn with plotters on a canvas: one redraw per change of the record,
 //! no per-point DOM. The record itself is `protocol::curves`.
 
+use crate::chart_style::house_style;
 use crate::svg;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -172,28 +173,15 @@ fn plot<DB: DrawingBackend>(
         }
     };
     let value_label = |v: &f64| format_tick(*v);
-    plot.configure_mesh()
-        .x_desc("step")
+    let mut mesh = plot.configure_mesh();
+    mesh.x_desc("step")
         .y_desc(chart.y_desc())
         .x_labels(5)
         .y_labels(5)
-        .max_light_lines(1)
         .x_label_formatter(&step_label)
-        .y_label_formatter(&value_label)
-        .label_style(
-            ("sans-serif", 11.0 * font_scale)
-                .into_font()
-                .color(&RGBColor(0x44, 0x4a, 0x57)),
-        )
-        .axis_desc_style(
-            ("sans-serif", 12.0 * font_scale)
-                .into_font()
-                .color(&RGBColor(0x1d, 0x23, 0x30)),
-        )
-        .bold_line_style(RGBColor(0xe4, 0xe6, 0xee))
-        .light_line_style(RGBColor(0xf3, 0xf4, 0xf8))
-        .axis_style(RGBColor(0x8a, 0x90, 0x9c))
-        .draw()?;
+        .y_label_formatter(&value_label);
+    house_style(&mut mesh, font_scale).draw()?;
+
     let (xs, ys) = plot.plotting_area().get_pixel_range();
     let columns = xs.len();
     let line = |points: &[CurvePoint], s: Series| {
