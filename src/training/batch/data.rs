@@ -71,8 +71,8 @@ impl Chip {
     /// CSS classes: segment, special, and the mark of a chosen position.
     pub fn classes(&self) -> String {
         let mut c = String::from(match self.segment {
-            Segment::A => "chip seg-a",
-            Segment::B => "chip seg-b",
+            Segment::A => "batch-chip seg-a",
+            Segment::B => "batch-chip seg-b",
         });
         if self.special {
             c.push_str(" special");
@@ -294,14 +294,14 @@ mod tests {
         assert_eq!(
             classes,
             [
-                "chip seg-a special",
-                "chip seg-a",
-                "chip seg-a chosen mask",
-                "chip seg-a special",
-                "chip seg-b",
-                "chip seg-b chosen random",
-                "chip seg-b chosen kept",
-                "chip seg-b special",
+                "batch-chip seg-a special",
+                "batch-chip seg-a",
+                "batch-chip seg-a chosen mask",
+                "batch-chip seg-a special",
+                "batch-chip seg-b",
+                "batch-chip seg-b chosen random",
+                "batch-chip seg-b chosen kept",
+                "batch-chip seg-b special",
             ]
         );
         let chosen = |p: usize| row.chips[p].chosen.clone().unwrap();
