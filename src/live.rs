@@ -4,6 +4,7 @@
 use crate::storage::{self, Kept};
 use crate::training::checkpoint::download::download_files;
 use crate::worker_client::LabClient;
+use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
 use engine::inspect::Inspection;
 use leptos::prelude::*;
@@ -29,6 +30,10 @@ pub struct Live {
     pub notice: RwSignal<Option<String>>,
     pub error: RwSignal<Option<LabError>>,
     pub curves: RwSignal<Curves>,
+    /// The batch of the latest step (None before the model's first), and the running counts of
+    /// every batch `make_batch` drew for this model.
+    pub batch: RwSignal<Option<Arc<BatchView>>>,
+    pub counts: RwSignal<MaskingCounts>,
     /// Steps with kept weights; `history_at` picks one (None = live).
     pub history: RwSignal<Vec<u64>>,
     pub history_at: RwSignal<Option<usize>>,
@@ -81,6 +86,8 @@ impl Live {
             notice: RwSignal::new(None),
             error: RwSignal::new(None),
             curves: RwSignal::new(Curves::new()),
+            batch: RwSignal::new(None),
+            counts: RwSignal::new(MaskingCounts::default()),
             history: RwSignal::new(Vec::new()),
             history_at: RwSignal::new(None),
             bench: RwSignal::new(None),
@@ -330,13 +337,24 @@ impl Live {
                         .set(restored.map_or_else(Curves::new, |c| c.until(step)));
                 }
                 self.history_at.set(None);
+                // A new model: its batches and counts start again (a restored run's counts
+                // start from the restore; the worker does not keep them).
+                self.batch.set(None);
+                self.counts.set(MaskingCounts::default());
             }
             FromWorker::Progress {
                 points,
                 steps_per_second,
                 playing,
-                ..
+                batch,
+                counts,
             } => {
+                if let Some(batch) = batch {
+                    self.batch.set(Some(Arc::new(batch)));
+                }
+                if self.counts.with_untracked(|c| *c != counts) {
+                    self.counts.set(counts);
+                }
                 if let Some(last) = points.last() {
                     self.step.set(last.step);
                     self.curves.update(|c| c.extend(points.iter().copied()));

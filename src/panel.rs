@@ -2,6 +2,7 @@
 //! `Live` and two local signals (the corpus draft and the settings).
 
 use crate::live::Live;
+use crate::training::batch::BatchPanel;
 use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
 use crate::training::curves::LossCurves;
 use crate::training::mask_note::TrainingMaskNote;
@@ -32,6 +33,9 @@ pub fn TrainingPanel(
             <Readout live=live/>
             <LossCurves curves=live.curves/>
             <HistorySlider live=live probe=probe/>
+            // After the History slider, not right under the curves: the batch grows at the first
+            // step, and the slider must not move when training starts.
+            <BatchPanel batch=live.batch counts=live.counts mask_prob=Signal::derive(move || settings.with(|s| s.mask_prob))/>
             <Checkpoints live=live corpus=corpus settings=settings/>
             <CorpusEditor corpus=corpus applied=applied_corpus/>
             <Settings live=live settings=settings on_reset=reset/>
@@ -271,6 +275,11 @@ fn Settings(
                 </select>
             </label>
             <TrainingMaskNote mask=Signal::derive(move || settings.with(|s| s.train_mask))/>
+            <label class="check" title="Train on one batch again and again, as the tutorial's loop does: the model memorises it">
+                <input type="checkbox" prop:checked=move || settings.with(|s| s.fixed_batch)
+                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| { s.fixed_batch = on; Ok(()) }) }/>
+                "Fixed batch"
+            </label>
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
         </fieldset>

@@ -28,6 +28,35 @@ async function setField(page, label, value) {
   await input.dispatchEvent('change');
 }
 
+const batchOf = async (page) => JSON.parse(await page.locator('[data-batch]').getAttribute('data-batch'));
+const countsOf = async (page) => JSON.parse(await page.locator('[data-counts]').getAttribute('data-counts'));
+
+// What the Batch view's contract promises of every example: each chosen position has a
+// replacement and a prediction; [MASK] sits exactly where the replacement is "mask"; a random
+// token differs from nothing in particular, a kept one is the original; positions not chosen
+// are the originals. Returns the problems found.
+function batchProblems(examples) {
+  const problems = [];
+  examples.forEach((e, row) => {
+    const at = `row ${row}`;
+    if (e.chosen.length === 0) problems.push(`${at}: nothing chosen`);
+    if (e.replaced_by.length !== e.chosen.length) problems.push(`${at}: ${e.chosen.length} chosen, ${e.replaced_by.length} replaced_by`);
+    if (e.predicted.length !== e.chosen.length) problems.push(`${at}: ${e.chosen.length} chosen, ${e.predicted.length} predicted`);
+    if (e.tokens.length !== e.original.length) problems.push(`${at}: tokens and original differ in length`);
+    if (!['IsNext', 'NotNext'].includes(e.nsp_label) || !['IsNext', 'NotNext'].includes(e.nsp_predicted)) {
+      problems.push(`${at}: NSP ${e.nsp_label} / ${e.nsp_predicted}`);
+    }
+    e.tokens.forEach((token, p) => {
+      const i = e.chosen.indexOf(p);
+      const how = i < 0 ? null : e.replaced_by[i];
+      if (how !== null && !['mask', 'random', 'kept'].includes(how)) problems.push(`${at} position ${p}: replaced_by ${how}`);
+      if ((token === '[MASK]') !== (how === 'mask')) problems.push(`${at} position ${p}: token ${token}, replaced_by ${how}`);
+      if ((how === null || how === 'kept') && token !== e.original[p]) problems.push(`${at} position ${p}: ${token} but the original is ${e.original[p]}`);
+    });
+  });
+  return problems;
+}
+
 export const tests = [
   {
     name: 'training: Play makes the loss fall and the heatmaps change, with no gross main-thread stall and no layout shift',
@@ -298,6 +327,84 @@ export const tests = [
       await page.waitForFunction(() => document.querySelectorAll('.model-view .thumb').length === 72, null, { timeout: 60000 });
       const restored = await page.locator('header .model-facts').innerText();
       assert(restored === facts, `after a reload: ${restored}`);
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
+    name: 'training: the Batch view shows the latest batch, consistent with its marks, and counts that check make_batch',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      assert((await batchOf(page)).length === 0, 'a batch before the first step');
+      await playUntil(page, 5, 20000);
+      await page.waitForTimeout(10000);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.waitForTimeout(500);
+      // While paused, the batch of the step just taken: Step brings the next one.
+      const paused = await stepCount(page);
+      await page.waitForFunction((n) => document.querySelector('[data-batch]')?.dataset.batchStep === String(n), paused, { timeout: 5000 });
+      await page.getByRole('button', { name: 'Step', exact: true }).click();
+      await page.waitForFunction((n) => document.querySelector('[data-batch]')?.dataset.batchStep === String(n + 1), paused, { timeout: 5000 });
+      const examples = await batchOf(page);
+      const counts = await countsOf(page);
+      const found = batchProblems(examples);
+      assert(examples.length === 8, `${examples.length} examples; the batch size is 8`);
+      assert(found.length === 0, found.slice(0, 10).join('\n'));
+      // The rows drawn show the same marks: [MASK] chips exactly where replaced_by is "mask".
+      const rows = page.locator('.batch-example');
+      const shown = await rows.count();
+      assert(shown === 4 && (await page.locator('button.batch-more').innerText()).includes('+4 more'), `${shown} rows drawn`);
+      for (let r = 0; r < shown; r++) {
+        const marks = await rows.nth(r).locator('.batch-chip.chosen').evaluateAll((chips) =>
+          chips.map((c) => ({ pos: Number(c.dataset.pos), how: c.dataset.replacedBy, mark: c.querySelector('.mark').textContent })));
+        const e = examples[r];
+        const expected = e.chosen.map((p, i) => `${p}:${e.replaced_by[i]}`).join();
+        assert(marks.map((m) => `${m.pos}:${m.how}`).join() === expected, `row ${r}: chips ${JSON.stringify(marks)}, data ${expected}`);
+        for (const m of marks) {
+          const ok = m.how === 'mask' ? m.mark === '[MASK]' : m.how === 'kept' ? m.mark === 'kept' : m.mark === `random → ${e.tokens[m.pos]}`;
+          assert(ok, `row ${r} position ${m.pos}: ${m.how} marked "${m.mark}"`);
+        }
+        const nsp = await rows.nth(r).locator('.nsp').innerText();
+        assert(nsp.includes(e.nsp_label) && nsp.includes(`predicted ${e.nsp_predicted}`), `row ${r} NSP: ${nsp}`);
+      }
+      // The counts: every pair counted once, labels near 50/50, 15% chosen, 80/10/10.
+      const steps = await stepCount(page);
+      const pairs = counts.is_next + counts.not_next;
+      const text = await page.locator('[data-counts]').innerText();
+      console.log(`     ${steps} steps; ${text}`);
+      assert(pairs === 8 * steps, `${pairs} pairs counted after ${steps} steps of 8`);
+      assert(Math.abs(counts.is_next_percent - 50) < 10, `IsNext ${counts.is_next_percent}% of ${pairs} pairs`);
+      assert(Math.abs(counts.chosen_percent - 15) < 3, `chosen ${counts.chosen_percent}%`);
+      assert(Math.abs(counts.masked_percent - 80) < 8 && counts.random_percent > 3 && counts.kept_percent > 3, text);
+      assert(/chosen \d+\.\d% \(target 15%\)/.test(text) && text.includes('IsNext'), text);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    name: 'training: Fixed batch trains on one batch until the model predicts every chosen token of it',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByLabel('Fixed batch', { exact: true }).check();
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      const same = (e) => JSON.stringify(e.map((x) => [x.tokens, x.chosen]));
+      await page.waitForFunction(() => Number(document.querySelector('[data-batch]')?.dataset.batchStep) >= 2, null, { timeout: 20000 });
+      const first = same(await batchOf(page));
+      // Memorised: the MLM prediction at every chosen position is the original token.
+      const learnt = await page.waitForFunction(() => {
+        const examples = JSON.parse(document.querySelector('[data-batch]').dataset.batch);
+        const right = examples.every((e) => e.chosen.every((p, i) => e.predicted[i] === e.original[p]));
+        return right && Number(document.querySelector('[data-batch]').dataset.batchStep);
+      }, null, { timeout: 180000, polling: 200 }).then((h) => h.jsonValue());
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      const examples = await batchOf(page);
+      const summary = await page.locator('.batch-summary').innerText();
+      console.log(`     MLM accuracy 1.0 on the fixed batch at step ${learnt}; "${summary}"`);
+      assert(same(examples) === first, 'the fixed batch changed while training');
+      assert(summary.includes('fixed batch'), summary);
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();

@@ -1,0 +1,204 @@
+//! The Batch view against real training: `make_batch`'s counts over a 2,000-step run of the
+//! page's own settings converge to its recipe, and the view draws a trained batch as its
+//! `data-batch` says.
+
+use attention_lab_web::testing::{select_all, tick};
+use attention_lab_web::training::batch::data::{self, ROWS_SHOWN};
+use attention_lab_web::training::batch::BatchPanel;
+use attention_lab_web::worker::lab::Lab;
+use engine::batch_view::{BatchView, MaskingCounts};
+use engine::data::Replacement;
+use leptos::prelude::*;
+use protocol::{LabSettings, DEFAULT_CORPUS};
+use std::sync::Arc;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Within this many percentage points of the target.
+const TOLERANCE: f64 = 1.5;
+
+#[wasm_bindgen_test]
+fn the_counts_converge_to_15_percent_80_10_10_and_50_50_over_2000_steps() {
+    // The page's defaults: tiny preset, batch 8, T = 32, mask probability 0.15.
+    let settings = LabSettings::default();
+    let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+    for _ in 0..2000 {
+        lab.step().unwrap();
+    }
+    let c = lab.masking_counts();
+    assert_eq!(c.is_next + c.not_next, 2000 * 8, "{c:?}");
+    assert_eq!(c.masked + c.random + c.kept, c.chosen, "{c:?}");
+    let measured = [
+        (
+            "chosen",
+            c.chosen_percent(),
+            100.0 * f64::from(settings.mask_prob),
+        ),
+        ("[MASK]", c.masked_percent(), 80.0),
+        ("random", c.random_percent(), 10.0),
+        ("kept", c.kept_percent(), 10.0),
+        ("IsNext", c.is_next_percent(), 50.0),
+    ];
+    for (what, got, target) in measured {
+        assert!(
+            (got - target).abs() <= TOLERANCE,
+            "{what}: {got:.2}% against {target}% ({c:?})"
+        );
+    }
+    let text = data::counts_text(&c, settings.mask_prob);
+    web_sys::console::log_1(&format!("after 2000 steps: {text}; {c:?}").into());
+}
+
+fn fresh_container() -> web_sys::HtmlElement {
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let div = doc.create_element("div").unwrap();
+    doc.body().unwrap().append_child(&div).unwrap();
+    div.unchecked_into()
+}
+
+/// A batch as the worker sends it, after `steps` steps of the page's defaults.
+fn trained_batch(steps: usize) -> (BatchView, MaskingCounts) {
+    let mut lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+    for _ in 0..steps {
+        lab.step().unwrap();
+    }
+    (lab.batch_view().unwrap(), lab.masking_counts())
+}
+
+#[wasm_bindgen_test]
+async fn the_view_draws_the_batch_its_data_batch_holds() {
+    let (first, counts) = trained_batch(3);
+    let container = fresh_container();
+    let batch = RwSignal::new(None::<Arc<BatchView>>);
+    let shown_counts = RwSignal::new(MaskingCounts::default());
+    let _handle = leptos::mount::mount_to(container.clone(), move || {
+        view! { <BatchPanel batch=batch counts=shown_counts mask_prob=Signal::stored(0.15)/> }
+    });
+    tick(20).await;
+    let section = container.query_selector("[data-batch]").unwrap().unwrap();
+    assert_eq!(section.get_attribute("data-batch").unwrap(), "[]");
+    assert!(container
+        .query_selector(".batch-example")
+        .unwrap()
+        .is_none());
+    let counts_line = container.query_selector("[data-counts]").unwrap().unwrap();
+    assert!(counts_line
+        .text_content()
+        .unwrap()
+        .starts_with("chosen — (target 15%)"));
+
+    batch.set(Some(Arc::new(first.clone())));
+    shown_counts.set(counts);
+    tick(20).await;
+    let json = section.get_attribute("data-batch").unwrap();
+    assert_eq!(json, data::batch_json(Some(&first)));
+    assert_eq!(section.get_attribute("data-batch-step").unwrap(), "3");
+    let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        parsed.as_array().unwrap().len(),
+        8,
+        "every example, not only those drawn"
+    );
+    let counts_json: serde_json::Value =
+        serde_json::from_str(&counts_line.get_attribute("data-counts").unwrap()).unwrap();
+    assert_eq!(counts_json["chosen"], counts.chosen);
+    assert_eq!(
+        counts_json["is_next"].as_u64().unwrap() + counts_json["not_next"].as_u64().unwrap(),
+        24
+    );
+
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let rows = select_all(&doc, ".batch-view .batch-example");
+    assert_eq!(rows.len(), ROWS_SHOWN);
+    for (r, (row, example)) in rows.iter().zip(&first.examples).enumerate() {
+        let chips = select_all(
+            &doc,
+            &format!(
+                ".batch-view .batch-rows > li:nth-child({}) .batch-chip",
+                r + 1
+            ),
+        );
+        assert_eq!(chips.len(), example.tokens.len());
+        for (i, &p) in example.chosen.iter().enumerate() {
+            let chip = &chips[p];
+            let class = chip.class_name();
+            let mark = chip
+                .query_selector(".mark")
+                .unwrap()
+                .unwrap()
+                .text_content()
+                .unwrap();
+            let orig = chip
+                .query_selector(".orig")
+                .unwrap()
+                .unwrap()
+                .text_content()
+                .unwrap();
+            match example.replaced_by[i] {
+                Replacement::Mask => assert!(class.contains("mask") && mark == "[MASK]"),
+                Replacement::Random => {
+                    assert!(
+                        class.contains("random")
+                            && mark == format!("random → {}", example.tokens[p])
+                    )
+                }
+                Replacement::Kept => assert!(class.contains("kept") && mark == "kept"),
+            }
+            assert_eq!(orig, example.original[p]);
+            let pred = chip.query_selector(".pred").unwrap().unwrap();
+            let right = example.predicted[i] == example.original[p];
+            assert_eq!(
+                pred.class_name(),
+                if right { "pred right" } else { "pred wrong" }
+            );
+            assert!(pred
+                .text_content()
+                .unwrap()
+                .ends_with(&example.predicted[i]));
+        }
+        let segments: Vec<bool> = chips
+            .iter()
+            .map(|c| c.class_name().contains("seg-b"))
+            .collect();
+        let expected: Vec<bool> = example.token_type_ids.iter().map(|&t| t == 1).collect();
+        assert_eq!(segments, expected);
+        let nsp = row
+            .query_selector(".nsp")
+            .unwrap()
+            .unwrap()
+            .text_content()
+            .unwrap();
+        assert!(nsp.contains(data::nsp_name(example.nsp_label)), "{nsp}");
+    }
+    let more: web_sys::HtmlElement = container
+        .query_selector("button.batch-more")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(more.text_content().unwrap(), "+4 more: show all");
+    more.click();
+    tick(20).await;
+    assert_eq!(select_all(&doc, ".batch-view .batch-example").len(), 8);
+
+    // Collapsed: no rows drawn, but data-batch stays current.
+    let toggle: web_sys::HtmlElement = container
+        .query_selector("button.batch-toggle")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    toggle.click();
+    let (later, _) = trained_batch(1);
+    batch.set(Some(Arc::new(later.clone())));
+    tick(20).await;
+    assert!(container
+        .query_selector(".batch-example")
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        section.get_attribute("data-batch").unwrap(),
+        data::batch_json(Some(&later))
+    );
+    container.remove();
+}
