@@ -48,8 +48,6 @@ pub struct Live {
     pub notes: RwSignal<Vec<String>>,
     /// Step and time (ms) of the last model kept in the browser's store.
     kept: StoredValue<(u64, f64)>,
-    /// When (ms) the Batch view last got a new batch.
-    batch_shown_at: StoredValue<f64>,
     /// Keep the model once it is ready: the user loaded a checkpoint, which must survive a
     /// reload even if it never trains (an inspect-only model such as MiniLM), or reset.
     keep_when_ready: StoredValue<bool>,
@@ -75,11 +73,6 @@ pub struct Live {
 /// ~40 MB for small) and an IndexedDB write; the page only writes the curves (≤ 120 kB).
 const KEEP_EVERY_MS: f64 = 5_000.0;
 
-/// While playing, the Batch view takes a new batch at most this often: redrawing its rows
-/// costs the main thread, which shares the CPU with the training worker, and a batch a third
-/// of a second is already more than the eye reads. Paused, every batch shows (Step's included).
-const BATCH_EVERY_MS: f64 = 350.0;
-
 impl Live {
     pub fn start() -> Live {
         let live = Live {
@@ -102,7 +95,6 @@ impl Live {
             crashed: RwSignal::new(None),
             notes: RwSignal::new(Vec::new()),
             kept: StoredValue::new((0, 0.0)),
-            batch_shown_at: StoredValue::new(0.0),
             keep_when_ready: StoredValue::new(false),
             restored_curves: StoredValue::new(None),
             ready_notice: StoredValue::new(None),
@@ -357,10 +349,8 @@ impl Live {
                 batch,
                 counts,
             } => {
-                let now = js_sys::Date::now();
-                let due = !playing || now - self.batch_shown_at.get_value() >= BATCH_EVERY_MS;
-                if let Some(batch) = batch.filter(|_| due) {
-                    self.batch_shown_at.set_value(now);
+                // The worker sends a batch a few times a second while playing (worker::BATCH_MS).
+                if let Some(batch) = batch {
                     self.batch.set(Some(Arc::new(batch)));
                 }
                 if self.counts.with_untracked(|c| *c != counts) {

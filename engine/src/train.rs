@@ -45,20 +45,6 @@ pub fn train_step(
     opts: &ForwardOptions,
     rng: &mut Rng,
 ) -> Result<Losses> {
-    train_step_predicting(model, grads, optimizer, batch, opts, rng, None)
-}
-
-/// `train_step`, also writing what the forward pass predicted into `predictions` (the
-/// MLM argmax of each labelled row, the NSP softmax of each row) when given.
-fn train_step_predicting(
-    model: &mut BertForPreTraining,
-    grads: &mut BertForPreTraining,
-    optimizer: &mut Optimizer,
-    batch: &Batch,
-    opts: &ForwardOptions,
-    rng: &mut Rng,
-    predictions: Option<&mut StepPredictions>,
-) -> Result<Losses> {
     if model.cls.is_none() {
         return Err(EngineError::Training(no_heads_message()));
     }
@@ -73,15 +59,29 @@ fn train_step_predicting(
             losses.total, losses.mlm, losses.nsp
         )));
     }
-    if let Some(p) = predictions {
-        *p = predictions_of(&out);
-    }
     backward(model, batch, &out, grads)?;
     optimizer.step(model, grads)?;
     Ok(losses)
 }
 
-/// The MLM argmax of each row the head ran on and the NSP softmax of each row.
+/// What `model` predicts on `batch` now: the MLM argmax of each labelled row and the NSP
+/// softmax of each row, from an evaluation forward (no dropout).
+pub fn predict(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+) -> Result<StepPredictions> {
+    let eval = ForwardOptions {
+        train: false,
+        trace: false,
+        mlm_scope: crate::forward::MlmScope::LabelledOnly,
+        ..*opts
+    };
+    // No dropout: the generator is never drawn from.
+    let out = forward(model, batch, &eval, &mut Rng::new(0))?;
+    Ok(predictions_of(&out))
+}
+
 fn predictions_of(out: &ForwardOutput) -> StepPredictions {
     let mlm = match &out.mlm_logits {
         Some(logits) => out
@@ -156,13 +156,12 @@ pub struct Trainer {
     counts: MaskingCounts,
 }
 
-/// The last step's batch, how it was made, and what the model predicted on it.
+/// The last step's batch and how it was made.
 struct LastStep {
     step: u64,
     fixed: bool,
     batch: Batch,
     record: BatchRecord,
-    predictions: StepPredictions,
 }
 
 impl Trainer {
@@ -291,8 +290,7 @@ impl Trainer {
                 drawn
             }
         };
-        let mut predictions = StepPredictions::default();
-        let report = self.step_predicting(&batch, Some(&mut predictions));
+        let report = self.step_on_batch(&batch);
         if self.fixed_batch {
             self.fixed = Some((batch.clone(), record.clone()));
         }
@@ -302,21 +300,22 @@ impl Trainer {
             fixed: self.fixed_batch,
             batch,
             record,
-            predictions,
         });
         Ok(report)
     }
 
-    /// The batch of the last `step`, as the page shows it (None before the first step, and
-    /// after a `step_on`, whose batch `make_batch` did not record).
+    /// The batch of the last `step`, as the page shows it, with what the model predicts on it
+    /// after that step (None before the first step, and after a `step_on`, whose batch
+    /// `make_batch` did not record). Costs one evaluation forward on the batch.
     pub fn batch_view(&self) -> Option<BatchView> {
         let l = self.last.as_ref()?;
+        let predictions = predict(&self.model, &l.batch, &self.forward_options()).ok()?;
         Some(BatchView::new(
             l.step,
             l.fixed,
             &l.batch,
             &l.record,
-            &l.predictions,
+            &predictions,
             &self.tokenizer,
         ))
     }
@@ -329,27 +328,27 @@ impl Trainer {
     /// One step on a given batch (the CLI's fixed batch, tests).
     pub fn step_on(&mut self, batch: &Batch) -> Result<StepReport> {
         self.last = None;
-        self.step_predicting(batch, None)
+        self.step_on_batch(batch)
     }
 
-    fn step_predicting(
-        &mut self,
-        batch: &Batch,
-        predictions: Option<&mut StepPredictions>,
-    ) -> Result<StepReport> {
-        let opts = ForwardOptions {
+    /// The forward options of a training step: this trainer's mask and attention choices.
+    fn forward_options(&self) -> ForwardOptions {
+        ForwardOptions {
             window: self.window,
             kernel: self.kernel,
             ..ForwardOptions::training(self.mask)
-        };
-        let losses = train_step_predicting(
+        }
+    }
+
+    fn step_on_batch(&mut self, batch: &Batch) -> Result<StepReport> {
+        let opts = self.forward_options();
+        let losses = train_step(
             &mut self.model,
             &mut self.grads,
             &mut self.optimizer,
             batch,
             &opts,
             &mut self.rng,
-            predictions,
         )?;
         self.step += 1;
         Ok(StepReport {
@@ -715,16 +714,18 @@ mod tests {
             assert_eq!(ex.nsp_label, crate::batch_view::NspLabel::from_id(label));
             assert!(ex.nsp_probability >= 0.5 && ex.nsp_probability <= 1.0);
         }
-        // The view's predictions give the step's MLM accuracy.
-        let (right, all) = view.examples.iter().fold((0, 0), |(r, a), ex| {
-            let ok = ex
-                .chosen
-                .iter()
-                .zip(&ex.predicted)
-                .filter(|(&p, q)| ex.original[p] == **q);
-            (r + ok.count(), a + ex.chosen.len())
-        });
-        assert!((right as f32 / all as f32 - report.losses.mlm_accuracy).abs() < 1e-6);
+        // The view's predictions are the model's after the step: an evaluation forward with the
+        // updated weights, not the step's own (dropout, old weights) forward.
+        let now = predict(&t.model, &batch, &t.forward_options()).unwrap();
+        let name = |id: u32| t.tokenizer.vocab().token(id).unwrap().to_string();
+        let shown: Vec<String> = view
+            .examples
+            .iter()
+            .flat_map(|ex| ex.predicted.clone())
+            .collect();
+        let expected: Vec<String> = now.mlm.iter().map(|&(_, id)| name(id)).collect();
+        assert_eq!(shown, expected);
+        assert_eq!(report.step, 2);
         let json = serde_json::to_value(&view.examples[0]).unwrap();
         for key in [
             "tokens",

@@ -20,6 +20,10 @@ const SLICE_MS: f64 = 30.0;
 const SNAPSHOT_MS: f64 = 200.0;
 /// Loss points go to the page at most ten times a second: each post redraws the curves.
 const PROGRESS_MS: f64 = 100.0;
+/// The Batch view's batch while playing, at most this often: each costs a forward pass here
+/// and a redraw of its rows on the page, and one a third of a second is more than the eye
+/// reads. Paused, every Progress carries it (Step's included).
+const BATCH_MS: f64 = 350.0;
 
 thread_local! {
     static SESSION: RefCell<Session> = RefCell::new(Session::default());
@@ -32,6 +36,7 @@ thread_local! {
     /// Loss points not yet posted, and when points were last posted.
     static UNSENT: RefCell<Vec<CurvePoint>> = const { RefCell::new(Vec::new()) };
     static LAST_PROGRESS: Cell<f64> = const { Cell::new(0.0) };
+    static LAST_BATCH: Cell<f64> = const { Cell::new(0.0) };
     /// Work on the browser's store, waiting its turn, and whether it is under way.
     static JOBS: RefCell<VecDeque<StoreJob>> = const { RefCell::new(VecDeque::new()) };
     static STORING: Cell<bool> = const { Cell::new(false) };
@@ -299,12 +304,22 @@ fn hold_progress(reply: Reply) -> Vec<Reply> {
 }
 
 /// The held loss points as one Progress reply (a steps/s of 0 leaves the page's figure as is),
-/// with the latest batch and the masking counts as they are now.
+/// with the masking counts as they are now, and the latest batch when `BATCH_MS` have passed
+/// since the last one or play has stopped.
 fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
-    LAST_PROGRESS.set(now());
+    let at = now();
+    LAST_PROGRESS.set(at);
+    let with_batch = !playing || at - LAST_BATCH.get() >= BATCH_MS;
     let mut reply = SESSION.with_borrow(|s| s.progress(UNSENT.take(), steps_per_second));
-    if let FromWorker::Progress { playing: p, .. } = &mut reply.message {
+    if let FromWorker::Progress {
+        playing: p, batch, ..
+    } = &mut reply.message
+    {
         *p = playing;
+        if with_batch {
+            LAST_BATCH.set(at);
+            *batch = SESSION.with_borrow(Session::batch_view);
+        }
     }
     reply
 }

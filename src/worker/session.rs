@@ -235,21 +235,27 @@ impl Session {
         replies
     }
 
-    /// Loss points, with the latest step's batch and the run's masking counts.
+    /// Loss points with the run's masking counts, without a batch: `batch_view` costs a
+    /// forward pass, so whoever sends the reply adds it when it is due.
     pub fn progress(&self, points: Vec<CurvePoint>, steps_per_second: f64) -> Reply {
-        let (batch, counts) = self
+        let counts = self
             .lab
             .as_ref()
-            .map(|lab| (lab.batch_view(), lab.masking_counts()))
+            .map(|lab| lab.masking_counts())
             .unwrap_or_default();
         FromWorker::Progress {
             points,
             steps_per_second,
             playing: self.playing,
-            batch,
+            batch: None,
             counts,
         }
         .into()
+    }
+
+    /// The latest step's batch with the model's predictions on it now (one forward pass).
+    pub fn batch_view(&self) -> Option<engine::batch_view::BatchView> {
+        self.lab.as_ref()?.batch_view()
     }
 
     /// The current probe through the current weights.
