@@ -123,6 +123,9 @@ fn options(a: &Args) -> Result<AttentionOptions, CliError> {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
+    // One thread: peak_bytes counts one attention's working memory, and the GEMM's packing
+    // buffers on other threads would be counted or not as the pool happens to schedule.
+    engine::threads::set_threads(1)?;
     let opts = options(a)?;
     for &t in &a.seq_lens {
         attention_flags::check_weight_bytes(&opts, (1, 1, t), &format!("--seq-lens {t}"))
