@@ -64,6 +64,21 @@ pub fn layout_for(data: &HeatmapData, options: &HeatmapOptions, max_grid: u32) -
 }
 
 /// The colour scale: the options' own, or one that fits the finite values.
+/// What the renderer needs to draw `data` (on the canvas or as SVG).
+fn spec_for<'a>(
+    data: &'a HeatmapData,
+    options: &HeatmapOptions,
+    layout: Layout,
+) -> HeatmapSpec<'a> {
+    HeatmapSpec {
+        matrix: &data.matrix,
+        row_labels: &data.row_labels,
+        col_labels: &data.col_labels,
+        scale: scale_for(data, options),
+        layout,
+    }
+}
+
 pub fn scale_for(data: &HeatmapData, options: &HeatmapOptions) -> Scale {
     options.scale.unwrap_or_else(|| {
         let (lo, hi) = data.matrix.finite_range().unwrap_or((0.0, 1.0));
@@ -146,13 +161,7 @@ pub fn HeatmapFigure(
                 return;
             };
             let problem = data.try_with_untracked(|d| {
-                let spec = HeatmapSpec {
-                    matrix: &d.matrix,
-                    row_labels: &d.row_labels,
-                    col_labels: &d.col_labels,
-                    scale: scale_for(d, &opts),
-                    layout,
-                };
+                let spec = spec_for(d, &opts, layout);
                 heatmap::draw(&canvas, &spec).err().map(|e| e.to_string())
             });
             if let Some(problem) = problem {
@@ -226,13 +235,7 @@ pub fn HeatmapFigure(
         };
         let layout = layout.get_untracked();
         let saved = data.with_untracked(|d| {
-            let spec = HeatmapSpec {
-                matrix: &d.matrix,
-                row_labels: &d.row_labels,
-                col_labels: &d.col_labels,
-                scale: scale_for(d, &opts),
-                layout,
-            };
+            let spec = spec_for(d, &opts, layout);
             heatmap::svg(&spec, &d.caption).and_then(|svg| export::save_svg(&svg, &d.caption))
         });
         set_status.set(Some(match saved {
