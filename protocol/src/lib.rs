@@ -21,4 +21,5 @@ pub use curves::{CurvePoint, Curves, Series};
 pub use error::{LabError, LabResult};
 pub use messages::{Crash, FromWorker, ToWorker};
 pub use model_info::ModelInfo;
-pub use settings::{LabSettings, Preset, ProbeInput, DEFAULT_CORPUS};
+pub use settings::{
+    Architecture, AttentionKind, Positions, LabSettings, Preset, ProbeInput, ProbeKernel, DEFAULT_CORPUS};

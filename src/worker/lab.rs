@@ -4,7 +4,8 @@
 use super::history::WeightHistory;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
-use engine::inspect::{inspect, Inspection};
+use engine::forward::ForwardOptions;
+use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
 use engine::optim::Optimizer;
 use engine::tokenizer::Tokenizer;
@@ -38,9 +39,15 @@ const HISTORY_BUDGET: usize = 64 << 20;
 pub const WORD_VOCAB_LIMIT: usize = 8192;
 
 impl Lab {
-    /// A fresh model of `settings.preset` on `corpus`, with a word-level vocabulary built from it.
+    /// A fresh model of `settings.preset` with the chosen architecture on `corpus`, with a
+    /// word-level vocabulary built from it.
     pub fn fresh(corpus: &str, settings: &LabSettings) -> LabResult<Lab> {
-        let config = settings.preset.config();
+        let config = settings.model_config();
+        // The page offers only divisors; a kept setting was checked by `restore`. Checked
+        // again here so a bad one is this message, not the engine's config error.
+        if let Some(g) = settings.architecture.kv_heads {
+            protocol::rules::kv_heads(g as f64, config.num_attention_heads)?;
+        }
         let mut trainer = Trainer::from_corpus_with_vocab_limit(
             corpus,
             WORD_VOCAB_LIMIT,
@@ -177,6 +184,9 @@ impl Lab {
                 Model::Trainable(t) => t.corpus_words,
                 Model::InspectOnly { .. } => None,
             },
+            kv_heads: c.num_key_value_heads,
+            positions: c.position_embedding_type.into(),
+            attention: c.attention_type.into(),
         }
     }
 
@@ -194,21 +204,22 @@ impl Lab {
             }
         };
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
-        inspect(
-            model,
-            tokenizer,
-            &probe.text,
-            pair,
-            probe.mask,
-            probe.pad_to,
-        )
+        let opts = ForwardOptions {
+            window: probe.window,
+            kernel: probe.attention.kernel(),
+            ..ForwardOptions::inspection(probe.mask)
+        };
+        let inspection = inspect_with(model, tokenizer, &probe.text, pair, &opts, probe.pad_to)?;
+        // The page checks the window against the T it last saw; the text may have changed since.
+        if let Some(w) = probe.window {
+            protocol::rules::window_fits(w, Some(inspection.tokens.len()))?;
+        }
         // The page shows `mask_predictions`; the T×V logits behind them would be most of every
         // snapshot sent to it (T×8192 floats with a large corpus).
-        .map(|inspection| Inspection {
+        Ok(Inspection {
             mlm_logits: None,
             ..inspection
         })
-        .map_err(LabError::from)
     }
 
     /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
