@@ -130,7 +130,9 @@ mod tests {
         i.positions = Positions::Rotary;
         i.attention = AttentionKind::Linear;
         assert!(
-            facts(&i).starts_with("2 layers × 4 heads · GQA 2 KV heads · rotary · linear attention · hidden 64"),
+            facts(&i).starts_with(
+                "2 layers × 4 heads · GQA 2 KV heads · rotary · linear attention · hidden 64"
+            ),
             "{}",
             facts(&i)
         );

@@ -22,4 +22,6 @@ pub use error::{LabError, LabResult};
 pub use messages::{Crash, FromWorker, ToWorker};
 pub use model_info::ModelInfo;
 pub use settings::{
-    Architecture, AttentionKind, Positions, LabSettings, Preset, ProbeInput, ProbeKernel, DEFAULT_CORPUS};
+    Architecture, AttentionKind, LabSettings, Positions, Preset, ProbeInput, ProbeKernel,
+    DEFAULT_CORPUS,
+};

@@ -125,7 +125,12 @@ pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
                 Value::Number(n) => rules::window(&n.to_string(), None).map_err(|e| e.to_string()),
                 _ => Err("not a number".into()),
             });
-            c.name("attention", "Attention", &mut value.attention, rules::kernel);
+            c.name(
+                "attention",
+                "Attention",
+                &mut value.attention,
+                rules::kernel,
+            );
             c.notices
         }
         Err(notice) => notice.into_iter().collect(),
@@ -321,10 +326,7 @@ mod tests {
         let bad = kept.replace("\"kv_heads\":2", "\"kv_heads\":3");
         let restored = settings(Some(&bad));
         assert_eq!(restored.value.architecture.kv_heads, None);
-        assert_eq!(
-            restored.value.architecture.positions,
-            Positions::Rotary
-        );
+        assert_eq!(restored.value.architecture.positions, Positions::Rotary);
         assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
         assert!(
             restored.notices[0].starts_with("KV heads 3 from the last visit was reset to none: KV heads must divide the 4 heads"),
@@ -333,7 +335,10 @@ mod tests {
         );
         let bad = kept.replace("\"linear\"", "\"sparse\"");
         let restored = settings(Some(&bad));
-        assert_eq!(restored.value.architecture.attention, AttentionKind::Softmax);
+        assert_eq!(
+            restored.value.architecture.attention,
+            AttentionKind::Softmax
+        );
         assert_eq!(restored.notices.len(), 1);
         // Settings kept before the group existed load as BERT's, quietly.
         let mut old: Value = serde_json::from_str(&kept).unwrap();
@@ -368,7 +373,10 @@ mod tests {
         old.as_object_mut().unwrap().remove("attention");
         let old = old.to_string();
         let from_serde = serde_json::from_str::<ProbeInput>(&old).unwrap();
-        assert_eq!((from_serde.window, from_serde.attention), (None, ProbeKernel::Full));
+        assert_eq!(
+            (from_serde.window, from_serde.attention),
+            (None, ProbeKernel::Full)
+        );
         assert!(probe(Some(&old)).notices.is_empty());
     }
 

@@ -110,7 +110,9 @@ pub fn window(text: &str, tokens: Option<usize>) -> LabResult<Option<usize>> {
 /// A window W against the probe's T tokens: 1 ≤ W ≤ T.
 pub fn window_fits(w: usize, tokens: Option<usize>) -> LabResult<usize> {
     if w == 0 {
-        return bad("Window: 0 keys would leave a query nothing to look at, not even itself (at least 1)");
+        return bad(
+            "Window: 0 keys would leave a query nothing to look at, not even itself (at least 1)",
+        );
     }
     match tokens {
         Some(t) if w > t => bad(format!(
@@ -207,7 +209,10 @@ mod tests {
         assert_eq!(kv_heads(2.0, 4), Ok(2));
         assert_eq!(kv_heads(4.0, 4), Ok(4));
         let three = kv_heads(3.0, 4).unwrap_err().to_string();
-        assert!(three.contains("divide the 4 heads: one of 1, 2, 4"), "{three}");
+        assert!(
+            three.contains("divide the 4 heads: one of 1, 2, 4"),
+            "{three}"
+        );
         assert!(kv_heads(0.0, 4).is_err() && kv_heads(8.0, 4).is_err());
         assert!(kv_heads(1.5, 4).is_err() && kv_heads(f64::NAN, 4).is_err());
         assert_eq!(positions("Rotary"), Ok(Positions::Rotary));

@@ -46,9 +46,7 @@ impl ProbeKernel {
     pub fn kernel(self) -> AttentionKernel {
         match self {
             ProbeKernel::Full => AttentionKernel::Full,
-            ProbeKernel::Tiled => AttentionKernel::Tiled {
-                block: Self::BLOCK,
-            },
+            ProbeKernel::Tiled => AttentionKernel::Tiled { block: Self::BLOCK },
         }
     }
 

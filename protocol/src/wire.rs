@@ -41,7 +41,10 @@ mod tests {
                 ..LabSettings::default()
             },
         };
-        assert_eq!(decode::<ToWorker>(&encode(&variant).unwrap()).unwrap(), variant);
+        assert_eq!(
+            decode::<ToWorker>(&encode(&variant).unwrap()).unwrap(),
+            variant
+        );
         let windowed = ToWorker::Inspect {
             probe: ProbeInput {
                 window: Some(3),
@@ -50,7 +53,10 @@ mod tests {
             },
             at: None,
         };
-        assert_eq!(decode::<ToWorker>(&encode(&windowed).unwrap()).unwrap(), windowed);
+        assert_eq!(
+            decode::<ToWorker>(&encode(&windowed).unwrap()).unwrap(),
+            windowed
+        );
         let failed = FromWorker::Failed(crate::LabError::no_model());
         assert_eq!(
             decode::<FromWorker>(&encode(&failed).unwrap()).unwrap(),

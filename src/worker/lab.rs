@@ -4,9 +4,11 @@
 use super::history::WeightHistory;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
+use engine::config::AttentionType;
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
+use engine::ops::attention::AttentionKernel;
 use engine::optim::Optimizer;
 use engine::tokenizer::Tokenizer;
 use engine::train::Trainer;
@@ -204,14 +206,21 @@ impl Lab {
             }
         };
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
+        // Linear attention has neither a window nor tiles (its running sums cover every key);
+        // the page greys both out for such a model and they do not apply.
+        let linear = model.config.attention_type == AttentionType::Linear;
         let opts = ForwardOptions {
-            window: probe.window,
-            kernel: probe.attention.kernel(),
+            window: probe.window.filter(|_| !linear),
+            kernel: if linear {
+                AttentionKernel::Full
+            } else {
+                probe.attention.kernel()
+            },
             ..ForwardOptions::inspection(probe.mask)
         };
         let inspection = inspect_with(model, tokenizer, &probe.text, pair, &opts, probe.pad_to)?;
         // The page checks the window against the T it last saw; the text may have changed since.
-        if let Some(w) = probe.window {
+        if let Some(w) = opts.window {
             protocol::rules::window_fits(w, Some(inspection.tokens.len()))?;
         }
         // The page shows `mask_predictions`; the T×V logits behind them would be most of every
