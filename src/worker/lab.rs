@@ -396,6 +396,76 @@ mod tests {
     }
 
     #[test]
+    fn each_architecture_choice_builds_trains_a_step_and_inspects() {
+        use protocol::{Architecture, AttentionKind, Positions, ProbeKernel};
+        let choices = [
+            Architecture {
+                kv_heads: Some(1),
+                ..Architecture::default()
+            },
+            Architecture {
+                kv_heads: Some(2),
+                ..Architecture::default()
+            },
+            Architecture {
+                positions: Positions::Rotary,
+                ..Architecture::default()
+            },
+            Architecture {
+                attention: AttentionKind::Linear,
+                ..Architecture::default()
+            },
+        ];
+        for architecture in choices {
+            let settings = LabSettings {
+                architecture,
+                ..LabSettings::default()
+            };
+            let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+            let info = lab.info();
+            assert_eq!(info.kv_groups(), architecture.kv_heads.unwrap_or(4));
+            assert_eq!(
+                (info.positions, info.attention),
+                (architecture.positions, architecture.attention)
+            );
+            assert!(lab.step().unwrap().loss.is_finite(), "{architecture:?}");
+            let seen = lab.inspect(&ProbeInput::default(), None).unwrap();
+            let head = &seen.trace.layers[0].heads[3];
+            assert_eq!(head.kv_group, 3 / (4 / info.kv_groups()));
+            assert_eq!(
+                head.phi_q.is_some(),
+                architecture.attention == AttentionKind::Linear
+            );
+        }
+        // A window and tiles on a softmax model; a window longer than the text is a message.
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let probe = ProbeInput {
+            window: Some(2),
+            attention: ProbeKernel::Tiled,
+            ..ProbeInput::default()
+        };
+        let seen = lab.inspect(&probe, None).unwrap();
+        assert!(seen.trace.layers[0].heads[0].tiles.is_some());
+        let long = ProbeInput {
+            window: Some(500),
+            ..ProbeInput::default()
+        };
+        assert!(lab
+            .inspect(&long, None)
+            .unwrap_err()
+            .to_string()
+            .contains("more than the"));
+        let bad = LabSettings {
+            architecture: Architecture {
+                kv_heads: Some(3),
+                ..Architecture::default()
+            },
+            ..LabSettings::default()
+        };
+        assert!(Lab::fresh(DEFAULT_CORPUS, &bad).is_err());
+    }
+
+    #[test]
     fn bad_input_is_a_message() {
         let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
         let empty = ProbeInput {
