@@ -6,9 +6,10 @@ use protocol::ModelInfo;
 /// corpus had more words than the vocabulary holds, how many of them it kept.
 pub fn facts(info: &ModelInfo) -> String {
     let mut facts = format!(
-        "{} layers × {} heads · hidden {} · {}-token {} vocabulary · {} parameters",
+        "{} layers × {} heads{} · hidden {} · {}-token {} vocabulary · {} parameters",
         info.layers,
         info.heads,
+        architecture(info),
         info.hidden,
         thousands(info.vocab_size),
         info.tokenizer,
@@ -25,6 +26,25 @@ pub fn facts(info: &ModelInfo) -> String {
         );
     }
     facts
+}
+
+/// The attention architecture as the facts line states it: " · GQA 2 KV heads · rotary ·
+/// linear", each part only when it is not BERT's (multi-head, absolute, softmax).
+pub fn architecture(info: &ModelInfo) -> String {
+    use protocol::{AttentionKind, Positions};
+    let mut parts = Vec::new();
+    match info.kv_groups() {
+        g if g == info.heads => {}
+        1 => parts.push("multi-query (1 KV head)".to_string()),
+        g => parts.push(format!("GQA {g} KV heads")),
+    }
+    if info.positions == Positions::Rotary {
+        parts.push("rotary".into());
+    }
+    if info.attention == AttentionKind::Linear {
+        parts.push("linear attention".into());
+    }
+    parts.iter().map(|p| format!(" · {p}")).collect()
 }
 
 /// 12345 → "12,345".
@@ -79,6 +99,9 @@ mod tests {
             has_heads: true,
             tokenizer: "word-level".into(),
             corpus_words,
+            kv_heads: None,
+            positions: Default::default(),
+            attention: Default::default(),
         }
     }
 
@@ -96,6 +119,27 @@ mod tests {
                 && big.contains("the 8,187 most frequent of the corpus's 9,001 words"),
             "{big}"
         );
+    }
+
+    #[test]
+    fn the_facts_line_states_the_architecture() {
+        use protocol::{AttentionKind, Positions};
+        let mut i = info(300, None);
+        assert_eq!(architecture(&i), "");
+        i.kv_heads = Some(2);
+        i.positions = Positions::Rotary;
+        i.attention = AttentionKind::Linear;
+        assert!(
+            facts(&i).starts_with(
+                "2 layers × 4 heads · GQA 2 KV heads · rotary · linear attention · hidden 64"
+            ),
+            "{}",
+            facts(&i)
+        );
+        i.kv_heads = Some(1);
+        assert!(architecture(&i).starts_with(" · multi-query (1 KV head)"));
+        i.kv_heads = Some(4);
+        assert_eq!(architecture(&i), " · rotary · linear attention");
     }
 
     #[test]

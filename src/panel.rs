@@ -10,7 +10,8 @@ use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
 use leptos::prelude::*;
 use protocol::{
-    rules, Curves, LabError, LabResult, LabSettings, ModelBundle, Preset, ProbeInput, ToWorker,
+    rules, AttentionKind, Curves, LabError, LabResult, LabSettings, ModelBundle, Positions, Preset,
+    ProbeInput, ToWorker,
 };
 
 #[component]
@@ -214,9 +215,25 @@ fn Settings(
         problem.set(None);
         settings.set(after.clone());
         if after.preset != before.preset {
+            // The other preset may have other heads: a KV-heads choice that no longer divides
+            // them goes back to one per head.
+            let heads = after.preset.config().num_attention_heads;
+            if let Some(g) = after
+                .architecture
+                .kv_heads
+                .filter(|&g| rules::kv_heads(g as f64, heads).is_err())
+            {
+                after.architecture.kv_heads = None;
+                settings.set(after.clone());
+                problem.set(Some(format!("KV heads {g} does not divide the {heads} heads of this preset: back to {heads}.")));
+            }
             on_reset();
             live.notice
                 .set(Some("A new architecture means a new model: reset.".into()));
+        } else if after.architecture != before.architecture {
+            live.notice.set(Some(
+                "The new architecture takes effect at the next Reset (a new model is built with it).".into(),
+            ));
         } else if after.seed != before.seed {
             live.notice
                 .set(Some("The new seed takes effect at the next Reset.".into()));
@@ -280,8 +297,67 @@ fn Settings(
                     on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| { s.fixed_batch = on; Ok(()) }) }/>
                 "Fixed batch"
             </label>
+            <ArchitectureGroup settings=settings change=change/>
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
+        </fieldset>
+    }
+}
+
+/// "Architecture": KV heads, Positions, Attention, for the next fresh model (they take effect
+/// at Reset). `change` applies an edit as the other settings do.
+#[component]
+fn ArchitectureGroup(
+    settings: RwSignal<LabSettings>,
+    change: impl Fn(&dyn Fn(&mut LabSettings) -> LabResult<()>) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let heads = move || settings.with(|s| s.preset.config().num_attention_heads);
+    let kv_options = move || {
+        let h = heads();
+        rules::kv_head_options(h)
+            .into_iter()
+            .map(|g| {
+                let label = match g {
+                    1 => "1 (multi-query)".to_string(),
+                    g if g == h => format!("{g} (multi-head)"),
+                    g => format!("{g} (grouped-query)"),
+                };
+                let chosen = move || settings.with(|s| s.architecture.kv_heads.unwrap_or(h) == g);
+                view! { <option value=g.to_string() prop:selected=chosen>{label}</option> }
+            })
+            .collect_view()
+    };
+    let on_kv = move |ev| {
+        let v = event_target_value(&ev);
+        change(&|s| {
+            let h = s.preset.config().num_attention_heads;
+            let g: f64 = v
+                .parse()
+                .map_err(|_| LabError::setting(format!("KV heads: {v:?} is not a number")))?;
+            let g = rules::kv_heads(g, h)?;
+            s.architecture.kv_heads = (g != h).then_some(g);
+            Ok(())
+        })
+    };
+    view! {
+        <fieldset class="architecture">
+            <legend>"Architecture"</legend>
+            <label title="K/V groups: query heads share keys and values in groups (grouped-query attention); 1 is multi-query">"KV heads"
+                <select on:change=on_kv>{kv_options}</select>
+            </label>
+            <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer.">"Positions"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.architecture.positions = rules::positions(&v)?; Ok(()) }) }>
+                    <option value="absolute" prop:selected=move || settings.with(|s| s.architecture.positions == Positions::Absolute)>"Absolute"</option>
+                    <option value="rotary" prop:selected=move || settings.with(|s| s.architecture.positions == Positions::Rotary)>"Rotary"</option>
+                </select>
+            </label>
+            <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">"Attention"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.architecture.attention = rules::attention_type(&v)?; Ok(()) }) }>
+                    <option value="softmax" prop:selected=move || settings.with(|s| s.architecture.attention == AttentionKind::Softmax)>"Softmax"</option>
+                    <option value="linear" prop:selected=move || settings.with(|s| s.architecture.attention == AttentionKind::Linear)>"Linear"</option>
+                </select>
+            </label>
+            <p class="hint">"For a new model: these take effect at Reset."</p>
         </fieldset>
     }
 }

@@ -21,4 +21,7 @@ pub use curves::{CurvePoint, Curves, Series};
 pub use error::{LabError, LabResult};
 pub use messages::{Crash, FromWorker, ToWorker};
 pub use model_info::ModelInfo;
-pub use settings::{LabSettings, Preset, ProbeInput, DEFAULT_CORPUS};
+pub use settings::{
+    Architecture, AttentionKind, LabSettings, Positions, Preset, ProbeInput, ProbeKernel,
+    DEFAULT_CORPUS,
+};

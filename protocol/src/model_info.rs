@@ -1,5 +1,6 @@
 //! The shape of the current model, as the worker tells the page (selectors, model view, header).
 
+use crate::{AttentionKind, Positions};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -20,4 +21,18 @@ pub struct ModelInfo {
     /// Distinct words in the corpus a word-level vocabulary was built from (None otherwise).
     #[serde(default)]
     pub corpus_words: Option<usize>,
+    /// G, the K/V groups (grouped-query attention); None = one per head.
+    #[serde(default)]
+    pub kv_heads: Option<usize>,
+    #[serde(default)]
+    pub positions: Positions,
+    #[serde(default)]
+    pub attention: AttentionKind,
+}
+
+impl ModelInfo {
+    /// G: the K/V groups, H for plain multi-head attention.
+    pub fn kv_groups(&self) -> usize {
+        self.kv_heads.unwrap_or(self.heads)
+    }
 }

@@ -4,7 +4,7 @@
 //! the good fields around it stay.
 
 use crate::rules;
-use crate::{LabResult, LabSettings, ProbeInput, DEFAULT_CORPUS};
+use crate::{Architecture, LabResult, LabSettings, ProbeInput, DEFAULT_CORPUS};
 use serde_json::{Map, Value};
 
 /// A restored value and what was reset on the way, one sentence per field, for the page.
@@ -61,11 +61,48 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
             c.check("fixed_batch", "Fixed batch", &mut value.fixed_batch, |v| {
                 v.as_bool().ok_or_else(|| "not on or off".to_string())
             });
-            c.notices
+            let mut notices = c.notices;
+            if let Some(kept) = fields.get("architecture") {
+                let heads = value.preset.config().num_attention_heads;
+                notices.extend(architecture(kept, heads, &mut value.architecture));
+            }
+            notices
         }
         Err(notice) => notice.into_iter().collect(),
     };
     Restored { value, notices }
+}
+
+/// The "Architecture" group, checked against the `heads` of the preset kept beside it: a
+/// KV-heads value that does not divide them (a hand edit) goes back to one per head.
+fn architecture(kept: &Value, heads: usize, value: &mut Architecture) -> Vec<String> {
+    let Value::Object(fields) = kept else {
+        return vec![
+            "The architecture kept from the last visit was unreadable, so BERT's applies.".into(),
+        ];
+    };
+    let mut c = Checker::new(fields);
+    c.check("kv_heads", "KV heads", &mut value.kv_heads, |v| match v {
+        Value::Null => Ok(None),
+        v => v
+            .as_f64()
+            .ok_or_else(|| "not a number".to_string())
+            .and_then(|g| rules::kv_heads(g, heads).map_err(|e| e.to_string()))
+            .map(Some),
+    });
+    c.name(
+        "positions",
+        "Positions",
+        &mut value.positions,
+        rules::positions,
+    );
+    c.name(
+        "attention",
+        "Attention",
+        &mut value.attention,
+        rules::attention_type,
+    );
+    c.notices
 }
 
 pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
@@ -82,6 +119,18 @@ pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
                 Value::Number(n) => rules::pad_to(&n.to_string()).map_err(|e| e.to_string()),
                 _ => Err("not a number".into()),
             });
+            // T is not known until the text is read: only 0 and non-numbers are refused here.
+            c.check("window", "Window", &mut value.window, |v| match v {
+                Value::Null => Ok(None),
+                Value::Number(n) => rules::window(&n.to_string(), None).map_err(|e| e.to_string()),
+                _ => Err("not a number".into()),
+            });
+            c.name(
+                "attention",
+                "Attention",
+                &mut value.attention,
+                rules::kernel,
+            );
             c.notices
         }
         Err(notice) => notice.into_iter().collect(),
@@ -256,6 +305,79 @@ mod tests {
         let restored = probe(Some(&serde_json::to_string(&p).unwrap()));
         assert_eq!((restored.value, restored.notices), (p, Vec::new()));
         assert!(settings(None).notices.is_empty());
+    }
+
+    #[test]
+    fn the_architecture_comes_back_and_a_kv_heads_value_that_does_not_divide_falls_back() {
+        use crate::{AttentionKind, Positions};
+        let s = LabSettings {
+            architecture: Architecture {
+                kv_heads: Some(2),
+                positions: Positions::Rotary,
+                attention: AttentionKind::Linear,
+            },
+            ..LabSettings::default()
+        };
+        let kept = serde_json::to_string(&s).unwrap();
+        assert!(kept.contains("\"positions\":\"rotary\""), "{kept}");
+        let restored = settings(Some(&kept));
+        assert_eq!((restored.value, restored.notices), (s, Vec::new()));
+        // Hand-edited: 3 K/V groups for 4 heads.
+        let bad = kept.replace("\"kv_heads\":2", "\"kv_heads\":3");
+        let restored = settings(Some(&bad));
+        assert_eq!(restored.value.architecture.kv_heads, None);
+        assert_eq!(restored.value.architecture.positions, Positions::Rotary);
+        assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
+        assert!(
+            restored.notices[0].starts_with("KV heads 3 from the last visit was reset to none: KV heads must divide the 4 heads"),
+            "{:?}",
+            restored.notices
+        );
+        let bad = kept.replace("\"linear\"", "\"sparse\"");
+        let restored = settings(Some(&bad));
+        assert_eq!(
+            restored.value.architecture.attention,
+            AttentionKind::Softmax
+        );
+        assert_eq!(restored.notices.len(), 1);
+        // Settings kept before the group existed load as BERT's, quietly.
+        let mut old: Value = serde_json::from_str(&kept).unwrap();
+        old.as_object_mut().unwrap().remove("architecture");
+        let restored = settings(Some(&old.to_string()));
+        assert_eq!(restored.value.architecture, Architecture::default());
+        assert!(restored.notices.is_empty());
+        assert_eq!(
+            serde_json::from_str::<LabSettings>(&old.to_string())
+                .unwrap()
+                .architecture,
+            Architecture::default()
+        );
+    }
+
+    #[test]
+    fn window_and_kernel_come_back_and_old_probes_load_without_them() {
+        use crate::ProbeKernel;
+        let p = ProbeInput {
+            window: Some(3),
+            attention: ProbeKernel::Tiled,
+            ..ProbeInput::default()
+        };
+        let kept = serde_json::to_string(&p).unwrap();
+        let restored = probe(Some(&kept));
+        assert_eq!((restored.value, restored.notices), (p, Vec::new()));
+        let zero = probe(Some(&kept.replace("\"window\":3", "\"window\":0")));
+        assert_eq!(zero.value.window, None);
+        assert_eq!(zero.notices.len(), 1, "{:?}", zero.notices);
+        let mut old: Value = serde_json::from_str(&kept).unwrap();
+        old.as_object_mut().unwrap().remove("window");
+        old.as_object_mut().unwrap().remove("attention");
+        let old = old.to_string();
+        let from_serde = serde_json::from_str::<ProbeInput>(&old).unwrap();
+        assert_eq!(
+            (from_serde.window, from_serde.attention),
+            (None, ProbeKernel::Full)
+        );
+        assert!(probe(Some(&old)).notices.is_empty());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What each setting accepts, in one place: the settings panel checks what the user types with
 //! these, and `restore` checks what an earlier visit left in the browser with the same rules.
 
-use crate::{LabError, LabResult, Preset};
+use crate::{AttentionKind, LabError, LabResult, Positions, Preset, ProbeKernel};
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
 
@@ -92,6 +92,85 @@ pub fn pad_to(text: &str) -> LabResult<Option<usize>> {
     })
 }
 
+/// The "Window" field: blank = no window, else a whole number of keys from 1 to `tokens` (the
+/// probe's T, when known): a window of T or more already sees every key.
+pub fn window(text: &str, tokens: Option<usize>) -> LabResult<Option<usize>> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let w = t.parse::<usize>().map_err(|_| {
+        LabError::setting(format!(
+            "Window: \"{t}\" is not a whole number of keys (leave it empty for no window)"
+        ))
+    })?;
+    window_fits(w, tokens).map(Some)
+}
+
+/// A window W against the probe's T tokens: 1 ≤ W ≤ T.
+pub fn window_fits(w: usize, tokens: Option<usize>) -> LabResult<usize> {
+    if w == 0 {
+        return bad(
+            "Window: 0 keys would leave a query nothing to look at, not even itself (at least 1)",
+        );
+    }
+    match tokens {
+        Some(t) if w > t => bad(format!(
+            "Window: {w} is more than the {t} tokens of this text (at most {t}; leave it empty for no window)"
+        )),
+        _ => Ok(w),
+    }
+}
+
+/// The explorer's "Attention" select: Full or Tiled.
+pub fn kernel(v: &str) -> LabResult<ProbeKernel> {
+    match v.to_ascii_lowercase().as_str() {
+        "full" => Ok(ProbeKernel::Full),
+        "tiled" => Ok(ProbeKernel::Tiled),
+        _ => bad("the attention kernel must be Full or Tiled"),
+    }
+}
+
+/// "KV heads": a whole number G that divides the `heads` of the preset (each K/V group serves
+/// H/G query heads).
+pub fn kv_heads(v: f64, heads: usize) -> LabResult<usize> {
+    if v >= 1.0 && v.fract() == 0.0 && v <= heads as f64 && heads % (v as usize) == 0 {
+        Ok(v as usize)
+    } else {
+        let options = kv_head_options(heads)
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        bad(format!(
+            "KV heads must divide the {heads} heads: one of {options}"
+        ))
+    }
+}
+
+/// The divisors of `heads`, the "KV heads" choices (1 = multi-query, `heads` = multi-head).
+pub fn kv_head_options(heads: usize) -> Vec<usize> {
+    (1..=heads).filter(|g| heads % g == 0).collect()
+}
+
+/// "Positions": Absolute or Rotary.
+pub fn positions(v: &str) -> LabResult<Positions> {
+    match v.to_ascii_lowercase().as_str() {
+        "absolute" => Ok(Positions::Absolute),
+        "rotary" => Ok(Positions::Rotary),
+        _ => bad("the positions must be Absolute or Rotary"),
+    }
+}
+
+/// The training panel's "Attention": Softmax or Linear.
+pub fn attention_type(v: &str) -> LabResult<AttentionKind> {
+    match v.to_ascii_lowercase().as_str() {
+        "softmax" => Ok(AttentionKind::Softmax),
+        "linear" => Ok(AttentionKind::Linear),
+        _ => bad("the attention must be Softmax or Linear"),
+    }
+}
+
 fn bad<T>(why: impl Into<String>) -> LabResult<T> {
     Err(LabError::setting(why))
 }
@@ -106,6 +185,41 @@ mod tests {
         assert_eq!(pad_to(" 12 "), Ok(Some(12)));
         assert!(pad_to("-3").unwrap_err().to_string().contains("-3"));
         assert!(pad_to("1e3").is_err());
+    }
+
+    #[test]
+    fn window_is_empty_or_a_whole_number_from_1_to_t() {
+        assert_eq!(window("", Some(5)), Ok(None));
+        assert_eq!(window(" 3 ", Some(5)), Ok(Some(3)));
+        assert_eq!(window("5", Some(5)), Ok(Some(5)));
+        assert_eq!(window("9", None), Ok(Some(9)));
+        let zero = window("0", Some(5)).unwrap_err().to_string();
+        assert!(zero.contains("at least 1"), "{zero}");
+        let long = window("6", Some(5)).unwrap_err().to_string();
+        assert!(long.contains("more than the 5 tokens"), "{long}");
+        let word = window("two", Some(5)).unwrap_err().to_string();
+        assert!(word.contains("\"two\" is not a whole number"), "{word}");
+        assert!(window("-1", None).is_err() && window("2.5", None).is_err());
+    }
+
+    #[test]
+    fn kv_heads_must_divide_the_heads() {
+        assert_eq!(kv_head_options(4), [1, 2, 4]);
+        assert_eq!(kv_head_options(12), [1, 2, 3, 4, 6, 12]);
+        assert_eq!(kv_heads(2.0, 4), Ok(2));
+        assert_eq!(kv_heads(4.0, 4), Ok(4));
+        let three = kv_heads(3.0, 4).unwrap_err().to_string();
+        assert!(
+            three.contains("divide the 4 heads: one of 1, 2, 4"),
+            "{three}"
+        );
+        assert!(kv_heads(0.0, 4).is_err() && kv_heads(8.0, 4).is_err());
+        assert!(kv_heads(1.5, 4).is_err() && kv_heads(f64::NAN, 4).is_err());
+        assert_eq!(positions("Rotary"), Ok(Positions::Rotary));
+        assert_eq!(attention_type("linear"), Ok(AttentionKind::Linear));
+        assert_eq!(kernel("Tiled"), Ok(ProbeKernel::Tiled));
+        assert!(positions("alibi").is_err() && attention_type("sparse").is_err());
+        assert!(kernel("flash").is_err());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! What the user sets: the run (`LabSettings`) and what the explorer shows (`ProbeInput`).
 
 use engine::batch::MaskMode;
-use engine::config::BertConfig;
+use engine::config::{AttentionType, BertConfig, PositionEmbeddingType};
 use engine::data::{max_predictions, BatchConfig};
+use engine::ops::attention::AttentionKernel;
 use engine::optim::OptimizerKind;
 use engine::train::TrainSettings;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,43 @@ pub struct ProbeInput {
     pub pair: String,
     pub pad_to: Option<usize>,
     pub mask: MaskMode,
+    /// Sliding window W: query i sees key j only if |i − j| < W; None = the whole sequence
+    /// (absent in probes kept before it existed).
+    #[serde(default)]
+    pub window: Option<usize>,
+    /// How softmax attention is computed for this call (absent before: Full).
+    #[serde(default)]
+    pub attention: ProbeKernel,
+}
+
+/// The explorer's "Attention" select: the whole T×T matrix, or FlashAttention-2 tiles. Both
+/// give the same weights; tiled also records its block schedule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeKernel {
+    #[default]
+    Full,
+    Tiled,
+}
+
+impl ProbeKernel {
+    /// Rows per query and key block of tiled attention in the explorer: small enough that a
+    /// sentence of a dozen tokens spans several blocks.
+    pub const BLOCK: usize = 4;
+
+    pub fn kernel(self) -> AttentionKernel {
+        match self {
+            ProbeKernel::Full => AttentionKernel::Full,
+            ProbeKernel::Tiled => AttentionKernel::Tiled { block: Self::BLOCK },
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKernel::Full => "Full",
+            ProbeKernel::Tiled => "Tiled",
+        }
+    }
 }
 
 impl Default for ProbeInput {
@@ -27,6 +65,8 @@ impl Default for ProbeInput {
             pair: "the ball rolls under the tree .".into(),
             pad_to: None,
             mask: MaskMode::Padding,
+            window: None,
+            attention: ProbeKernel::Full,
         }
     }
 }
@@ -41,6 +81,7 @@ pub enum Preset {
 impl Preset {
     pub const ALL: [Preset; 2] = [Preset::Tiny, Preset::Small];
 
+    /// The preset's own shape (BERT: multi-head, absolute positions, softmax).
     pub fn config(self) -> BertConfig {
         match self {
             Preset::Tiny => BertConfig::tiny(0),
@@ -82,6 +123,91 @@ pub struct LabSettings {
     /// existed: off).
     #[serde(default)]
     pub fixed_batch: bool,
+    /// The attention architecture of the next fresh model (absent in settings kept before it
+    /// existed: BERT's).
+    #[serde(default)]
+    pub architecture: Architecture,
+}
+
+/// The training panel's "Architecture" group; it takes effect at the next Reset.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Architecture {
+    /// "KV heads": G K/V groups, a divisor of the preset's heads; None = one per head (plain
+    /// multi-head attention).
+    #[serde(default)]
+    pub kv_heads: Option<usize>,
+    /// "Positions": absolute (learned) or rotary.
+    #[serde(default)]
+    pub positions: Positions,
+    /// "Attention": softmax or linear.
+    #[serde(default)]
+    pub attention: AttentionKind,
+}
+
+/// The engine's `PositionEmbeddingType`, as the page and worker exchange it: the engine's
+/// reads only from a string (config.json), which postcard does not write for an enum.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Positions {
+    #[default]
+    Absolute,
+    Rotary,
+}
+
+/// The engine's `AttentionType`, as the page and worker exchange it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AttentionKind {
+    #[default]
+    Softmax,
+    Linear,
+}
+
+impl From<Positions> for PositionEmbeddingType {
+    fn from(p: Positions) -> Self {
+        match p {
+            Positions::Absolute => PositionEmbeddingType::Absolute,
+            Positions::Rotary => PositionEmbeddingType::Rotary,
+        }
+    }
+}
+
+impl From<PositionEmbeddingType> for Positions {
+    fn from(p: PositionEmbeddingType) -> Self {
+        match p {
+            PositionEmbeddingType::Absolute => Positions::Absolute,
+            PositionEmbeddingType::Rotary => Positions::Rotary,
+        }
+    }
+}
+
+impl From<AttentionKind> for AttentionType {
+    fn from(a: AttentionKind) -> Self {
+        match a {
+            AttentionKind::Softmax => AttentionType::Softmax,
+            AttentionKind::Linear => AttentionType::Linear,
+        }
+    }
+}
+
+impl From<AttentionType> for AttentionKind {
+    fn from(a: AttentionType) -> Self {
+        match a {
+            AttentionType::Softmax => AttentionKind::Softmax,
+            AttentionType::Linear => AttentionKind::Linear,
+        }
+    }
+}
+
+impl Architecture {
+    /// `preset`'s config with this architecture.
+    pub fn config(self, preset: Preset) -> BertConfig {
+        let mut c = preset.config();
+        c.num_key_value_heads = self.kv_heads.filter(|&g| g != c.num_attention_heads);
+        c.position_embedding_type = self.positions.into();
+        c.attention_type = self.attention.into();
+        c
+    }
 }
 
 impl Default for LabSettings {
@@ -96,11 +222,17 @@ impl Default for LabSettings {
             train_mask: MaskMode::Padding,
             max_len: 32,
             fixed_batch: false,
+            architecture: Architecture::default(),
         }
     }
 }
 
 impl LabSettings {
+    /// The config of a fresh model: the preset with the chosen architecture.
+    pub fn model_config(&self) -> BertConfig {
+        self.architecture.config(self.preset)
+    }
+
     /// The engine's training settings for a model with `max_positions` positions (the batches'
     /// T is at most that).
     pub fn train_settings(&self, max_positions: usize) -> TrainSettings {

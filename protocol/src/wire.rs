@@ -29,6 +29,34 @@ mod tests {
         assert_eq!(decode::<ToWorker>(&encode(&sent).unwrap()).unwrap(), sent);
         let tune = ToWorker::Tune(LabSettings::default());
         assert_eq!(decode::<ToWorker>(&encode(&tune).unwrap()).unwrap(), tune);
+        // Every architecture and probe choice crosses too.
+        let variant = ToWorker::Reset {
+            corpus: "a b .".into(),
+            settings: LabSettings {
+                architecture: crate::Architecture {
+                    kv_heads: Some(2),
+                    positions: crate::Positions::Rotary,
+                    attention: crate::AttentionKind::Linear,
+                },
+                ..LabSettings::default()
+            },
+        };
+        assert_eq!(
+            decode::<ToWorker>(&encode(&variant).unwrap()).unwrap(),
+            variant
+        );
+        let windowed = ToWorker::Inspect {
+            probe: ProbeInput {
+                window: Some(3),
+                attention: crate::ProbeKernel::Tiled,
+                ..ProbeInput::default()
+            },
+            at: None,
+        };
+        assert_eq!(
+            decode::<ToWorker>(&encode(&windowed).unwrap()).unwrap(),
+            windowed
+        );
         let failed = FromWorker::Failed(crate::LabError::no_model());
         assert_eq!(
             decode::<FromWorker>(&encode(&failed).unwrap()).unwrap(),

@@ -55,6 +55,24 @@ pub fn trace_shape(ins: &Inspection) -> (usize, usize) {
     (layers, heads)
 }
 
+/// Linear attention: the trace holds φ(Q) and φ(K), and no scores.
+pub fn is_linear(ins: &Inspection) -> bool {
+    ins.trace
+        .layers
+        .first()
+        .and_then(|l| l.heads.first())
+        .is_some_and(|h| h.phi_q.is_some())
+}
+
+/// What a head's weights are called: softmax's, or those linear attention implies.
+pub fn weights_name(ins: &Inspection) -> &'static str {
+    if is_linear(ins) {
+        "implied weights"
+    } else {
+        "softmax weights"
+    }
+}
+
 /// Sizes of the inspected text and model, as the equations name them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Dims {
@@ -110,7 +128,7 @@ pub fn weights_figure(ins: &Inspection, sel: Selection, max_grid: u32) -> Option
     let (_, head) = layer_and_head(ins, sel)?;
     Some(token_figure(
         ins,
-        head_caption(sel, "softmax weights"),
+        head_caption(sel, weights_name(ins)),
         &head.weights,
         max_grid,
     ))
@@ -176,6 +194,43 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
     let l = sel.layer;
     let hc = |what: &str| head_caption(sel, what);
     let lc = |what: &str| layer_caption(l, what);
+    if let (Some(phi_q), Some(phi_k)) = (&head.phi_q, &head.phi_k) {
+        // Linear attention: no T×T scores exist; φ(Q) and φ(K) take their stages, and the
+        // weights are the ones its formula implies (computed for display only).
+        let phi = |max_grid| {
+            vec![
+                dimension_figure(ins, hc("φ(Q) = elu(Q) + 1"), phi_q, max_grid, 200),
+                dimension_figure(ins, hc("φ(K) = elu(K) + 1"), phi_k, max_grid, 200),
+            ]
+        };
+        let implied = "implied weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)";
+        match stage {
+            Stage::Scores | Stage::Scaled => return phi(260),
+            Stage::Masked => {
+                let mut figs = phi(230);
+                figs.push(token_figure(
+                    ins,
+                    hc("mask M (allowed keys)"),
+                    &head.mask,
+                    230,
+                ));
+                return figs;
+            }
+            Stage::Softmax => {
+                let mut figs = phi(200);
+                figs.push(token_figure(ins, hc(implied), &head.weights, 230));
+                return figs;
+            }
+            Stage::Context => {
+                return vec![
+                    token_figure(ins, hc("implied weights"), &head.weights, 220),
+                    dimension_figure(ins, hc("values V"), &head.v, 220, 180),
+                    dimension_figure(ins, hc("context"), &head.context, 220, 180),
+                ]
+            }
+            _ => {}
+        }
+    }
     match stage {
         Stage::Embeddings => {
             let e = &ins.trace;
@@ -372,9 +427,20 @@ pub fn rollout_figure(ins: &Inspection, max_grid: u32) -> Figure {
     )
 }
 
+/// Why a linear model's stages from the scores to the softmax show φ(Q) and φ(K) instead.
+pub const LINEAR_NO_SCORES: &str = "No scores here: the T×T score matrix is never formed in linear attention. Each query reads φ(q_i)·(Σ_j φ(k_j) v_jᵀ) / (φ(q_i)·Σ_j φ(k_j)), with φ = elu + 1: the sums over keys are d_k × d_k, so the cost grows with T, not T². There is no scaling by √d_k and no softmax; the weights shown are the ones this formula implies, worked out for display only.";
+
 /// A nudge when a stage would show nothing of interest for this text.
 pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'static str> {
     let (_, head) = layer_and_head(ins, sel)?;
+    if head.phi_q.is_some()
+        && matches!(
+            stage,
+            Stage::Scores | Stage::Scaled | Stage::Masked | Stage::Softmax
+        )
+    {
+        return Some(LINEAR_NO_SCORES);
+    }
     let nothing_masked = head.mask.data.iter().all(|m| m.is_finite());
     if !(matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked) {
         return None;

@@ -1,10 +1,11 @@
-//! The probe: "Sentence", "Second sentence", "Pad to" and "Mask". Every edit goes straight
-//! into the `probe` signal; the app answers with a new inspection.
+//! The probe: "Sentence", "Second sentence", "Pad to", "Mask", "Window" and "Attention". Every
+//! edit goes straight into the `probe` signal; the app answers with a new inspection. A bad
+//! value is a message next to its field and changes nothing.
 
 use engine::MaskMode;
 use leptos::prelude::*;
-use protocol::rules::pad_to as parse_pad_to;
-use protocol::ProbeInput;
+use protocol::rules::{self, pad_to as parse_pad_to};
+use protocol::{ProbeInput, ProbeKernel};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Radio groups need a page-unique name; several explorers may be mounted (tests).
@@ -13,8 +14,14 @@ fn unique_name(prefix: &str) -> String {
     format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
+/// `tokens`: T of the text last read (the window's upper bound), None before any. `linear`:
+/// the model has linear attention, which has neither a window nor tiles.
 #[component]
-pub fn ProbeForm(probe: RwSignal<ProbeInput>) -> impl IntoView {
+pub fn ProbeForm(
+    probe: RwSignal<ProbeInput>,
+    #[prop(into)] tokens: Signal<Option<usize>>,
+    #[prop(into)] linear: Signal<bool>,
+) -> impl IntoView {
     let pad_text = RwSignal::new(
         probe.with_untracked(|p| p.pad_to.map(|n| n.to_string()).unwrap_or_default()),
     );
@@ -26,6 +33,29 @@ pub fn ProbeForm(probe: RwSignal<ProbeInput>) -> impl IntoView {
             probe.update(|p| p.pad_to = n);
         }
         pad_text.set(text);
+    };
+    let window_text = RwSignal::new(
+        probe.with_untracked(|p| p.window.map(|n| n.to_string()).unwrap_or_default()),
+    );
+    // Checked against the T of the text on screen, as it changes.
+    let window_error =
+        Memo::new(move |_| window_text.with(|t| rules::window(t, tokens.get()).err()));
+    let on_window = move |ev| {
+        let text = event_target_value(&ev);
+        if let Ok(w) = rules::window(&text, tokens.get_untracked()) {
+            probe.update(|p| p.window = w);
+        }
+        window_text.set(text);
+    };
+    let on_kernel = move |ev| {
+        if let Ok(k) = rules::kernel(&event_target_value(&ev)) {
+            probe.update(|p| p.attention = k);
+        }
+    };
+    let kernel_option = move |k: ProbeKernel| {
+        view! {
+            <option value=k.name() prop:selected=move || probe.with(|p| p.attention == k)>{k.name()}</option>
+        }
     };
     let group = unique_name("mask");
     let mask_radio = move |mode: MaskMode, label: &'static str, hint: &'static str| {
@@ -69,8 +99,25 @@ pub fn ProbeForm(probe: RwSignal<ProbeInput>) -> impl IntoView {
                     {mask_radio(MaskMode::Causal, "Causal", "Padding, and each query sees only itself and earlier keys")}
                 </div>
             </fieldset>
+            <label class="field window" title="Sliding window W: query i sees key j only if |i − j| < W (with Causal: the W keys up to itself). Empty: no window.">
+                <span class="field-label">"Window"</span>
+                <input type="text" inputmode="numeric" spellcheck="false" autocomplete="off" placeholder="none"
+                    prop:value=move || window_text.get() on:input=on_window prop:disabled=linear
+                    aria-invalid=move || window_error.with(Option::is_some).to_string()/>
+            </label>
+            <label class="field kernel" title="Full: the whole T×T weight matrix. Tiled: FlashAttention-2 blocks with an online softmax; the same weights.">
+                <span class="field-label">"Attention"</span>
+                <select on:change=on_kernel prop:disabled=linear>
+                    {kernel_option(ProbeKernel::Full)}
+                    {kernel_option(ProbeKernel::Tiled)}
+                </select>
+            </label>
             </div>
         </div>
         {move || pad_error.get().map(|e| view! { <p class="field-error" role="alert">{e.to_string()}</p> })}
+        {move || (!linear.get()).then(|| window_error.get()).flatten().map(|e| view! { <p class="field-error window-error" role="alert">{e.to_string()}</p> })}
+        {move || linear.get().then(|| view! {
+            <p class="hint linear-note">"Linear attention has no window and no tiles: its running sums cover every key, and no T×T matrix is formed."</p>
+        })}
     }
 }

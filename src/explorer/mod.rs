@@ -22,7 +22,7 @@ use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
-use protocol::{ModelInfo, ProbeInput};
+use protocol::{AttentionKind, ModelInfo, ProbeInput};
 use stage::Stage;
 use std::sync::Arc;
 use stepper::StagePanel;
@@ -61,6 +61,14 @@ pub fn Explorer(
         chosen.get().clamped(layers, heads)
     });
     let stage = RwSignal::new(Stage::FIRST_SHOWN);
+    let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
+    // From the model info, or the trace itself (φ recorded) when there is none.
+    let linear = Signal::derive(move || {
+        info.with(|i| {
+            i.as_ref()
+                .is_some_and(|i| i.attention == AttentionKind::Linear)
+        }) || ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i)))
+    });
 
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
         if keys::is_editing(&ev) {
@@ -113,7 +121,7 @@ pub fn Explorer(
     view! {
         <section class="explorer">
             <div class="probe-card">
-                <ProbeForm probe=probe/>
+                <ProbeForm probe=probe tokens=tokens linear=linear/>
                 <Show when=ok>
                     {notices}
                     <TokenChips ins=ins/>

@@ -1,7 +1,7 @@
 //! Layer and head: two selectors, and the model view (every layer × head as a small softmax
 //! heatmap, as BertViz does). Clicking a cell selects it.
 
-use super::figures::{weights, Selection};
+use super::figures::{weights, weights_name, Selection};
 use crate::components::heatmap_thumb::HeatmapThumb;
 use engine::inspect::Inspection;
 use leptos::prelude::*;
@@ -44,9 +44,37 @@ pub fn ModelView(
     selection: Memo<Selection>,
     chosen: RwSignal<Selection>,
 ) -> impl IntoView {
+    // G K/V groups (grouped-query attention): heads sharing one are banded together.
+    let groups = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| i.trace.layers.first())
+                .map_or(0, |l| {
+                    l.heads.iter().map(|h| h.kv_group + 1).max().unwrap_or(0)
+                })
+        })
+    });
+    let what =
+        Memo::new(move |_| ins.with(|i| i.as_ref().map_or("softmax weights", |i| weights_name(i))));
     // Rebuilt only when the model's shape changes; each thumbnail redraws from its own memo.
     let grid = move || {
         let (layers, heads) = shape.get();
+        let g = groups.get();
+        let band = (g > 0 && g < heads && heads % g == 0).then(|| {
+            let per = heads / g;
+            let cells = (0..g)
+                .map(|k| {
+                    let title = format!(
+                        "Heads {}–{} share K/V group {} (grouped-query attention)",
+                        k * per + 1,
+                        (k + 1) * per,
+                        k + 1
+                    );
+                    view! { <span class="mv-kv" title=title style:grid-column=format!("span {per}")>{format!("KV {}", k + 1)}</span> }
+                })
+                .collect_view();
+            view! { <span class="mv-corner mv-kv-label" title="K/V groups">"KV"</span> {cells} }
+        });
         let header = (0..heads)
             .map(|h| view! { <span class="mv-head">{format!("H{}", h + 1)}</span> })
             .collect_view();
@@ -59,10 +87,12 @@ pub fn ModelView(
                             ins.with(|i| i.as_ref().and_then(|i| weights(i, sel).cloned()).unwrap_or_default())
                         });
                         let name = format!("Layer {} · Head {}", layer + 1, head + 1);
+                        let kv = (g > 0 && g < heads).then(|| (head / (heads / g)) % 2 == 1);
                         view! {
                             <button type="button" class="thumb" class:selected=move || selection.get() == sel
+                                class:kv-odd=kv == Some(true)
                                 aria-pressed=move || (selection.get() == sel).to_string()
-                                aria-label=name.clone() title=format!("{name}: softmax weights")
+                                aria-label=name.clone() title=move || format!("{name}: {}", what.get())
                                 on:click=move |_| chosen.set(sel)>
                                 <HeatmapThumb matrix=matrix/>
                             </button>
@@ -72,11 +102,11 @@ pub fn ModelView(
                 view! { <span class="mv-layer">{format!("L{}", layer + 1)}</span> {cells} }
             })
             .collect_view();
-        view! { <span class="mv-corner"></span> {header} {rows} }
+        view! { {band} <span class="mv-corner"></span> {header} {rows} }
     };
     view! {
         <div class="model-view-wrap">
-            <h3 class="panel-title">"Model view " <span class="sub">"softmax weights of every layer × head"</span></h3>
+            <h3 class="panel-title">"Model view " <span class="sub">{move || format!("{} of every layer × head", what.get())}</span></h3>
             <div class="model-view" role="group" aria-label="Model view"
                 style:grid-template-columns=move || format!("auto repeat({}, minmax(28px, 64px))", shape.get().1)>
                 {grid}

@@ -4,8 +4,11 @@
 use super::history::WeightHistory;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
-use engine::inspect::{inspect, Inspection};
+use engine::config::AttentionType;
+use engine::forward::ForwardOptions;
+use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
+use engine::ops::attention::AttentionKernel;
 use engine::optim::Optimizer;
 use engine::tokenizer::Tokenizer;
 use engine::train::Trainer;
@@ -38,9 +41,15 @@ const HISTORY_BUDGET: usize = 64 << 20;
 pub const WORD_VOCAB_LIMIT: usize = 8192;
 
 impl Lab {
-    /// A fresh model of `settings.preset` on `corpus`, with a word-level vocabulary built from it.
+    /// A fresh model of `settings.preset` with the chosen architecture on `corpus`, with a
+    /// word-level vocabulary built from it.
     pub fn fresh(corpus: &str, settings: &LabSettings) -> LabResult<Lab> {
-        let config = settings.preset.config();
+        let config = settings.model_config();
+        // The page offers only divisors; a kept setting was checked by `restore`. Checked
+        // again here so a bad one is this message, not the engine's config error.
+        if let Some(g) = settings.architecture.kv_heads {
+            protocol::rules::kv_heads(g as f64, config.num_attention_heads)?;
+        }
         let mut trainer = Trainer::from_corpus_with_vocab_limit(
             corpus,
             WORD_VOCAB_LIMIT,
@@ -177,6 +186,9 @@ impl Lab {
                 Model::Trainable(t) => t.corpus_words,
                 Model::InspectOnly { .. } => None,
             },
+            kv_heads: c.num_key_value_heads,
+            positions: c.position_embedding_type.into(),
+            attention: c.attention_type.into(),
         }
     }
 
@@ -194,21 +206,29 @@ impl Lab {
             }
         };
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
-        inspect(
-            model,
-            tokenizer,
-            &probe.text,
-            pair,
-            probe.mask,
-            probe.pad_to,
-        )
+        // Linear attention has neither a window nor tiles (its running sums cover every key);
+        // the page greys both out for such a model and they do not apply.
+        let linear = model.config.attention_type == AttentionType::Linear;
+        let opts = ForwardOptions {
+            window: probe.window.filter(|_| !linear),
+            kernel: if linear {
+                AttentionKernel::Full
+            } else {
+                probe.attention.kernel()
+            },
+            ..ForwardOptions::inspection(probe.mask)
+        };
+        let inspection = inspect_with(model, tokenizer, &probe.text, pair, &opts, probe.pad_to)?;
+        // The page checks the window against the T it last saw; the text may have changed since.
+        if let Some(w) = opts.window {
+            protocol::rules::window_fits(w, Some(inspection.tokens.len()))?;
+        }
         // The page shows `mask_predictions`; the T×V logits behind them would be most of every
         // snapshot sent to it (T×8192 floats with a large corpus).
-        .map(|inspection| Inspection {
+        Ok(Inspection {
             mlm_logits: None,
             ..inspection
         })
-        .map_err(LabError::from)
     }
 
     /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
@@ -373,6 +393,76 @@ mod tests {
         assert_eq!(seen.tokens[0], "[CLS]");
         assert_eq!(seen.trace.layers.len(), 2);
         assert_eq!(seen.mask_predictions.len(), 1);
+    }
+
+    #[test]
+    fn each_architecture_choice_builds_trains_a_step_and_inspects() {
+        use protocol::{Architecture, AttentionKind, Positions, ProbeKernel};
+        let choices = [
+            Architecture {
+                kv_heads: Some(1),
+                ..Architecture::default()
+            },
+            Architecture {
+                kv_heads: Some(2),
+                ..Architecture::default()
+            },
+            Architecture {
+                positions: Positions::Rotary,
+                ..Architecture::default()
+            },
+            Architecture {
+                attention: AttentionKind::Linear,
+                ..Architecture::default()
+            },
+        ];
+        for architecture in choices {
+            let settings = LabSettings {
+                architecture,
+                ..LabSettings::default()
+            };
+            let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+            let info = lab.info();
+            assert_eq!(info.kv_groups(), architecture.kv_heads.unwrap_or(4));
+            assert_eq!(
+                (info.positions, info.attention),
+                (architecture.positions, architecture.attention)
+            );
+            assert!(lab.step().unwrap().loss.is_finite(), "{architecture:?}");
+            let seen = lab.inspect(&ProbeInput::default(), None).unwrap();
+            let head = &seen.trace.layers[0].heads[3];
+            assert_eq!(head.kv_group, 3 / (4 / info.kv_groups()));
+            assert_eq!(
+                head.phi_q.is_some(),
+                architecture.attention == AttentionKind::Linear
+            );
+        }
+        // A window and tiles on a softmax model; a window longer than the text is a message.
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let probe = ProbeInput {
+            window: Some(2),
+            attention: ProbeKernel::Tiled,
+            ..ProbeInput::default()
+        };
+        let seen = lab.inspect(&probe, None).unwrap();
+        assert!(seen.trace.layers[0].heads[0].tiles.is_some());
+        let long = ProbeInput {
+            window: Some(500),
+            ..ProbeInput::default()
+        };
+        assert!(lab
+            .inspect(&long, None)
+            .unwrap_err()
+            .to_string()
+            .contains("more than the"));
+        let bad = LabSettings {
+            architecture: Architecture {
+                kv_heads: Some(3),
+                ..Architecture::default()
+            },
+            ..LabSettings::default()
+        };
+        assert!(Lab::fresh(DEFAULT_CORPUS, &bad).is_err());
     }
 
     #[test]
