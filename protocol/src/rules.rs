@@ -134,7 +134,7 @@ pub fn kernel(v: &str) -> LabResult<ProbeKernel> {
 /// "KV heads": a whole number G that divides the `heads` of the preset (each K/V group serves
 /// H/G query heads).
 pub fn kv_heads(v: f64, heads: usize) -> LabResult<usize> {
-    if v >= 1.0 && v.fract() == 0.0 && v <= heads as f64 && heads % (v as usize) == 0 {
+    if v >= 1.0 && v.fract() == 0.0 && v <= heads as f64 && heads.is_multiple_of(v as usize) {
         Ok(v as usize)
     } else {
         let options = kv_head_options(heads)
@@ -150,7 +150,7 @@ pub fn kv_heads(v: f64, heads: usize) -> LabResult<usize> {
 
 /// The divisors of `heads`, the "KV heads" choices (1 = multi-query, `heads` = multi-head).
 pub fn kv_head_options(heads: usize) -> Vec<usize> {
-    (1..=heads).filter(|g| heads % g == 0).collect()
+    (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect()
 }
 
 /// "Positions": Absolute or Rotary.
