@@ -37,6 +37,17 @@ impl Matrix {
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
+    /// max |a − b| over the entries, when the shapes agree; equal non-finite entries (both −∞)
+    /// count as 0 apart.
+    pub fn max_abs_difference(&self, other: &Matrix) -> Option<f32> {
+        ((self.rows, self.cols) == (other.rows, other.cols)).then(|| {
+            self.data
+                .iter()
+                .zip(&other.data)
+                .map(|(&a, &b)| if a == b { 0.0 } else { (a - b).abs() })
+                .fold(0.0, f32::max)
+        })
+    }
     /// Smallest and largest finite entry, for colour scales.
     pub fn finite_range(&self) -> Option<(f32, f32)> {
         let mut it = self.data.iter().copied().filter(|x| x.is_finite());

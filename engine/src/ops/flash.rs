@@ -215,6 +215,40 @@ pub(crate) fn forward(
     )
 }
 
+/// The weights one head's tiled attention stands for, from its trace alone: with each row's
+/// final running max m_i and sum l_i, P_ij = exp(S_ij − m_i) / l_i, S = QKᵀ/√d_k + M (the
+/// `masked` matrix). The explorer shows that they equal the full kernel's softmax. None
+/// without a tile schedule; a row no key reached stays 0, as in the full kernel.
+pub fn weights_from_tiles(head: &HeadTrace) -> Option<Matrix> {
+    let tiles = head.tiles.as_ref()?;
+    let s = &head.masked;
+    let block = tiles.iter().map(|t| t.row_max.len()).max()?;
+    let (mut m, mut l) = (vec![f32::NEG_INFINITY; s.rows], vec![0f32; s.rows]);
+    // Query blocks take their key blocks in order: a row's last step holds its final m and l.
+    for step in tiles {
+        let first = step.q_block * block;
+        for (r, (&row_max, &row_sum)) in step.row_max.iter().zip(&step.row_sum).enumerate() {
+            if let (Some(m), Some(l)) = (m.get_mut(first + r), l.get_mut(first + r)) {
+                (*m, *l) = (row_max, row_sum);
+            }
+        }
+    }
+    let mut weights = Matrix {
+        rows: s.rows,
+        cols: s.cols,
+        data: vec![0.0; s.rows * s.cols],
+    };
+    for (i, row) in weights.data.chunks_exact_mut(s.cols.max(1)).enumerate() {
+        if m[i] == f32::NEG_INFINITY || l[i] <= 0.0 {
+            continue;
+        }
+        for (w, &score) in row.iter_mut().zip(s.row(i)) {
+            *w = exp(score - m[i]) / l[i]; // exp(−∞) = 0 at masked keys
+        }
+    }
+    Some(weights)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
     d_q: &mut ArrayViewMut3<f32>,

@@ -477,6 +477,39 @@ fn tiled_trace_equals_full_trace_and_records_the_schedule() {
 }
 
 #[test]
+fn the_tile_schedules_final_max_and_sum_give_the_full_weights() {
+    let c = case(13, 7, 2, 2, 3);
+    for mode in [MaskMode::Padding, MaskMode::Causal] {
+        let tiled = AttentionOptions {
+            kernel: AttentionKernel::Tiled { block: 3 },
+            ..opts(2, 2, 3, mode)
+        };
+        let mut heads = Vec::new();
+        forward(
+            c.q.view(),
+            c.k.view(),
+            c.v.view(),
+            c.key_mask.view(),
+            &tiled,
+            &mut Rng::new(0),
+            Some(&mut heads),
+        );
+        for head in &mut heads {
+            let from_tiles = flash::weights_from_tiles(head).unwrap();
+            let diff = from_tiles.max_abs_difference(&head.weights).unwrap();
+            assert!(diff < 1e-6, "{mode:?}: {diff}");
+            // A wrong running sum shows: the check can fail.
+            let last = head.tiles.as_mut().unwrap().last_mut().unwrap();
+            last.row_sum[0] *= 2.0;
+            let off = flash::weights_from_tiles(head).unwrap();
+            assert!(off.max_abs_difference(&head.weights).unwrap() > 1e-3);
+        }
+    }
+    let full = HeadTrace::default();
+    assert!(flash::weights_from_tiles(&full).is_none());
+}
+
+#[test]
 fn weights_are_a_distribution_over_allowed_keys_only() {
     let c = case(16, 4, 2, 2, 3);
     for mode in [MaskMode::None, MaskMode::Padding, MaskMode::Causal] {
