@@ -3,7 +3,7 @@
 //! query token, column = key token, −∞ as null).
 
 use crate::components::export;
-use crate::heatmap::{self, label_room, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
+use crate::heatmap::{self, label_room, CellBlock, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
 use crate::paint::PaintSlot;
 use engine::Matrix;
 use leptos::prelude::*;
@@ -27,7 +27,14 @@ pub struct HeatmapOptions {
     pub bar: bool,
     /// Largest width of the cell grid; `None` = `max_grid`.
     pub max_w: Option<u32>,
+    /// Cells to frame, drawn and exported with the heatmap, and named in `data-outline`.
+    pub outline: Option<CellBlock>,
+    /// What the hatched (non-finite) cells mean, for the legend.
+    pub hatched: &'static str,
 }
+
+/// The legend's usual meaning of a hatched cell.
+pub const MASKED: &str = "−∞: masked";
 
 impl Default for HeatmapOptions {
     fn default() -> Self {
@@ -36,6 +43,8 @@ impl Default for HeatmapOptions {
             scale: None,
             bar: true,
             max_w: None,
+            outline: None,
+            hatched: MASKED,
         }
     }
 }
@@ -76,6 +85,7 @@ fn spec_for<'a>(
         col_labels: &data.col_labels,
         scale: scale_for(data, options),
         layout,
+        outline: options.outline,
     }
 }
 
@@ -213,7 +223,7 @@ pub fn HeatmapFigure(
             view! {
                 <p class="legend">
                     {plain.then(|| view! { <span class="swatch zero"></span>" 0: may attend " })}
-                    {has_masked().then(|| view! { <span class="swatch hatched"></span>" −∞: masked" })}
+                    {has_masked().then(|| view! { <span class="swatch hatched"></span>" "{opts.get().hatched} })}
                 </p>
             }
         })
@@ -266,7 +276,8 @@ pub fn HeatmapFigure(
     });
 
     view! {
-        <figure class="heatmap" data-matrix=move || data.with(|d| matrix_json(&d.matrix))>
+        <figure class="heatmap" data-matrix=move || data.with(|d| matrix_json(&d.matrix))
+            data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))>
             <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
             <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
                 on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>

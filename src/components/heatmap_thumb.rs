@@ -28,6 +28,7 @@ pub fn HeatmapThumb(
                     col_labels: &[],
                     scale: Scale::for_range(lo, hi),
                     layout: Layout::new(m.rows, m.cols, side, false),
+                    outline: None,
                 };
                 heatmap::draw(&canvas, &spec).err().map(|e| e.to_string())
             });

@@ -86,6 +86,13 @@ pub struct Dims {
     pub d: usize,
     /// I: the feed-forward network's intermediate size
     pub i: usize,
+    /// B: rows per block of tiled attention (0 when not tiled)
+    pub block: usize,
+}
+
+/// Rows per block of a tile schedule: the longest block (only the last can be shorter).
+pub fn tile_block(tiles: &[engine::TileStep]) -> usize {
+    tiles.iter().map(|t| t.row_max.len()).max().unwrap_or(0)
 }
 
 pub fn dims(ins: &Inspection) -> Dims {
@@ -96,10 +103,14 @@ pub fn dims(ins: &Inspection) -> Dims {
         h: first.map_or(0, |l| l.heads.len()),
         d: first.and_then(|l| l.heads.first()).map_or(0, |h| h.q.cols),
         i: first.map_or(0, |l| l.intermediate.cols),
+        block: first
+            .and_then(|l| l.heads.first())
+            .and_then(|h| h.tiles.as_deref())
+            .map_or(0, tile_block),
     }
 }
 
-fn layer_and_head(ins: &Inspection, sel: Selection) -> Option<(&LayerTrace, &HeadTrace)> {
+pub(crate) fn layer_and_head(ins: &Inspection, sel: Selection) -> Option<(&LayerTrace, &HeadTrace)> {
     let layer = ins.trace.layers.get(sel.layer)?;
     Some((layer, layer.heads.get(sel.head)?))
 }
@@ -121,6 +132,8 @@ const DIMS: HeatmapOptions = HeatmapOptions {
     scale: None,
     bar: true,
     max_w: None,
+    outline: None,
+    hatched: crate::components::heatmap_figure::MASKED,
 };
 
 /// The selected head's softmax weights: the figure the explorer always keeps in view.
@@ -139,7 +152,7 @@ pub fn weights(ins: &Inspection, sel: Selection) -> Option<&Matrix> {
     layer_and_head(ins, sel).map(|(_, h)| &h.weights)
 }
 
-fn token_figure(ins: &Inspection, caption: String, m: &Matrix, max_grid: u32) -> Figure {
+pub(crate) fn token_figure(ins: &Inspection, caption: String, m: &Matrix, max_grid: u32) -> Figure {
     figure(
         ins,
         caption,
@@ -150,7 +163,7 @@ fn token_figure(ins: &Inspection, caption: String, m: &Matrix, max_grid: u32) ->
     )
 }
 
-fn dimension_figure(
+pub(crate) fn dimension_figure(
     ins: &Inspection,
     caption: String,
     m: &Matrix,
@@ -345,6 +358,8 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
             dimension_figure(ins, hc("values V"), &head.v, 220, 180),
             dimension_figure(ins, hc("context A·V"), &head.context, 220, 180),
         ],
+        // The Tiles panel draws its own figures, one block at a time (`tiles::data`).
+        Stage::Tiles => Vec::new(),
         Stage::Concat => vec![concatenated_heads(ins, l, layer, head.q.cols, 560, 320)],
         Stage::Output => {
             vec![
@@ -454,6 +469,7 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::explorer::stage::Stages;
     use engine::tokenizer::Tokenizer;
     use engine::{BertConfig, BertForPreTraining, Rng};
     use protocol::{ProbeInput, DEFAULT_CORPUS};
@@ -462,20 +478,25 @@ pub(crate) mod tests {
     /// The app's first model: a fresh tiny BERT on the default corpus (straight from the engine,
     /// so these tests do not depend on how the app hosts it).
     pub(crate) fn inspection(probe: ProbeInput) -> Inspection {
+        inspection_with(probe, engine::ops::attention::AttentionKernel::Full)
+    }
+
+    /// `inspection` with attention computed by `kernel`.
+    pub(crate) fn inspection_with(
+        probe: ProbeInput,
+        kernel: engine::ops::attention::AttentionKernel,
+    ) -> Inspection {
         let vocab = engine::tokenizer::build_word_vocab(DEFAULT_CORPUS).unwrap();
         let model =
             BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0)).unwrap();
         let tokenizer = Tokenizer::word_level(vocab);
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
-        engine::inspect::inspect(
-            &model,
-            &tokenizer,
-            &probe.text,
-            pair,
-            probe.mask,
-            probe.pad_to,
-        )
-        .unwrap()
+        let opts = engine::forward::ForwardOptions {
+            kernel,
+            ..engine::forward::ForwardOptions::inspection(probe.mask)
+        };
+        engine::inspect::inspect_with(&model, &tokenizer, &probe.text, pair, &opts, probe.pad_to)
+            .unwrap()
     }
 
     #[test]
@@ -483,7 +504,7 @@ pub(crate) mod tests {
         let ins = inspection(ProbeInput::default());
         let sel = Selection { layer: 1, head: 2 };
         let head = &ins.trace.layers[1].heads[2];
-        for stage in Stage::ALL {
+        for stage in Stages::default().list() {
             let figs = stage_figures(&ins, sel, stage);
             assert!(!figs.is_empty(), "{stage:?} shows nothing");
             let prefix = if stage == Stage::Embeddings {

@@ -10,6 +10,7 @@ pub mod model_view;
 pub mod predictions;
 pub mod stage;
 pub mod stepper;
+pub mod tiles;
 pub mod tokens;
 
 use crate::components::heatmap_figure::HeatmapFigure;
@@ -23,7 +24,7 @@ use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
 use protocol::{AttentionKind, ModelInfo, ProbeInput};
-use stage::Stage;
+use stage::{Stage, Stages};
 use std::sync::Arc;
 use stepper::StagePanel;
 use tokens::{pad_note, TokenChips};
@@ -61,6 +62,9 @@ pub fn Explorer(
         chosen.get().clamped(layers, heads)
     });
     let stage = RwSignal::new(Stage::FIRST_SHOWN);
+    let stages = Memo::new(move |_| Stages {
+        tiled: ins.with(|i| i.as_ref().is_some_and(|i| tiles::data::is_tiled(i))),
+    });
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.
     let linear = Signal::derive(move || {
@@ -75,8 +79,8 @@ pub fn Explorer(
             return;
         }
         match ev.key().as_str() {
-            "ArrowRight" => stage.update(|s| *s = s.next()),
-            "ArrowLeft" => stage.update(|s| *s = s.previous()),
+            "ArrowRight" => stage.update(|s| *s = stages.get_untracked().next(*s)),
+            "ArrowLeft" => stage.update(|s| *s = stages.get_untracked().previous(*s)),
             _ => return,
         }
         ev.prevent_default();
@@ -151,7 +155,7 @@ pub fn Explorer(
                             <p class="why">"Only an approximation: it treats attention as plain mixing and ignores the values, W_O, the feed-forward network and LayerNorm."</p>
                         </div>
                     </div>
-                    <StagePanel ins=ins selection=selection stage=stage/>
+                    <StagePanel ins=ins selection=selection stage=stage stages=stages/>
                     <HeadsView ins=ins/>
                 </div>
             </Show>

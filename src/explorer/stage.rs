@@ -1,6 +1,7 @@
 //! The stages of the model as the stepper walks them: the embeddings (stage 0), the nine
-//! stages of self-attention, then Add & Norm, the feed-forward network and Add & Norm again,
-//! with the formula and the plain-language reason for each. Plain data: no web, no maths.
+//! stages of self-attention (ten with tiled attention's "Tiles"), then Add & Norm, the
+//! feed-forward network and Add & Norm again, with the formula and the plain-language reason
+//! for each. Plain data: no web, no maths.
 
 use engine::MaskMode;
 
@@ -14,6 +15,8 @@ pub enum Stage {
     Masked,
     Softmax,
     Context,
+    /// Tiled attention only: the block schedule of FlashAttention's online softmax.
+    Tiles,
     Concat,
     Output,
     AttentionAddNorm,
@@ -61,8 +64,54 @@ pub enum FormulaPart {
     Norm2,
 }
 
+/// The stages the stepper walks for one trace: all of them, with "Tiles" only when the
+/// attention was tiled. Numbers count along this walk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stages {
+    pub tiled: bool,
+}
+
+impl Stages {
+    pub fn list(self) -> impl Iterator<Item = Stage> {
+        Stage::ALL
+            .into_iter()
+            .filter(move |s| self.tiled || *s != Stage::Tiles)
+    }
+
+    /// The stage shown for the one chosen: "Tiles" falls back to "· V" once the attention is
+    /// no longer tiled.
+    pub fn shown(self, s: Stage) -> Stage {
+        if s == Stage::Tiles && !self.tiled {
+            Stage::Context
+        } else {
+            s
+        }
+    }
+
+    /// As the page counts: the embeddings are stage 0, the layer's input X stage 1.
+    pub fn number(self, s: Stage) -> usize {
+        let s = self.shown(s);
+        self.list().position(|x| x == s).unwrap_or(0)
+    }
+
+    /// The number of the last stage.
+    pub fn last_number(self) -> usize {
+        self.list().count() - 1
+    }
+
+    pub fn next(self, s: Stage) -> Stage {
+        let n = self.number(s);
+        self.list().nth(n + 1).unwrap_or(self.shown(s))
+    }
+
+    pub fn previous(self, s: Stage) -> Stage {
+        let n = self.number(s);
+        self.list().nth(n.saturating_sub(1)).unwrap_or(self.shown(s))
+    }
+}
+
 impl Stage {
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 14] = [
         Stage::Embeddings,
         Stage::Input,
         Stage::Projections,
@@ -71,6 +120,7 @@ impl Stage {
         Stage::Masked,
         Stage::Softmax,
         Stage::Context,
+        Stage::Tiles,
         Stage::Concat,
         Stage::Output,
         Stage::AttentionAddNorm,
@@ -82,9 +132,6 @@ impl Stage {
     /// are one step back).
     pub const FIRST_SHOWN: Stage = Stage::Input;
 
-    /// The number of the last stage: stages count from 0 (the embeddings) to this.
-    pub const LAST_NUMBER: usize = Stage::ALL.len() - 1;
-
     pub fn formula(self) -> FormulaKind {
         match self {
             Stage::Embeddings => FormulaKind::Embeddings,
@@ -93,18 +140,6 @@ impl Stage {
             }
             _ => FormulaKind::Attention,
         }
-    }
-
-    pub fn index(self) -> usize {
-        Stage::ALL.iter().position(|s| *s == self).unwrap_or(0)
-    }
-
-    pub fn next(self) -> Stage {
-        Stage::ALL[(self.index() + 1).min(Stage::ALL.len() - 1)]
-    }
-
-    pub fn previous(self) -> Stage {
-        Stage::ALL[self.index().saturating_sub(1)]
     }
 
     /// The stage's name, as the heading says it.
@@ -118,6 +153,7 @@ impl Stage {
             Stage::Masked => "mask + M",
             Stage::Softmax => "softmax",
             Stage::Context => "context: weights · V",
+            Stage::Tiles => "Tiles: the same softmax · V, block by block (FlashAttention)",
             Stage::Concat => "concatenate heads",
             Stage::Output => "output projection · W_O",
             Stage::AttentionAddNorm => "Add & Norm: LayerNorm(x + attention output)",
@@ -137,16 +173,12 @@ impl Stage {
             Stage::Masked => "+ M",
             Stage::Softmax => "softmax",
             Stage::Context => "· V",
+            Stage::Tiles => "Tiles",
             Stage::Concat => "concat",
             Stage::Output => "· W_O",
             Stage::AttentionAddNorm | Stage::OutputAddNorm => "Add & Norm",
             Stage::FeedForward => "Feed-forward",
         }
-    }
-
-    /// As the page counts: the embeddings are stage 0, the layer's input X stage 1.
-    pub fn number(self) -> usize {
-        self.index()
     }
 
     /// `why()`, plus what this model's numbers and the chosen mask make of it.
@@ -182,6 +214,7 @@ impl Stage {
             Stage::Masked => &[FormulaPart::Mask],
             Stage::Softmax => &[FormulaPart::Softmax],
             Stage::Context => &[FormulaPart::V],
+            Stage::Tiles => &[FormulaPart::Softmax, FormulaPart::V],
         }
     }
 
@@ -196,6 +229,7 @@ impl Stage {
             Stage::Masked => "The mask adds −∞ where a query must not look: at padding, and in causal mode at every later token. We add −∞ rather than multiply by 0 because exp(−∞) is exactly 0, so the softmax gives masked keys no weight at all while the other weights still sum to 1.",
             Stage::Softmax => "Softmax turns each row of scores into weights that are positive and sum to 1: how this query spreads its attention over the keys. Masked cells come out exactly 0.",
             Stage::Context => "Each token's new vector is the weighted average of the value vectors it attends to. This is where information actually moves between tokens.",
+            Stage::Tiles => "The full kernel holds the whole T×T weight matrix; FlashAttention never forms it. It walks the scores block by block, keeping for each query row only a running max m, a running sum l and a partial output, and rescales them by e^(m − m′) whenever the max grows. The result is exact, and the memory grows with T instead of T².",
             Stage::Concat => "A head is one independent attention pattern over its own d_k-wide slice. The H heads run side by side, so each can track a different relation; their contexts are laid next to each other to get back to the model width.",
             Stage::Output => "A final learned matrix W_O mixes the heads' outputs together. Its result is added to the input (the residual connection) and normalised before the feed-forward network.",
             Stage::AttentionAddNorm => "The residual connection adds attention's output to its input, so each token keeps its own vector and attention only adds a correction (and gradients pass straight through the sum). LayerNorm then gives each row mean 0 and variance 1, times a learned γ plus β, so the scale stays steady layer after layer.",
@@ -218,21 +252,39 @@ mod tests {
 
     #[test]
     fn stepping_walks_all_thirteen_stages_and_stops_at_the_ends() {
+        let full = Stages { tiled: false };
         let mut s = Stage::Embeddings;
         let mut seen = vec![s];
         while s != Stage::OutputAddNorm {
-            s = s.next();
+            s = full.next(s);
             seen.push(s);
         }
-        assert_eq!(seen, Stage::ALL.to_vec());
-        assert_eq!(Stage::OutputAddNorm.next(), Stage::OutputAddNorm);
-        assert_eq!(Stage::Embeddings.previous(), Stage::Embeddings);
-        assert_eq!(Stage::Input.previous(), Stage::Embeddings);
+        assert_eq!(seen.len(), 13);
+        assert!(!seen.contains(&Stage::Tiles));
+        assert_eq!(full.next(Stage::OutputAddNorm), Stage::OutputAddNorm);
+        assert_eq!(full.previous(Stage::Embeddings), Stage::Embeddings);
+        assert_eq!(full.previous(Stage::Input), Stage::Embeddings);
         // The attention stages keep their numbers; the layer goes on past "9 · W_O".
-        assert_eq!((Stage::Input.number(), Stage::Output.number()), (1, 9));
-        assert_eq!(Stage::Embeddings.number(), 0);
-        assert_eq!(Stage::OutputAddNorm.number(), Stage::LAST_NUMBER);
-        assert_eq!(Stage::LAST_NUMBER, 12);
+        assert_eq!((full.number(Stage::Input), full.number(Stage::Output)), (1, 9));
+        assert_eq!(full.number(Stage::Embeddings), 0);
+        assert_eq!(full.number(Stage::OutputAddNorm), full.last_number());
+        assert_eq!(full.last_number(), 12);
+    }
+
+    #[test]
+    fn tiled_attention_adds_tiles_after_the_context_and_falls_back_without_it() {
+        let tiled = Stages { tiled: true };
+        assert_eq!(tiled.list().collect::<Vec<_>>(), Stage::ALL.to_vec());
+        assert_eq!(tiled.next(Stage::Context), Stage::Tiles);
+        assert_eq!(tiled.next(Stage::Tiles), Stage::Concat);
+        assert_eq!(tiled.previous(Stage::Concat), Stage::Tiles);
+        assert_eq!((tiled.number(Stage::Tiles), tiled.last_number()), (8, 13));
+        // Back to Full while on "Tiles": the stepper stands on "· V".
+        let full = Stages { tiled: false };
+        assert_eq!(full.shown(Stage::Tiles), Stage::Context);
+        assert_eq!(full.number(Stage::Tiles), 7);
+        assert_eq!(full.next(Stage::Tiles), Stage::Concat);
+        assert_eq!(tiled.shown(Stage::Tiles), Stage::Tiles);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use super::figures::{dims, stage_figures, stage_hint, Dims, Figure, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
-use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage};
+use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
+use super::tiles::TilesPanel;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
 use engine::inspect::Inspection;
 use engine::MaskMode;
@@ -66,7 +67,7 @@ fn formula(stage: Signal<Stage>) -> impl IntoView {
 }
 
 /// The stage's own equation with this text's and model's sizes.
-fn stage_equation(stage: Stage, Dims { t, c, h, d, i }: Dims, mask: MaskMode) -> AnyView {
+fn stage_equation(stage: Stage, Dims { t, c, h, d, i, block }: Dims, mask: MaskMode) -> AnyView {
     let mask_rule = match mask {
         MaskMode::Causal => "0 where key j is real and j ≤ i, else −∞ (causal)",
         MaskMode::Padding => "0 where key j is a real token, −∞ at [PAD] (padding)",
@@ -85,6 +86,10 @@ fn stage_equation(stage: Stage, Dims { t, c, h, d, i }: Dims, mask: MaskMode) ->
         Stage::Masked => view! { <span>"S / √d"<sub>"k"</sub>" + M, M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
         Stage::Softmax => view! { <span>"A = softmax(S / √d"<sub>"k"</sub>" + M), row by row: each row of A sums to 1"</span> }.into_any(),
         Stage::Context => view! { <span>"head = A · V: T × d"<sub>"k"</sub>" = "{t}" × "{d}</span> }.into_any(),
+        Stage::Tiles => view! {
+            <span>"for each query block (B = "{block}" rows) and each key block S"<sub>"b"</sub>" it may see: m′ = max(m, rowmax S"<sub>"b"</sub>"), l′ = e"<sup>"m − m′"</sup>"·l + rowsum e"<sup>"S"<sub>"b"</sub>" − m′"</sup>", acc′ = e"<sup>"m − m′"</sup>"·acc + e"<sup>"S"<sub>"b"</sub>" − m′"</sup>"V"<sub>"b"</sub>"; then O = acc / l"</span>
+        }
+        .into_any(),
         Stage::Concat => view! { <span>"Concat(head"<sub>"1"</sub>", …, head"<sub>{h}</sub>"): T × C = "{t}" × "{c}" ("{h}" heads × "{d}")"</span> }.into_any(),
         Stage::Output => view! { <span>"Concat(…) W"<sub>"O"</sub>"ᵀ + b"<sub>"O"</sub>": T × C = "{t}" × "{c}</span> }.into_any(),
         Stage::AttentionAddNorm => view! { <span>"h = LayerNorm(X + attention output): T × C = "{t}" × "{c}", each row: (x − mean) / √(var + ε) · γ + β"</span> }.into_any(),
@@ -97,31 +102,33 @@ fn stage_equation(stage: Stage, Dims { t, c, h, d, i }: Dims, mask: MaskMode) ->
 }
 
 #[component]
-pub fn Stepper(stage: RwSignal<Stage>) -> impl IntoView {
-    let steps = Stage::ALL
-        .iter()
-        .map(|&s| {
-            let current = move || stage.get() == s;
-            view! {
-                <li>
-                    <button type="button" class="step" class:current=current
-                        aria-current=move || current().then_some("step")
-                        title=format!("{}. {}", s.number(), s.title())
-                        on:click=move |_| stage.set(s)>
-                        <span class="num">{s.number()}</span>
-                        <span class="short">{s.short()}</span>
-                    </button>
-                </li>
-            }
-        })
-        .collect_view();
+pub fn Stepper(stage: RwSignal<Stage>, stages: Memo<Stages>) -> impl IntoView {
+    let shown = move || stages.get().shown(stage.get());
+    let step = move |s: Stage| {
+        let current = move || shown() == s;
+        let number = move || stages.get().number(s);
+        view! {
+            <li>
+                <button type="button" class="step" class:current=current
+                    aria-current=move || current().then_some("step")
+                    title=move || format!("{}. {}", number(), s.title())
+                    on:click=move |_| stage.set(s)>
+                    <span class="num">{number}</span>
+                    <span class="short">{s.short()}</span>
+                </button>
+            </li>
+        }
+    };
+    let listed = move || stages.get().list().collect::<Vec<_>>();
     view! {
         <nav class="stepper" aria-label="Formula stepper">
-            <button type="button" class="step-nav" on:click=move |_| stage.update(|s| *s = s.previous())
-                prop:disabled=move || stage.get() == Stage::Embeddings>"Previous"</button>
-            <ol class="steps">{steps}</ol>
-            <button type="button" class="step-nav" on:click=move |_| stage.update(|s| *s = s.next())
-                prop:disabled=move || stage.get() == Stage::OutputAddNorm>"Next"</button>
+            <button type="button" class="step-nav" on:click=move |_| stage.update(|s| *s = stages.get_untracked().previous(*s))
+                prop:disabled=move || shown() == Stage::Embeddings>"Previous"</button>
+            <ol class="steps">
+                <For each=listed key=|s| *s children=step/>
+            </ol>
+            <button type="button" class="step-nav" on:click=move |_| stage.update(|s| *s = stages.get_untracked().next(*s))
+                prop:disabled=move || shown() == Stage::OutputAddNorm>"Next"</button>
         </nav>
     }
 }
@@ -131,9 +138,12 @@ pub fn StagePanel(
     ins: Memo<Option<Arc<Inspection>>>,
     selection: Memo<Selection>,
     stage: RwSignal<Stage>,
+    stages: Memo<Stages>,
 ) -> impl IntoView {
+    // The stage on screen: the one chosen, unless it no longer exists ("Tiles" without tiles).
+    let shown = Memo::new(move |_| stages.get().shown(stage.get()));
     let figures = Memo::new(move |_| {
-        let (sel, s) = (selection.get(), stage.get());
+        let (sel, s) = (selection.get(), shown.get());
         ins.with(|i| {
             i.as_ref()
                 .map(|i| stage_figures(i, sel, s))
@@ -152,17 +162,17 @@ pub fn StagePanel(
         })
     });
     let title = move || {
-        let s = stage.get();
+        let (s, all) = (shown.get(), stages.get());
         format!(
             "Step {} of {} — {}",
-            s.number(),
-            Stage::LAST_NUMBER,
+            all.number(s),
+            all.last_number(),
             s.title()
         )
     };
     // Keyed by (stage, index): within a stage, figures redraw in place as the data changes.
     let keys = move || {
-        let s = stage.get();
+        let s = shown.get();
         (0..figures.with(Vec::len))
             .map(|i| (s, i))
             .collect::<Vec<_>>()
@@ -184,21 +194,24 @@ pub fn StagePanel(
     };
     view! {
         <section class="stage-panel" aria-label="Stages of self-attention">
-            <Stepper stage=stage/>
+            <Stepper stage=stage stages=stages/>
             <div class="stage-text">
                 <h2 class="stage-title">{title}</h2>
-                {formula(stage.into())}
-                <p class="equation">{move || stage_equation(stage.get(), shape.get(), mask.get())}</p>
-                <p class="why">{move || stage.get().explain(shape.get().d, mask.get())}</p>
+                {formula(shown.into())}
+                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get())}</p>
+                <p class="why">{move || shown.get().explain(shape.get().d, mask.get())}</p>
                 {move || {
-                    let (sel, s) = (selection.get(), stage.get());
+                    let (sel, s) = (selection.get(), shown.get());
                     ins.with(|i| i.as_ref().and_then(|i| stage_hint(i, sel, s)))
                         .map(|h| view! { <p class="notice stage-hint">{h}</p> })
                 }}
             </div>
             <div class="figures">
-                <Show when=move || stage.get() == Stage::FeedForward>
+                <Show when=move || shown.get() == Stage::FeedForward>
                     <GeluChart pairs=gelu_pairs/>
+                </Show>
+                <Show when=move || shown.get() == Stage::Tiles>
+                    <TilesPanel ins=ins selection=selection/>
                 </Show>
                 <For each=keys key=|k| *k children=figure/>
             </div>

@@ -9,4 +9,4 @@ mod render;
 
 pub use colour::Scale;
 pub use layout::{label_room, ColumnAxis, Fit, Layout};
-pub use render::{draw, svg, HeatmapSpec};
+pub use render::{draw, svg, CellBlock, HeatmapSpec};

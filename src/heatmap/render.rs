@@ -17,7 +17,19 @@ pub struct HeatmapSpec<'a> {
     pub col_labels: &'a [String],
     pub scale: Scale,
     pub layout: Layout,
+    /// A block of cells to outline (tiled attention's current block).
+    pub outline: Option<CellBlock>,
 }
+
+/// Rows [rows.0, rows.1) × columns [cols.0, cols.1) of a heatmap's grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellBlock {
+    pub rows: (usize, usize),
+    pub cols: (usize, usize),
+}
+
+/// Colour of an outlined block: dark, so it reads on red, blue and white cells alike.
+const OUTLINE: [u8; 3] = [17, 17, 17];
 
 /// Colour of the lines between heads in a concatenated view.
 const HEAD_RULE: [u8; 3] = [29, 35, 48];
@@ -167,8 +179,37 @@ fn paint_cells<DB: DrawingBackend>(
     if let ColumnAxis::Heads { size } = l.columns {
         paint_head_rules(root, &l, size)?;
     }
+    if let Some(block) = spec.outline {
+        paint_outline(root, &l, block)?;
+    }
     if l.bar {
         paint_colour_bar(root, spec)?;
+    }
+    Ok(())
+}
+
+/// A 2 px frame just inside `block`'s cells, clipped to the grid (the text around the grid is
+/// drawn once and kept, so nothing may be painted outside it).
+fn paint_outline<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    l: &Layout,
+    block: CellBlock,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (r0, r1) = (block.rows.0.min(l.rows), block.rows.1.min(l.rows));
+    let (c0, c1) = (block.cols.0.min(l.cols), block.cols.1.min(l.cols));
+    if r0 >= r1 || c0 >= c1 {
+        return Ok(());
+    }
+    let x0 = (l.grid_x + c0 as u32 * l.cell_w) as i32;
+    let y0 = (l.grid_y + r0 as u32 * l.cell_h) as i32;
+    let x1 = (l.grid_x + c1 as u32 * l.cell_w) as i32 - 1;
+    let y1 = (l.grid_y + r1 as u32 * l.cell_h) as i32 - 1;
+    let colour = rgb_colour(OUTLINE);
+    for inset in 0..2 {
+        root.draw(&Rectangle::new(
+            [(x0 + inset, y0 + inset), (x1 - inset, y1 - inset)],
+            colour.stroke_width(1),
+        ))?;
     }
     Ok(())
 }
@@ -446,6 +487,7 @@ mod tests {
             col_labels: &cols,
             scale: Scale::Sequential { lo: 0.0, hi: 1.0 },
             layout,
+            outline: None,
         };
         let caption = "Layer 1 · Head 1 · softmax weights";
         let doc = parse_svg(&svg(&spec, caption).unwrap());

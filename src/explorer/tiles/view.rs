@@ -1,0 +1,201 @@
+//! The "Tiles" panel: step controls, the masked scores with the current block framed, each
+//! row's running max and sum, the output rows as they become final, and at the end the check
+//! against the full kernel.
+
+use super::data::{check, frame, step_count, tile_figures, tiled_head, RowPhase, RowState};
+use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
+use crate::explorer::figures::{Figure, Selection};
+use engine::inspect::Inspection;
+use leptos::prelude::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Time per step while playing: long enough to read the row table.
+const STEP_MS: u64 = 900;
+
+fn value_text(v: Option<f32>) -> String {
+    match v {
+        None => "—".into(),
+        Some(f32::NEG_INFINITY) => "−∞".into(),
+        Some(v) => format!("{v:.3}"),
+    }
+}
+
+fn phase_class(phase: RowPhase) -> &'static str {
+    match phase {
+        RowPhase::Waiting => "waiting",
+        RowPhase::Working => "working",
+        RowPhase::Done => "done",
+    }
+}
+
+#[component]
+pub fn TilesPanel(
+    ins: Memo<Option<Arc<Inspection>>>,
+    selection: Memo<Selection>,
+) -> impl IntoView {
+    let step = RwSignal::new(0usize);
+    let playing = RwSignal::new(true);
+    let steps = Memo::new(move |_| {
+        let sel = selection.get();
+        ins.with(|i| i.as_ref().map_or(0, |i| step_count(i, sel)))
+    });
+    let current = Memo::new(move |_| {
+        let (sel, s) = (selection.get(), step.get());
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| tiled_head(i, sel))
+                .and_then(|h| frame(h, s))
+        })
+    });
+    let tiles_check = Memo::new(move |_| {
+        let sel = selection.get();
+        ins.with(|i| i.as_ref().and_then(|i| tiled_head(i, sel)).and_then(check))
+    });
+    let figures = Memo::new(move |_| {
+        let sel = selection.get();
+        current.with(|f| {
+            let Some(f) = f else { return Vec::new() };
+            tiles_check.with(|c| {
+                ins.with(|i| {
+                    i.as_ref()
+                        .map(|i| tile_figures(i, sel, f, c.as_ref()))
+                        .unwrap_or_default()
+                })
+            })
+        })
+    });
+
+    // Playing: the next step after STEP_MS, until the last. The timer is the outside world.
+    let timer = StoredValue::new(None::<TimeoutHandle>);
+    let stop_timer = move || {
+        if let Some(Some(h)) = timer.try_update_value(Option::take) {
+            h.clear();
+        }
+    };
+    Effect::new(move |_| {
+        let (s, n, on) = (step.get(), steps.get(), playing.get());
+        stop_timer();
+        if !on || n == 0 {
+            return;
+        }
+        if s + 1 >= n {
+            playing.set(false);
+            return;
+        }
+        let next = move || {
+            step.try_update(|s| *s += 1);
+        };
+        timer.set_value(set_timeout_with_handle(next, Duration::from_millis(STEP_MS)).ok());
+    });
+    on_cleanup(stop_timer);
+
+    let last = move || steps.get().saturating_sub(1);
+    let go = move |to: usize| {
+        playing.set(false);
+        step.set(to.min(last()));
+    };
+    let toggle = move |_| {
+        if playing.get_untracked() {
+            playing.set(false);
+        } else {
+            if step.get_untracked() >= last() {
+                step.set(0);
+            }
+            playing.set(true);
+        }
+    };
+    let at = move || step.get().min(last());
+    let at_end = move || at() >= last();
+
+    let rows = move || {
+        let tokens = ins.with(|i| i.as_ref().map(|i| i.tokens.clone()).unwrap_or_default());
+        current.with(|f| {
+            f.as_ref()
+                .map(|f| {
+                    f.running
+                        .iter()
+                        .zip(tokens)
+                        .enumerate()
+                        .map(|(i, (state, token)): (usize, (&RowState, String))| {
+                            view! {
+                                <tr class=phase_class(state.phase)>
+                                    <td class="num">{i}</td>
+                                    <td class="token">{token}</td>
+                                    <td class="num">{value_text(state.max)}</td>
+                                    <td class="num">{value_text(state.sum)}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()
+                })
+                .unwrap_or_default()
+        })
+    };
+    let verdict = move || {
+        let done = current.with(|f| f.as_ref().is_some_and(|f| f.is_last()));
+        tiles_check.with(|c| match (done, c) {
+            (true, Some(c)) => view! {
+                <p class="tiles-check" data-max-difference=c.max_difference.to_string()>{c.verdict()}</p>
+            }
+            .into_any(),
+            _ => view! {
+                <p class="tiles-check pending">"When the last block is done, the weights the tiles give are set beside the Full ones."</p>
+            }
+            .into_any(),
+        })
+    };
+
+    let keys = move || (0..figures.with(Vec::len)).collect::<Vec<_>>();
+    let figure = move |i: usize| {
+        let pick = move |f: &Vec<Figure>| f.get(i).cloned();
+        let data = Memo::new(move |_| {
+            figures
+                .with(|f| pick(f).map(|f| f.data))
+                .unwrap_or_else(HeatmapData::default)
+        });
+        let options = Memo::new(move |_| {
+            figures
+                .with(|f| pick(f).map(|f| f.options))
+                .unwrap_or_else(HeatmapOptions::default)
+        });
+        let max_grid = figures.with_untracked(|f| pick(f).map_or(260, |f| f.max_grid));
+        view! { <HeatmapFigure data=data options=options max_grid=max_grid/> }
+    };
+
+    view! {
+        <div class="tiles-panel" data-tile-step=move || (at() + 1).to_string()
+            data-tile-steps=move || steps.get().to_string()>
+            <div class="tiles-controls" role="group" aria-label="Tile schedule">
+                <button type="button" class="small" on:click=move |_| go(0)>"Restart"</button>
+                <button type="button" class="small" on:click=move |_| go(at().saturating_sub(1))
+                    prop:disabled=move || at() == 0>"Previous block"</button>
+                <button type="button" class="small play" on:click=toggle>
+                    {move || if playing.get() { "Pause" } else { "Play" }}
+                </button>
+                <button type="button" class="small" on:click=move |_| go(at() + 1)
+                    prop:disabled=at_end>"Next block"</button>
+                <button type="button" class="small" on:click=move |_| go(last())>"End"</button>
+                <input type="range" min="0" step="1" aria-label="Tile step"
+                    prop:max=move || last().to_string() prop:value=move || at().to_string()
+                    on:input=move |ev| go(event_target_value(&ev).parse().unwrap_or(0))/>
+                <span class="tiles-status" role="status">
+                    {move || current.with(|f| f.as_ref().map(|f| f.describe()).unwrap_or_default())}
+                </span>
+            </div>
+            {verdict}
+            <div class="tiles-body">
+                <table class="tiles-running">
+                    <caption>"Each row's running max m and sum l"</caption>
+                    <thead><tr><th>"row"</th><th>"token"</th><th>"m"</th><th>"l"</th></tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                <div class="figures"><For each=keys key=|k| *k children=figure/></div>
+            </div>
+            <p class="legend tiles-legend">
+                <span class="swatch working"></span>" rows of the framed block, still running "
+                <span class="swatch done"></span>" rows whose blocks are done: m, l and the output row are final"
+            </p>
+        </div>
+    }
+}
