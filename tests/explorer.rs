@@ -3,7 +3,8 @@
 
 use attention_lab_web::explorer::Explorer;
 use attention_lab_web::testing::tick;
-use engine::inspect::{inspect, Inspection};
+use engine::forward::ForwardOptions;
+use engine::inspect::{inspect, inspect_with, Inspection};
 use engine::tokenizer::Tokenizer;
 use engine::{BertConfig, BertForPreTraining, Rng};
 use leptos::prelude::*;
@@ -33,7 +34,13 @@ fn mount_explorer() -> (HtmlElement, impl Drop) {
         Effect::new(move |_| {
             let p = probe.get();
             let pair = Some(p.pair.trim()).filter(|s| !s.is_empty());
-            let result = inspect(&model, &tokenizer, &p.text, pair, p.mask, p.pad_to)
+            // The probe's window and kernel, as the worker applies them.
+            let opts = ForwardOptions {
+                window: p.window,
+                kernel: p.attention.kernel(),
+                ..ForwardOptions::inspection(p.mask)
+            };
+            let result = inspect_with(&model, &tokenizer, &p.text, pair, &opts, p.pad_to)
                 .map(Arc::new)
                 .map_err(LabError::from);
             inspection.set(Some(result));
@@ -500,4 +507,92 @@ async fn rollout_and_the_heads_view_show_the_engines_numbers() {
         m.correct.unwrap().to_string()
     );
     assert!(text(&verdict).contains("sleeps"), "{}", text(&verdict));
+}
+
+/// Chooses `value` in the select of the field labelled `label`, as the browser reports it.
+fn choose(root: &HtmlElement, label: &str, value: &str) {
+    let field = all(root, "label.field")
+        .into_iter()
+        .find(|l| {
+            l.query_selector(".field-label")
+                .unwrap()
+                .is_some_and(|s| text(&s) == label)
+        })
+        .unwrap_or_else(|| panic!("no field {label:?}"));
+    let select: web_sys::HtmlSelectElement = field
+        .query_selector("select")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    select.set_value(value);
+    select
+        .dispatch_event(&web_sys::Event::new("change").unwrap())
+        .unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn tiled_attention_adds_a_tiles_stage_that_ends_equal_to_full() {
+    let (root, _keep) = mount_explorer();
+    tick(30).await;
+    let title = || text(&one(&root, ".stage-title"));
+    choose(&root, "Attention", "Tiled");
+    tick(30).await;
+    // From "1 X" to "7 · V".
+    for _ in 0..6 {
+        button(&root, "Next").click();
+    }
+    tick(30).await;
+    assert!(title().starts_with("Step 7 of 13"), "{}", title());
+    button(&root, "Next").click();
+    tick(50).await;
+    assert!(title().starts_with("Step 8 of 13 — Tiles"), "{}", title());
+    let panel = one(&root, ".tiles-panel");
+    let steps: usize = panel
+        .get_attribute("data-tile-steps")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let tokens = chips(&root).len();
+    // Padding mask, blocks of 4: every query block takes every key block.
+    assert_eq!(steps, tokens.div_ceil(4).pow(2));
+    assert_eq!(all(&root, "table.tiles-running tbody tr").len(), tokens);
+    let framed = one(&root, ".tiles-panel figure.heatmap");
+    assert_eq!(
+        framed.get_attribute("data-outline").as_deref(),
+        Some("[0,4,0,4]")
+    );
+    button(&root, "End").click();
+    tick(50).await;
+    assert_eq!(
+        panel.get_attribute("data-tile-step"),
+        Some(steps.to_string())
+    );
+    let check = one(&root, ".tiles-check");
+    let diff: f32 = check
+        .get_attribute("data-max-difference")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(diff < 1e-6, "{diff}");
+    assert!(text(&check).starts_with("Tiled = Full"), "{}", text(&check));
+    let from_tiles = matrix(
+        &root,
+        "Layer 1 · Head 1 · weights from the tiles exp(S − m)/l",
+    );
+    let full = matrix(&root, "Layer 1 · Head 1 · Full softmax weights");
+    assert_eq!(from_tiles.len(), tokens);
+    for (a, b) in from_tiles.iter().flatten().zip(full.iter().flatten()) {
+        assert!((a.unwrap() - b.unwrap()).abs() < 1e-6);
+    }
+    // Every output row is final at the end: no hatched (null) cell left.
+    let output = matrix(
+        &root,
+        "Layer 1 · Head 1 · output rows O = acc / l, as their blocks finish",
+    );
+    assert!(output.iter().flatten().all(Option::is_some));
+    // Back to Full: no Tiles stage; the stepper stands on "· V".
+    choose(&root, "Attention", "Full");
+    tick(50).await;
+    assert!(title().starts_with("Step 7 of 12 — context"), "{}", title());
+    assert!(root.query_selector(".tiles-panel").unwrap().is_none());
 }

@@ -110,7 +110,10 @@ pub fn dims(ins: &Inspection) -> Dims {
     }
 }
 
-pub(crate) fn layer_and_head(ins: &Inspection, sel: Selection) -> Option<(&LayerTrace, &HeadTrace)> {
+pub(crate) fn layer_and_head(
+    ins: &Inspection,
+    sel: Selection,
+) -> Option<(&LayerTrace, &HeadTrace)> {
     let layer = ins.trace.layers.get(sel.layer)?;
     Some((layer, layer.heads.get(sel.head)?))
 }

@@ -106,7 +106,9 @@ impl Stages {
 
     pub fn previous(self, s: Stage) -> Stage {
         let n = self.number(s);
-        self.list().nth(n.saturating_sub(1)).unwrap_or(self.shown(s))
+        self.list()
+            .nth(n.saturating_sub(1))
+            .unwrap_or(self.shown(s))
     }
 }
 
@@ -265,7 +267,10 @@ mod tests {
         assert_eq!(full.previous(Stage::Embeddings), Stage::Embeddings);
         assert_eq!(full.previous(Stage::Input), Stage::Embeddings);
         // The attention stages keep their numbers; the layer goes on past "9 · W_O".
-        assert_eq!((full.number(Stage::Input), full.number(Stage::Output)), (1, 9));
+        assert_eq!(
+            (full.number(Stage::Input), full.number(Stage::Output)),
+            (1, 9)
+        );
         assert_eq!(full.number(Stage::Embeddings), 0);
         assert_eq!(full.number(Stage::OutputAddNorm), full.last_number());
         assert_eq!(full.last_number(), 12);

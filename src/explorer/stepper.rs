@@ -67,7 +67,18 @@ fn formula(stage: Signal<Stage>) -> impl IntoView {
 }
 
 /// The stage's own equation with this text's and model's sizes.
-fn stage_equation(stage: Stage, Dims { t, c, h, d, i, block }: Dims, mask: MaskMode) -> AnyView {
+fn stage_equation(
+    stage: Stage,
+    Dims {
+        t,
+        c,
+        h,
+        d,
+        i,
+        block,
+    }: Dims,
+    mask: MaskMode,
+) -> AnyView {
     let mask_rule = match mask {
         MaskMode::Causal => "0 where key j is real and j ≤ i, else −∞ (causal)",
         MaskMode::Padding => "0 where key j is a real token, −∞ at [PAD] (padding)",

@@ -112,11 +112,17 @@ pub fn frame(head: &HeadTrace, step: usize) -> Option<TileFrame> {
     // Steps go query block by query block, so every earlier step's rows are as final as the
     // schedule has made them; a block is done when no later step returns to it.
     for (k, s) in tiles.iter().enumerate().take(step + 1) {
-        let done = tiles[k + 1..].iter().all(|later| later.q_block != s.q_block);
+        let done = tiles[k + 1..]
+            .iter()
+            .all(|later| later.q_block != s.q_block);
         for (r, (&max, &sum)) in s.row_max.iter().zip(&s.row_sum).enumerate() {
             if let Some(row) = running.get_mut(s.q_block * block + r) {
                 *row = RowState {
-                    phase: if done { RowPhase::Done } else { RowPhase::Working },
+                    phase: if done {
+                        RowPhase::Done
+                    } else {
+                        RowPhase::Working
+                    },
                     max: Some(max),
                     sum: Some(sum),
                 };
@@ -263,13 +269,20 @@ mod tests {
         assert_eq!(steps, q_blocks * (q_blocks + 1) / 2);
         let first = frame(head, 0).unwrap();
         assert_eq!((first.rows.clone(), first.keys.clone()), (0..4, 0..4));
-        assert_eq!(first.describe(), format!("Step 1 of {steps}: query block 1 (rows 0–3) × key block 1 (keys 0–3)"));
+        assert_eq!(
+            first.describe(),
+            format!("Step 1 of {steps}: query block 1 (rows 0–3) × key block 1 (keys 0–3)")
+        );
         // Causal block (0, 0) is query block 0's only one: its rows are done at once.
         assert!(first.running[..4].iter().all(|r| r.phase == RowPhase::Done));
-        assert!(first.running[4..].iter().all(|r| r.phase == RowPhase::Waiting));
+        assert!(first.running[4..]
+            .iter()
+            .all(|r| r.phase == RowPhase::Waiting));
         let second = frame(head, 1).unwrap();
         assert_eq!((second.q_block, second.k_block), (1, 0));
-        assert!(second.running[4..8].iter().all(|r| r.phase == RowPhase::Working));
+        assert!(second.running[4..8]
+            .iter()
+            .all(|r| r.phase == RowPhase::Working));
         let out = output_so_far(head, &second);
         assert_eq!(out.row(0), head.context.row(0));
         assert!(out.row(4).iter().all(|x| x.is_nan()));
@@ -287,7 +300,11 @@ mod tests {
             let sel = Selection { layer: 0, head: 3 };
             let head = tiled_head(&ins, sel).unwrap();
             let check = check(head).unwrap();
-            assert!(check.max_difference < 1e-6, "{mask:?}: {}", check.max_difference);
+            assert!(
+                check.max_difference < 1e-6,
+                "{mask:?}: {}",
+                check.max_difference
+            );
             assert!(check.verdict().starts_with("Tiled = Full"));
             let last = frame(head, usize::MAX).unwrap();
             let figs = tile_figures(&ins, sel, &last, Some(&check));

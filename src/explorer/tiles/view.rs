@@ -30,10 +30,7 @@ fn phase_class(phase: RowPhase) -> &'static str {
 }
 
 #[component]
-pub fn TilesPanel(
-    ins: Memo<Option<Arc<Inspection>>>,
-    selection: Memo<Selection>,
-) -> impl IntoView {
+pub fn TilesPanel(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>) -> impl IntoView {
     let step = RwSignal::new(0usize);
     let playing = RwSignal::new(true);
     let steps = Memo::new(move |_| {
