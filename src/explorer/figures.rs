@@ -323,11 +323,31 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
             320,
             520,
         )],
-        Stage::Projections => vec![
-            dimension_figure(ins, hc("queries Q"), &head.q, 260, 200),
-            dimension_figure(ins, hc("keys K"), &head.k, 260, 200),
-            dimension_figure(ins, hc("values V"), &head.v, 260, 200),
-        ],
+        Stage::Projections => {
+            let mut figs = vec![
+                dimension_figure(ins, hc("queries Q"), &head.q, 260, 200),
+                dimension_figure(ins, hc("keys K"), &head.k, 260, 200),
+                dimension_figure(ins, hc("values V"), &head.v, 260, 200),
+            ];
+            if let (Some(q), Some(k)) = (&head.q_rotated, &head.k_rotated) {
+                // Rotary: the scores are built from these, not from Q and K.
+                figs.insert(
+                    2,
+                    dimension_figure(ins, hc("rotated keys R(t)k"), k, 260, 200),
+                );
+                figs.insert(
+                    1,
+                    dimension_figure(ins, hc("rotated queries R(t)q"), q, 260, 200),
+                );
+            }
+            figs
+        }
+        Stage::Scores if head.q_rotated.is_some() => vec![token_figure(
+            ins,
+            hc("scores (R q)(R k)ᵀ of the rotated q and k"),
+            &head.scores,
+            340,
+        )],
         Stage::Scores => vec![token_figure(ins, hc("scores QKᵀ"), &head.scores, 340)],
         Stage::Scaled => vec![
             token_figure(ins, hc("scores QKᵀ"), &head.scores, 230),
@@ -446,6 +466,9 @@ pub fn rollout_figure(ins: &Inspection, max_grid: u32) -> Figure {
 }
 
 /// Why a linear model's stages from the scores to the softmax show φ(Q) and φ(K) instead.
+/// Rotary models: why the projections gain rotated copies and the scores use them.
+pub const ROTARY: &str = "Rotary positions: there is no position embedding. Instead every q and k is rotated by its position t before the dot product, pair of dimensions by pair, pair i by the angle t·θ_i with θ_i = 10000^(−2i/d_k). The scores use the rotated q and k, so q_i·k_j depends on i − j alone, not on where the pair sits in the text.";
+
 pub const LINEAR_NO_SCORES: &str = "No scores here: the T×T score matrix is never formed in linear attention. Each query reads φ(q_i)·(Σ_j φ(k_j) v_jᵀ) / (φ(q_i)·Σ_j φ(k_j)), with φ = elu + 1: the sums over keys are d_k × d_k, so the cost grows with T, not T². There is no scaling by √d_k and no softmax; the weights shown are the ones this formula implies, worked out for display only.";
 
 /// A nudge when a stage would show nothing of interest for this text.
@@ -458,6 +481,9 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
         )
     {
         return Some(LINEAR_NO_SCORES);
+    }
+    if head.q_rotated.is_some() && matches!(stage, Stage::Projections | Stage::Scores) {
+        return Some(ROTARY);
     }
     let nothing_masked = head.mask.data.iter().all(|m| m.is_finite());
     if !(matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked) {
@@ -489,9 +515,19 @@ pub(crate) mod tests {
         probe: ProbeInput,
         kernel: engine::ops::attention::AttentionKernel,
     ) -> Inspection {
+        inspection_of(|_| {}, probe, kernel)
+    }
+
+    /// `inspection_with` a tiny model whose config `shape` has changed.
+    pub(crate) fn inspection_of(
+        shape: impl FnOnce(&mut BertConfig),
+        probe: ProbeInput,
+        kernel: engine::ops::attention::AttentionKernel,
+    ) -> Inspection {
         let vocab = engine::tokenizer::build_word_vocab(DEFAULT_CORPUS).unwrap();
-        let model =
-            BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0)).unwrap();
+        let mut config = BertConfig::tiny(vocab.len());
+        shape(&mut config);
+        let model = BertForPreTraining::init(&config, &mut Rng::new(0)).unwrap();
         let tokenizer = Tokenizer::word_level(vocab);
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
         let opts = engine::forward::ForwardOptions {
@@ -532,6 +568,39 @@ pub(crate) mod tests {
         );
         let out = stage_figures(&ins, sel, Stage::Output).pop().unwrap();
         assert_eq!(out.data.matrix, ins.trace.layers[1].attention_output);
+    }
+
+    #[test]
+    fn rotary_models_show_the_rotated_q_and_k_and_say_why() {
+        use engine::config::PositionEmbeddingType;
+        let ins = inspection_of(
+            |c| c.position_embedding_type = PositionEmbeddingType::Rotary,
+            ProbeInput::default(),
+            engine::ops::attention::AttentionKernel::Full,
+        );
+        let sel = Selection { layer: 1, head: 2 };
+        let head = &ins.trace.layers[1].heads[2];
+        let figs = stage_figures(&ins, sel, Stage::Projections);
+        let captions: Vec<&str> = figs.iter().map(|f| f.data.caption.as_str()).collect();
+        assert_eq!(
+            captions,
+            [
+                "Layer 2 · Head 3 · queries Q",
+                "Layer 2 · Head 3 · rotated queries R(t)q",
+                "Layer 2 · Head 3 · keys K",
+                "Layer 2 · Head 3 · rotated keys R(t)k",
+                "Layer 2 · Head 3 · values V"
+            ]
+        );
+        assert_eq!(Some(&figs[1].data.matrix), head.q_rotated.as_ref());
+        assert_eq!(Some(&figs[3].data.matrix), head.k_rotated.as_ref());
+        // Position 0 does not turn; later ones do.
+        assert_eq!(figs[1].data.matrix.row(0), head.q.row(0));
+        assert_ne!(figs[1].data.matrix.row(3), head.q.row(3));
+        assert_eq!(stage_hint(&ins, sel, Stage::Projections), Some(ROTARY));
+        let plain = inspection(ProbeInput::default());
+        assert_eq!(stage_figures(&plain, sel, Stage::Projections).len(), 3);
+        assert_eq!(stage_hint(&plain, sel, Stage::Projections), None);
     }
 
     /// The figures of `stage`'s matrices, in order.

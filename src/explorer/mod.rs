@@ -8,6 +8,7 @@ pub mod heads;
 pub mod input;
 pub mod model_view;
 pub mod predictions;
+pub mod rotation;
 pub mod stage;
 pub mod stepper;
 pub mod tiles;

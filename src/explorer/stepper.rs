@@ -4,6 +4,7 @@
 
 use super::figures::{dims, stage_figures, stage_hint, Dims, Figure, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
+use super::rotation::RotationPicture;
 use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
 use super::tiles::TilesPanel;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
@@ -163,6 +164,14 @@ pub fn StagePanel(
     });
     let shape = Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| dims(i)).unwrap_or_default()));
     let mask = Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| i.mask).unwrap_or_default()));
+    let rotary = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| i.trace.layers.first())
+                .and_then(|l| l.heads.first())
+                .is_some_and(|h| h.q_rotated.is_some())
+        })
+    });
     let gelu_pairs = Memo::new(move |_| {
         let l = selection.get().layer;
         ins.with(|i| {
@@ -220,6 +229,9 @@ pub fn StagePanel(
             <div class="figures">
                 <Show when=move || shown.get() == Stage::FeedForward>
                     <GeluChart pairs=gelu_pairs/>
+                </Show>
+                <Show when=move || shown.get() == Stage::Projections && rotary.get()>
+                    <RotationPicture ins=ins selection=selection/>
                 </Show>
                 <Show when=move || shown.get() == Stage::Tiles>
                     <TilesPanel ins=ins selection=selection/>

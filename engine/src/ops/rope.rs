@@ -10,10 +10,16 @@
 
 use ndarray::{Array2, Array3, ArrayView3, ArrayViewMut3, Axis};
 
+/// The angle t·θ_i, θ_i = 10000^(−2i/D), by which pair i of a head of width D turns at
+/// position t.
+pub fn angle(pos: usize, i: usize, head_dim: usize) -> f64 {
+    pos as f64 / 10000f64.powf((2 * i) as f64 / head_dim as f64)
+}
+
 /// sin and cos of t·θ_i, each (T, D/2). D must be even.
 pub fn table(t: usize, head_dim: usize) -> (Array2<f32>, Array2<f32>) {
     let half = head_dim / 2;
-    let angle = |pos: usize, i: usize| pos as f64 / 10000f64.powf((2 * i) as f64 / head_dim as f64);
+    let angle = |pos: usize, i: usize| angle(pos, i, head_dim);
     (
         Array2::from_shape_fn((t, half), |(p, i)| angle(p, i).sin() as f32),
         Array2::from_shape_fn((t, half), |(p, i)| angle(p, i).cos() as f32),
