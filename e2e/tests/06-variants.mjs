@@ -1,0 +1,137 @@
+// The attention variants, chosen in the page as a user would: the explorer's Window and
+// Attention (Full/Tiled) on the same weights, and the training panel's Architecture (KV heads,
+// Positions, Attention) for a new model at Reset. Each choice must change what is drawn.
+import path from 'node:path';
+import { openPage, assert } from '../harness.mjs';
+
+const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
+
+function figure(page, caption) {
+  return page.locator('figure.heatmap', { has: page.locator('figcaption', { hasText: caption }) }).first();
+}
+
+async function matrix(page, caption) {
+  return JSON.parse(await figure(page, caption).getAttribute('data-matrix'));
+}
+
+async function ready(browser, baseUrl, viewport) {
+  const opened = await openPage(browser, baseUrl, viewport);
+  await opened.page.waitForSelector('ol.tokens li', { timeout: 30000 });
+  await opened.page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
+  await opened.page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+  return opened;
+}
+
+// Waits until the figure captioned `caption` holds a matrix other than `before`.
+async function changed(page, caption, before, timeout = 15000) {
+  await page.waitForFunction(([c, b]) => {
+    const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.querySelector('figcaption')?.textContent.includes(c));
+    return f && f.dataset.matrix !== b;
+  }, [caption, JSON.stringify(before)], { timeout });
+  return matrix(page, caption);
+}
+
+const explorerField = (page, label) => page.locator('.probe-form label.field', { has: page.locator('.field-label', { hasText: label }) });
+const architecture = (page, label) => page.locator('fieldset.architecture label', { hasText: label }).locator('select');
+const facts = (page) => page.locator('.model-facts').textContent();
+
+async function resetWith(page, label, value, factsText) {
+  await architecture(page, label).selectOption(value);
+  await page.getByRole('button', { name: 'Reset', exact: true }).first().click();
+  await page.waitForFunction((t) => document.querySelector('.model-facts')?.textContent.includes(t), factsText, { timeout: 20000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+}
+
+export const tests = [
+  {
+    name: 'variants: a window hides far keys, and Tiled adds a Tiles stage that ends equal to Full',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await ready(browser, baseUrl);
+      const full = await matrix(page, WEIGHTS);
+      const T = full.length;
+      // Window 2: query i sees key j only if |i − j| < 2.
+      await explorerField(page, 'Window').locator('input').fill('2');
+      const windowed = await changed(page, WEIGHTS, full);
+      windowed.forEach((row, i) => row.forEach((w, j) => {
+        if (Math.abs(i - j) >= 2) assert(w === 0, `window 2: weight ${w} at (${i}, ${j})`);
+      }));
+      // A window longer than the text is a message beside the field, and nothing changes.
+      await explorerField(page, 'Window').locator('input').fill(String(T + 5));
+      await page.waitForSelector('.window-error', { timeout: 5000 });
+      assert(JSON.stringify(await matrix(page, WEIGHTS)) === JSON.stringify(windowed), 'a bad window changed the weights');
+      await explorerField(page, 'Window').locator('input').fill('');
+      await changed(page, WEIGHTS, windowed);
+
+      // Tiled: the same weights, and a Tiles stage after "· V".
+      await explorerField(page, 'Attention').locator('select').selectOption('Tiled');
+      await page.locator('.stepper .step', { hasText: 'Tiles' }).waitFor({ timeout: 15000 });
+      await page.locator('.stepper .step', { hasText: 'Tiles' }).click();
+      const title = await page.locator('.stage-title').textContent();
+      assert(title.startsWith('Step 8 of 13 — Tiles'), title);
+      const panel = page.locator('.tiles-panel');
+      const steps = Number(await panel.getAttribute('data-tile-steps'));
+      assert(steps === Math.ceil(T / 4) ** 2, `${steps} tile steps for T = ${T}`);
+      // It plays by itself: the framed block moves.
+      const firstOutline = await page.locator('.tiles-panel figure.heatmap').first().getAttribute('data-outline');
+      await page.waitForFunction(() => Number(document.querySelector('.tiles-panel')?.dataset.tileStep) >= 2, null, { timeout: 10000 });
+      const laterOutline = await page.locator('.tiles-panel figure.heatmap').first().getAttribute('data-outline');
+      assert(firstOutline !== laterOutline, `the block did not move: ${firstOutline}`);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.locator('.tiles-panel').screenshot({ path: path.join(artifacts, 'variants-tiles-running.png') });
+      await page.getByRole('button', { name: 'End', exact: true }).click();
+      const check = page.locator('.tiles-check[data-max-difference]');
+      await check.waitFor({ timeout: 5000 });
+      const diff = Number(await check.getAttribute('data-max-difference'));
+      assert(diff < 1e-5, `tiles against full: ${diff}`);
+      const fromTiles = await matrix(page, 'weights from the tiles');
+      const fullAgain = await matrix(page, 'Full softmax weights');
+      fromTiles.forEach((row, i) => row.forEach((w, j) => assert(Math.abs(w - fullAgain[i][j]) < 1e-5, `(${i}, ${j})`)));
+      await page.locator('.tiles-panel').screenshot({ path: path.join(artifacts, 'variants-tiles-end.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    name: 'variants: each Architecture choice builds a model that the explorer shows and that trains',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await ready(browser, baseUrl);
+      const before = await matrix(page, WEIGHTS);
+
+      // Multi-query: one K/V group for every head, banded in the model view.
+      await resetWith(page, 'KV heads', '1', 'multi-query');
+      await page.locator('.mv-kv').first().waitFor({ timeout: 10000 }).catch(() => {});
+      const mqa = await changed(page, WEIGHTS, before);
+      await page.locator('.model-card').screenshot({ path: path.join(artifacts, 'variants-mqa-model.png') });
+
+      // Grouped-query with 2 groups: two bands.
+      await resetWith(page, 'KV heads', '2', 'GQA 2 KV heads');
+      await page.waitForFunction(() => document.querySelectorAll('.mv-kv').length === 2, null, { timeout: 10000 });
+      const gqa = await changed(page, WEIGHTS, mqa);
+      await page.locator('.model-card').screenshot({ path: path.join(artifacts, 'variants-gqa-model.png') });
+
+      // Rotary: the projections stage shows the rotated q and k and a dial per position.
+      await resetWith(page, 'Positions', 'rotary', 'rotary');
+      const rotary = await changed(page, WEIGHTS, gqa);
+      await page.locator('.stepper .step', { hasText: 'Q K V' }).click();
+      await figure(page, 'rotated queries R(t)q').waitFor({ timeout: 10000 });
+      const angles = JSON.parse(await page.locator('figure.rotation').getAttribute('data-angles'));
+      assert(angles[0] === 0 && Math.abs(angles[3] - 3) < 1e-9, `pair 0 angles ${angles}`);
+      await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'variants-rotary-stage.png') });
+
+      // Linear: φ(Q) and φ(K), implied weights, and no scores stage, with the reason.
+      await resetWith(page, 'Attention', 'linear', 'linear attention');
+      await changed(page, 'implied weights', rotary).catch(() => {});
+      await page.locator('.stepper .step', { hasText: 'QKᵀ' }).click();
+      await figure(page, 'φ(Q) = elu(Q) + 1').waitFor({ timeout: 10000 });
+      const hint = await page.locator('.stage-hint').textContent();
+      assert(hint.includes('never formed'), hint);
+      await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'variants-linear-stage.png') });
+
+      // The last of them trains: the step counter moves.
+      await page.getByRole('button', { name: 'Step', exact: true }).first().click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 1, null, { timeout: 20000 });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+];
