@@ -561,7 +561,7 @@ async fn tiled_attention_adds_a_tiles_stage_that_ends_equal_to_full() {
         framed.get_attribute("data-outline").as_deref(),
         Some("[0,4,0,4]")
     );
-    button(&root, "End").click();
+    button(&root, "Last block").click();
     tick(50).await;
     assert_eq!(
         panel.get_attribute("data-tile-step"),

@@ -76,9 +76,9 @@ export const tests = [
       await page.waitForFunction(() => Number(document.querySelector('.tiles-panel')?.dataset.tileStep) >= 2, null, { timeout: 10000 });
       const laterOutline = await page.locator('.tiles-panel figure.heatmap').first().getAttribute('data-outline');
       assert(firstOutline !== laterOutline, `the block did not move: ${firstOutline}`);
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.getByRole('button', { name: 'Pause blocks', exact: true }).click();
       await page.locator('.tiles-panel').screenshot({ path: path.join(artifacts, 'variants-tiles-running.png') });
-      await page.getByRole('button', { name: 'End', exact: true }).click();
+      await page.getByRole('button', { name: 'Last block', exact: true }).click();
       const check = page.locator('.tiles-check[data-max-difference]');
       await check.waitFor({ timeout: 5000 });
       const diff = Number(await check.getAttribute('data-max-difference'));
@@ -95,23 +95,28 @@ export const tests = [
     name: 'variants: each Architecture choice builds a model that the explorer shows and that trains',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await ready(browser, baseUrl);
-      const before = await matrix(page, WEIGHTS);
+      // Head 4: its K/V group changes with every KV-heads choice below (head 1 keeps group 1,
+      // whose weights a fresh model of the same seed draws alike).
+      await page.getByRole('button', { name: 'Layer 1 · Head 4', exact: true }).click();
+      const HEAD4 = 'Layer 1 · Head 4 · softmax weights';
+      await figure(page, HEAD4).waitFor({ timeout: 5000 });
+      const before = await matrix(page, HEAD4);
 
       // Multi-query: one K/V group for every head, banded in the model view.
       await resetWith(page, 'KV heads', '1', 'multi-query');
       await page.locator('.mv-kv').first().waitFor({ timeout: 10000 }).catch(() => {});
-      const mqa = await changed(page, WEIGHTS, before);
+      const mqa = await changed(page, HEAD4, before);
       await page.locator('.model-card').screenshot({ path: path.join(artifacts, 'variants-mqa-model.png') });
 
       // Grouped-query with 2 groups: two bands.
       await resetWith(page, 'KV heads', '2', 'GQA 2 KV heads');
       await page.waitForFunction(() => document.querySelectorAll('.mv-kv').length === 2, null, { timeout: 10000 });
-      const gqa = await changed(page, WEIGHTS, mqa);
+      const gqa = await changed(page, HEAD4, mqa);
       await page.locator('.model-card').screenshot({ path: path.join(artifacts, 'variants-gqa-model.png') });
 
       // Rotary: the projections stage shows the rotated q and k and a dial per position.
       await resetWith(page, 'Positions', 'rotary', 'rotary');
-      const rotary = await changed(page, WEIGHTS, gqa);
+      const rotary = await changed(page, HEAD4, gqa);
       await page.locator('.stepper .step', { hasText: 'Q K V' }).click();
       await figure(page, 'rotated queries R(t)q').waitFor({ timeout: 10000 });
       const angles = JSON.parse(await page.locator('figure.rotation').getAttribute('data-angles'));
@@ -121,8 +126,12 @@ export const tests = [
       // Linear: φ(Q) and φ(K), implied weights, and no scores stage, with the reason.
       await resetWith(page, 'Attention', 'linear', 'linear attention');
       await changed(page, 'implied weights', rotary).catch(() => {});
-      await page.locator('.stepper .step', { hasText: 'QKᵀ' }).click();
+      await page.locator('.stepper .step', { hasText: 'φ(Q) φ(K)' }).click();
       await figure(page, 'φ(Q) = elu(Q) + 1').waitFor({ timeout: 10000 });
+      const steps = await page.locator('.stepper .step .short').allTextContents();
+      assert(!steps.includes('QKᵀ') && !steps.includes('softmax'), `linear stepper: ${steps}`);
+      const title = await page.locator('.stage-title').textContent();
+      assert(title.startsWith('Step 3 of 10 — feature maps'), title);
       const hint = await page.locator('.stage-hint').textContent();
       assert(hint.includes('never formed'), hint);
       await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'variants-linear-stage.png') });

@@ -221,21 +221,12 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
         };
         let implied = "implied weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)";
         match stage {
-            Stage::Scores | Stage::Scaled => return phi(260),
-            Stage::Masked => {
-                let mut figs = phi(230);
-                figs.push(token_figure(
-                    ins,
-                    hc("mask M (allowed keys)"),
-                    &head.mask,
-                    230,
-                ));
-                return figs;
-            }
-            Stage::Softmax => {
-                let mut figs = phi(200);
-                figs.push(token_figure(ins, hc(implied), &head.weights, 230));
-                return figs;
+            Stage::FeatureMaps | Stage::Scores | Stage::Scaled => return phi(260),
+            Stage::Masked | Stage::Softmax => {
+                return vec![
+                    token_figure(ins, hc("mask M (allowed keys)"), &head.mask, 230),
+                    token_figure(ins, hc(implied), &head.weights, 230),
+                ];
             }
             Stage::Context => {
                 return vec![
@@ -383,6 +374,8 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
         ],
         // The Tiles panel draws its own figures, one block at a time (`tiles::data`).
         Stage::Tiles => Vec::new(),
+        // Linear attention only (handled above); a softmax head has no φ.
+        Stage::FeatureMaps => Vec::new(),
         Stage::Concat => vec![concatenated_heads(ins, l, layer, head.q.cols, 560, 320)],
         Stage::Output => {
             vec![
@@ -477,7 +470,7 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
     if head.phi_q.is_some()
         && matches!(
             stage,
-            Stage::Scores | Stage::Scaled | Stage::Masked | Stage::Softmax
+            Stage::FeatureMaps | Stage::Scores | Stage::Scaled | Stage::Softmax
         )
     {
         return Some(LINEAR_NO_SCORES);
@@ -601,6 +594,37 @@ pub(crate) mod tests {
         let plain = inspection(ProbeInput::default());
         assert_eq!(stage_figures(&plain, sel, Stage::Projections).len(), 3);
         assert_eq!(stage_hint(&plain, sel, Stage::Projections), None);
+    }
+
+    #[test]
+    fn linear_models_show_phi_in_place_of_scores_and_say_why() {
+        use engine::config::AttentionType;
+        let ins = inspection_of(
+            |c| c.attention_type = AttentionType::Linear,
+            ProbeInput::default(),
+            engine::ops::attention::AttentionKernel::Full,
+        );
+        assert!(is_linear(&ins));
+        let sel = Selection { layer: 0, head: 1 };
+        let head = &ins.trace.layers[0].heads[1];
+        let phi = matrices(&ins, sel, Stage::FeatureMaps);
+        assert_eq!(phi.len(), 2);
+        assert_eq!(Some(&phi[0]), head.phi_q.as_ref());
+        assert_eq!(Some(&phi[1]), head.phi_k.as_ref());
+        assert_eq!(
+            stage_hint(&ins, sel, Stage::FeatureMaps),
+            Some(LINEAR_NO_SCORES)
+        );
+        let masked = stage_figures(&ins, sel, Stage::Masked);
+        assert_eq!(
+            masked[1].data.caption,
+            "Layer 1 · Head 2 · implied weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)"
+        );
+        assert_eq!(masked[1].data.matrix, head.weights);
+        assert!(head.scores.is_empty());
+        // A softmax model has no φ stage.
+        let plain = inspection(ProbeInput::default());
+        assert!(stage_figures(&plain, sel, Stage::FeatureMaps).is_empty());
     }
 
     /// The figures of `stage`'s matrices, in order.

@@ -65,6 +65,7 @@ pub fn Explorer(
     let stage = RwSignal::new(Stage::FIRST_SHOWN);
     let stages = Memo::new(move |_| Stages {
         tiled: ins.with(|i| i.as_ref().is_some_and(|i| tiles::data::is_tiled(i))),
+        linear: ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i))),
     });
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.

@@ -10,6 +10,8 @@ pub enum Stage {
     Embeddings,
     Input,
     Projections,
+    /// Linear attention only: φ(Q) and φ(K), in place of the scores it never forms.
+    FeatureMaps,
     Scores,
     Scaled,
     Masked,
@@ -58,33 +60,49 @@ pub enum FormulaPart {
     Gelu,
     /// … W₂ + b₂
     W2,
+    /// φ(·) = elu + 1 of linear attention
+    Phi,
     /// h + … (the residual around the feed-forward network)
     Residual2,
     /// LayerNorm(…) at the layer's end
     Norm2,
 }
 
-/// The stages the stepper walks for one trace: all of them, with "Tiles" only when the
-/// attention was tiled. Numbers count along this walk.
+/// The stages the stepper walks for one trace: "Tiles" only when the attention was tiled;
+/// for linear attention "φ(Q) φ(K)" in place of the scores, their scaling and the softmax,
+/// which it never forms. Numbers count along this walk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stages {
     pub tiled: bool,
+    pub linear: bool,
 }
 
 impl Stages {
-    pub fn list(self) -> impl Iterator<Item = Stage> {
-        Stage::ALL
-            .into_iter()
-            .filter(move |s| self.tiled || *s != Stage::Tiles)
+    fn has(self, s: Stage) -> bool {
+        match s {
+            Stage::Tiles => self.tiled,
+            Stage::FeatureMaps => self.linear,
+            Stage::Scores | Stage::Scaled | Stage::Softmax => !self.linear,
+            _ => true,
+        }
     }
 
-    /// The stage shown for the one chosen: "Tiles" falls back to "· V" once the attention is
-    /// no longer tiled.
+    pub fn list(self) -> impl Iterator<Item = Stage> {
+        Stage::ALL.into_iter().filter(move |s| self.has(*s))
+    }
+
+    /// The stage shown for the one chosen, when that one is not in this walk: "Tiles" falls
+    /// back to "· V", the scores to φ (and back), the softmax to the mask.
     pub fn shown(self, s: Stage) -> Stage {
-        if s == Stage::Tiles && !self.tiled {
-            Stage::Context
-        } else {
-            s
+        if self.has(s) {
+            return s;
+        }
+        match s {
+            Stage::Tiles => Stage::Context,
+            Stage::FeatureMaps => Stage::Scores,
+            Stage::Scores | Stage::Scaled => Stage::FeatureMaps,
+            Stage::Softmax => Stage::Masked,
+            other => other,
         }
     }
 
@@ -113,10 +131,11 @@ impl Stages {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 14] = [
+    pub const ALL: [Stage; 15] = [
         Stage::Embeddings,
         Stage::Input,
         Stage::Projections,
+        Stage::FeatureMaps,
         Stage::Scores,
         Stage::Scaled,
         Stage::Masked,
@@ -150,6 +169,7 @@ impl Stage {
             Stage::Embeddings => "embeddings: token + position + segment, then LayerNorm",
             Stage::Input => "input X",
             Stage::Projections => "projections Q, K, V = XW_Q, XW_K, XW_V",
+            Stage::FeatureMaps => "feature maps φ(Q), φ(K): linear attention forms no scores",
             Stage::Scores => "scores QKᵀ",
             Stage::Scaled => "scaling ÷√d_k",
             Stage::Masked => "mask + M",
@@ -170,6 +190,7 @@ impl Stage {
             Stage::Embeddings => "Embeddings",
             Stage::Input => "X",
             Stage::Projections => "Q K V",
+            Stage::FeatureMaps => "φ(Q) φ(K)",
             Stage::Scores => "QKᵀ",
             Stage::Scaled => "÷√d_k",
             Stage::Masked => "+ M",
@@ -183,9 +204,11 @@ impl Stage {
         }
     }
 
-    /// `why()`, plus what this model's numbers and the chosen mask make of it.
-    pub fn explain(self, head_size: usize, mask: MaskMode) -> String {
+    /// `why()`, plus what this model's numbers, the chosen mask and linear attention make of it.
+    pub fn explain(self, head_size: usize, mask: MaskMode, linear: bool) -> String {
         match self {
+            Stage::Masked if linear => "Linear attention has no scores to add −∞ to. The mask decides instead which keys enter its sums: [PAD] keys never do, and with the causal mask query i sums only over keys j ≤ i, as running sums from left to right. M is shown as the keys each query may use.".to_string(),
+            Stage::Context if linear => "Each token's new vector is φ(q_i)·Σ_j φ(k_j) v_jᵀ divided by φ(q_i)·Σ_j φ(k_j): a weighted average of the values it may use, with weights φ(q_i)·φ(k_j) normalised. Those weights are shown for comparison with softmax; the model never forms them.".to_string(),
             Stage::Masked if mask == MaskMode::None => format!(
                 "{} With the mask \"None\", M = 0 everywhere: nothing is hidden, so every query also attends to the [PAD] keys, and padding changes the output.",
                 self.why()
@@ -211,6 +234,7 @@ impl Stage {
             Stage::Concat => &[FormulaPart::Concat],
             Stage::Output => &[FormulaPart::Wo],
             Stage::Projections => &[FormulaPart::QKt, FormulaPart::V],
+            Stage::FeatureMaps => &[FormulaPart::Phi],
             Stage::Scores => &[FormulaPart::QKt],
             Stage::Scaled => &[FormulaPart::Sqrt],
             Stage::Masked => &[FormulaPart::Mask],
@@ -225,6 +249,7 @@ impl Stage {
         match self {
             Stage::Embeddings => "A token id says nothing about order or sentence. BERT adds three learned vectors per token: one for the word, one for its position (0, 1, 2, …) and one for its segment (A or B), then LayerNorm rescales each row. The result is the first layer's input X.",
             Stage::Input => "Each row is one token's vector: its word, position and segment embeddings summed and normalised (or, above the first layer, the previous layer's output). Attention will mix these rows.",
+            Stage::FeatureMaps => "Softmax needs every score q_i·k_j before it can normalise a row, so it must form the T×T matrix. Linear attention replaces exp(q·k) by φ(q)·φ(k) with φ = elu + 1, which is always positive. Then the sums over keys can be taken first, Σ_j φ(k_j) v_jᵀ (d_k × d_k) and Σ_j φ(k_j), and each query reads them: the cost grows with T, not T², and no T×T matrix is formed.",
             Stage::Projections => "Three learned matrices give every token three roles: a query (what am I looking for?), a key (what do I offer?) and a value (what do I pass on if chosen). Each head gets its own d_k-wide slice.",
             Stage::Scores => "The dot product of query i with key j measures how well they match: large and positive means token i wants to look at token j. One number per pair gives a T×T table.",
             Stage::Scaled => "A dot product of d_k terms has a variance that grows with d_k. Unscaled, large scores push the softmax to a near one-hot output whose gradients vanish; dividing by √d_k keeps the scores at unit scale.",
@@ -254,7 +279,7 @@ mod tests {
 
     #[test]
     fn stepping_walks_all_thirteen_stages_and_stops_at_the_ends() {
-        let full = Stages { tiled: false };
+        let full = Stages::default();
         let mut s = Stage::Embeddings;
         let mut seen = vec![s];
         while s != Stage::OutputAddNorm {
@@ -262,7 +287,7 @@ mod tests {
             seen.push(s);
         }
         assert_eq!(seen.len(), 13);
-        assert!(!seen.contains(&Stage::Tiles));
+        assert!(!seen.contains(&Stage::Tiles) && !seen.contains(&Stage::FeatureMaps));
         assert_eq!(full.next(Stage::OutputAddNorm), Stage::OutputAddNorm);
         assert_eq!(full.previous(Stage::Embeddings), Stage::Embeddings);
         assert_eq!(full.previous(Stage::Input), Stage::Embeddings);
@@ -278,18 +303,51 @@ mod tests {
 
     #[test]
     fn tiled_attention_adds_tiles_after_the_context_and_falls_back_without_it() {
-        let tiled = Stages { tiled: true };
-        assert_eq!(tiled.list().collect::<Vec<_>>(), Stage::ALL.to_vec());
+        let tiled = Stages {
+            tiled: true,
+            linear: false,
+        };
+        assert_eq!(tiled.list().count(), 14);
         assert_eq!(tiled.next(Stage::Context), Stage::Tiles);
         assert_eq!(tiled.next(Stage::Tiles), Stage::Concat);
         assert_eq!(tiled.previous(Stage::Concat), Stage::Tiles);
         assert_eq!((tiled.number(Stage::Tiles), tiled.last_number()), (8, 13));
         // Back to Full while on "Tiles": the stepper stands on "· V".
-        let full = Stages { tiled: false };
+        let full = Stages::default();
         assert_eq!(full.shown(Stage::Tiles), Stage::Context);
         assert_eq!(full.number(Stage::Tiles), 7);
         assert_eq!(full.next(Stage::Tiles), Stage::Concat);
         assert_eq!(tiled.shown(Stage::Tiles), Stage::Tiles);
+    }
+
+    #[test]
+    fn linear_attention_walks_phi_instead_of_scores_scaling_and_softmax() {
+        let linear = Stages {
+            tiled: false,
+            linear: true,
+        };
+        let walk: Vec<&str> = linear.list().map(Stage::short).collect();
+        assert_eq!(
+            walk[..7],
+            [
+                "Embeddings",
+                "X",
+                "Q K V",
+                "φ(Q) φ(K)",
+                "+ M",
+                "· V",
+                "concat"
+            ]
+        );
+        assert_eq!(linear.last_number(), 10);
+        // A stage of the other walk lands on its counterpart.
+        assert_eq!(linear.shown(Stage::Scores), Stage::FeatureMaps);
+        assert_eq!(linear.shown(Stage::Softmax), Stage::Masked);
+        assert_eq!(Stages::default().shown(Stage::FeatureMaps), Stage::Scores);
+        assert_eq!(linear.next(Stage::Projections), Stage::FeatureMaps);
+        assert!(Stage::Masked
+            .explain(16, MaskMode::Causal, true)
+            .contains("no scores to add −∞ to"));
     }
 
     #[test]
@@ -304,7 +362,7 @@ mod tests {
                     matches!(p, Residual1 | Norm1 | W1 | Gelu | W2 | Residual2 | Norm2)
                 }
                 FormulaKind::Attention => {
-                    matches!(p, X | Softmax | QKt | Sqrt | Mask | V | Concat | Wo)
+                    matches!(p, X | Softmax | QKt | Sqrt | Mask | V | Concat | Wo | Phi)
                 }
             };
             assert!(parts.iter().all(of_kind), "{stage:?}: {parts:?}");
@@ -317,24 +375,24 @@ mod tests {
         assert_eq!(sqrt_text(16), "4");
         assert_eq!(sqrt_text(32), "5.657");
         assert!(Stage::Scaled
-            .explain(16, MaskMode::Padding)
+            .explain(16, MaskMode::Padding, false)
             .ends_with("d_k = 16, so every score is divided by √d_k = 4."));
         assert_eq!(
-            Stage::Scores.explain(16, MaskMode::Padding),
+            Stage::Scores.explain(16, MaskMode::Padding, false),
             Stage::Scores.why()
         );
     }
 
     #[test]
     fn with_no_mask_the_mask_stages_say_m_is_zero_and_pad_gets_weight() {
-        let masked = Stage::Masked.explain(16, MaskMode::None);
+        let masked = Stage::Masked.explain(16, MaskMode::None, false);
         assert!(masked.contains("M = 0 everywhere"), "{masked}");
         assert!(masked.contains("[PAD]"), "{masked}");
-        let softmax = Stage::Softmax.explain(16, MaskMode::None);
+        let softmax = Stage::Softmax.explain(16, MaskMode::None, false);
         assert!(!softmax.contains("come out exactly 0"), "{softmax}");
         assert!(softmax.contains("[PAD] keys get some"), "{softmax}");
         assert_eq!(
-            Stage::Masked.explain(16, MaskMode::Causal),
+            Stage::Masked.explain(16, MaskMode::Causal, false),
             Stage::Masked.why()
         );
     }

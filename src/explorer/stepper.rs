@@ -14,11 +14,29 @@ use leptos::prelude::*;
 use std::sync::Arc;
 
 /// The current stage's formula, with the parts it adds lit: the embeddings' sum, softmax(QKᵀ/√d_k
-/// + M)V inside attention, or the layer around attention.
-fn formula(stage: Signal<Stage>) -> impl IntoView {
+/// + M)V inside attention (linear attention's own with `linear`), or the layer around attention.
+fn formula(stage: Signal<Stage>, linear: Signal<bool>) -> impl IntoView {
     let lit = move |part: FormulaPart| move || stage.get().highlights().contains(&part);
     move || {
         match stage.get().formula() {
+        FormulaKind::Attention if linear.get() => view! {
+            <p class="formula" aria-label="X ↦ Concat over heads of φ(Q)(Σ over allowed j of φ(k_j) v_jᵀ) / (φ(Q)·Σ over allowed j of φ(k_j)), times W_O">
+                <span class="part" class:hl=lit(FormulaPart::X)>"X"</span>
+                <span class="arrow">" ↦ "</span>
+                <span class="part" class:hl=lit(FormulaPart::Concat)>"Concat"<sub>"h"</sub>"("</span>
+                <span class="part" class:hl=lit(FormulaPart::Phi)>"φ(Q)"</span>
+                <span class="part">" Σ"</span><span class="part" class:hl=lit(FormulaPart::Mask)><sub>"j: M = 0"</sub></span>
+                <span class="part" class:hl=lit(FormulaPart::Phi)>" φ(k"<sub>"j"</sub>")"</span>
+                <span class="part" class:hl=lit(FormulaPart::V)>" v"<sub>"j"</sub>"ᵀ"</span>
+                <span class="part">" / "</span>
+                <span class="part" class:hl=lit(FormulaPart::Phi)>"φ(Q)·"</span>
+                <span class="part">"Σ"</span><span class="part" class:hl=lit(FormulaPart::Mask)><sub>"j: M = 0"</sub></span>
+                <span class="part" class:hl=lit(FormulaPart::Phi)>" φ(k"<sub>"j"</sub>")"</span>
+                <span class="part" class:hl=lit(FormulaPart::Concat)>")"</span>
+                <span class="part" class:hl=lit(FormulaPart::Wo)>" W"<sub>"O"</sub></span>
+            </p>
+        }
+        .into_any(),
         FormulaKind::Embeddings => view! {
             <p class="formula" aria-label="X = LayerNorm(E_token[w] + E_position[i] + E_segment[s])">
                 <span class="part">"X = "</span>
@@ -79,6 +97,7 @@ fn stage_equation(
         block,
     }: Dims,
     mask: MaskMode,
+    linear: bool,
 ) -> AnyView {
     let mask_rule = match mask {
         MaskMode::Causal => "0 where key j is real and j ≤ i, else −∞ (causal)",
@@ -86,6 +105,15 @@ fn stage_equation(
         MaskMode::None => "0 everywhere, [PAD] keys included (None: no mask)",
     };
     match stage {
+        Stage::FeatureMaps => view! {
+            <span>"φ(Q), φ(K): T × d"<sub>"k"</sub>" = "{t}" × "{d}", φ(x) = x + 1 for x > 0, e"<sup>"x"</sup>" otherwise"</span>
+        }
+        .into_any(),
+        Stage::Masked if linear => view! { <span>"key j enters query i's sums only where M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
+        Stage::Context if linear => view! {
+            <span>"head"<sub>"i"</sub>" = φ(q"<sub>"i"</sub>")ᵀ S / φ(q"<sub>"i"</sub>")·z with S = Σ"<sub>"j"</sub>" φ(k"<sub>"j"</sub>") v"<sub>"j"</sub>"ᵀ ("{d}" × "{d}") and z = Σ"<sub>"j"</sub>" φ(k"<sub>"j"</sub>"): T × d"<sub>"k"</sub>" = "{t}" × "{d}</span>
+        }
+        .into_any(),
         Stage::Embeddings => view! { <span>"three lookups, each T × C = "{t}" × "{c}", summed; LayerNorm over each row's "{c}" values"</span> }.into_any(),
         Stage::Input => view! { <span>"X: T × C = "{t}" × "{c}" (one row per token)"</span> }.into_any(),
         Stage::Projections => view! {
@@ -154,6 +182,7 @@ pub fn StagePanel(
 ) -> impl IntoView {
     // The stage on screen: the one chosen, unless it no longer exists ("Tiles" without tiles).
     let shown = Memo::new(move |_| stages.get().shown(stage.get()));
+    let linear = Signal::derive(move || stages.get().linear);
     let figures = Memo::new(move |_| {
         let (sel, s) = (selection.get(), shown.get());
         ins.with(|i| {
@@ -217,9 +246,9 @@ pub fn StagePanel(
             <Stepper stage=stage stages=stages/>
             <div class="stage-text">
                 <h2 class="stage-title">{title}</h2>
-                {formula(shown.into())}
-                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get())}</p>
-                <p class="why">{move || shown.get().explain(shape.get().d, mask.get())}</p>
+                {formula(shown.into(), linear)}
+                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get())}</p>
+                <p class="why">{move || shown.get().explain(shape.get().d, mask.get(), linear.get())}</p>
                 {move || {
                     let (sel, s) = (selection.get(), shown.get());
                     ins.with(|i| i.as_ref().and_then(|i| stage_hint(i, sel, s)))

@@ -164,15 +164,15 @@ pub fn TilesPanel(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>
         <div class="tiles-panel" data-tile-step=move || (at() + 1).to_string()
             data-tile-steps=move || steps.get().to_string()>
             <div class="tiles-controls" role="group" aria-label="Tile schedule">
-                <button type="button" class="small" on:click=move |_| go(0)>"Restart"</button>
+                <button type="button" class="small" on:click=move |_| go(0)>"First block"</button>
                 <button type="button" class="small" on:click=move |_| go(at().saturating_sub(1))
                     prop:disabled=move || at() == 0>"Previous block"</button>
                 <button type="button" class="small play" on:click=toggle>
-                    {move || if playing.get() { "Pause" } else { "Play" }}
+                    {move || if playing.get() { "Pause blocks" } else { "Play blocks" }}
                 </button>
                 <button type="button" class="small" on:click=move |_| go(at() + 1)
                     prop:disabled=at_end>"Next block"</button>
-                <button type="button" class="small" on:click=move |_| go(last())>"End"</button>
+                <button type="button" class="small" on:click=move |_| go(last())>"Last block"</button>
                 <input type="range" min="0" step="1" aria-label="Tile step"
                     prop:max=move || last().to_string() prop:value=move || at().to_string()
                     on:input=move |ev| go(event_target_value(&ev).parse().unwrap_or(0))/>
