@@ -6,7 +6,6 @@
 
 mod args;
 mod attention_flags;
-mod counting_alloc;
 mod inspect;
 mod json;
 mod scaling;
@@ -14,7 +13,7 @@ mod train;
 
 /// Counts live heap bytes for `scaling`'s peak_bytes.
 #[global_allocator]
-static ALLOCATOR: counting_alloc::Counting = counting_alloc::Counting;
+static ALLOCATOR: engine::counting_alloc::Counting = engine::counting_alloc::Counting;
 
 use args::{value, UsageError};
 use clap::{CommandFactory, Parser, Subcommand};

@@ -3,11 +3,10 @@
 
 use crate::args::{value, UsageError};
 use crate::attention_flags::{self, Kernel};
-use crate::counting_alloc;
 use crate::{json, CliError, COMMAND_HELP};
-use engine::ops::attention::{self, AttentionOptions};
+use engine::experiments::{measure_attention, AttentionRun};
+use engine::ops::attention::AttentionOptions;
 use engine::{EngineError, MaskMode, Rng};
-use ndarray::{Array2, Array3};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -134,11 +133,13 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let mut rng = Rng::new(0);
     for &t in &a.seq_lens {
         let runs = if t <= 1024 { 5 } else { 3 };
-        let mut measured: Vec<Run> = (0..=runs)
-            .map(|_| measure(t, a.head_dim, &opts, &mut rng))
+        let clock = Instant::now();
+        let now = || clock.elapsed().as_secs_f64() * 1e3;
+        let mut measured: Vec<AttentionRun> = (0..=runs)
+            .map(|_| measure_attention(t, a.head_dim, &opts, &mut rng, now))
             .collect();
         measured.remove(0); // warm-up
-        let median = |f: fn(&Run) -> f64| {
+        let median = |f: fn(&AttentionRun) -> f64| {
             let mut v: Vec<f64> = measured.iter().map(f).collect();
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
@@ -154,60 +155,4 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         });
     }
     Ok(())
-}
-
-struct Run {
-    forward_ms: f64,
-    backward_ms: f64,
-    peak_bytes: usize,
-}
-
-/// One forward + backward at length T, B = 1.
-fn measure(t: usize, d: usize, opts: &AttentionOptions, rng: &mut Rng) -> Run {
-    let (h, g) = (opts.num_heads, opts.num_kv_heads);
-    let mut random = |width: usize| Array3::from_shape_fn((1, t, width), |_| rng.normal(0.0, 1.0));
-    let q = random(h * d); // (B, T, H·D)
-    let k = random(g * d); // (B, T, G·D)
-    let v = random(g * d); // (B, T, G·D)
-    let d_context = random(h * d); // (B, T, H·D)
-    let key_mask = Array2::<u8>::ones((1, t)); // (B, T)
-    let mut d_q = Array3::<f32>::zeros(q.dim());
-    let mut d_k = Array3::<f32>::zeros(k.dim());
-    let mut d_v = Array3::<f32>::zeros(v.dim());
-    let mut op_rng = Rng::new(1); // no dropout: never drawn from
-
-    let before = counting_alloc::reset_peak();
-    let start = Instant::now();
-    let (context, cache) = attention::forward(
-        q.view(),
-        k.view(),
-        v.view(),
-        key_mask.view(),
-        opts,
-        &mut op_rng,
-        None,
-    );
-    let forward_ms = start.elapsed().as_secs_f64() * 1e3;
-    let start = Instant::now();
-    attention::backward(
-        &mut d_q.view_mut(),
-        &mut d_k.view_mut(),
-        &mut d_v.view_mut(),
-        d_context.view(),
-        q.view(),
-        k.view(),
-        v.view(),
-        context.view(),
-        key_mask.view(),
-        &cache,
-        opts,
-    );
-    let backward_ms = start.elapsed().as_secs_f64() * 1e3;
-    let peak_bytes = counting_alloc::peak().saturating_sub(before);
-    drop((context, cache));
-    Run {
-        forward_ms,
-        backward_ms,
-        peak_bytes,
-    }
 }

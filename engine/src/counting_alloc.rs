@@ -1,5 +1,7 @@
-//! The binary's global allocator: the system's, counting live heap bytes and their peak, so
-//! `scaling` reports what an op really held (`peak_bytes`), not an estimate.
+//! A global allocator for binaries that measure memory (the CLI, the training worker): the
+//! system's, counting live heap bytes and their peak, so `experiments::measure_attention`
+//! reports what an op really held (`peak_bytes`), not an estimate. Each binary installs it
+//! with `#[global_allocator]`; without it the counts stay 0.
 //!
 //! Counted: every byte handed out by `alloc`/`alloc_zeroed`/`realloc` and not yet freed, by
 //! any thread, at the size the caller asked for (the system allocator's own overhead and

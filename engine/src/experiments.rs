@@ -1,0 +1,282 @@
+//! The tutorial's claims about attention variants, as measurements: what the page's "Claims"
+//! panel runs in the worker and `attention-lab scaling` prints. Plain functions; the caller
+//! brings the clock (`now_ms`) and, for memory, installs `counting_alloc` as its allocator.
+
+use crate::counting_alloc;
+use crate::error::{EngineError, Result};
+use crate::forward::ForwardOptions;
+use crate::inspect::inspect_with;
+use crate::ops::attention::{self, AttentionOptions};
+use crate::tokenizer::Tokenizer;
+use crate::{BertForPreTraining, MaskMode, Rng};
+use ndarray::{Array2, Array3};
+use serde::{Deserialize, Serialize};
+
+/// One line of a plot, as the page's figures carry it in `data-series`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub name: String,
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+}
+
+/// One attention forward + backward, measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionRun {
+    pub forward_ms: f64,
+    pub backward_ms: f64,
+    /// The most heap bytes live at once during forward + backward, minus those live before
+    /// (q, k, v, the key mask, dO and the zeroed dQ, dK, dV): what the op itself allocates,
+    /// its output and cache included. 0 unless the binary's allocator is `counting_alloc`.
+    pub peak_bytes: usize,
+}
+
+/// One call of the engine's attention op at length T, B = 1 (no projections, no dropout, no
+/// padding: every key is real) on random q, k, v of D per head, and a random gradient of the
+/// output.
+pub fn measure_attention(
+    t: usize,
+    d: usize,
+    opts: &AttentionOptions,
+    rng: &mut Rng,
+    now_ms: impl Fn() -> f64,
+) -> AttentionRun {
+    let (h, g) = (opts.num_heads, opts.num_kv_heads);
+    let mut random = |width: usize| Array3::from_shape_fn((1, t, width), |_| rng.normal(0.0, 1.0));
+    let q = random(h * d); // (B, T, H·D)
+    let k = random(g * d); // (B, T, G·D)
+    let v = random(g * d); // (B, T, G·D)
+    let d_context = random(h * d); // (B, T, H·D)
+    let key_mask = Array2::<u8>::ones((1, t)); // (B, T)
+    let mut d_q = Array3::<f32>::zeros(q.dim());
+    let mut d_k = Array3::<f32>::zeros(k.dim());
+    let mut d_v = Array3::<f32>::zeros(v.dim());
+    let mut op_rng = Rng::new(1); // no dropout: never drawn from
+
+    let before = counting_alloc::reset_peak();
+    let start = now_ms();
+    let (context, cache) = attention::forward(
+        q.view(),
+        k.view(),
+        v.view(),
+        key_mask.view(),
+        opts,
+        &mut op_rng,
+        None,
+    );
+    let forward_ms = now_ms() - start;
+    let start = now_ms();
+    attention::backward(
+        &mut d_q.view_mut(),
+        &mut d_k.view_mut(),
+        &mut d_v.view_mut(),
+        d_context.view(),
+        q.view(),
+        k.view(),
+        v.view(),
+        context.view(),
+        key_mask.view(),
+        &cache,
+        opts,
+    );
+    let backward_ms = now_ms() - start;
+    let peak_bytes = counting_alloc::peak().saturating_sub(before);
+    drop((context, cache));
+    AttentionRun {
+        forward_ms,
+        backward_ms,
+        peak_bytes,
+    }
+}
+
+/// The least-squares slope of log y against log x: the exponent k of y ∝ x^k. Points with a
+/// non-positive coordinate are left out; None with fewer than two left.
+pub fn log_log_slope(x: &[f64], y: &[f64]) -> Option<f64> {
+    let points: Vec<(f64, f64)> = x
+        .iter()
+        .zip(y)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0)
+        .map(|(x, y)| (x.ln(), y.ln()))
+        .collect();
+    let n = points.len() as f64;
+    if points.len() < 2 {
+        return None;
+    }
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
+        (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+    });
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// KV-cache bytes per generated token: K and V (2), in every layer, G groups of d_k floats of
+/// 4 bytes.
+pub fn kv_cache_bytes_per_token(layers: usize, kv_heads: usize, head_dim: usize) -> usize {
+    2 * layers * kv_heads * head_dim * 4
+}
+
+/// How much each position's output moves when the text's last word changes, under the
+/// padding mask and under the causal mask.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leakage {
+    pub tokens: Vec<String>,
+    /// The position of the changed token, and the words before and after.
+    pub changed_at: usize,
+    pub from: String,
+    pub to: String,
+    /// ‖h′_i − h_i‖₂ of the last layer's output at each position i.
+    pub padding: Vec<f64>,
+    pub causal: Vec<f64>,
+}
+
+/// A vocabulary word to put in place of `word`: a plain lowercase word, not `word`, that the
+/// tokenizer reads as one token.
+fn replacement(tokenizer: &Tokenizer, word: &str) -> Option<String> {
+    let vocab = tokenizer.vocab();
+    let word = word.to_lowercase();
+    (0..vocab.len() as u32)
+        .filter_map(|id| vocab.token(id))
+        .filter(|t| t.len() >= 3 && t.chars().all(|c| c.is_ascii_lowercase()) && *t != word)
+        .find(|t| {
+            tokenizer
+                .encode(t, None, 8, None)
+                .is_ok_and(|e| e.input_ids.len() == 3)
+        })
+        .map(str::to_string)
+}
+
+/// Changes the last word of `text` and compares the last layer's outputs, position by
+/// position, with the padding mask and with the causal mask. Under causal, every position
+/// before the change sees only unchanged tokens: its output moves by exactly 0.
+pub fn leakage(model: &BertForPreTraining, tokenizer: &Tokenizer, text: &str) -> Result<Leakage> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let Some((&last, rest)) = words.split_last() else {
+        return Err(EngineError::Input(
+            "type a sentence first: the experiment changes its last word".into(),
+        ));
+    };
+    let to = replacement(tokenizer, last).ok_or_else(|| {
+        EngineError::Input("the vocabulary has no word to put in place of the last one".into())
+    })?;
+    let changed: String = rest
+        .iter()
+        .copied()
+        .chain([to.as_str()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let hidden = |text: &str, mask: MaskMode| {
+        inspect_with(
+            model,
+            tokenizer,
+            text,
+            None,
+            &ForwardOptions::inspection(mask),
+            None,
+        )
+    };
+    let mut moves = Vec::new();
+    let mut tokens = Vec::new();
+    let mut changed_at = 0;
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        let (a, b) = (hidden(text, mask)?, hidden(&changed, mask)?);
+        if a.tokens.len() != b.tokens.len() {
+            return Err(EngineError::Input(format!(
+                "\"{last}\" and \"{to}\" are not the same number of tokens: the positions would not line up"
+            )));
+        }
+        changed_at = (0..a.input_ids.len())
+            .rev()
+            .find(|&i| a.input_ids[i] != b.input_ids[i])
+            .unwrap_or(0);
+        moves.push(
+            (0..a.hidden.rows)
+                .map(|i| {
+                    a.hidden
+                        .row(i)
+                        .iter()
+                        .zip(b.hidden.row(i))
+                        .map(|(x, y)| f64::from(x - y).powi(2))
+                        .sum::<f64>()
+                        .sqrt()
+                })
+                .collect::<Vec<f64>>(),
+        );
+        tokens = a.tokens;
+    }
+    let causal = moves.pop().unwrap_or_default();
+    let padding = moves.pop().unwrap_or_default();
+    Ok(Leakage {
+        from: tokens.get(changed_at).cloned().unwrap_or_default(),
+        tokens,
+        changed_at,
+        to,
+        padding,
+        causal,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::attention::AttentionKernel;
+    use crate::BertConfig;
+
+    #[test]
+    fn slopes_recover_the_exponent_and_skip_what_has_no_logarithm() {
+        let x = [64.0, 128.0, 256.0, 512.0];
+        let square: Vec<f64> = x.iter().map(|t| 3.0 * t * t).collect();
+        assert!((log_log_slope(&x, &square).unwrap() - 2.0).abs() < 1e-12);
+        let flat = [5.0; 4];
+        assert!(log_log_slope(&x, &flat).unwrap().abs() < 1e-12);
+        assert_eq!(log_log_slope(&[1.0], &[1.0]), None);
+        assert_eq!(log_log_slope(&[0.0, 1.0], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn kv_cache_bytes_follow_the_formula() {
+        // BERT-base with G = H = 12, d_k = 64: 2·12·12·64·4 bytes per token.
+        assert_eq!(kv_cache_bytes_per_token(12, 12, 64), 73_728);
+        assert_eq!(kv_cache_bytes_per_token(12, 1, 64), 6_144);
+    }
+
+    #[test]
+    fn full_and_tiled_attention_are_both_timed() {
+        // The test binary's allocator is not the counting one: peak bytes read 0 here, and
+        // the CLI's scaling test checks them. The times must still be measured.
+        let clock = std::time::Instant::now();
+        let now = || clock.elapsed().as_secs_f64() * 1e3;
+        let opts = AttentionOptions::softmax(2, MaskMode::Padding, 0.25, 0.0);
+        let tiled = AttentionOptions {
+            kernel: AttentionKernel::Tiled { block: 16 },
+            ..opts
+        };
+        let mut rng = Rng::new(3);
+        for o in [opts, tiled] {
+            let run = measure_attention(128, 16, &o, &mut rng, now);
+            assert!(run.forward_ms > 0.0 && run.backward_ms > 0.0, "{run:?}");
+        }
+    }
+
+    #[test]
+    fn under_the_causal_mask_nothing_before_the_changed_word_moves() {
+        let vocab = crate::tokenizer::build_word_vocab(
+            "the dog chases a red ball . a cat sleeps under the tree .",
+        )
+        .unwrap();
+        let model =
+            BertForPreTraining::init(&BertConfig::tiny(vocab.len()), &mut Rng::new(0)).unwrap();
+        let tokenizer = Tokenizer::word_level(vocab);
+        let l = leakage(&model, &tokenizer, "the dog chases a red ball").unwrap();
+        // [CLS] the dog chases a red ball [SEP]: "ball" at 6.
+        assert_eq!((l.changed_at, l.from.as_str()), (6, "ball"));
+        assert_ne!(l.to, "ball");
+        assert_eq!(l.causal.len(), 8);
+        assert!(l.causal[..6].iter().all(|&m| m == 0.0), "{:?}", l.causal);
+        assert!(l.causal[6..].iter().all(|&m| m > 0.0), "{:?}", l.causal);
+        // The padding mask lets every position see the change.
+        assert!(l.padding.iter().all(|&m| m > 0.0), "{:?}", l.padding);
+        assert!(leakage(&model, &tokenizer, "   ").is_err());
+    }
+}
