@@ -1,4 +1,5 @@
 use crate::alerts::{CrashBanner, RestoreNotes};
+use crate::claims::ClaimsPanel;
 use crate::explorer::Explorer;
 use crate::format;
 use crate::keys;
@@ -63,6 +64,7 @@ pub fn App() -> impl IntoView {
         <div class="layout">
             <main>
                 <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()/>
+                <ClaimsPanel live=live/>
             </main>
             <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>
         </div>

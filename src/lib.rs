@@ -8,6 +8,7 @@
 mod alerts;
 mod app;
 pub mod chart_style;
+pub mod claims;
 pub mod components;
 pub mod explorer;
 pub mod format;

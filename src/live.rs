@@ -1,6 +1,7 @@
 //! The page's view of the training worker: signals the components read, a `send` to ask for
 //! things, and `apply`, which turns each worker reply into signal updates.
 
+use crate::claims::state::{ClaimState, Claims};
 use crate::storage::{self, Kept};
 use crate::training::checkpoint::download::download_files;
 use crate::worker_client::LabClient;
@@ -9,7 +10,7 @@ use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS
 use engine::inspect::Inspection;
 use leptos::prelude::*;
 use protocol::{
-    Curves, FromWorker, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput, ToWorker,
+    Claim, Curves, FromWorker, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput, ToWorker,
 };
 use std::sync::Arc;
 
@@ -37,6 +38,8 @@ pub struct Live {
     /// Steps with kept weights; `history_at` picks one (None = live).
     pub history: RwSignal<Vec<u64>>,
     pub history_at: RwSignal<Option<usize>>,
+    /// The Claims panel's experiments.
+    pub claims: RwSignal<Claims>,
     /// Benchmark results (`?bench` in the URL), as JSON.
     pub bench: RwSignal<Option<String>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
@@ -90,6 +93,7 @@ impl Live {
             counts: RwSignal::new(MaskingCounts::default()),
             history: RwSignal::new(Vec::new()),
             history_at: RwSignal::new(None),
+            claims: RwSignal::new(Claims::default()),
             bench: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
             crashed: RwSignal::new(None),
@@ -144,6 +148,8 @@ impl Live {
         }
         self.playing.set(false);
         self.busy.set(None);
+        self.claims
+            .update(|c| c.abandon("the training worker stopped before the experiment ended"));
         self.keep_when_ready.set_value(false);
         self.restored_curves.set_value(None);
         self.restoring.set_value(None);
@@ -273,6 +279,18 @@ impl Live {
         self.send_with(load, &attachments);
     }
 
+    /// Run `claim`'s experiment in the worker, on the current model and probe.
+    pub fn run_claim(&self, claim: Claim) {
+        let probe = self.probe.get_value().unwrap_or_default();
+        self.claims
+            .update(|c| c.set(claim, ClaimState::Running { done: 0, total: 0 }));
+        self.send(ToWorker::RunClaim { claim, probe });
+    }
+
+    pub fn cancel_claim(&self) {
+        self.send(ToWorker::CancelClaim);
+    }
+
     pub fn inspect(&self, probe: ProbeInput) {
         let at = self.history_at.get_untracked();
         self.send(ToWorker::Inspect { probe, at });
@@ -386,6 +404,20 @@ impl Live {
                 self.stopped.set(Some(reason));
             }
             FromWorker::Crashed { message } => self.died(message, true),
+            FromWorker::ClaimProgress { claim, done, total } => {
+                self.claims
+                    .update(|c| c.set(claim, ClaimState::Running { done, total }));
+            }
+            FromWorker::ClaimDone { claim, result } => {
+                let state = match result {
+                    Ok(r) => ClaimState::Done(Arc::new(r)),
+                    Err(e) => ClaimState::Failed(e),
+                };
+                self.claims.update(|c| c.set(claim, state));
+            }
+            FromWorker::ClaimCancelled { claim } => {
+                self.claims.update(|c| c.set(claim, ClaimState::Cancelled));
+            }
             FromWorker::Failed(error) => {
                 if let Some((corpus, settings)) = self.restoring.write_value().take() {
                     // A kept model that no longer loads must not leave the page without one.

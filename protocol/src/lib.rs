@@ -6,6 +6,7 @@
 //! natively, so its rules are tested and its decoders fuzzed without a browser.
 
 pub mod bundle;
+pub mod claims;
 pub mod curves;
 pub mod error;
 pub mod messages;
@@ -17,6 +18,7 @@ pub mod settings;
 pub mod wire;
 
 pub use bundle::ModelBundle;
+pub use claims::{Claim, ClaimResult};
 pub use curves::{CurvePoint, Curves, Series};
 pub use error::{LabError, LabResult};
 pub use messages::{Crash, FromWorker, ToWorker};

@@ -2,7 +2,9 @@
 //! beside a message as attachments). The worker owns the model; the page only ever receives
 //! plain data (`ModelInfo`, `Inspection`, losses).
 
-use crate::{CurvePoint, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput};
+use crate::{
+    Claim, ClaimResult, CurvePoint, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput,
+};
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::inspect::Inspection;
 use serde::{Deserialize, Serialize};
@@ -46,6 +48,14 @@ pub enum ToWorker {
     /// worker writes it itself, so its megabytes never cross the page's main thread; it answers
     /// `Kept` (or `Failed`).
     Keep,
+    /// Run a claim's experiment (the probe's text for the leakage one). One runs at a time: a
+    /// new one replaces it.
+    RunClaim {
+        claim: Claim,
+        probe: ProbeInput,
+    },
+    /// Stop the claim under way; the model is untouched by every claim.
+    CancelClaim,
     /// Time the fixed benchmark workload (engine::workload) and report ms per step.
     Bench {
         iters: usize,
@@ -114,6 +124,19 @@ pub enum FromWorker {
     /// The worker panicked: the panic's message, posted by its panic hook just before the
     /// trap that ends it (`worker::start`).
     Crashed { message: String },
+    /// `done` of a claim's `total` units are measured.
+    ClaimProgress {
+        claim: Claim,
+        done: usize,
+        total: usize,
+    },
+    /// A claim's experiment finished (or could not run: why).
+    ClaimDone {
+        claim: Claim,
+        result: Result<ClaimResult, LabError>,
+    },
+    /// A claim's experiment stopped at the page's request.
+    ClaimCancelled { claim: Claim },
     /// The current model for the user to save. Attachments: its bytes (`ModelBundle::detach`).
     Checkpoint(ModelBundle),
 }

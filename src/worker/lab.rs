@@ -135,7 +135,8 @@ impl Lab {
         lab
     }
 
-    fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
+    /// The current weights and their tokenizer.
+    pub fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
         match &self.model {
             Model::Trainable(t) => (&t.model, &t.tokenizer),
             Model::InspectOnly {

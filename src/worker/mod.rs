@@ -1,6 +1,7 @@
 //! Worker side of the training loop (see bin/worker.rs). Time slicing: at most ~`SLICE_MS` of
 //! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
 
+pub mod claims;
 pub mod history;
 pub mod lab;
 pub mod session;
@@ -28,6 +29,7 @@ const BATCH_MS: f64 = 350.0;
 thread_local! {
     static SESSION: RefCell<Session> = RefCell::new(Session::default());
     static TICK_PENDING: Cell<bool> = const { Cell::new(false) };
+    static CLAIM_PENDING: Cell<bool> = const { Cell::new(false) };
     static LAST_SNAPSHOT: Cell<f64> = const { Cell::new(0.0) };
     /// Fractional steps owed under a speed limit.
     static OWED: Cell<f64> = const { Cell::new(0.0) };
@@ -100,6 +102,7 @@ pub fn start() {
         };
         replies.into_iter().flat_map(hold_progress).for_each(post);
         schedule_tick();
+        schedule_claim();
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
@@ -160,6 +163,22 @@ fn crash(how: Crash) -> Vec<Reply> {
             }
         }
     }
+}
+
+/// A claim's next unit in a macrotask of its own, so messages (Cancel among them) and training
+/// ticks get through between units.
+fn schedule_claim() {
+    if !SESSION.with_borrow(Session::claim_running) || CLAIM_PENDING.get() {
+        return;
+    }
+    CLAIM_PENDING.set(true);
+    let tick = Closure::once_into_js(|| {
+        CLAIM_PENDING.set(false);
+        let replies = SESSION.with_borrow_mut(|s| s.claim_step(&now));
+        replies.into_iter().for_each(post);
+        schedule_claim();
+    });
+    let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), 0);
 }
 
 fn schedule_tick() {

@@ -1,6 +1,7 @@
 //! The training worker's state machine: messages in, messages out, no DOM and no clock. The
 //! worker (`worker`) only moves messages and decides how many steps fit in a tick.
 
+use super::claims::{self, ClaimRun, Started};
 use super::lab::Lab;
 use protocol::record::HistoryIndex;
 use protocol::{
@@ -35,6 +36,8 @@ pub struct Session {
     /// Which model this is: one more for each Reset or Load. What the worker stored of an
     /// earlier model's History is not this one's.
     generation: u64,
+    /// The Claims panel's experiment under way, if any.
+    claim: Option<ClaimRun>,
 }
 
 /// The History to keep in the browser: its index, and the weights of the entries not stored yet.
@@ -49,8 +52,50 @@ impl Session {
         self.playing
     }
 
+    /// A claim's experiment is under way: the worker calls `claim_step` until it ends.
+    pub fn claim_running(&self) -> bool {
+        self.claim.is_some()
+    }
+
+    /// Measures the claim's next unit: its progress, or its result after the last.
+    pub fn claim_step(&mut self, now_ms: &dyn Fn() -> f64) -> Vec<Reply> {
+        let Some(run) = self.claim.as_mut() else {
+            return Vec::new();
+        };
+        let claim = run.claim;
+        match run.step(now_ms) {
+            Some(result) => {
+                self.claim = None;
+                vec![FromWorker::ClaimDone {
+                    claim,
+                    result: Ok(result),
+                }
+                .into()]
+            }
+            None => {
+                let (done, total) = run.progress();
+                vec![FromWorker::ClaimProgress { claim, done, total }.into()]
+            }
+        }
+    }
+
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
         match message {
+            ToWorker::RunClaim { claim, probe } => {
+                self.claim = None;
+                match claims::start(claim, &probe, self.lab.as_ref()) {
+                    Started::Done(result) => vec![FromWorker::ClaimDone { claim, result }.into()],
+                    Started::Running(run) => {
+                        let (done, total) = run.progress();
+                        self.claim = Some(run);
+                        vec![FromWorker::ClaimProgress { claim, done, total }.into()]
+                    }
+                }
+            }
+            ToWorker::CancelClaim => match self.claim.take() {
+                Some(run) => vec![FromWorker::ClaimCancelled { claim: run.claim }.into()],
+                None => Vec::new(),
+            },
             ToWorker::Reset { corpus, settings } => {
                 self.playing = false;
                 match Lab::fresh(&corpus, &settings) {

@@ -1,0 +1,487 @@
+//! The "Claims" panel: the tutorial's claims about attention variants, each an experiment the
+//! worker runs in units (so it can report progress and stop between them), and its result as
+//! plain data: the lines to plot, the numbers beside them, a one-line verdict.
+
+use engine::experiments::{kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series};
+use engine::ops::attention::{AttentionKernel, AttentionOptions};
+use engine::MaskMode;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Claim {
+    Leakage,
+    Memory,
+    Time,
+    KvCache,
+    Extrapolation,
+}
+
+impl Claim {
+    pub const ALL: [Claim; 5] = [
+        Claim::Leakage,
+        Claim::Memory,
+        Claim::Time,
+        Claim::KvCache,
+        Claim::Extrapolation,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Claim::Leakage => "Leakage (causal)",
+            Claim::Memory => "Memory (tiled)",
+            Claim::Time => "Time (linear, window)",
+            Claim::KvCache => "KV cache (GQA)",
+            Claim::Extrapolation => "Length extrapolation (RoPE)",
+        }
+    }
+
+    /// What the tutorial says, in its words.
+    pub fn quote(self) -> &'static str {
+        match self {
+            Claim::Leakage => "Causal masking \"prevents information leakage\".",
+            Claim::Memory => "FlashAttention \"avoids the full attention matrix materialization\".",
+            Claim::Time => "Linear attention reduces \"O(n²) to O(n)\"; sliding windows handle \"extremely long sequences\".",
+            Claim::KvCache => "GQA \"reduces KV cache size\".",
+            Claim::Extrapolation => "RoPE \"provides better length extrapolation for sequences longer than training data\".",
+        }
+    }
+
+    /// What "Run" does, in a sentence.
+    pub fn method(self) -> &'static str {
+        match self {
+            Claim::Leakage => "Change the probe sentence's last word and measure how far every position's output moves, with the padding mask and with the causal mask.",
+            Claim::Memory => "Peak heap bytes of one attention forward + backward (one head, random q, k, v), full against tiled, for T = 64 … 4096.",
+            Claim::Time => "Time of one attention forward + backward (one head) for full, tiled, window (W = 64) and linear attention, for T = 64 … 4096, with the fitted log-log slopes.",
+            Claim::KvCache => "KV-cache bytes per token, 2 · layers · G · d_k · 4, for G = H, this model's G and G = 1, at this model's size and at Llama 2 70B's.",
+            Claim::Extrapolation => "Train an absolute-position model and a rotary one at length T, then measure MLM accuracy by position on held-out sequences of length 2T.",
+        }
+    }
+}
+
+/// The attention variants the scaling claims measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Variant {
+    Full,
+    Tiled,
+    Window,
+    Linear,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Full => "Full",
+            Variant::Tiled => "Tiled",
+            Variant::Window => "Window (W = 64)",
+            Variant::Linear => "Linear",
+        }
+    }
+
+    /// One head of width `d`, padding mask (every key real), no dropout.
+    pub fn options(self, d: usize) -> AttentionOptions {
+        let base = AttentionOptions::softmax(1, MaskMode::Padding, 1.0 / (d as f32).sqrt(), 0.0);
+        match self {
+            Variant::Full => base,
+            Variant::Tiled => AttentionOptions {
+                kernel: AttentionKernel::Tiled { block: BLOCK },
+                ..base
+            },
+            Variant::Window => AttentionOptions {
+                kernel: AttentionKernel::Tiled { block: BLOCK },
+                window: Some(WINDOW),
+                ..base
+            },
+            Variant::Linear => AttentionOptions {
+                linear: true,
+                ..base
+            },
+        }
+    }
+}
+
+/// Rows per block of the tiled kernels in these experiments.
+pub const BLOCK: usize = 32;
+/// The window of the "window" variant.
+pub const WINDOW: usize = 64;
+/// The sequence lengths of the scaling claims.
+pub const LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+
+/// One measurement of a scaling claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unit {
+    pub variant: Variant,
+    pub seq_len: usize,
+}
+
+/// The units of `claim`, in the order the worker runs them (short ones first, so the
+/// progress bar moves at once). Claims computed in one go have none.
+pub fn units(claim: Claim) -> Vec<Unit> {
+    let variants: &[Variant] = match claim {
+        Claim::Memory => &[Variant::Full, Variant::Tiled],
+        Claim::Time => &[
+            Variant::Full,
+            Variant::Tiled,
+            Variant::Window,
+            Variant::Linear,
+        ],
+        _ => &[],
+    };
+    LENGTHS
+        .iter()
+        .flat_map(|&seq_len| {
+            variants
+                .iter()
+                .map(move |&variant| Unit { variant, seq_len })
+        })
+        .collect()
+}
+
+/// A claim's measured result: lines to plot, the numbers beside the plot, and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub claim: Claim,
+    /// The figure's caption.
+    pub caption: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Both axes logarithmic.
+    pub log_log: bool,
+    pub series: Vec<Series>,
+    /// (what, value), shown beside the plot.
+    pub numbers: Vec<(String, String)>,
+    /// One sentence: does the measurement bear the claim out?
+    pub verdict: String,
+}
+
+/// Bytes as people read them: "336 kB", "201.6 MB".
+pub fn bytes_text(b: f64) -> String {
+    match b {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.0} kB", b / 1e3),
+        b => format!("{b:.0} B"),
+    }
+}
+
+fn series_of(
+    units: &[(Unit, AttentionRun)],
+    variant: Variant,
+    y: fn(&AttentionRun) -> f64,
+) -> Series {
+    let picked: Vec<&(Unit, AttentionRun)> =
+        units.iter().filter(|(u, _)| u.variant == variant).collect();
+    Series {
+        name: variant.name().to_string(),
+        x: picked.iter().map(|(u, _)| u.seq_len as f64).collect(),
+        y: picked.iter().map(|(_, r)| y(r)).collect(),
+    }
+}
+
+fn slope_text(s: &Series) -> String {
+    log_log_slope(&s.x, &s.y).map_or("—".into(), |k| format!("{k:.2}"))
+}
+
+/// Claim 2 from its measurements. `d`: the head width measured.
+pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
+    let series: Vec<Series> = [Variant::Full, Variant::Tiled]
+        .map(|v| series_of(runs, v, |r| r.peak_bytes as f64))
+        .to_vec();
+    let at = |s: &Series, t: f64| s.x.iter().position(|&x| x == t).map(|i| s.y[i]);
+    let last = series[0].x.last().copied().unwrap_or(0.0);
+    let ratio = match (at(&series[0], last), at(&series[1], last)) {
+        (Some(f), Some(t)) if t > 0.0 => Some(f / t),
+        _ => None,
+    };
+    let mut numbers: Vec<(String, String)> = series
+        .iter()
+        .map(|s| (format!("{} slope", s.name), slope_text(s)))
+        .collect();
+    for s in &series {
+        if let Some(b) = at(s, last) {
+            numbers.push((format!("{} at T = {last}", s.name), bytes_text(b)));
+        }
+    }
+    if let Some(r) = ratio {
+        numbers.push((format!("Full ÷ Tiled at T = {last}"), format!("{r:.0}×")));
+    }
+    let tiled_slope = log_log_slope(&series[1].x, &series[1].y);
+    let verdict = match (tiled_slope, log_log_slope(&series[0].x, &series[0].y)) {
+        (Some(t), Some(f)) if t < 1.3 && f > 1.7 => format!("Borne out: full attention's memory grows as T^{f:.2} (the T×T matrix), tiled as T^{t:.2}: it never holds the matrix."),
+        (Some(t), Some(f)) => format!("Not as claimed here: full grows as T^{f:.2}, tiled as T^{t:.2}."),
+        _ => "Not measured: this build does not count its heap.".into(),
+    };
+    ClaimResult {
+        claim: Claim::Memory,
+        caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
+        x_label: "sequence length T".into(),
+        y_label: "peak bytes".into(),
+        log_log: true,
+        series,
+        numbers,
+        verdict,
+    }
+}
+
+/// Claim 3 from its measurements.
+pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
+    let variants = [
+        Variant::Full,
+        Variant::Tiled,
+        Variant::Window,
+        Variant::Linear,
+    ];
+    let series: Vec<Series> = variants
+        .map(|v| series_of(runs, v, |r| r.forward_ms + r.backward_ms))
+        .to_vec();
+    let numbers = series
+        .iter()
+        .map(|s| (format!("{} slope", s.name), slope_text(s)))
+        .collect();
+    let slope = |i: usize| log_log_slope(&series[i].x, &series[i].y).unwrap_or(f64::NAN);
+    let (full, linear, window) = (slope(0), slope(3), slope(2));
+    let verdict = if linear < 1.3 && window < 1.3 && full > linear {
+        format!("Borne out: full attention's time grows as T^{full:.2}; linear as T^{linear:.2} and a window of 64 as T^{window:.2}, close to linear in T.")
+    } else {
+        format!(
+            "Not as claimed here: full T^{full:.2}, linear T^{linear:.2}, window T^{window:.2}."
+        )
+    };
+    ClaimResult {
+        claim: Claim::Time,
+        caption: format!(
+            "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
+        ),
+        x_label: "sequence length T".into(),
+        y_label: "ms".into(),
+        log_log: true,
+        series,
+        numbers,
+        verdict,
+    }
+}
+
+/// A model's attention shape, for the KV-cache claim.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KvShape {
+    pub name: String,
+    pub layers: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+}
+
+impl KvShape {
+    /// The named larger model: Llama 2 70B ships with grouped-query attention, 8 K/V heads.
+    pub fn llama2_70b() -> KvShape {
+        KvShape {
+            name: "Llama 2 70B".into(),
+            layers: 80,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 128,
+        }
+    }
+}
+
+/// Claim 4: bytes per token for G = H, the model's G and G = 1, for each shape.
+pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
+    let mut numbers = Vec::new();
+    let series = shapes
+        .iter()
+        .map(|s| {
+            let mut gs = vec![s.heads, s.kv_heads, 1];
+            gs.dedup();
+            let bytes: Vec<f64> = gs
+                .iter()
+                .map(|&g| kv_cache_bytes_per_token(s.layers, g, s.head_dim) as f64)
+                .collect();
+            for (g, b) in gs.iter().zip(&bytes) {
+                let what = match *g {
+                    g if g == s.heads => "multi-head".to_string(),
+                    1 => "multi-query".to_string(),
+                    _ => "grouped".to_string(),
+                };
+                numbers.push((
+                    format!("{}, G = {g} ({what})", s.name),
+                    format!("{} per token", bytes_text(*b)),
+                ));
+            }
+            Series {
+                name: format!(
+                    "{} ({} layers, {} heads, d_k {})",
+                    s.name, s.layers, s.heads, s.head_dim
+                ),
+                x: gs.iter().map(|&g| g as f64).collect(),
+                y: bytes,
+            }
+        })
+        .collect();
+    ClaimResult {
+        claim: Claim::KvCache,
+        caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
+        x_label: "K/V heads G".into(),
+        y_label: "bytes per token".into(),
+        log_log: true,
+        series,
+        numbers,
+        verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
+    }
+}
+
+/// Claim 1 from the engine's measurement.
+pub fn leakage_result(l: &Leakage) -> ClaimResult {
+    let x: Vec<f64> = (0..l.tokens.len()).map(|i| i as f64).collect();
+    let before = l.changed_at;
+    let largest = |v: &[f64]| v[..before.min(v.len())].iter().copied().fold(0.0, f64::max);
+    let smallest = |v: &[f64]| {
+        v[..before.min(v.len())]
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+    };
+    let causal_max = largest(&l.causal);
+    let numbers = vec![
+        (
+            "changed".into(),
+            format!("\"{}\" → \"{}\" at position {before}", l.from, l.to),
+        ),
+        (
+            format!("Causal: largest change before {before}"),
+            if causal_max == 0.0 {
+                "0 (exactly)".into()
+            } else {
+                format!("{causal_max:.3e}")
+            },
+        ),
+        (
+            format!("Padding: smallest change before {before}"),
+            format!("{:.3e}", smallest(&l.padding)),
+        ),
+    ];
+    let verdict = if causal_max == 0.0 {
+        format!("Borne out: under the causal mask, no position before {before} moves at all; with the padding mask every position does: the change leaks backwards.")
+    } else {
+        format!("Not as claimed: under the causal mask a position before {before} moved by {causal_max:.3e}.")
+    };
+    ClaimResult {
+        claim: Claim::Leakage,
+        caption: format!(
+            "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer)",
+            l.from, l.to
+        ),
+        x_label: "position".into(),
+        y_label: "‖Δh‖".into(),
+        log_log: false,
+        series: vec![
+            Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
+            Series { name: "Causal".into(), x, y: l.causal.clone() },
+        ],
+        numbers,
+        verdict,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(bytes: usize, ms: f64) -> AttentionRun {
+        AttentionRun {
+            forward_ms: ms,
+            backward_ms: ms,
+            peak_bytes: bytes,
+        }
+    }
+
+    #[test]
+    fn the_scaling_claims_measure_every_variant_at_every_length() {
+        assert_eq!(units(Claim::Memory).len(), 2 * LENGTHS.len());
+        assert_eq!(units(Claim::Time).len(), 4 * LENGTHS.len());
+        assert!(units(Claim::Leakage).is_empty());
+        assert_eq!(
+            units(Claim::Time)[0],
+            Unit {
+                variant: Variant::Full,
+                seq_len: 64
+            }
+        );
+        for v in [
+            Variant::Full,
+            Variant::Tiled,
+            Variant::Window,
+            Variant::Linear,
+        ] {
+            assert_eq!(v.options(16).validate(), Ok(()), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn memory_gives_slopes_the_ratio_at_the_longest_and_a_verdict() {
+        let runs: Vec<(Unit, AttentionRun)> = units(Claim::Memory)
+            .into_iter()
+            .map(|u| {
+                let t = u.seq_len;
+                let bytes = match u.variant {
+                    Variant::Full => 12 * t * t,
+                    _ => 80 * t,
+                };
+                (u, run(bytes, 1.0))
+            })
+            .collect();
+        let r = memory_result(&runs, 16);
+        assert!(r.caption.starts_with("Memory"));
+        assert_eq!(
+            r.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["Full", "Tiled"]
+        );
+        assert_eq!(r.numbers[0], ("Full slope".into(), "2.00".into()));
+        assert_eq!(r.numbers[1], ("Tiled slope".into(), "1.00".into()));
+        assert!(r
+            .numbers
+            .iter()
+            .any(|(k, v)| k == "Full ÷ Tiled at T = 4096" && v == "614×"));
+        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
+        // JSON as the figure's data-series carries it.
+        let json = serde_json::to_string(&r.series).unwrap();
+        assert!(
+            json.starts_with("[{\"name\":\"Full\",\"x\":[64.0,128.0"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn kv_cache_bytes_shrink_with_g_for_both_models() {
+        let tiny = KvShape {
+            name: "This model".into(),
+            layers: 2,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 16,
+        };
+        let r = kv_cache_result(&[tiny, KvShape::llama2_70b()]);
+        assert_eq!(r.series[0].x, [4.0, 2.0, 1.0]);
+        assert_eq!(r.series[0].y, [1024.0, 512.0, 256.0]);
+        assert_eq!(r.series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
+        assert!(r
+            .numbers
+            .iter()
+            .any(|(k, v)| k == "Llama 2 70B, G = 8 (grouped)" && v == "655 kB per token"));
+    }
+
+    #[test]
+    fn leakage_says_exactly_zero_only_when_it_is() {
+        let mut l = Leakage {
+            tokens: ["[CLS]", "a", "b", "[SEP]"].map(String::from).to_vec(),
+            changed_at: 2,
+            from: "b".into(),
+            to: "c".into(),
+            padding: vec![0.5, 0.4, 1.0, 0.3],
+            causal: vec![0.0, 0.0, 1.0, 0.2],
+        };
+        let r = leakage_result(&l);
+        assert!(r.verdict.starts_with("Borne out"));
+        assert_eq!(r.numbers[1].1, "0 (exactly)");
+        l.causal[1] = 1e-9;
+        assert!(leakage_result(&l).verdict.starts_with("Not as claimed"));
+    }
+}

@@ -1,0 +1,205 @@
+//! A claim's result as a line chart with plotters: one line with dots per series, linear or
+//! log-log axes, a legend. On the canvas, and as SVG for "Save SVG".
+
+use crate::chart_style::house_style;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use protocol::{ClaimResult, LabError, LabResult};
+
+/// Canvas size, CSS px.
+pub const SIZE: (u32, u32) = (560, 320);
+
+/// One colour per series, in order.
+const COLOURS: [RGBColor; 4] = [
+    RGBColor(0x2b, 0x59, 0xc3),
+    RGBColor(0xd0, 0x5a, 0x0c),
+    RGBColor(0x1d, 0x6f, 0x42),
+    RGBColor(0x7b, 0x3f, 0xb0),
+];
+
+pub fn colour(i: usize) -> RGBColor {
+    COLOURS[i % COLOURS.len()]
+}
+
+/// The points of every series that the axes can show (log axes: positive ones only).
+fn points(r: &ClaimResult) -> Vec<Vec<(f64, f64)>> {
+    r.series
+        .iter()
+        .map(|s| {
+            s.x.iter()
+                .zip(&s.y)
+                .map(|(&x, &y)| (x, y))
+                .filter(|&(x, y)| {
+                    x.is_finite() && y.is_finite() && (!r.log_log || (x > 0.0 && y > 0.0))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// [lo, hi] of one coordinate over every point, widened when flat; None without points.
+fn range(
+    points: &[Vec<(f64, f64)>],
+    pick: fn(&(f64, f64)) -> f64,
+    log: bool,
+) -> Option<(f64, f64)> {
+    let all = points.iter().flatten().map(pick);
+    let (lo, hi) = all.fold(None, |acc: Option<(f64, f64)>, v| {
+        Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
+    })?;
+    Some(match (log, lo == hi) {
+        (true, _) => (lo / 1.5, hi * 1.5),
+        (false, true) => (lo - 1.0, hi + 1.0),
+        (false, false) => (lo.min(0.0), hi + 0.08 * (hi - lo)),
+    })
+}
+
+fn lines<'a, DB: DrawingBackend + 'a, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    r: &ClaimResult,
+    points: &[Vec<(f64, f64)>],
+    font_scale: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, (s, pts)) in r.series.iter().zip(points).enumerate() {
+        let c = colour(i);
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(0xdd, 0xdd, 0xe4))
+        .label_font(("sans-serif", 11.0 * font_scale))
+        .draw()
+}
+
+/// Axes and lines on any backend; `font_scale` as in `svg::SVG_FONT_SCALE`.
+fn plot<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    r: &ClaimResult,
+    font_scale: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let pts = points(r);
+    let (Some(xs), Some(ys)) = (
+        range(&pts, |p| p.0, r.log_log),
+        range(&pts, |p| p.1, r.log_log),
+    ) else {
+        return Ok(());
+    };
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .margin(10)
+        .margin_right(16)
+        .x_label_area_size(34)
+        .y_label_area_size(62);
+    if r.log_log {
+        let mut chart =
+            builder.build_cartesian_2d((xs.0..xs.1).log_scale(), (ys.0..ys.1).log_scale())?;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(r.x_label.as_str())
+            .y_desc(r.y_label.as_str())
+            .x_label_formatter(&|v| short_number(*v))
+            .y_label_formatter(&|v| short_number(*v));
+        house_style(&mut mesh, font_scale).draw()?;
+        lines(&mut chart, r, &pts, font_scale)
+    } else {
+        let mut chart: ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>> =
+            builder.build_cartesian_2d(xs.0..xs.1, ys.0..ys.1)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(r.x_label.as_str())
+            .y_desc(r.y_label.as_str())
+            .y_label_formatter(&|v| short_number(*v));
+        house_style(&mut mesh, font_scale).draw()?;
+        lines(&mut chart, r, &pts, font_scale)
+    }
+}
+
+/// 4096 → "4096", 2.0e8 → "2e8", 0.25 → "0.25": tick labels that fit.
+pub fn short_number(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if !(1e-3..1e5).contains(&a) {
+        format!("{v:.0e}")
+    } else if a >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &ClaimResult) -> LabResult<()> {
+    let backend = CanvasBackend::with_canvas_object(canvas.clone())
+        .ok_or_else(|| LabError::browser("claim chart: no canvas"))?;
+    let root = backend.into_drawing_area();
+    plot(&root, r, 1.0)
+        .and_then(|()| root.present())
+        .map_err(|e| LabError::browser(format!("claim chart: {e}")))
+}
+
+/// The chart as an SVG document of the canvas's size, as vectors.
+pub fn svg(r: &ClaimResult) -> LabResult<String> {
+    crate::svg::document(SIZE, &r.caption, &[], |area| {
+        plot(area, r, crate::svg::SVG_FONT_SCALE)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::experiments::Series;
+    use protocol::Claim;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    fn result(log_log: bool, y: Vec<f64>) -> ClaimResult {
+        ClaimResult {
+            claim: Claim::Memory,
+            caption: "Memory of something".into(),
+            x_label: "T".into(),
+            y_label: "bytes".into(),
+            log_log,
+            series: vec![Series {
+                name: "Full".into(),
+                x: vec![64.0, 128.0, 256.0],
+                y,
+            }],
+            numbers: Vec::new(),
+            verdict: String::new(),
+        }
+    }
+
+    #[test]
+    fn log_axes_leave_out_what_has_no_logarithm_and_the_svg_names_the_series() {
+        let r = result(true, vec![0.0, 10.0, 40.0]);
+        assert_eq!(points(&r), [vec![(128.0, 10.0), (256.0, 40.0)]]);
+        let doc = svg(&r).unwrap();
+        assert!(
+            doc.contains("Full") && doc.contains("Memory of something"),
+            "{}",
+            &doc[..300]
+        );
+        let linear = result(false, vec![0.0, 10.0, 40.0]);
+        assert_eq!(points(&linear)[0].len(), 3);
+        assert_eq!(range(&points(&linear), |p| p.1, false), Some((0.0, 43.2)));
+    }
+
+    #[test]
+    fn tick_labels_stay_short() {
+        assert_eq!(short_number(4096.0), "4096");
+        assert_eq!(short_number(0.25), "0.25");
+        assert_eq!(short_number(2.0e8), "2e8");
+        assert_eq!(short_number(0.0), "0");
+    }
+}

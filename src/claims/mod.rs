@@ -1,0 +1,9 @@
+//! The "Claims" panel: the tutorial's six claims about attention variants, each with a Run
+//! button that measures it in the worker. `state` is what the page knows of each run, `chart`
+//! draws a result with plotters, `view` lays the panel out.
+
+pub mod chart;
+pub mod state;
+pub mod view;
+
+pub use view::ClaimsPanel;

@@ -1,0 +1,172 @@
+//! The "Claims" panel: one card per claim, with its words, how it is tested, Run (and while
+//! it runs a progress bar and Cancel), and the result: a chart whose numbers are in its
+//! `data-series`, the key figures beside it, and a verdict.
+
+use super::chart::{self, SIZE};
+use super::state::ClaimState;
+use crate::components::export;
+use crate::live::Live;
+use crate::paint::PaintSlot;
+use leptos::prelude::*;
+use protocol::{Claim, ClaimResult, LabResult};
+use std::sync::Arc;
+
+#[component]
+fn ClaimChart(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let failed = RwSignal::new(None::<String>);
+    let slot = PaintSlot::new();
+    Effect::new(move |_| {
+        result.track();
+        if canvas.get().is_none() {
+            return;
+        }
+        slot.paint(move || {
+            let (Some(canvas), Some(Some(r))) = (
+                canvas.try_get_untracked().flatten(),
+                result.try_get_untracked(),
+            ) else {
+                return;
+            };
+            failed.try_set(chart::draw(&canvas, &r).err().map(|e| e.to_string()));
+        });
+    });
+    let status = RwSignal::new(None::<String>);
+    let said = |saved: LabResult<String>| match saved {
+        Ok(name) => format!("Saved {name}"),
+        Err(e) => format!("Could not save: {e}"),
+    };
+    let caption =
+        move || result.with(|r| r.as_ref().map(|r| r.caption.clone()).unwrap_or_default());
+    let save_png = move |_| {
+        if let Some(canvas) = canvas.get_untracked() {
+            let c = caption();
+            let saved = export::save_png(&canvas, &c).map(|()| format!("{}.png", export::slug(&c)));
+            status.set(Some(said(saved)));
+        }
+    };
+    let save_svg = move |_| {
+        let saved = result.with_untracked(|r| match r {
+            Some(r) => chart::svg(r).and_then(|doc| export::save_svg(&doc, &r.caption)),
+            None => Ok(String::new()),
+        });
+        status.set(Some(said(saved)));
+    };
+    let series = move || {
+        result.with(|r| {
+            r.as_ref()
+                .map(|r| serde_json::to_string(&r.series).unwrap_or_else(|_| "[]".into()))
+        })
+    };
+    let legend = move || {
+        result.with(|r| {
+            r.as_ref().map(|r| {
+                r.series
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let c = chart::colour(i);
+                        view! {
+                            <span class="swatch" style:border-top-color=format!("rgb({}, {}, {})", c.0, c.1, c.2)>{s.name.clone()}</span>
+                        }
+                    })
+                    .collect_view()
+            })
+        })
+    };
+    view! {
+        <figure class="claim-chart" data-series=series>
+            <figcaption>{caption}</figcaption>
+            <canvas node_ref=canvas width=SIZE.0 height=SIZE.1 aria-label=caption></canvas>
+            <p class="claim-legend">{legend}</p>
+            <div class="figure-tools">
+                <button type="button" class="small" on:click=save_png>"Save PNG"</button>
+                <button type="button" class="small" on:click=save_svg>"Save SVG"</button>
+                {move || status.get().map(|s| view! { <span class="export-status" role="status">{s}</span> })}
+            </div>
+            {move || failed.get().map(|e| view! { <p class="error">{e}</p> })}
+        </figure>
+    }
+}
+
+#[component]
+fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
+    let state = Memo::new(move |_| live.claims.with(|c| c.get(claim)));
+    let result = Memo::new(move |_| match state.get() {
+        ClaimState::Done(r) => Some(r),
+        _ => None,
+    });
+    let running = move || state.with(ClaimState::running);
+    let status = move || match state.get() {
+        ClaimState::Idle => "idle",
+        ClaimState::Running { .. } => "running",
+        ClaimState::Done(_) => "done",
+        ClaimState::Failed(_) => "failed",
+        ClaimState::Cancelled => "cancelled",
+    };
+    let progress = move || {
+        state.get().fraction().map(|f| {
+            let (done, total) = match state.get() {
+                ClaimState::Running { done, total } => (done, total),
+                _ => (0, 0),
+            };
+            view! {
+                <progress max="1" prop:value=f aria-label=format!("{}: progress", claim.title())></progress>
+                <span class="claim-count">{(total > 0).then(|| format!("{done} of {total}"))}</span>
+                <button type="button" on:click=move |_| live.cancel_claim()>"Cancel"</button>
+            }
+        })
+    };
+    let outcome = move || {
+        match state.get() {
+        ClaimState::Failed(e) => Some(view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any()),
+        ClaimState::Cancelled => Some(view! { <p class="notice">"Cancelled. Nothing changed: the experiments never touch the model."</p> }.into_any()),
+        _ => None,
+    }
+    };
+    let numbers = move || {
+        result.with(|r| {
+            r.as_ref().map(|r| {
+                r.numbers
+                    .iter()
+                    .map(|(k, v)| view! { <dt>{k.clone()}</dt><dd>{v.clone()}</dd> })
+                    .collect_view()
+            })
+        })
+    };
+    let verdict = move || result.with(|r| r.as_ref().map(|r| r.verdict.clone()));
+    view! {
+        <article class="claim" data-claim=format!("{claim:?}") data-state=status>
+            <h3>{claim.title()}</h3>
+            <p class="quote">{claim.quote()}</p>
+            <p class="method">{claim.method()}</p>
+            <div class="claim-controls">
+                <button type="button" class="run" prop:disabled=running on:click=move |_| live.run_claim(claim)>"Run"</button>
+                {progress}
+            </div>
+            {outcome}
+            <Show when=move || result.with(Option::is_some)>
+                <div class="claim-result">
+                    <ClaimChart result=result/>
+                    <div class="claim-side">
+                        <dl class="claim-numbers">{numbers}</dl>
+                        <p class="verdict">{verdict}</p>
+                    </div>
+                </div>
+            </Show>
+        </article>
+    }
+}
+
+#[component]
+pub fn ClaimsPanel(live: Live) -> impl IntoView {
+    view! {
+        <section class="claims" aria-labelledby="claims-title">
+            <h2 id="claims-title">"Claims"</h2>
+            <p class="hint">"What the tutorial says about each attention variant, measured here, in this browser tab. Each Run is an experiment in the training worker; the page stays responsive and Cancel stops it."</p>
+            <div class="claim-list">
+                {Claim::ALL.map(|claim| view! { <ClaimCard live=live claim=claim/> }).collect_view()}
+            </div>
+        </section>
+    }
+}
