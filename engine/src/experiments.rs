@@ -131,14 +131,18 @@ pub struct Leakage {
     pub causal: Vec<f64>,
 }
 
-/// A vocabulary word to put in place of `word`: a plain lowercase word, not `word`, that the
-/// tokenizer reads as one token.
-fn replacement(tokenizer: &Tokenizer, word: &str) -> Option<String> {
+/// A vocabulary word to put in place of the last of `words`: a plain lowercase word, none of
+/// `words`, that the tokenizer reads as one token.
+fn replacement(tokenizer: &Tokenizer, words: &[&str]) -> Option<String> {
     let vocab = tokenizer.vocab();
-    let word = word.to_lowercase();
+    let taken: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
     (0..vocab.len() as u32)
         .filter_map(|id| vocab.token(id))
-        .filter(|t| t.len() >= 3 && t.chars().all(|c| c.is_ascii_lowercase()) && *t != word)
+        .filter(|t| {
+            t.len() >= 3
+                && t.chars().all(|c| c.is_ascii_lowercase())
+                && !taken.iter().any(|w| w == t)
+        })
         .find(|t| {
             tokenizer
                 .encode(t, None, 8, None)
@@ -157,7 +161,7 @@ pub fn leakage(model: &BertForPreTraining, tokenizer: &Tokenizer, text: &str) ->
             "type a sentence first: the experiment changes its last word".into(),
         ));
     };
-    let to = replacement(tokenizer, last).ok_or_else(|| {
+    let to = replacement(tokenizer, &words).ok_or_else(|| {
         EngineError::Input("the vocabulary has no word to put in place of the last one".into())
     })?;
     let changed: String = rest

@@ -144,8 +144,9 @@ pub struct ClaimResult {
     pub caption: String,
     pub x_label: String,
     pub y_label: String,
-    /// Both axes logarithmic.
-    pub log_log: bool,
+    /// Logarithmic axes. On a log y axis, exact zeros sit on the axis's floor.
+    pub log_x: bool,
+    pub log_y: bool,
     pub series: Vec<Series>,
     /// (what, value), shown beside the plot.
     pub numbers: Vec<(String, String)>,
@@ -215,7 +216,8 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
         caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
         x_label: "sequence length T".into(),
         y_label: "peak bytes".into(),
-        log_log: true,
+        log_x: true,
+        log_y: true,
         series,
         numbers,
         verdict,
@@ -253,7 +255,8 @@ pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
         ),
         x_label: "sequence length T".into(),
         y_label: "ms".into(),
-        log_log: true,
+        log_x: true,
+        log_y: true,
         series,
         numbers,
         verdict,
@@ -321,7 +324,8 @@ pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
         caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
         x_label: "K/V heads G".into(),
         y_label: "bytes per token".into(),
-        log_log: true,
+        log_x: true,
+        log_y: true,
         series,
         numbers,
         verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
@@ -366,12 +370,15 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
     ClaimResult {
         claim: Claim::Leakage,
         caption: format!(
-            "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer)",
+            "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
             l.from, l.to
         ),
         x_label: "position".into(),
         y_label: "‖Δh‖".into(),
-        log_log: false,
+        // The changed position moves by far the most; on a log axis the small moves before
+        // it (padding) stay visible beside the exact zeros (causal).
+        log_x: false,
+        log_y: true,
         series: vec![
             Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
             Series { name: "Causal".into(), x, y: l.causal.clone() },

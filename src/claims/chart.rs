@@ -1,8 +1,8 @@
 //! A claim's result as a line chart with plotters: one line with dots per series, linear or
-//! log-log axes, a legend. On the canvas, and as SVG for "Save SVG".
+//! log-log axes (the legend is the page's, beside it). On the canvas, and as SVG for "Save SVG".
 
 use crate::chart_style::house_style;
-use plotters::coord::types::RangedCoordf64;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -23,32 +23,49 @@ pub fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
-/// The points of every series that the axes can show (log axes: positive ones only).
-fn points(r: &ClaimResult) -> Vec<Vec<(f64, f64)>> {
+/// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; a log y
+/// axis puts y ≤ 0 (exact zeros) on its floor, `floor`.
+fn points(r: &ClaimResult, floor: f64) -> Vec<Vec<(f64, f64)>> {
     r.series
         .iter()
         .map(|s| {
             s.x.iter()
                 .zip(&s.y)
-                .map(|(&x, &y)| (x, y))
-                .filter(|&(x, y)| {
-                    x.is_finite() && y.is_finite() && (!r.log_log || (x > 0.0 && y > 0.0))
-                })
+                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!r.log_x || **x > 0.0))
+                .map(|(&x, &y)| (x, if r.log_y && y <= 0.0 { floor } else { y }))
                 .collect()
         })
         .collect()
 }
 
-/// [lo, hi] of one coordinate over every point, widened when flat; None without points.
+/// A log y axis's floor: a tenth of the smallest positive y (1 if there is none).
+fn floor_of(r: &ClaimResult) -> f64 {
+    let smallest = r
+        .series
+        .iter()
+        .flat_map(|s| s.y.iter().copied())
+        .filter(|&y| y > 0.0 && y.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    if smallest.is_finite() {
+        smallest / 10.0
+    } else {
+        1.0
+    }
+}
+
+/// [lo, hi] of one coordinate over every point, with a margin; None without points.
 fn range(
     points: &[Vec<(f64, f64)>],
     pick: fn(&(f64, f64)) -> f64,
     log: bool,
 ) -> Option<(f64, f64)> {
-    let all = points.iter().flatten().map(pick);
-    let (lo, hi) = all.fold(None, |acc: Option<(f64, f64)>, v| {
-        Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
-    })?;
+    let (lo, hi) = points
+        .iter()
+        .flatten()
+        .map(pick)
+        .fold(None, |acc: Option<(f64, f64)>, v| {
+            Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
+        })?;
     Some(match (log, lo == hi) {
         (true, _) => (lo / 1.5, hi * 1.5),
         (false, true) => (lo - 1.0, hi + 1.0),
@@ -56,31 +73,31 @@ fn range(
     })
 }
 
-fn lines<'a, DB: DrawingBackend + 'a, X, Y>(
-    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+/// Mesh, then the series as lines with dots. Their names are in the page's legend beside the
+/// chart: plotters' own legend measures text with an inline-styled element, which the page's
+/// CSP forbids.
+fn finish<'a, DB: DrawingBackend + 'a, X, Y>(
+    mut chart: ChartContext<'a, DB, Cartesian2d<X, Y>>,
     r: &ClaimResult,
     points: &[Vec<(f64, f64)>],
     font_scale: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
-    for (i, (s, pts)) in r.series.iter().zip(points).enumerate() {
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(r.x_label.as_str())
+        .y_desc(r.y_label.as_str())
+        .x_label_formatter(&|v| short_number(*v))
+        .y_label_formatter(&|v| short_number(*v));
+    house_style(&mut mesh, font_scale).draw()?;
+    for (i, pts) in points.iter().enumerate() {
         let c = colour(i);
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-            .label(s.name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+        chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(0xdd, 0xdd, 0xe4))
-        .label_font(("sans-serif", 11.0 * font_scale))
-        .draw()
+    Ok(())
 }
 
 /// Axes and lines on any backend; `font_scale` as in `svg::SVG_FONT_SCALE`.
@@ -90,38 +107,41 @@ fn plot<DB: DrawingBackend>(
     font_scale: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let pts = points(r);
-    let (Some(xs), Some(ys)) = (
-        range(&pts, |p| p.0, r.log_log),
-        range(&pts, |p| p.1, r.log_log),
-    ) else {
+    let floor = floor_of(r);
+    let pts = points(r, floor);
+    let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, r.log_x), range(&pts, |p| p.1, r.log_y))
+    else {
         return Ok(());
     };
+    // On a log y axis the floor is the axis's bottom: exact zeros sit on it.
+    let ys = if r.log_y { (floor, ys.1) } else { ys };
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(10)
         .margin_right(16)
         .x_label_area_size(34)
         .y_label_area_size(62);
-    if r.log_log {
-        let mut chart =
-            builder.build_cartesian_2d((xs.0..xs.1).log_scale(), (ys.0..ys.1).log_scale())?;
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(r.x_label.as_str())
-            .y_desc(r.y_label.as_str())
-            .x_label_formatter(&|v| short_number(*v))
-            .y_label_formatter(&|v| short_number(*v));
-        house_style(&mut mesh, font_scale).draw()?;
-        lines(&mut chart, r, &pts, font_scale)
-    } else {
-        let mut chart: ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>> =
-            builder.build_cartesian_2d(xs.0..xs.1, ys.0..ys.1)?;
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(r.x_label.as_str())
-            .y_desc(r.y_label.as_str())
-            .y_label_formatter(&|v| short_number(*v));
-        house_style(&mut mesh, font_scale).draw()?;
-        lines(&mut chart, r, &pts, font_scale)
+    let (x, y) = (xs.0..xs.1, ys.0..ys.1);
+    match (r.log_x, r.log_y) {
+        (true, true) => finish(
+            builder.build_cartesian_2d(x.log_scale(), y.log_scale())?,
+            r,
+            &pts,
+            font_scale,
+        ),
+        (false, true) => finish(
+            builder.build_cartesian_2d(x, y.log_scale())?,
+            r,
+            &pts,
+            font_scale,
+        ),
+        (true, false) => finish(
+            builder.build_cartesian_2d(x.log_scale(), y)?,
+            r,
+            &pts,
+            font_scale,
+        ),
+        (false, false) => finish(builder.build_cartesian_2d(x, y)?, r, &pts, font_scale),
     }
 }
 
@@ -163,13 +183,14 @@ mod tests {
     use protocol::Claim;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    fn result(log_log: bool, y: Vec<f64>) -> ClaimResult {
+    fn result(log: bool, y: Vec<f64>) -> ClaimResult {
         ClaimResult {
             claim: Claim::Memory,
             caption: "Memory of something".into(),
             x_label: "T".into(),
             y_label: "bytes".into(),
-            log_log,
+            log_x: log,
+            log_y: log,
             series: vec![Series {
                 name: "Full".into(),
                 x: vec![64.0, 128.0, 256.0],
@@ -181,9 +202,13 @@ mod tests {
     }
 
     #[test]
-    fn log_axes_leave_out_what_has_no_logarithm_and_the_svg_names_the_series() {
+    fn exact_zeros_sit_on_a_log_axis_floor_and_the_svg_has_the_dots() {
         let r = result(true, vec![0.0, 10.0, 40.0]);
-        assert_eq!(points(&r), [vec![(128.0, 10.0), (256.0, 40.0)]]);
+        assert_eq!(floor_of(&r), 1.0);
+        assert_eq!(
+            points(&r, 1.0),
+            [vec![(64.0, 1.0), (128.0, 10.0), (256.0, 40.0)]]
+        );
         let doc = svg(&r).unwrap();
         assert!(
             doc.contains("Full") && doc.contains("Memory of something"),
@@ -191,8 +216,11 @@ mod tests {
             &doc[..300]
         );
         let linear = result(false, vec![0.0, 10.0, 40.0]);
-        assert_eq!(points(&linear)[0].len(), 3);
-        assert_eq!(range(&points(&linear), |p| p.1, false), Some((0.0, 43.2)));
+        assert_eq!(points(&linear, 1.0)[0][0], (64.0, 0.0));
+        assert_eq!(
+            range(&points(&linear, 1.0), |p| p.1, false),
+            Some((0.0, 43.2))
+        );
     }
 
     #[test]
