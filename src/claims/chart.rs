@@ -211,7 +211,7 @@ mod tests {
         );
         let doc = svg(&r).unwrap();
         assert!(
-            doc.contains("Full") && doc.contains("Memory of something"),
+            doc.contains("<polyline") && doc.contains("Memory of something"),
             "{}",
             &doc[..300]
         );

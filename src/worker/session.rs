@@ -384,6 +384,81 @@ mod tests {
             .collect()
     }
 
+    fn claim_done(replies: &[Reply]) -> Option<&Result<protocol::ClaimResult, LabError>> {
+        replies.iter().find_map(|r| match &r.message {
+            FromWorker::ClaimDone { result, .. } => Some(result),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn the_leakage_claim_gives_exact_zeros_before_the_change_under_causal() {
+        let mut s = started();
+        let probe = ProbeInput {
+            text: "the dog chases a red ball".into(),
+            ..ProbeInput::default()
+        };
+        let replies = s.handle(
+            ToWorker::RunClaim {
+                claim: protocol::Claim::Leakage,
+                probe,
+            },
+            Vec::new(),
+        );
+        let result = claim_done(&replies).unwrap().as_ref().unwrap();
+        let (padding, causal) = (&result.series[0], &result.series[1]);
+        assert_eq!(
+            (padding.name.as_str(), causal.name.as_str()),
+            ("Padding", "Causal")
+        );
+        // [CLS] the dog chases a red ball [SEP]: "ball" at 6 changes.
+        assert!(causal.y[..6].iter().all(|&d| d == 0.0), "{:?}", causal.y);
+        assert!(causal.y[6] > 0.0 && padding.y.iter().all(|&d| d > 0.0));
+        assert!(result.verdict.starts_with("Borne out"));
+    }
+
+    #[test]
+    fn a_scaling_claim_runs_unit_by_unit_and_cancel_stops_it() {
+        let mut s = started();
+        let run = |claim| ToWorker::RunClaim {
+            claim,
+            probe: ProbeInput::default(),
+        };
+        let replies = s.handle(run(protocol::Claim::Memory), Vec::new());
+        assert!(matches!(
+            replies[0].message,
+            FromWorker::ClaimProgress {
+                done: 0,
+                total: 14,
+                ..
+            }
+        ));
+        assert!(s.claim_running());
+        let clock = || js_sys::Date::now();
+        let replies = s.claim_step(&clock);
+        assert!(matches!(
+            replies[0].message,
+            FromWorker::ClaimProgress {
+                done: 1,
+                total: 14,
+                ..
+            }
+        ));
+        let replies = s.handle(ToWorker::CancelClaim, Vec::new());
+        assert!(matches!(
+            replies[0].message,
+            FromWorker::ClaimCancelled { .. }
+        ));
+        assert!(!s.claim_running() && s.claim_step(&clock).is_empty());
+        // KV cache answers at once, from this model's shape.
+        let replies = s.handle(run(protocol::Claim::KvCache), Vec::new());
+        let kv = claim_done(&replies).unwrap().as_ref().unwrap();
+        assert_eq!(kv.series[0].x, [4.0, 1.0]);
+        // Extrapolation needs Compare: a clear refusal, not a panic.
+        let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
+        assert!(claim_done(&replies).unwrap().is_err());
+    }
+
     #[test]
     fn play_pause_and_step_move_the_state_and_the_step_count() {
         let mut s = started();
