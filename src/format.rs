@@ -38,10 +38,10 @@ pub fn architecture(info: &ModelInfo) -> String {
         1 => parts.push("multi-query (1 KV head)".to_string()),
         g => parts.push(format!("GQA {g} KV heads")),
     }
-    if info.positions == Positions::Rotary {
+    if info.architecture.positions == Positions::Rotary {
         parts.push("rotary".into());
     }
-    if info.attention == AttentionKind::Linear {
+    if info.architecture.attention == AttentionKind::Linear {
         parts.push("linear attention".into());
     }
     parts.iter().map(|p| format!(" · {p}")).collect()
@@ -99,9 +99,7 @@ mod tests {
             has_heads: true,
             tokenizer: "word-level".into(),
             corpus_words,
-            kv_heads: None,
-            positions: Default::default(),
-            attention: Default::default(),
+            architecture: Default::default(),
         }
     }
 
@@ -126,9 +124,9 @@ mod tests {
         use protocol::{AttentionKind, Positions};
         let mut i = info(300, None);
         assert_eq!(architecture(&i), "");
-        i.kv_heads = Some(2);
-        i.positions = Positions::Rotary;
-        i.attention = AttentionKind::Linear;
+        i.architecture.kv_heads = Some(2);
+        i.architecture.positions = Positions::Rotary;
+        i.architecture.attention = AttentionKind::Linear;
         assert!(
             facts(&i).starts_with(
                 "2 layers × 4 heads · GQA 2 KV heads · rotary · linear attention · hidden 64"
@@ -136,9 +134,9 @@ mod tests {
             "{}",
             facts(&i)
         );
-        i.kv_heads = Some(1);
+        i.architecture.kv_heads = Some(1);
         assert!(architecture(&i).starts_with(" · multi-query (1 KV head)"));
-        i.kv_heads = Some(4);
+        i.architecture.kv_heads = Some(4);
         assert_eq!(architecture(&i), " · rotary · linear attention");
     }
 

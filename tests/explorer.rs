@@ -96,17 +96,21 @@ fn button(root: &HtmlElement, label: &str) -> HtmlElement {
         .unchecked_into()
 }
 
-/// Types into the field labelled `label`, as the browser reports it (an `input` event).
-fn type_into(root: &HtmlElement, label: &str, value: &str) {
-    let field = all(root, "label.field")
+/// The explorer's field labelled `label`.
+fn field(root: &HtmlElement, label: &str) -> Element {
+    all(root, "label.field")
         .into_iter()
         .find(|l| {
             l.query_selector(".field-label")
                 .unwrap()
                 .is_some_and(|s| text(&s) == label)
         })
-        .unwrap_or_else(|| panic!("no field {label:?}"));
-    let input: HtmlInputElement = field
+        .unwrap_or_else(|| panic!("no field {label:?}"))
+}
+
+/// Types into the field labelled `label`, as the browser reports it (an `input` event).
+fn type_into(root: &HtmlElement, label: &str, value: &str) {
+    let input: HtmlInputElement = field(root, label)
         .query_selector("input")
         .unwrap()
         .unwrap()
@@ -511,15 +515,7 @@ async fn rollout_and_the_heads_view_show_the_engines_numbers() {
 
 /// Chooses `value` in the select of the field labelled `label`, as the browser reports it.
 fn choose(root: &HtmlElement, label: &str, value: &str) {
-    let field = all(root, "label.field")
-        .into_iter()
-        .find(|l| {
-            l.query_selector(".field-label")
-                .unwrap()
-                .is_some_and(|s| text(&s) == label)
-        })
-        .unwrap_or_else(|| panic!("no field {label:?}"));
-    let select: web_sys::HtmlSelectElement = field
+    let select: web_sys::HtmlSelectElement = field(root, label)
         .query_selector("select")
         .unwrap()
         .unwrap()

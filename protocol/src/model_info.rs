@@ -1,6 +1,6 @@
 //! The shape of the current model, as the worker tells the page (selectors, model view, header).
 
-use crate::{AttentionKind, Positions};
+use crate::Architecture;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,18 +21,15 @@ pub struct ModelInfo {
     /// Distinct words in the corpus a word-level vocabulary was built from (None otherwise).
     #[serde(default)]
     pub corpus_words: Option<usize>,
-    /// G, the K/V groups (grouped-query attention); None = one per head.
+    /// K/V groups, positions and attention, as the training panel's Architecture group names
+    /// them.
     #[serde(default)]
-    pub kv_heads: Option<usize>,
-    #[serde(default)]
-    pub positions: Positions,
-    #[serde(default)]
-    pub attention: AttentionKind,
+    pub architecture: Architecture,
 }
 
 impl ModelInfo {
     /// G: the K/V groups, H for plain multi-head attention.
     pub fn kv_groups(&self) -> usize {
-        self.kv_heads.unwrap_or(self.heads)
+        self.architecture.kv_heads.unwrap_or(self.heads)
     }
 }

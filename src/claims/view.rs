@@ -8,7 +8,7 @@ use crate::components::export;
 use crate::live::Live;
 use crate::paint::PaintSlot;
 use leptos::prelude::*;
-use protocol::{Claim, ClaimResult, LabResult};
+use protocol::{Claim, ClaimResult};
 use std::sync::Arc;
 
 #[component]
@@ -32,17 +32,13 @@ fn ClaimChart(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
         });
     });
     let status = RwSignal::new(None::<String>);
-    let said = |saved: LabResult<String>| match saved {
-        Ok(name) => format!("Saved {name}"),
-        Err(e) => format!("Could not save: {e}"),
-    };
     let caption =
         move || result.with(|r| r.as_ref().map(|r| r.caption.clone()).unwrap_or_default());
     let save_png = move |_| {
         if let Some(canvas) = canvas.get_untracked() {
             let c = caption();
             let saved = export::save_png(&canvas, &c).map(|()| format!("{}.png", export::slug(&c)));
-            status.set(Some(said(saved)));
+            status.set(Some(export::saved_text(saved)));
         }
     };
     let save_svg = move |_| {
@@ -50,7 +46,7 @@ fn ClaimChart(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
             Some(r) => chart::svg(r).and_then(|doc| export::save_svg(&doc, &r.caption)),
             None => Ok(String::new()),
         });
-        status.set(Some(said(saved)));
+        status.set(Some(export::saved_text(saved)));
     };
     let series = move || {
         result.with(|r| {

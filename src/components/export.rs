@@ -103,6 +103,14 @@ pub fn save_png(canvas: &HtmlCanvasElement, caption: &str) -> LabResult<()> {
     Ok(())
 }
 
+/// What the figure's status line says after a save: "Saved name" or why not.
+pub fn saved_text(saved: LabResult<String>) -> String {
+    match saved {
+        Ok(name) => format!("Saved {name}"),
+        Err(e) => format!("Could not save: {e}"),
+    }
+}
+
 /// Download an SVG document as `<slug(caption)>.svg`; returns the file name.
 pub fn save_svg(svg: &str, caption: &str) -> LabResult<String> {
     let name = format!("{}.svg", slug(caption));

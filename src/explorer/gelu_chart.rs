@@ -140,22 +140,18 @@ pub fn GeluChart(#[prop(into)] pairs: Signal<Vec<(f32, f32)>>) -> impl IntoView 
         });
     });
     let status = RwSignal::new(None::<String>);
-    let said = |saved: LabResult<String>| match saved {
-        Ok(name) => format!("Saved {name}"),
-        Err(e) => format!("Could not save: {e}"),
-    };
     let save_png = move |_| {
         if let Some(canvas) = canvas.get_untracked() {
             let saved = export::save_png(&canvas, CAPTION)
                 .map(|()| format!("{}.png", export::slug(CAPTION)));
-            status.set(Some(said(saved)));
+            status.set(Some(export::saved_text(saved)));
         }
     };
     let save_svg = move |_| {
         let saved = pairs
             .with_untracked(|p| svg(p))
             .and_then(|doc| export::save_svg(&doc, CAPTION));
-        status.set(Some(said(saved)));
+        status.set(Some(export::saved_text(saved)));
     };
     view! {
         <figure class="gelu-chart" data-gelu-dots=move || pairs.with(Vec::len).to_string()>

@@ -2,6 +2,7 @@
 //! per layer and head. Thin views over three signals: the explorer edits `probe`, the app
 //! answers with `inspection`, and everything drawn comes from that `Inspection`.
 
+pub mod figure_list;
 pub mod figures;
 pub mod gelu_chart;
 pub mod heads;
@@ -72,7 +73,7 @@ pub fn Explorer(
     let linear = Signal::derive(move || {
         info.with(|i| {
             i.as_ref()
-                .is_some_and(|i| i.attention == AttentionKind::Linear)
+                .is_some_and(|i| i.architecture.attention == AttentionKind::Linear)
         }) || ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i)))
     });
 

@@ -2,12 +2,12 @@
 //! nine of attention, Add & Norm, the feed-forward network, Add & Norm), each with its formula,
 //! the part it adds highlighted, a plain reason, and its heatmaps.
 
-use super::figures::{dims, stage_figures, stage_hint, Dims, Figure, Selection};
+use super::figure_list::FigureList;
+use super::figures::{dims, stage_figures, stage_hint, Dims, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
 use super::tiles::TilesPanel;
-use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
 use engine::inspect::Inspection;
 use engine::MaskMode;
 use leptos::prelude::*;
@@ -219,28 +219,6 @@ pub fn StagePanel(
             s.title()
         )
     };
-    // Keyed by (stage, index): within a stage, figures redraw in place as the data changes.
-    let keys = move || {
-        let s = shown.get();
-        (0..figures.with(Vec::len))
-            .map(|i| (s, i))
-            .collect::<Vec<_>>()
-    };
-    let figure = move |(_, i): (Stage, usize)| {
-        let pick = move |f: &Vec<Figure>| f.get(i).cloned();
-        let data = Memo::new(move |_| {
-            figures
-                .with(|f| pick(f).map(|f| f.data))
-                .unwrap_or_else(HeatmapData::default)
-        });
-        let options = Memo::new(move |_| {
-            figures
-                .with(|f| pick(f).map(|f| f.options))
-                .unwrap_or_else(HeatmapOptions::default)
-        });
-        let max_grid = figures.with_untracked(|f| pick(f).map_or(300, |f| f.max_grid));
-        view! { <HeatmapFigure data=data options=options max_grid=max_grid/> }
-    };
     view! {
         <section class="stage-panel" aria-label="Stages of self-attention">
             <Stepper stage=stage stages=stages/>
@@ -265,7 +243,7 @@ pub fn StagePanel(
                 <Show when=move || shown.get() == Stage::Tiles>
                     <TilesPanel ins=ins selection=selection/>
                 </Show>
-                <For each=keys key=|k| *k children=figure/>
+                <FigureList figures=figures group=shown/>
             </div>
         </section>
     }

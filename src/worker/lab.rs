@@ -12,7 +12,9 @@ use engine::ops::attention::AttentionKernel;
 use engine::optim::Optimizer;
 use engine::tokenizer::Tokenizer;
 use engine::train::Trainer;
-use protocol::{CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput};
+use protocol::{
+    Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput,
+};
 
 /// A model that can be trained, or one that can only be looked at (no pre-training heads).
 // One Model lives per Lab, so the size gap between variants costs nothing.
@@ -187,9 +189,11 @@ impl Lab {
                 Model::Trainable(t) => t.corpus_words,
                 Model::InspectOnly { .. } => None,
             },
-            kv_heads: c.num_key_value_heads,
-            positions: c.position_embedding_type.into(),
-            attention: c.attention_type.into(),
+            architecture: Architecture {
+                kv_heads: c.num_key_value_heads,
+                positions: c.position_embedding_type.into(),
+                attention: c.attention_type.into(),
+            },
         }
     }
 
@@ -425,10 +429,7 @@ mod tests {
             let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
             let info = lab.info();
             assert_eq!(info.kv_groups(), architecture.kv_heads.unwrap_or(4));
-            assert_eq!(
-                (info.positions, info.attention),
-                (architecture.positions, architecture.attention)
-            );
+            assert_eq!(info.architecture, architecture);
             assert!(lab.step().unwrap().loss.is_finite(), "{architecture:?}");
             let seen = lab.inspect(&ProbeInput::default(), None).unwrap();
             let head = &seen.trace.layers[0].heads[3];

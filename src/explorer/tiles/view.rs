@@ -3,8 +3,8 @@
 //! against the full kernel.
 
 use super::data::{check, frame, step_count, tile_figures, tiled_head, RowPhase, RowState};
-use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
-use crate::explorer::figures::{Figure, Selection};
+use crate::explorer::figure_list::FigureList;
+use crate::explorer::figures::Selection;
 use engine::inspect::Inspection;
 use leptos::prelude::*;
 use std::sync::Arc;
@@ -143,23 +143,8 @@ pub fn TilesPanel(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>
         })
     };
 
-    let keys = move || (0..figures.with(Vec::len)).collect::<Vec<_>>();
-    let figure = move |i: usize| {
-        let pick = move |f: &Vec<Figure>| f.get(i).cloned();
-        let data = Memo::new(move |_| {
-            figures
-                .with(|f| pick(f).map(|f| f.data))
-                .unwrap_or_else(HeatmapData::default)
-        });
-        let options = Memo::new(move |_| {
-            figures
-                .with(|f| pick(f).map(|f| f.options))
-                .unwrap_or_else(HeatmapOptions::default)
-        });
-        let max_grid = figures.with_untracked(|f| pick(f).map_or(260, |f| f.max_grid));
-        view! { <HeatmapFigure data=data options=options max_grid=max_grid/> }
-    };
-
+    // One group: the figures redraw in place step after step.
+    let group = Memo::new(|_| ());
     view! {
         <div class="tiles-panel" data-tile-step=move || (at() + 1).to_string()
             data-tile-steps=move || steps.get().to_string()>
@@ -187,7 +172,7 @@ pub fn TilesPanel(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>
                     <thead><tr><th>"row"</th><th>"token"</th><th>"m"</th><th>"l"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
-                <div class="figures"><For each=keys key=|k| *k children=figure/></div>
+                <div class="figures"><FigureList figures=figures group=group/></div>
             </div>
             <p class="legend tiles-legend">
                 <span class="swatch working"></span>" rows of the framed block, still running "

@@ -429,6 +429,21 @@ fn linear_attention_equals_its_implied_weights_times_v() {
     }
 }
 
+/// Every head's trace of one forward call on `c`.
+fn traced(c: &Case, o: &AttentionOptions) -> Vec<HeadTrace> {
+    let mut heads = Vec::new();
+    forward(
+        c.q.view(),
+        c.k.view(),
+        c.v.view(),
+        c.key_mask.view(),
+        o,
+        &mut Rng::new(0),
+        Some(&mut heads),
+    );
+    heads
+}
+
 #[test]
 fn tiled_trace_equals_full_trace_and_records_the_schedule() {
     let c = case(12, 5, 2, 1, 3);
@@ -437,20 +452,7 @@ fn tiled_trace_equals_full_trace_and_records_the_schedule() {
         kernel: AttentionKernel::Tiled { block: 2 },
         ..full
     };
-    let trace = |o: &AttentionOptions| {
-        let mut heads = Vec::new();
-        forward(
-            c.q.view(),
-            c.k.view(),
-            c.v.view(),
-            c.key_mask.view(),
-            o,
-            &mut Rng::new(0),
-            Some(&mut heads),
-        );
-        heads
-    };
-    let (f, t) = (trace(&full), trace(&tiled));
+    let (f, t) = (traced(&c, &full), traced(&c, &tiled));
     for (f, t) in f.iter().zip(&t) {
         assert_eq!(
             (&f.scores, &f.weights, &f.mask, f.kv_group),
@@ -484,17 +486,7 @@ fn the_tile_schedules_final_max_and_sum_give_the_full_weights() {
             kernel: AttentionKernel::Tiled { block: 3 },
             ..opts(2, 2, 3, mode)
         };
-        let mut heads = Vec::new();
-        forward(
-            c.q.view(),
-            c.k.view(),
-            c.v.view(),
-            c.key_mask.view(),
-            &tiled,
-            &mut Rng::new(0),
-            Some(&mut heads),
-        );
-        for head in &mut heads {
+        for head in &mut traced(&c, &tiled) {
             let from_tiles = flash::weights_from_tiles(head).unwrap();
             let diff = from_tiles.max_abs_difference(&head.weights).unwrap();
             assert!(diff < 1e-6, "{mode:?}: {diff}");
