@@ -136,6 +136,16 @@ pub fn units(claim: Claim) -> Vec<Unit> {
         .collect()
 }
 
+/// How a result's axes are scaled. The y axis is logarithmic in both: on it, exact zeros sit
+/// on the axis's floor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Axes {
+    /// Both logarithmic: how a cost scales with T (a power law is a straight line).
+    LogLog,
+    /// Linear x (positions), logarithmic y.
+    LinearLog,
+}
+
 /// A claim's measured result: lines to plot, the numbers beside the plot, and the verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClaimResult {
@@ -144,9 +154,7 @@ pub struct ClaimResult {
     pub caption: String,
     pub x_label: String,
     pub y_label: String,
-    /// Logarithmic axes. On a log y axis, exact zeros sit on the axis's floor.
-    pub log_x: bool,
-    pub log_y: bool,
+    pub axes: Axes,
     pub series: Vec<Series>,
     /// (what, value), shown beside the plot.
     pub numbers: Vec<(String, String)>,
@@ -216,8 +224,7 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
         caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
         x_label: "sequence length T".into(),
         y_label: "peak bytes".into(),
-        log_x: true,
-        log_y: true,
+        axes: Axes::LogLog,
         series,
         numbers,
         verdict,
@@ -255,8 +262,7 @@ pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
         ),
         x_label: "sequence length T".into(),
         y_label: "ms".into(),
-        log_x: true,
-        log_y: true,
+        axes: Axes::LogLog,
         series,
         numbers,
         verdict,
@@ -324,8 +330,7 @@ pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
         caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
         x_label: "K/V heads G".into(),
         y_label: "bytes per token".into(),
-        log_x: true,
-        log_y: true,
+        axes: Axes::LogLog,
         series,
         numbers,
         verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
@@ -377,8 +382,7 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
         y_label: "‖Δh‖".into(),
         // The changed position moves by far the most; on a log axis the small moves before
         // it (padding) stay visible beside the exact zeros (causal).
-        log_x: false,
-        log_y: true,
+        axes: Axes::LinearLog,
         series: vec![
             Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
             Series { name: "Causal".into(), x, y: l.causal.clone() },

@@ -6,6 +6,7 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
+use protocol::claims::Axes;
 use protocol::{ClaimResult, LabError, LabResult};
 
 /// Canvas size, CSS px.
@@ -23,22 +24,23 @@ pub fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
-/// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; a log y
+/// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; the log y
 /// axis puts y ≤ 0 (exact zeros) on its floor, `floor`.
 fn points(r: &ClaimResult, floor: f64) -> Vec<Vec<(f64, f64)>> {
+    let log_x = r.axes == Axes::LogLog;
     r.series
         .iter()
         .map(|s| {
             s.x.iter()
                 .zip(&s.y)
-                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!r.log_x || **x > 0.0))
-                .map(|(&x, &y)| (x, if r.log_y && y <= 0.0 { floor } else { y }))
+                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_x || **x > 0.0))
+                .map(|(&x, &y)| (x, if y <= 0.0 { floor } else { y }))
                 .collect()
         })
         .collect()
 }
 
-/// A log y axis's floor: a tenth of the smallest positive y (1 if there is none).
+/// The y axis's floor: a tenth of the smallest positive y (1 if there is none).
 fn floor_of(r: &ClaimResult) -> f64 {
     let smallest = r
         .series
@@ -109,12 +111,12 @@ fn plot<DB: DrawingBackend>(
     root.fill(&WHITE)?;
     let floor = floor_of(r);
     let pts = points(r, floor);
-    let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, r.log_x), range(&pts, |p| p.1, r.log_y))
-    else {
+    let log_x = r.axes == Axes::LogLog;
+    let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, log_x), range(&pts, |p| p.1, true)) else {
         return Ok(());
     };
-    // On a log y axis the floor is the axis's bottom: exact zeros sit on it.
-    let ys = if r.log_y { (floor, ys.1) } else { ys };
+    // The floor is the y axis's bottom: exact zeros sit on it.
+    let ys = (floor, ys.1);
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(10)
@@ -122,26 +124,21 @@ fn plot<DB: DrawingBackend>(
         .x_label_area_size(34)
         .y_label_area_size(62);
     let (x, y) = (xs.0..xs.1, ys.0..ys.1);
-    match (r.log_x, r.log_y) {
-        (true, true) => finish(
+    // Two axis kinds, not four: each is a separate instance of plotters' generic drawing code
+    // in the page's wasm, per backend.
+    match r.axes {
+        Axes::LogLog => finish(
             builder.build_cartesian_2d(x.log_scale(), y.log_scale())?,
             r,
             &pts,
             font_scale,
         ),
-        (false, true) => finish(
+        Axes::LinearLog => finish(
             builder.build_cartesian_2d(x, y.log_scale())?,
             r,
             &pts,
             font_scale,
         ),
-        (true, false) => finish(
-            builder.build_cartesian_2d(x.log_scale(), y)?,
-            r,
-            &pts,
-            font_scale,
-        ),
-        (false, false) => finish(builder.build_cartesian_2d(x, y)?, r, &pts, font_scale),
     }
 }
 
@@ -183,14 +180,13 @@ mod tests {
     use protocol::Claim;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    fn result(log: bool, y: Vec<f64>) -> ClaimResult {
+    fn result(axes: Axes, y: Vec<f64>) -> ClaimResult {
         ClaimResult {
             claim: Claim::Memory,
             caption: "Memory of something".into(),
             x_label: "T".into(),
             y_label: "bytes".into(),
-            log_x: log,
-            log_y: log,
+            axes,
             series: vec![Series {
                 name: "Full".into(),
                 x: vec![64.0, 128.0, 256.0],
@@ -203,7 +199,7 @@ mod tests {
 
     #[test]
     fn exact_zeros_sit_on_a_log_axis_floor_and_the_svg_has_the_dots() {
-        let r = result(true, vec![0.0, 10.0, 40.0]);
+        let r = result(Axes::LogLog, vec![0.0, 10.0, 40.0]);
         assert_eq!(floor_of(&r), 1.0);
         assert_eq!(
             points(&r, 1.0),
@@ -215,12 +211,15 @@ mod tests {
             "{}",
             &doc[..300]
         );
-        let linear = result(false, vec![0.0, 10.0, 40.0]);
-        assert_eq!(points(&linear, 1.0)[0][0], (64.0, 0.0));
+        // Linear x keeps x = 0 (position 0); y's zeros still go to the floor.
+        let mut linear = result(Axes::LinearLog, vec![0.0, 10.0, 40.0]);
+        linear.series[0].x[0] = 0.0;
+        assert_eq!(points(&linear, 1.0)[0][0], (0.0, 1.0));
         assert_eq!(
-            range(&points(&linear, 1.0), |p| p.1, false),
-            Some((0.0, 43.2))
+            range(&points(&linear, 1.0), |p| p.0, false),
+            Some((0.0, 128.0 + 0.08 * 128.0))
         );
+        assert!(svg(&linear).is_ok());
     }
 
     #[test]
