@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(points(&linear, 1.0)[0][0], (0.0, 1.0));
         assert_eq!(
             range(&points(&linear, 1.0), |p| p.0, false),
-            Some((0.0, 128.0 + 0.08 * 128.0))
+            Some((0.0, 256.0 + 0.08 * 256.0))
         );
         assert!(svg(&linear).is_ok());
     }
