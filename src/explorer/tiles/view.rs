@@ -175,8 +175,8 @@ pub fn TilesPanel(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>
                 <div class="figures"><FigureList figures=figures group=group/></div>
             </div>
             <p class="legend tiles-legend">
-                <span class="swatch working"></span>" rows of the framed block, still running "
-                <span class="swatch done"></span>" rows whose blocks are done: m, l and the output row are final"
+                <span class="item"><span class="swatch working"></span>" rows of the framed block, still running"</span>
+                <span class="item"><span class="swatch done"></span>" rows whose blocks are done: m, l and the output row are final"</span>
             </p>
         </div>
     }
