@@ -37,7 +37,8 @@ fn mount_explorer() -> (HtmlElement, impl Drop) {
             // The probe's window and kernel, as the worker applies them.
             let opts = ForwardOptions {
                 window: p.window,
-                kernel: p.attention.kernel(),
+                // A dozen tokens: blocks of 4, as the worker sizes them.
+                kernel: p.attention.kernel(16),
                 ..ForwardOptions::inspection(p.mask)
             };
             let result = inspect_with(&model, &tokenizer, &p.text, pair, &opts, p.pad_to)

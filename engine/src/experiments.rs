@@ -193,7 +193,12 @@ pub fn leakage(model: &BertForPreTraining, tokenizer: &Tokenizer, text: &str) ->
         changed_at = (0..a.input_ids.len())
             .rev()
             .find(|&i| a.input_ids[i] != b.input_ids[i])
-            .unwrap_or(0);
+            .ok_or_else(|| {
+                EngineError::Input(format!(
+                    "the last word was cut off: the model reads only the first {} tokens; shorten the sentence",
+                    model.config.max_position_embeddings
+                ))
+            })?;
         moves.push(
             (0..a.hidden.rows)
                 .map(|i| {
@@ -282,5 +287,9 @@ mod tests {
         // The padding mask lets every position see the change.
         assert!(l.padding.iter().all(|&m| m > 0.0), "{:?}", l.padding);
         assert!(leakage(&model, &tokenizer, "   ").is_err());
+        // A sentence longer than the model's positions loses its last word: nothing to compare.
+        let long = "the dog chases a red ball ".repeat(30);
+        let cut = leakage(&model, &tokenizer, &long).unwrap_err().to_string();
+        assert!(cut.contains("cut off"), "{cut}");
     }
 }

@@ -39,14 +39,20 @@ pub enum ProbeKernel {
 }
 
 impl ProbeKernel {
-    /// Rows per query and key block of tiled attention in the explorer: small enough that a
-    /// sentence of a dozen tokens spans several blocks.
-    pub const BLOCK: usize = 4;
+    /// Rows per query and key block of tiled attention in the explorer, for a text of T tokens:
+    /// 4, so that a sentence of a dozen tokens spans several blocks; more for long texts, so
+    /// that a head's schedule stays within 8 × 8 blocks (512 tokens of MiniLM would otherwise
+    /// record 16,384 steps a head, and take four hours to play).
+    pub fn block(t: usize) -> usize {
+        t.div_ceil(8).max(4)
+    }
 
-    pub fn kernel(self) -> AttentionKernel {
+    pub fn kernel(self, t: usize) -> AttentionKernel {
         match self {
             ProbeKernel::Full => AttentionKernel::Full,
-            ProbeKernel::Tiled => AttentionKernel::Tiled { block: Self::BLOCK },
+            ProbeKernel::Tiled => AttentionKernel::Tiled {
+                block: Self::block(t),
+            },
         }
     }
 
@@ -248,5 +254,21 @@ impl LabSettings {
             },
             mask: self.train_mask,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tile_blocks_are_4_for_sentences_and_keep_long_texts_within_8_by_8() {
+        assert_eq!(ProbeKernel::block(17), 4);
+        assert_eq!(ProbeKernel::block(32), 4);
+        assert_eq!(ProbeKernel::block(512), 64);
+        for t in 1usize..600 {
+            assert!(t.div_ceil(ProbeKernel::block(t)) <= 8, "T = {t}");
+        }
+        assert_eq!(ProbeKernel::Full.kernel(512), AttentionKernel::Full);
     }
 }

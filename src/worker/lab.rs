@@ -214,12 +214,21 @@ impl Lab {
         // Linear attention has neither a window nor tiles (its running sums cover every key);
         // the page greys both out for such a model and they do not apply.
         let linear = model.config.attention_type == AttentionType::Linear;
+        // T sizes the tiles; a text that does not encode fails in `inspect_with` with its reason.
+        let t = tokenizer
+            .encode(
+                &probe.text,
+                pair,
+                model.config.max_position_embeddings,
+                probe.pad_to,
+            )
+            .map_or(0, |e| e.input_ids.len());
         let opts = ForwardOptions {
             window: probe.window.filter(|_| !linear),
             kernel: if linear {
                 AttentionKernel::Full
             } else {
-                probe.attention.kernel()
+                probe.attention.kernel(t)
             },
             ..ForwardOptions::inspection(probe.mask)
         };

@@ -110,11 +110,11 @@ pub fn frame(head: &HeadTrace, step: usize) -> Option<TileFrame> {
         t
     ];
     // Steps go query block by query block, so every earlier step's rows are as final as the
-    // schedule has made them; a block is done when no later step returns to it.
+    // schedule has made them; a block is done at its last step, where the next one moves on.
     for (k, s) in tiles.iter().enumerate().take(step + 1) {
-        let done = tiles[k + 1..]
-            .iter()
-            .all(|later| later.q_block != s.q_block);
+        let done = tiles
+            .get(k + 1)
+            .is_none_or(|next| next.q_block != s.q_block);
         for (r, (&max, &sum)) in s.row_max.iter().zip(&s.row_sum).enumerate() {
             if let Some(row) = running.get_mut(s.q_block * block + r) {
                 *row = RowState {
