@@ -167,11 +167,14 @@ pub fn TilesPanel(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>
             </div>
             {verdict}
             <div class="tiles-body">
-                <table class="tiles-running">
-                    <caption>"Each row's running max m and sum l"</caption>
-                    <thead><tr><th>"row"</th><th>"token"</th><th>"m"</th><th>"l"</th></tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
+                // Scrolls by itself past a screenful of rows (long texts).
+                <div class="tiles-table">
+                    <table class="tiles-running">
+                        <caption>"Each row's running max m and sum l"</caption>
+                        <thead><tr><th>"row"</th><th>"token"</th><th>"m"</th><th>"l"</th></tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
                 <div class="figures"><FigureList figures=figures group=group/></div>
             </div>
             <p class="legend tiles-legend">
