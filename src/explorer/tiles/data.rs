@@ -6,7 +6,7 @@ use crate::components::heatmap_figure::HeatmapOptions;
 use crate::explorer::figures::{
     dimension_figure, head_caption, tile_block, token_figure, Figure, Selection,
 };
-use crate::heatmap::CellBlock;
+use crate::heatmap::{CellBlock, Scale};
 use engine::inspect::Inspection;
 use engine::ops::flash::weights_from_tiles;
 use engine::{HeadTrace, Matrix};
@@ -218,8 +218,12 @@ pub fn tile_figures(
         260,
         200,
     );
+    // The colours of the finished output, from the first block on: rows keep their colour as
+    // others fill in.
+    let (lo, hi) = head.context.finite_range().unwrap_or((0.0, 1.0));
     output.options = HeatmapOptions {
         hatched: "not computed yet",
+        scale: Some(Scale::for_range(lo, hi)),
         ..output.options
     };
     let mut figs = vec![scores, output];
@@ -313,7 +317,11 @@ mod tests {
             assert_eq!(figs[3].data.matrix, head.weights);
             // Before the end, only the scores and the output so far.
             let early = frame(head, 0).unwrap();
-            assert_eq!(tile_figures(&ins, sel, &early, Some(&check)).len(), 2);
+            let early_figs = tile_figures(&ins, sel, &early, Some(&check));
+            assert_eq!(early_figs.len(), 2);
+            // The output's colours are the finished output's at every step.
+            assert_eq!(early_figs[1].options.scale, figs[1].options.scale);
+            assert!(early_figs[1].options.scale.is_some());
         }
         // A full-kernel inspection has no tiles stage at all.
         let full = crate::explorer::figures::tests::inspection(ProbeInput::default());
