@@ -5,8 +5,8 @@
 use super::chart::{self, SIZE};
 use super::state::ClaimState;
 use crate::components::export;
+use crate::components::painted::paint_on_change;
 use crate::live::Live;
-use crate::paint::PaintSlot;
 use leptos::prelude::*;
 use protocol::{Claim, ClaimResult};
 use std::sync::Arc;
@@ -14,23 +14,14 @@ use std::sync::Arc;
 #[component]
 fn ClaimChart(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let failed = RwSignal::new(None::<String>);
-    let slot = PaintSlot::new();
-    Effect::new(move |_| {
-        result.track();
-        if canvas.get().is_none() {
-            return;
-        }
-        slot.paint(move || {
-            let (Some(canvas), Some(Some(r))) = (
-                canvas.try_get_untracked().flatten(),
-                result.try_get_untracked(),
-            ) else {
-                return;
-            };
-            failed.try_set(chart::draw(&canvas, &r).err().map(|e| e.to_string()));
-        });
-    });
+    let failed = paint_on_change(
+        canvas,
+        result.into(),
+        |canvas, r: &Option<Arc<ClaimResult>>| match r {
+            Some(r) => chart::draw(canvas, r),
+            None => Ok(()),
+        },
+    );
     let status = RwSignal::new(None::<String>);
     let caption =
         move || result.with(|r| r.as_ref().map(|r| r.caption.clone()).unwrap_or_default());

@@ -1,3 +1,4 @@
 pub mod export;
 pub mod heatmap_figure;
 pub mod heatmap_thumb;
+pub mod painted;

@@ -4,7 +4,7 @@
 
 use crate::chart_style::house_style;
 use crate::components::export;
-use crate::paint::PaintSlot;
+use crate::components::painted::paint_on_change;
 use engine::ops::gelu::gelu;
 use engine::Matrix;
 use leptos::prelude::*;
@@ -121,24 +121,7 @@ pub fn svg(pairs: &[(f32, f32)]) -> LabResult<String> {
 #[component]
 pub fn GeluChart(#[prop(into)] pairs: Signal<Vec<(f32, f32)>>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let failed = RwSignal::new(None::<String>);
-    let slot = PaintSlot::new();
-    Effect::new(move |_| {
-        pairs.track();
-        if canvas.get().is_none() {
-            return;
-        }
-        slot.paint(move || {
-            let (Some(canvas), Some(points)) = (
-                canvas.try_get_untracked().flatten(),
-                pairs.try_get_untracked(),
-            ) else {
-                return;
-            };
-            let result = draw(&canvas, &points);
-            failed.try_set(result.err().map(|e| e.to_string()));
-        });
-    });
+    let failed = paint_on_change(canvas, pairs, |canvas, points| draw(canvas, points));
     let status = RwSignal::new(None::<String>);
     let save_png = move |_| {
         if let Some(canvas) = canvas.get_untracked() {

@@ -274,16 +274,7 @@ fn the_window_mask_has_exactly_the_band_shape() {
         window: Some(2),
         ..opts(1, 1, 2, MaskMode::Padding)
     };
-    let mut heads = Vec::new();
-    forward(
-        c.q.view(),
-        c.k.view(),
-        c.v.view(),
-        c.key_mask.view(),
-        &o,
-        &mut Rng::new(0),
-        Some(&mut heads),
-    );
+    let heads = traced(&c, &o);
     for i in 0..6 {
         for j in 0..6 {
             assert_eq!(
