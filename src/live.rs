@@ -21,6 +21,11 @@ pub type Shown = Option<Result<Arc<Inspection>, LabError>>;
 pub struct Live {
     pub info: RwSignal<Option<ModelInfo>>,
     pub inspection: RwSignal<Shown>,
+    /// Compare's model B (None when not comparing): its shape, its inspection of the same
+    /// probe, and its curves at the same steps as `curves`.
+    pub info_b: RwSignal<Option<ModelInfo>>,
+    pub inspection_b: RwSignal<Shown>,
+    pub curves_b: RwSignal<Curves>,
     /// Ok, or why this model cannot be trained.
     pub trainable: RwSignal<Result<(), LabError>>,
     pub playing: RwSignal<bool>,
@@ -54,8 +59,9 @@ pub struct Live {
     /// Keep the model once it is ready: the user loaded a checkpoint, which must survive a
     /// reload even if it never trains (an inspect-only model such as MiniLM), or reset.
     keep_when_ready: StoredValue<bool>,
-    /// The curves kept with a model being restored; they return when it is ready.
-    restored_curves: StoredValue<Option<Curves>>,
+    /// The curves kept with a model being restored (and with its model B); they return when
+    /// it is ready.
+    restored_curves: StoredValue<Option<(Curves, Option<Curves>)>>,
     /// A notice for when the next model is ready (the worker's own notice, if any, wins).
     ready_notice: StoredValue<Option<String>>,
     /// Corpus and settings of a kept model being restored: if it fails to load, a fresh model
@@ -81,6 +87,9 @@ impl Live {
         let live = Live {
             info: RwSignal::new(None),
             inspection: RwSignal::new(None),
+            info_b: RwSignal::new(None),
+            inspection_b: RwSignal::new(None),
+            curves_b: RwSignal::new(Curves::new()),
             trainable: RwSignal::new(Ok(())),
             playing: RwSignal::new(false),
             step: RwSignal::new(0),
@@ -249,30 +258,42 @@ impl Live {
     pub fn load(&self, picked: ModelBundle, corpus: String, settings: LabSettings) {
         self.busy.set(Some(format!("Loading {}…", picked.name)));
         self.keep_when_ready.set_value(true);
-        self.send_load(picked, corpus, settings);
+        self.send_load(picked, None, corpus, settings);
     }
 
     /// The model kept in the browser by an earlier visit.
     pub fn restore(&self, kept: Kept, corpus: String, settings: LabSettings) {
-        let Kept { bundle, curves } = kept;
+        let Kept {
+            bundle,
+            curves,
+            compare,
+        } = kept;
+        let (compare, curves_b) = compare.unzip();
         self.busy.set(Some(format!(
             "Restoring {} at step {}…",
             bundle.name, bundle.step
         )));
         self.kept.set_value((bundle.step, js_sys::Date::now()));
-        self.restored_curves.set_value(Some(curves));
+        self.restored_curves.set_value(Some((curves, curves_b)));
         self.restoring
             .set_value(Some((corpus.clone(), settings.clone())));
-        self.send_load(bundle, corpus, settings);
+        self.send_load(bundle, compare, corpus, settings);
         self.send(ToWorker::RestoreHistory);
     }
 
-    /// A bundle to the worker; its bytes travel beside the message.
-    fn send_load(&self, mut bundle: ModelBundle, corpus: String, settings: LabSettings) {
-        let attachments = bundle.detach();
+    /// A bundle (and Compare's model B) to the worker; their bytes travel beside the message.
+    fn send_load(
+        &self,
+        mut bundle: ModelBundle,
+        mut compare: Option<ModelBundle>,
+        corpus: String,
+        settings: LabSettings,
+    ) {
+        let attachments = ModelBundle::detach_both(&mut bundle, compare.as_mut());
         let attachments: Vec<&[u8]> = attachments.iter().map(Vec::as_slice).collect();
         let load = ToWorker::Load {
             bundle,
+            compare,
             corpus,
             settings,
         };
@@ -324,11 +345,17 @@ impl Live {
             }
             FromWorker::Ready {
                 info,
+                compare,
                 step,
                 trainable,
                 notice,
             } => {
                 self.info.set(Some(info));
+                if compare.is_none() {
+                    self.inspection_b.set(None);
+                }
+                let compare_ready = compare.is_some();
+                self.info_b.set(compare);
                 self.step.set(step);
                 // The controls already say why a model cannot train; say it once.
                 let repeats = notice.as_ref().is_some_and(|n| {
@@ -349,10 +376,13 @@ impl Live {
                 self.stopped.set(None);
                 self.error.set(None);
                 self.busy.set(None);
-                let restored = self.restored_curves.write_value().take();
+                let (restored, restored_b) = self.restored_curves.write_value().take().unzip();
                 if !std::mem::take(&mut *self.keep_curves.write_value()) {
                     self.curves
                         .set(restored.map_or_else(Curves::new, |c| c.until(step)));
+                    let b = restored_b.flatten().filter(|_| compare_ready);
+                    self.curves_b
+                        .set(b.map_or_else(Curves::new, |c| c.until(step)));
                 }
                 self.history_at.set(None);
                 // A new model: its batches and counts start again (a restored run's counts
@@ -362,6 +392,7 @@ impl Live {
             }
             FromWorker::Progress {
                 points,
+                points_b,
                 steps_per_second,
                 playing,
                 batch,
@@ -378,15 +409,24 @@ impl Live {
                     self.step.set(last.step);
                     self.curves.update(|c| c.extend(points.iter().copied()));
                 }
+                if !points_b.is_empty() {
+                    self.curves_b.update(|c| c.extend(points_b));
+                }
                 if steps_per_second > 0.0 {
                     self.steps_per_second.set(steps_per_second);
                 }
                 self.playing.set(playing);
                 self.keep_if_due(self.step.get_untracked(), playing);
             }
-            FromWorker::Inspected { at, result, .. } => {
+            FromWorker::Inspected {
+                at,
+                result,
+                compare,
+                ..
+            } => {
                 if at == self.history_at.get_untracked() {
                     self.inspection.set(Some(result.map(Arc::new)));
+                    self.inspection_b.set(compare.map(|r| r.map(Arc::new)));
                 }
             }
             FromWorker::History { steps } => {
@@ -436,38 +476,58 @@ impl Live {
             FromWorker::Kept { step } => {
                 // Loss points up to `step` arrived before this message: keep the curves to match.
                 let curves = self.curves.with_untracked(|c| c.clone().until(step));
+                let curves_b = self
+                    .info_b
+                    .with_untracked(Option::is_some)
+                    .then(|| self.curves_b.with_untracked(|c| c.clone().until(step)));
                 let error = self.error;
                 leptos::task::spawn_local(async move {
-                    if let Err(e) = storage::save_curves(&curves).await {
+                    if let Err(e) = storage::save_curves(&curves, curves_b.as_ref()).await {
                         error.set(Some(e));
                     }
                 });
             }
-            FromWorker::Checkpoint(mut bundle) => {
-                bundle.attach(attachments);
-                let tokenizer_config = bundle.tokenizer_config_json.unwrap_or_default();
-                let files = [
-                    (
-                        CONFIG_FILE,
-                        bundle.config_json.as_bytes(),
-                        "application/json",
-                    ),
-                    (
-                        WEIGHTS_FILE,
-                        bundle.safetensors.as_slice(),
-                        "application/octet-stream",
-                    ),
-                    (VOCAB_FILE, bundle.vocab_txt.as_bytes(), "text/plain"),
-                    (
-                        TOKENIZER_CONFIG_FILE,
-                        tokenizer_config.as_bytes(),
-                        "application/json",
-                    ),
-                ];
-                if let Err(e) = download_files(&files) {
+            FromWorker::Checkpoint {
+                mut bundle,
+                mut compare,
+            } => {
+                ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
+                // Compare: both models' files, told apart by an "A-" or "B-" in front (which
+                // the checkpoint picker reads past).
+                let prefix = |which: &str| match compare {
+                    Some(_) => format!("{which}-"),
+                    None => String::new(),
+                };
+                let mut downloaded = download_bundle(&bundle, &prefix("A"));
+                if let Some(b) = &compare {
+                    downloaded = downloaded.and_then(|()| download_bundle(b, &prefix("B")));
+                }
+                if let Err(e) = downloaded {
                     self.error.set(Some(e));
                 }
             }
         }
     }
+}
+
+/// A bundle's checkpoint files as downloads, their names after `prefix`.
+fn download_bundle(bundle: &ModelBundle, prefix: &str) -> Result<(), LabError> {
+    let tokenizer_config = bundle.tokenizer_config_json.clone().unwrap_or_default();
+    let name = |file: &str| format!("{prefix}{file}");
+    let names = [
+        name(CONFIG_FILE),
+        name(WEIGHTS_FILE),
+        name(VOCAB_FILE),
+        name(TOKENIZER_CONFIG_FILE),
+    ];
+    download_files(&[
+        (&names[0], bundle.config_json.as_bytes(), "application/json"),
+        (
+            &names[1],
+            bundle.safetensors.as_slice(),
+            "application/octet-stream",
+        ),
+        (&names[2], bundle.vocab_txt.as_bytes(), "text/plain"),
+        (&names[3], tokenizer_config.as_bytes(), "application/json"),
+    ])
 }

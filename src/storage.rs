@@ -63,6 +63,8 @@ pub fn remove(name: &str) {
 pub struct Kept {
     pub bundle: ModelBundle,
     pub curves: Curves,
+    /// Compare's model B and its curves, kept in the same record as model A.
+    pub compare: Option<(ModelBundle, Curves)>,
 }
 
 const DB_NAME: &str = "attention-lab";
@@ -71,6 +73,9 @@ const STORE: &str = "models";
 /// One model is kept, under this key, and its curves under the other.
 const CURRENT: &str = "current";
 const CURVES: &str = "curves";
+/// Compare's model B's curves (its bundle is in model A's record, under `B_PREFIX` fields).
+const CURVES_B: &str = "curves-b";
+const B_PREFIX: &str = "b_";
 /// The History index; each entry's weights are under `record::history_key(step)`.
 const HISTORY: &str = "history";
 
@@ -207,18 +212,29 @@ fn stored_bytes(value: &JsValue) -> Option<Vec<u8>> {
         .then(|| Uint8Array::new(value).to_vec())
 }
 
-/// Keep `model` in IndexedDB, replacing the one kept before. A full disk (quota) is an error.
-pub async fn save_model(model: &ModelBundle) -> LabResult<()> {
+/// Keep `model` (and Compare's `model_b`, in the same record) in IndexedDB, replacing the one
+/// kept before. A full disk (quota) is an error.
+pub async fn save_model(model: &ModelBundle, model_b: Option<&ModelBundle>) -> LabResult<()> {
     let record = js_sys::Object::new();
     let set = |k: &str, v: &JsValue| {
         Reflect::set(&record, &k.into(), v)
             .map(|_| ())
             .map_err(|e| LabError::browser(js_message(&e)))
     };
-    set("meta", &record::encode_meta(model).into())?;
-    set("safetensors", &bytes_value(&model.safetensors))?;
-    if let Some(state) = &model.training_state {
-        set("training_state", &bytes_value(state))?;
+    let set_bundle = |prefix: &str, model: &ModelBundle| -> LabResult<()> {
+        set(&format!("{prefix}meta"), &record::encode_meta(model).into())?;
+        set(
+            &format!("{prefix}safetensors"),
+            &bytes_value(&model.safetensors),
+        )?;
+        if let Some(state) = &model.training_state {
+            set(&format!("{prefix}training_state"), &bytes_value(state))?;
+        }
+        Ok(())
+    };
+    set_bundle("", model)?;
+    if let Some(b) = model_b {
+        set_bundle(B_PREFIX, b)?;
     }
     with_store(IdbTransactionMode::Readwrite, |store| {
         store.put_with_key(&record, &CURRENT.into())
@@ -228,12 +244,18 @@ pub async fn save_model(model: &ModelBundle) -> LabResult<()> {
     .map_err(|e| LabError::browser(format!("Could not save the model in this browser: {e}")))
 }
 
-/// Keep the loss curves of the kept model, binary: up to 5,000 points, written every few
-/// seconds while training.
-pub async fn save_curves(curves: &Curves) -> LabResult<()> {
+/// Keep the loss curves of the kept model (and of Compare's model B), binary: up to 5,000
+/// points each, written every few seconds while training.
+pub async fn save_curves(curves: &Curves, curves_b: Option<&Curves>) -> LabResult<()> {
     let buffer = bytes_value(&record::encode_curves(curves));
-    with_store(IdbTransactionMode::Readwrite, |store| {
-        store.put_with_key(&buffer, &CURVES.into())
+    let buffer_b = curves_b.map(|c| bytes_value(&record::encode_curves(c)));
+    in_one_transaction(|store| {
+        store.put_with_key(&buffer, &CURVES.into())?;
+        match &buffer_b {
+            Some(b) => store.put_with_key(b, &CURVES_B.into())?,
+            None => store.delete(&CURVES_B.into())?,
+        };
+        Ok(())
     })
     .await
     .map(|_| ())
@@ -267,7 +289,7 @@ pub async fn find_model() -> LabResult<Found> {
         .await
         .map_err(|e| LabError::browser(format!("Could not read the saved model: {e}")))?;
     let mut notices = Vec::new();
-    let bundle = decode(&record);
+    let bundle = decode(&record, "");
     if bundle.is_none() && !record.is_undefined() {
         notices.push(
             "The model kept in this browser was unreadable (from another version, or edited), so a fresh one starts."
@@ -281,28 +303,38 @@ pub async fn find_model() -> LabResult<Found> {
             "The loss curves kept with the model were unreadable, so they start empty.".to_string(),
         );
     }
+    let compare = match decode(&record, B_PREFIX) {
+        Some(b) => {
+            let kept_b = read(CURVES_B).await.unwrap_or(JsValue::UNDEFINED);
+            let curves_b = stored_bytes(&kept_b).and_then(|b| record::decode_curves(&b));
+            let step = b.step;
+            Some((b, curves_b.map_or_else(Curves::new, |c| c.until(step))))
+        }
+        None => None,
+    };
     let kept = bundle.map(|bundle| Kept {
         curves: curves.map_or_else(Curves::new, |c| c.until(bundle.step)),
         bundle,
+        compare,
     });
     Ok(Found { kept, notices })
 }
 
-/// The kept model record: its description and its bytes.
-fn decode(stored: &JsValue) -> Option<ModelBundle> {
+/// The kept model record's bundle under `prefix` (model A's: none; model B's: `B_PREFIX`):
+/// its description and its bytes.
+fn decode(stored: &JsValue, prefix: &str) -> Option<ModelBundle> {
     if !stored.is_object() {
         return None;
     }
-    let meta = Reflect::get(stored, &"meta".into()).ok()?.as_string()?;
+    let field = |name: &str| Reflect::get(stored, &format!("{prefix}{name}").into()).ok();
+    let meta = field("meta")?.as_string()?;
     let mut bundle = record::decode_meta(&meta)?;
-    let bytes = Reflect::get(stored, &"safetensors".into()).ok()?;
+    let bytes = field("safetensors")?;
     if !(bytes.is_instance_of::<js_sys::ArrayBuffer>() || bytes.is_instance_of::<Uint8Array>()) {
         return None;
     }
     bundle.safetensors = Uint8Array::new(&bytes).to_vec();
-    bundle.training_state = Reflect::get(stored, &"training_state".into())
-        .ok()
-        .and_then(|s| stored_bytes(&s));
+    bundle.training_state = field("training_state").and_then(|s| stored_bytes(&s));
     Some(bundle)
 }
 
@@ -392,6 +424,7 @@ pub async fn clear_model() -> LabResult<()> {
         }
         store.delete(&HISTORY.into())?;
         store.delete(&CURVES.into())?;
+        store.delete(&CURVES_B.into())?;
         store.delete(&CURRENT.into())?;
         Ok(())
     })
@@ -491,11 +524,12 @@ mod tests {
         let model = bundle(1234);
         clear_model().await.unwrap();
         assert_eq!(load_model().await.unwrap(), None);
-        save_model(&model).await.unwrap();
-        save_curves(&curves(1234)).await.unwrap();
+        save_model(&model, None).await.unwrap();
+        save_curves(&curves(1234), None).await.unwrap();
         let kept = Kept {
             bundle: model.clone(),
             curves: curves(1234),
+            compare: None,
         };
         assert_eq!(load_model().await.unwrap(), Some(kept.clone()));
         // A newer model leaves the curves kept before (until its own curves are saved).
@@ -505,17 +539,37 @@ mod tests {
             training_state: None,
             ..model.clone()
         };
-        save_model(&newer).await.unwrap();
+        save_model(&newer, None).await.unwrap();
         assert_eq!(
             load_model().await.unwrap(),
             Some(Kept {
                 bundle: newer,
-                ..kept
+                ..kept.clone()
             })
         );
+        // Compare: model B and its curves in the same record, until a model without B.
+        let b = ModelBundle {
+            name: "B".into(),
+            safetensors: vec![7; 40],
+            ..model.clone()
+        };
+        save_model(&model, Some(&b)).await.unwrap();
+        save_curves(&curves(1234), Some(&curves(1000)))
+            .await
+            .unwrap();
+        assert_eq!(
+            load_model().await.unwrap(),
+            Some(Kept {
+                compare: Some((b, curves(1000))),
+                ..kept.clone()
+            })
+        );
+        save_model(&model, None).await.unwrap();
+        save_curves(&curves(1234), None).await.unwrap();
+        assert_eq!(load_model().await.unwrap(), Some(kept.clone()));
         clear_model().await.unwrap();
         assert_eq!(load_model().await.unwrap(), None);
-        save_model(&model).await.unwrap();
+        save_model(&model, None).await.unwrap();
         let back = load_model().await.unwrap().unwrap();
         assert!(back.curves.is_empty(), "clearing forgot the curves too");
         clear_model().await.unwrap();
@@ -525,12 +579,12 @@ mod tests {
     #[test]
     async fn curves_are_kept_up_to_the_model_and_bad_ones_cost_only_themselves() {
         let model = bundle(90);
-        save_model(&model).await.unwrap();
+        save_model(&model, None).await.unwrap();
         assert!(
             load_model().await.unwrap().unwrap().curves.is_empty(),
             "saved apart"
         );
-        save_curves(&curves(100)).await.unwrap();
+        save_curves(&curves(100), None).await.unwrap();
         let back = load_model().await.unwrap().unwrap();
         assert_eq!(
             back.curves,
@@ -610,6 +664,6 @@ mod tests {
         put_raw(&"text".into(), CURRENT).await;
         assert_eq!(load_model().await.unwrap(), None);
         clear_model().await.unwrap();
-        assert!(decode(&JsValue::UNDEFINED).is_none());
+        assert!(decode(&JsValue::UNDEFINED, "").is_none());
     }
 }

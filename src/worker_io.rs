@@ -63,6 +63,7 @@ mod tests {
             step: 3,
             at: None,
             result: lab.inspect(&probe, None),
+            compare: None,
         };
         let (weights, state) = ([0u8, 1, 254, 255], [9u8; 3]);
         let packet = encode(&message, &[&weights, &state]).unwrap();

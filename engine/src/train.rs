@@ -325,6 +325,32 @@ impl Trainer {
         self.counts
     }
 
+    /// One step on the batch `leader`'s last `step` trained on: the page's Compare trains model
+    /// B on model A's batches, whatever B's own generator would draw (B's dropout still draws
+    /// from B's). B's batch view and masking counts follow A's batches. An error when the
+    /// leader has not stepped, or its vocabulary is not this model's.
+    pub fn step_following(&mut self, leader: &Trainer) -> Result<StepReport> {
+        let l = leader.last.as_ref().ok_or_else(|| {
+            EngineError::Training("the model to follow has not trained a step yet".into())
+        })?;
+        if leader.model.config.vocab_size != self.model.config.vocab_size {
+            return Err(EngineError::Training(format!(
+                "the model to follow has {} tokens in its vocabulary, this one {}",
+                leader.model.config.vocab_size, self.model.config.vocab_size
+            )));
+        }
+        let report = self.step_on_batch(&l.batch)?;
+        // The same batches, so the same counts (a fixed batch counts once, as the leader's).
+        self.counts = leader.counts;
+        self.last = Some(LastStep {
+            step: report.step,
+            fixed: l.fixed,
+            batch: l.batch.clone(),
+            record: l.record.clone(),
+        });
+        Ok(report)
+    }
+
     /// One step on a given batch (the CLI's fixed batch, tests).
     pub fn step_on(&mut self, batch: &Batch) -> Result<StepReport> {
         self.last = None;
@@ -518,6 +544,48 @@ mod tests {
             assert!(fresh.resume(junk).is_err());
         }
         assert_eq!(fresh.step, 0);
+    }
+
+    #[test]
+    fn a_follower_trains_on_its_leaders_batches() {
+        let (config, s) = settings(1e-2);
+        let mut leader = Trainer::from_corpus(CORPUS, config.clone(), s.clone(), 3).unwrap();
+        let mut rotary = config.clone();
+        rotary.position_embedding_type = crate::config::PositionEmbeddingType::Rotary;
+        let mut follower = Trainer::from_corpus(CORPUS, rotary, s.clone(), 3).unwrap();
+        let mut alone = Trainer::from_corpus(CORPUS, follower.model.config.clone(), s, 3).unwrap();
+        assert!(
+            follower.step_following(&leader).is_err(),
+            "nothing to follow yet"
+        );
+        for _ in 0..3 {
+            leader.step().unwrap();
+            let report = follower.step_following(&leader).unwrap();
+            assert_eq!(report.step, leader.step);
+            let (theirs, mine) = (leader.batch_view().unwrap(), follower.batch_view().unwrap());
+            let ids = |v: &BatchView| {
+                v.examples
+                    .iter()
+                    .map(|e| e.input_ids.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(ids(&theirs), ids(&mine), "the same batch");
+        }
+        assert_eq!(follower.masking_counts(), leader.masking_counts());
+        // On its own the same model draws other batches: the comparison above can fail.
+        alone.step().unwrap();
+        let ids = |v: BatchView| {
+            v.examples
+                .into_iter()
+                .map(|e| e.input_ids)
+                .collect::<Vec<_>>()
+        };
+        let mut first_leader = Trainer::from_corpus(CORPUS, config, settings(1e-2).1, 3).unwrap();
+        first_leader.step().unwrap();
+        assert_ne!(
+            ids(alone.batch_view().unwrap()),
+            ids(first_leader.batch_view().unwrap())
+        );
     }
 
     #[test]

@@ -55,19 +55,44 @@ impl ModelBundle {
     }
 
     /// The bytes that travel beside the bundle's encoding: the weights, then the training
-    /// state if any. `attach` puts them back.
+    /// state (empty when there is none). `attach` puts them back.
     pub fn detach(&mut self) -> Vec<Vec<u8>> {
-        std::iter::once(std::mem::take(&mut self.safetensors))
-            .chain(self.training_state.take())
-            .collect()
+        vec![
+            std::mem::take(&mut self.safetensors),
+            self.training_state.take().unwrap_or_default(),
+        ]
     }
 
     pub fn attach(&mut self, attachments: Vec<Vec<u8>>) {
         let mut parts = attachments.into_iter();
         self.safetensors = parts.next().unwrap_or_default();
-        self.training_state = parts.next();
+        // A training state is never empty: an empty one is none.
+        self.training_state = parts.next().filter(|s| !s.is_empty());
+    }
+
+    /// Model A's bytes, then (Compare) model B's, beside one message.
+    pub fn detach_both(a: &mut ModelBundle, b: Option<&mut ModelBundle>) -> Vec<Vec<u8>> {
+        let mut out = a.detach();
+        out.extend(b.map(ModelBundle::detach).unwrap_or_default());
+        out
+    }
+
+    /// The reverse of `detach_both`.
+    pub fn attach_both(
+        a: &mut ModelBundle,
+        b: Option<&mut ModelBundle>,
+        attachments: Vec<Vec<u8>>,
+    ) {
+        let mut parts = attachments.into_iter();
+        a.attach(parts.by_ref().take(BUNDLE_ATTACHMENTS).collect());
+        if let Some(b) = b {
+            b.attach(parts.collect());
+        }
     }
 }
+
+/// How many attachments `detach` gives.
+const BUNDLE_ATTACHMENTS: usize = 2;
 
 #[cfg(test)]
 mod tests {
@@ -97,9 +122,29 @@ mod tests {
         let mut back: ModelBundle = postcard::from_bytes(&encoded).unwrap();
         back.attach(attachments);
         assert_eq!(back, whole);
-        // A picked checkpoint has no training state.
+        // A picked checkpoint has no training state, and gets none back.
         back.training_state = None;
+        let without = back.clone();
         let attachments = back.detach();
-        assert_eq!(attachments.len(), 1);
+        back.attach(attachments);
+        assert_eq!(back, without);
+
+        // Two bundles beside one message come apart again, whatever each carries.
+        let (mut a, mut b) = (without.clone(), whole.clone());
+        b.name = "B".into();
+        let both = ModelBundle::detach_both(&mut a, Some(&mut b));
+        let (mut a2, mut b2) = (a.clone(), b.clone());
+        ModelBundle::attach_both(&mut a2, Some(&mut b2), both);
+        assert_eq!(
+            (a2, b2.clone()),
+            (
+                without,
+                ModelBundle {
+                    name: "B".into(),
+                    ..whole
+                }
+            )
+        );
+        assert_ne!(b2.training_state, None);
     }
 }

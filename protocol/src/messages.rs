@@ -11,14 +11,17 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ToWorker {
-    /// A fresh model on `corpus` (architecture and seed from `settings`).
+    /// A fresh model on `corpus` (architecture and seed from `settings`), and with
+    /// `settings.compare` a model B beside it.
     Reset {
         corpus: String,
         settings: LabSettings,
     },
-    /// A model to load on `corpus`. Attachments: the bundle's bytes (`ModelBundle::detach`).
+    /// A model to load on `corpus`, and Compare's model B kept beside it. Attachments: the
+    /// bundles' bytes (`ModelBundle::detach_both`).
     Load {
         bundle: ModelBundle,
+        compare: Option<ModelBundle>,
         corpus: String,
         settings: LabSettings,
     },
@@ -42,7 +45,7 @@ pub enum ToWorker {
     Rewind {
         at: usize,
     },
-    /// Send the current model as checkpoint files, for the user to save.
+    /// Send the current model (and model B) as checkpoint files, for the user to save.
     Download,
     /// Keep the current model in the browser's store (IndexedDB), with its training state. The
     /// worker writes it itself, so its megabytes never cross the page's main thread; it answers
@@ -91,6 +94,8 @@ pub enum FromWorker {
     /// for checkpoints without pre-training heads.
     Ready {
         info: ModelInfo,
+        /// Compare's model B, trained in lockstep on the same batches.
+        compare: Option<ModelInfo>,
         step: u64,
         trainable: Result<(), LabError>,
         notice: Option<String>,
@@ -98,6 +103,8 @@ pub enum FromWorker {
     /// Steps done since the last report.
     Progress {
         points: Vec<CurvePoint>,
+        /// Model B's points at the same steps (Compare), else empty.
+        points_b: Vec<CurvePoint>,
         steps_per_second: f64,
         playing: bool,
         /// The batch of the latest step (None before this model's first step), not one per
@@ -111,6 +118,8 @@ pub enum FromWorker {
         step: u64,
         at: Option<usize>,
         result: Result<Inspection, LabError>,
+        /// The same probe through model B (Compare).
+        compare: Option<Result<Inspection, LabError>>,
     },
     /// Steps at which weights are kept for the History slider (oldest first).
     History { steps: Vec<u64> },
@@ -137,6 +146,10 @@ pub enum FromWorker {
     },
     /// A claim's experiment stopped at the page's request.
     ClaimCancelled { claim: Claim },
-    /// The current model for the user to save. Attachments: its bytes (`ModelBundle::detach`).
-    Checkpoint(ModelBundle),
+    /// The current model (and model B) for the user to save. Attachments: their bytes
+    /// (`ModelBundle::detach_both`).
+    Checkpoint {
+        bundle: ModelBundle,
+        compare: Option<ModelBundle>,
+    },
 }

@@ -66,6 +66,16 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
                 let heads = value.preset.config().num_attention_heads;
                 notices.extend(architecture(kept, heads, &mut value.architecture));
             }
+            match fields.get("compare") {
+                None | Some(Value::Null) => {}
+                Some(kept) => {
+                    let heads = value.preset.config().num_attention_heads;
+                    let mut b = Architecture::default();
+                    let b_notices = architecture(kept, heads, &mut b);
+                    notices.extend(b_notices.into_iter().map(|n| format!("Model B: {n}")));
+                    value.compare = Some(b);
+                }
+            }
             notices
         }
         Err(notice) => notice.into_iter().collect(),
@@ -305,6 +315,33 @@ mod tests {
         let restored = probe(Some(&serde_json::to_string(&p).unwrap()));
         assert_eq!((restored.value, restored.notices), (p, Vec::new()));
         assert!(settings(None).notices.is_empty());
+    }
+
+    #[test]
+    fn compares_model_b_comes_back_and_is_checked_like_a() {
+        use crate::Positions;
+        let s = LabSettings {
+            compare: Some(Architecture {
+                kv_heads: Some(1),
+                positions: Positions::Rotary,
+                ..Architecture::default()
+            }),
+            ..LabSettings::default()
+        };
+        let kept = serde_json::to_string(&s).unwrap();
+        let restored = settings(Some(&kept));
+        assert_eq!((restored.value, restored.notices), (s.clone(), Vec::new()));
+        let bad = kept.replace("\"kv_heads\":1", "\"kv_heads\":3");
+        let restored = settings(Some(&bad));
+        let b = restored.value.compare.unwrap();
+        assert_eq!((b.kv_heads, b.positions), (None, Positions::Rotary));
+        assert!(
+            restored.notices[0].starts_with("Model B: KV heads 3"),
+            "{:?}",
+            restored.notices
+        );
+        let off = kept.replace(&serde_json::to_string(&s.compare).unwrap(), "null");
+        assert_eq!(settings(Some(&off)).value.compare, None);
     }
 
     #[test]

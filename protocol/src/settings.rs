@@ -133,6 +133,10 @@ pub struct LabSettings {
     /// existed: BERT's).
     #[serde(default)]
     pub architecture: Architecture,
+    /// "Compare": model B's architecture; B trains beside the model on its batches. None =
+    /// one model (absent in settings kept before it existed).
+    #[serde(default)]
+    pub compare: Option<Architecture>,
 }
 
 /// The training panel's "Architecture" group; it takes effect at the next Reset.
@@ -229,6 +233,7 @@ impl Default for LabSettings {
             max_len: 32,
             fixed_batch: false,
             architecture: Architecture::default(),
+            compare: None,
         }
     }
 }
@@ -237,6 +242,16 @@ impl LabSettings {
     /// The config of a fresh model: the preset with the chosen architecture.
     pub fn model_config(&self) -> BertConfig {
         self.architecture.config(self.preset)
+    }
+
+    /// These settings for Compare's model B: its architecture, everything else shared.
+    pub fn for_model_b(&self) -> Option<LabSettings> {
+        let architecture = self.compare?;
+        Some(LabSettings {
+            architecture,
+            compare: None,
+            ..self.clone()
+        })
     }
 
     /// The engine's training settings for a model with `max_positions` positions (the batches'

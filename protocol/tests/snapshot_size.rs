@@ -32,6 +32,7 @@ fn a_tiny_snapshot_at_t32_stays_within_its_budget() {
             step: 0,
             at: None,
             result: Ok(ins.clone()),
+            compare: None,
         };
         wire::encode(&message).unwrap().len()
     };

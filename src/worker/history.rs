@@ -82,6 +82,23 @@ impl WeightHistory {
         self.entries.get(at)
     }
 
+    /// Compare's model B keeps its weights at the steps model A keeps (`leader_steps`), so one
+    /// History slider serves both: `model` is kept if A kept `step`, and entries A has thinned
+    /// away go.
+    pub fn follow(&mut self, leader_steps: &[u64], step: u64, model: &BertForPreTraining) {
+        if leader_steps.last() == Some(&step) && self.entries.last().is_none_or(|(s, _)| *s != step)
+        {
+            self.entries.push((step, model.clone()));
+        }
+        self.entries
+            .retain(|(s, _)| leader_steps.binary_search(s).is_ok());
+    }
+
+    /// The entry kept at `step`, if any.
+    pub fn position(&self, step: u64) -> Option<usize> {
+        self.entries.iter().position(|(s, _)| *s == step)
+    }
+
     /// Forget everything after entry `at` (the run continues from there).
     pub fn truncate_after(&mut self, at: usize) {
         self.entries.truncate(at + 1);
@@ -107,6 +124,28 @@ mod tests {
         assert!(steps.len() <= 4, "{steps:?}");
         assert_eq!(steps[0], 0);
         assert!(*steps.last().unwrap() >= 60, "{steps:?}");
+    }
+
+    #[test]
+    fn a_follower_keeps_the_steps_its_leader_keeps() {
+        let model =
+            BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0)).unwrap();
+        let mut leader = WeightHistory::new(model.num_params() * 4 * 3);
+        let mut follower = WeightHistory::new(0);
+        leader.record_first(0, &model);
+        follower.record_first(0, &model);
+        for step in 1..=40 {
+            leader.record(step, &model);
+            follower.follow(&leader.steps(), step, &model);
+            assert_eq!(follower.steps(), leader.steps(), "step {step}");
+        }
+        assert!(
+            leader.steps().len() <= 3,
+            "the leader thinned: {:?}",
+            leader.steps()
+        );
+        assert_eq!(follower.position(leader.steps()[1]), Some(1));
+        assert_eq!(follower.position(1), None);
     }
 
     #[test]

@@ -11,10 +11,22 @@ use engine::model::BertForPreTraining;
 use engine::ops::attention::AttentionKernel;
 use engine::optim::Optimizer;
 use engine::tokenizer::Tokenizer;
-use engine::train::Trainer;
+use engine::train::{StepReport, Trainer};
 use protocol::{
     Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput,
 };
+
+fn curve_point(report: &StepReport) -> CurvePoint {
+    let l = report.losses;
+    CurvePoint {
+        step: report.step,
+        loss: l.total,
+        mlm_loss: l.mlm,
+        nsp_loss: l.nsp,
+        mlm_accuracy: l.mlm_accuracy,
+        nsp_accuracy: l.nsp_accuracy,
+    }
+}
 
 /// A model that can be trained, or one that can only be looked at (no pre-training heads).
 // One Model lives per Lab, so the size gap between variants costs nothing.
@@ -125,6 +137,17 @@ impl Lab {
         Ok((Lab::with_model(model, bundle.name.clone()), notice))
     }
 
+    /// Compare's model B: a fresh model with `settings.compare`'s architecture on the same
+    /// corpus and seed (so the same vocabulary), or None when not comparing.
+    pub fn fresh_b(corpus: &str, settings: &LabSettings) -> LabResult<Option<Lab>> {
+        let Some(b) = settings.for_model_b() else {
+            return Ok(None);
+        };
+        let mut lab = Lab::fresh(corpus, &b)?;
+        lab.name = format!("{} · model B", lab.name);
+        Ok(Some(lab))
+    }
+
     fn with_model(model: Model, name: String) -> Lab {
         let mut lab = Lab {
             model,
@@ -197,17 +220,17 @@ impl Lab {
         }
     }
 
-    /// The probe through the current weights, or through those of history entry `at`.
-    pub fn inspect(&self, probe: &ProbeInput, at: Option<usize>) -> LabResult<Inspection> {
+    /// The probe through the current weights, or through those kept at `at` (a step in the
+    /// History).
+    pub fn inspect(&self, probe: &ProbeInput, at: Option<u64>) -> LabResult<Inspection> {
         let (current, tokenizer) = self.parts();
         let model = match at {
             None => current,
-            Some(i) => {
-                &self
-                    .history
-                    .get(i)
-                    .ok_or_else(|| LabError::unavailable(format!("no history entry {i}")))?
-                    .1
+            Some(step) => {
+                let i = self.history.position(step).ok_or_else(|| {
+                    LabError::unavailable(format!("no weights kept at step {step}"))
+                })?;
+                &self.history.entries()[i].1
             }
         };
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
@@ -252,15 +275,20 @@ impl Lab {
         };
         let report = trainer.step()?;
         self.history.record(report.step, &trainer.model);
-        let l = report.losses;
-        Ok(CurvePoint {
-            step: report.step,
-            loss: l.total,
-            mlm_loss: l.mlm,
-            nsp_loss: l.nsp,
-            mlm_accuracy: l.mlm_accuracy,
-            nsp_accuracy: l.nsp_accuracy,
-        })
+        Ok(curve_point(&report))
+    }
+
+    /// Compare's model B: one step on the batch `leader` (model A) just trained on, keeping its
+    /// weights at the steps A keeps them.
+    pub fn step_following(&mut self, leader: &Lab) -> LabResult<CurvePoint> {
+        let (Model::Trainable(trainer), Model::Trainable(led)) = (&mut self.model, &leader.model)
+        else {
+            return Err(LabError::unavailable("Compare trains two trainable models"));
+        };
+        let report = trainer.step_following(led)?;
+        self.history
+            .follow(&leader.history.steps(), report.step, &trainer.model);
+        Ok(curve_point(&report))
     }
 
     /// The batch of the latest step, as the page shows it.
@@ -296,6 +324,14 @@ impl Lab {
         trainer.mask = wanted.mask;
         trainer.fixed_batch = settings.fixed_batch;
         Ok(())
+    }
+
+    /// `rewind` to the entry kept at `step` (Compare's model B follows model A's History).
+    pub fn rewind_to_step(&mut self, step: u64) -> LabResult<u64> {
+        let at = self.history.position(step).ok_or_else(|| {
+            LabError::unavailable(format!("model B kept no weights at step {step}"))
+        })?;
+        self.rewind(at)
     }
 
     /// Continue from history entry `at`: its weights and step, a fresh optimiser state (the

@@ -35,8 +35,10 @@ thread_local! {
     static OWED: Cell<f64> = const { Cell::new(0.0) };
     static LAST_TICK: Cell<f64> = const { Cell::new(0.0) };
     static MS_PER_STEP: Cell<f64> = const { Cell::new(5.0) };
-    /// Loss points not yet posted, and when points were last posted.
-    static UNSENT: RefCell<Vec<CurvePoint>> = const { RefCell::new(Vec::new()) };
+    /// Loss points not yet posted (model A's, and Compare's model B's), and when points were
+    /// last posted.
+    static UNSENT: RefCell<(Vec<CurvePoint>, Vec<CurvePoint>)> =
+        const { RefCell::new((Vec::new(), Vec::new())) };
     static LAST_PROGRESS: Cell<f64> = const { Cell::new(0.0) };
     static LAST_BATCH: Cell<f64> = const { Cell::new(0.0) };
     /// Work on the browser's store, waiting its turn, and whether it is under way.
@@ -253,8 +255,8 @@ fn store(job: StoreJob) {
 
 /// Write the current model, then the History entries not written yet, then tell the page.
 async fn keep() {
-    let reply = match SESSION.with_borrow(Session::kept_model) {
-        Ok(model) => match storage::save_model(&model).await {
+    let reply = match SESSION.with_borrow(Session::kept_models) {
+        Ok((model, model_b)) => match storage::save_model(&model, model_b.as_ref()).await {
             Ok(()) => match keep_history().await {
                 Ok(()) => FromWorker::Kept { step: model.step },
                 Err(e) => FromWorker::Failed(e),
@@ -302,20 +304,24 @@ async fn restore_history(generation: u64) {
 fn hold_progress(reply: Reply) -> Vec<Reply> {
     let FromWorker::Progress {
         points,
+        points_b,
         steps_per_second,
         playing,
         ..
     } = reply.message
     else {
         let held = matches!(reply.message, FromWorker::Kept { .. })
-            && UNSENT.with_borrow(|unsent| !unsent.is_empty());
+            && UNSENT.with_borrow(|unsent| !unsent.0.is_empty());
         if held {
             let playing = SESSION.with_borrow(Session::playing);
             return vec![release_progress(0.0, playing), reply];
         }
         return vec![reply];
     };
-    UNSENT.with_borrow_mut(|unsent| unsent.extend(points));
+    UNSENT.with_borrow_mut(|(a, b)| {
+        a.extend(points);
+        b.extend(points_b);
+    });
     if playing && now() - LAST_PROGRESS.get() < PROGRESS_MS {
         return Vec::new();
     }
@@ -329,7 +335,8 @@ fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
     let at = now();
     LAST_PROGRESS.set(at);
     let with_batch = !playing || at - LAST_BATCH.get() >= BATCH_MS;
-    let mut reply = SESSION.with_borrow(|s| s.progress(UNSENT.take(), steps_per_second));
+    let (points, points_b) = UNSENT.take();
+    let mut reply = SESSION.with_borrow(|s| s.progress(points, points_b, steps_per_second));
     if let FromWorker::Progress {
         playing: p, batch, ..
     } = &mut reply.message

@@ -27,6 +27,8 @@ impl From<FromWorker> for Reply {
 #[derive(Default)]
 pub struct Session {
     lab: Option<Lab>,
+    /// Compare's model B: trains in lockstep on `lab`'s batches, shares its History steps.
+    lab_b: Option<Lab>,
     settings: LabSettings,
     corpus: String,
     probe: ProbeInput,
@@ -98,34 +100,43 @@ impl Session {
             },
             ToWorker::Reset { corpus, settings } => {
                 self.playing = false;
-                match Lab::fresh(&corpus, &settings) {
-                    Ok(lab) => self.adopt(lab, corpus, settings, None),
+                let labs = Lab::fresh(&corpus, &settings)
+                    .and_then(|a| Ok((a, Lab::fresh_b(&corpus, &settings)?)));
+                match labs {
+                    Ok((lab, lab_b)) => self.adopt(lab, lab_b, corpus, settings, None),
                     Err(e) => vec![FromWorker::Failed(e).into()],
                 }
             }
             ToWorker::Load {
                 mut bundle,
+                mut compare,
                 corpus,
                 settings,
             } => {
                 self.playing = false;
-                bundle.attach(attachments);
+                ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
                 match Lab::load(bundle, &corpus, &settings) {
-                    Ok((lab, notice)) => self.adopt(lab, corpus, settings, notice),
+                    Ok((lab, notice)) => {
+                        let (lab_b, notice_b) = load_b(&lab, compare, &corpus, &settings);
+                        let notice = match (notice, notice_b) {
+                            (Some(a), Some(b)) => Some(format!("{a} {b}")),
+                            (a, b) => a.or(b),
+                        };
+                        self.adopt(lab, lab_b, corpus, settings, notice)
+                    }
                     Err(e) => vec![FromWorker::Failed(e).into()],
                 }
             }
-            ToWorker::Play => match self.lab.as_ref().map(Lab::trainable) {
-                Some(Ok(())) => {
+            ToWorker::Play => match self.trainable() {
+                Ok(()) => {
                     self.playing = true;
-                    vec![self.progress(Vec::new(), 0.0)]
+                    vec![self.progress(Vec::new(), Vec::new(), 0.0)]
                 }
-                Some(Err(e)) => vec![FromWorker::Failed(e).into()],
-                None => vec![no_model()],
+                Err(e) => vec![FromWorker::Failed(e).into()],
             },
             ToWorker::Pause => {
                 self.playing = false;
-                vec![self.progress(Vec::new(), 0.0)]
+                vec![self.progress(Vec::new(), Vec::new(), 0.0)]
             }
             ToWorker::Step => {
                 self.playing = false;
@@ -154,10 +165,16 @@ impl Session {
                 let Some(lab) = self.lab.as_mut() else {
                     return vec![no_model()];
                 };
-                match lab.rewind(at) {
+                // B first: a step it has no weights for leaves both as they were.
+                let step = lab.history.get(at).map(|(s, _)| *s);
+                let rewound_b = match (self.lab_b.as_mut(), step) {
+                    (Some(b), Some(step)) => b.rewind_to_step(step).map(|_| ()),
+                    _ => Ok(()),
+                };
+                match rewound_b.and_then(|()| lab.rewind(at)) {
                     Ok(_) => vec![
                         self.history(),
-                        self.progress(Vec::new(), 0.0),
+                        self.progress(Vec::new(), Vec::new(), 0.0),
                         self.snapshot(),
                     ],
                     Err(e) => vec![FromWorker::Failed(e).into()],
@@ -176,17 +193,20 @@ impl Session {
     fn adopt(
         &mut self,
         lab: Lab,
+        lab_b: Option<Lab>,
         corpus: String,
         settings: LabSettings,
         notice: Option<String>,
     ) -> Vec<Reply> {
         let ready = FromWorker::Ready {
             info: lab.info(),
+            compare: lab_b.as_ref().map(Lab::info),
             step: lab.step_count(),
             trainable: lab.trainable(),
             notice,
         };
         self.lab = Some(lab);
+        self.lab_b = lab_b;
         self.corpus = corpus;
         self.settings = settings;
         self.generation += 1;
@@ -198,10 +218,12 @@ impl Session {
     }
 
     /// The History as the browser should keep it, with the weights of the entries that are not
-    /// in `stored` (steps already written for this generation).
+    /// in `stored` (steps already written for this generation). With Compare, an entry's bytes
+    /// are model A's weights followed by model B's at the same step.
     pub fn history_to_keep(&self, stored: &BTreeSet<u64>) -> Option<HistoryToKeep> {
         let lab = self.lab.as_ref()?;
         let entries = lab.history.entries();
+        let b_entries = self.lab_b.as_ref().map(|b| b.history.entries());
         Some(HistoryToKeep {
             generation: self.generation,
             index: HistoryIndex::new(
@@ -211,7 +233,14 @@ impl Session {
             new_entries: entries
                 .iter()
                 .filter(|(s, _)| !stored.contains(s))
-                .map(|(s, m)| (*s, Lab::weights_bytes(m)))
+                .map(|(s, m)| {
+                    let mut bytes = Lab::weights_bytes(m);
+                    let b = b_entries.and_then(|b| b.iter().find(|(bs, _)| bs == s));
+                    if let Some((_, mb)) = b {
+                        bytes.extend(Lab::weights_bytes(mb));
+                    }
+                    (*s, bytes)
+                })
                 .collect(),
         })
     }
@@ -229,11 +258,24 @@ impl Session {
             // Another model came meanwhile: this History is not its.
             return Vec::new();
         };
-        let older = entries
-            .into_iter()
-            .filter_map(|(step, bytes)| Some((step, lab.model_from_weights(&bytes).ok()?)))
-            .collect();
+        let a_len = lab.parts().0.num_params() * 4;
+        let (mut older, mut older_b) = (Vec::new(), Vec::new());
+        for (step, bytes) in entries {
+            let Some((a, b)) = bytes.split_at_checked(a_len) else {
+                continue;
+            };
+            let Ok(model) = lab.model_from_weights(a) else {
+                continue;
+            };
+            older.push((step, model));
+            if let Some(lab_b) = self.lab_b.as_ref() {
+                older_b.extend(lab_b.model_from_weights(b).ok().map(|m| (step, m)));
+            }
+        }
         lab.history.prepend(index.interval, older);
+        if let Some(lab_b) = self.lab_b.as_mut() {
+            lab_b.history.prepend(index.interval, older_b);
+        }
         vec![self.history()]
     }
 
@@ -241,7 +283,13 @@ impl Session {
         let Some(lab) = self.lab.as_mut() else {
             return vec![no_model()];
         };
-        match lab.tune(&settings) {
+        let tuned = lab
+            .tune(&settings)
+            .and_then(|()| match self.lab_b.as_mut() {
+                Some(b) => b.tune(&settings),
+                None => Ok(()),
+            });
+        match tuned {
             Ok(()) => {
                 self.settings = settings;
                 Vec::new()
@@ -250,30 +298,55 @@ impl Session {
         }
     }
 
-    /// Up to `steps` training steps. A NaN/∞ loss stops play and says why.
+    /// Ok when Play can go on: the model trains and, with Compare, model B is at its step.
+    fn trainable(&self) -> LabResult<()> {
+        let lab = self.lab.as_ref().ok_or_else(LabError::no_model)?;
+        lab.trainable()?;
+        match &self.lab_b {
+            Some(b) if b.step_count() != lab.step_count() => Err(LabError::unavailable(format!(
+                "model B stopped at step {} and model A is at step {}: go back to a step of the \
+                 History to train both again",
+                b.step_count(),
+                lab.step_count()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Up to `steps` training steps, of both models with Compare (B on A's batch). A NaN/∞
+    /// loss in either stops play and says why.
     pub fn train(&mut self, steps: usize) -> Vec<Reply> {
+        if let Err(e) = self.trainable() {
+            self.playing = false;
+            return vec![FromWorker::Failed(e).into()];
+        }
         let Some(lab) = self.lab.as_mut() else {
             return vec![no_model()];
         };
         let kept_before = lab.history.steps().len();
         let mut points = Vec::with_capacity(steps);
+        let mut points_b = Vec::new();
         let mut replies = Vec::new();
         for _ in 0..steps {
-            match lab.step() {
-                Ok(point) => points.push(point),
-                Err(reason) => {
-                    self.playing = false;
-                    let step = lab.step_count();
-                    replies.push(FromWorker::Stopped { step, reason }.into());
-                    break;
+            let stepped = lab.step().and_then(|point| {
+                points.push(point);
+                match self.lab_b.as_mut() {
+                    Some(b) => b
+                        .step_following(lab)
+                        .map(|p| points_b.push(p))
+                        .map_err(|e| LabError::unavailable(format!("Model B: {e}"))),
+                    None => Ok(()),
                 }
+            });
+            if let Err(reason) = stepped {
+                self.playing = false;
+                let step = lab.step_count();
+                replies.push(FromWorker::Stopped { step, reason }.into());
+                break;
             }
         }
-        let history_changed = self
-            .lab
-            .as_ref()
-            .is_some_and(|l| l.history.steps().len() != kept_before);
-        replies.insert(0, self.progress(points, 0.0));
+        let history_changed = lab.history.steps().len() != kept_before;
+        replies.insert(0, self.progress(points, points_b, 0.0));
         if history_changed {
             replies.push(self.history());
         }
@@ -282,7 +355,12 @@ impl Session {
 
     /// Loss points with the run's masking counts, without a batch: `batch_view` costs a
     /// forward pass, so whoever sends the reply adds it when it is due.
-    pub fn progress(&self, points: Vec<CurvePoint>, steps_per_second: f64) -> Reply {
+    pub fn progress(
+        &self,
+        points: Vec<CurvePoint>,
+        points_b: Vec<CurvePoint>,
+        steps_per_second: f64,
+    ) -> Reply {
         let counts = self
             .lab
             .as_ref()
@@ -290,6 +368,7 @@ impl Session {
             .unwrap_or_default();
         FromWorker::Progress {
             points,
+            points_b,
             steps_per_second,
             playing: self.playing,
             batch: None,
@@ -308,14 +387,31 @@ impl Session {
         self.inspect(&self.probe, None)
     }
 
+    /// The probe through both models, now or at History entry `at`.
     fn inspect(&self, probe: &ProbeInput, at: Option<usize>) -> Reply {
         let Some(lab) = self.lab.as_ref() else {
             return no_model();
         };
+        let step = match at.map(|i| lab.history.get(i)) {
+            Some(None) => {
+                let i = at.unwrap_or_default();
+                let missing = LabError::unavailable(format!("no history entry {i}"));
+                return FromWorker::Inspected {
+                    step: lab.step_count(),
+                    at,
+                    result: Err(missing),
+                    compare: None,
+                }
+                .into();
+            }
+            Some(Some((step, _))) => Some(*step),
+            None => None,
+        };
         FromWorker::Inspected {
             step: lab.step_count(),
             at,
-            result: lab.inspect(probe, at),
+            result: lab.inspect(probe, step),
+            compare: self.lab_b.as_ref().map(|b| b.inspect(probe, step)),
         }
         .into()
     }
@@ -330,13 +426,16 @@ impl Session {
     }
 
     fn download(&self) -> Vec<Reply> {
-        match self.kept_model() {
-            Ok(mut bundle) => {
+        match self.kept_models() {
+            Ok((mut bundle, mut compare)) => {
                 // The user gets the checkpoint files; the training state stays here.
                 bundle.training_state = None;
-                let attachments = bundle.detach();
+                if let Some(b) = compare.as_mut() {
+                    b.training_state = None;
+                }
+                let attachments = ModelBundle::detach_both(&mut bundle, compare.as_mut());
                 vec![Reply {
-                    message: FromWorker::Checkpoint(bundle),
+                    message: FromWorker::Checkpoint { bundle, compare },
                     attachments,
                 }]
             }
@@ -344,10 +443,47 @@ impl Session {
         }
     }
 
-    /// The current model as the browser keeps it: its files and, when it trains, what it takes
-    /// to train on exactly as before. The curves are the page's to keep.
-    pub fn kept_model(&self) -> LabResult<ModelBundle> {
-        self.lab.as_ref().ok_or_else(LabError::no_model)?.bundle()
+    /// The current model (and Compare's model B) as the browser keeps them: their files and,
+    /// when they train, what it takes to train on exactly as before. The curves are the page's
+    /// to keep.
+    pub fn kept_models(&self) -> LabResult<(ModelBundle, Option<ModelBundle>)> {
+        let a = self.lab.as_ref().ok_or_else(LabError::no_model)?.bundle()?;
+        let b = self.lab_b.as_ref().map(Lab::bundle).transpose()?;
+        Ok((a, b))
+    }
+}
+
+/// Compare's model B, loaded from the bundle kept beside model A: only when A trains and the
+/// settings still compare; a B that does not load is dropped, and the notice says why.
+fn load_b(
+    lab: &Lab,
+    compare: Option<ModelBundle>,
+    corpus: &str,
+    settings: &LabSettings,
+) -> (Option<Lab>, Option<String>) {
+    let (Some(bundle), Some(b_settings)) = (compare, settings.for_model_b()) else {
+        return (None, None);
+    };
+    if lab.trainable().is_err() {
+        return (None, None);
+    }
+    match Lab::load(bundle, corpus, &b_settings) {
+        Ok((b, _)) if b.trainable().is_ok() && b.step_count() == lab.step_count() => {
+            (Some(b), None)
+        }
+        Ok(_) => (
+            None,
+            Some(
+                "Model B kept beside this model could not train on with it, so it was left out."
+                    .into(),
+            ),
+        ),
+        Err(e) => (
+            None,
+            Some(format!(
+                "Model B kept beside this model could not be loaded ({e}), so it was left out."
+            )),
+        ),
     }
 }
 
@@ -358,6 +494,7 @@ fn no_model() -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::inspect::Inspection;
     use protocol::DEFAULT_CORPUS;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -457,6 +594,129 @@ mod tests {
         // Extrapolation needs Compare: a clear refusal, not a panic.
         let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
         assert!(claim_done(&replies).unwrap().is_err());
+    }
+
+    fn comparing() -> LabSettings {
+        LabSettings {
+            compare: Some(protocol::Architecture {
+                positions: protocol::Positions::Rotary,
+                kv_heads: Some(1),
+                ..protocol::Architecture::default()
+            }),
+            ..LabSettings::default()
+        }
+    }
+
+    fn points_b(replies: &[Reply]) -> Vec<CurvePoint> {
+        replies
+            .iter()
+            .flat_map(|r| match &r.message {
+                FromWorker::Progress { points_b, .. } => points_b.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    fn inspected(replies: &[Reply]) -> (Inspection, Option<Inspection>) {
+        replies
+            .iter()
+            .find_map(|r| match &r.message {
+                FromWorker::Inspected {
+                    result: Ok(a),
+                    compare,
+                    ..
+                } => Some((a.clone(), compare.clone().map(Result::unwrap))),
+                _ => None,
+            })
+            .expect("an inspection")
+    }
+
+    #[test]
+    fn compare_trains_model_b_in_lockstep_and_keeps_restores_and_rewinds_both() {
+        let mut s = Session::default();
+        let replies = s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: comparing(),
+            },
+            Vec::new(),
+        );
+        let FromWorker::Ready {
+            compare: Some(b), ..
+        } = &replies[0].message
+        else {
+            panic!("no model B")
+        };
+        assert_eq!(b.architecture, comparing().compare.unwrap());
+        let (_, b_seen) = inspected(&replies);
+        assert!(b_seen.is_some(), "the probe through B too");
+
+        let replies = s.train(10);
+        let (a, b) = (losses(&replies), points_b(&replies));
+        assert_eq!(b.len(), 10);
+        assert_eq!(
+            b.iter().map(|p| p.step).collect::<Vec<_>>(),
+            (1..=10).collect::<Vec<_>>()
+        );
+        assert_ne!(
+            a,
+            b.iter().map(|p| p.loss).collect::<Vec<_>>(),
+            "two models"
+        );
+        // B alone, on its own batches, learns differently: the lockstep is not for nothing.
+        let mut alone = Session::default();
+        alone.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: comparing().for_model_b().unwrap(),
+            },
+            Vec::new(),
+        );
+        assert_ne!(
+            losses(&alone.train(10)),
+            b.iter().map(|p| p.loss).collect::<Vec<_>>()
+        );
+
+        // Kept and restored (a reload): both train on exactly as before.
+        let (mut kept_a, mut kept_b) = s.kept_models().unwrap();
+        assert!(kept_b.as_ref().unwrap().training_state.is_some());
+        let history = s.history_to_keep(&BTreeSet::new()).unwrap();
+        let attachments = ModelBundle::detach_both(&mut kept_a, kept_b.as_mut());
+        let mut back = Session::default();
+        back.handle(
+            ToWorker::Load {
+                bundle: kept_a,
+                compare: kept_b,
+                corpus: DEFAULT_CORPUS.into(),
+                settings: comparing(),
+            },
+            attachments,
+        );
+        back.restore_history(back.generation(), &history.index, history.new_entries);
+        let (next, next_b) = (s.train(3), back.train(3));
+        assert_eq!(losses(&next), losses(&next_b));
+        assert_eq!(points_b(&next), points_b(&next_b));
+        assert_eq!(points_b(&next_b).len(), 3);
+
+        // One History for both: step 5 of each comes back, from the restored History too.
+        let at_5 = |s: &Session| inspected(&[s.inspect(&ProbeInput::default(), Some(1))]);
+        let (a5, b5) = at_5(&s);
+        assert_eq!(at_5(&back), (a5.clone(), b5.clone()));
+        let replies = back.handle(ToWorker::Rewind { at: 1 }, Vec::new());
+        assert_eq!(inspected(&replies), (a5, b5));
+        assert_eq!(back.lab_b.as_ref().unwrap().step_count(), 5);
+        assert_eq!(points_b(&back.train(1))[0].step, 6);
+
+        // Download: both models' files.
+        let replies = back.handle(ToWorker::Download, Vec::new());
+        assert!(matches!(
+            &replies[0].message,
+            FromWorker::Checkpoint {
+                compare: Some(ModelBundle { step: 6, .. }),
+                ..
+            }
+        ));
+        assert_eq!(replies[0].attachments.len(), 4);
     }
 
     #[test]
@@ -602,20 +862,23 @@ mod tests {
         let for_user = a.handle(ToWorker::Download, Vec::new());
         assert!(matches!(
             for_user[0].message,
-            FromWorker::Checkpoint(ModelBundle { step: 3, .. })
+            FromWorker::Checkpoint {
+                bundle: ModelBundle { step: 3, .. },
+                compare: None,
+            }
         ));
-        assert_eq!(
-            for_user[0].attachments.len(),
-            1,
-            "the user gets the weights"
+        assert!(
+            !for_user[0].attachments[0].is_empty() && for_user[0].attachments[1].is_empty(),
+            "the user gets the weights, not the training state"
         );
-        let kept = a.kept_model().unwrap();
+        let (kept, _) = a.kept_models().unwrap();
         assert!(kept.training_state.is_some());
         let restore = |mut bundle: ModelBundle| {
             let mut b = Session::default();
             let attachments = bundle.detach();
             let load = ToWorker::Load {
                 bundle,
+                compare: None,
                 corpus: DEFAULT_CORPUS.into(),
                 settings: LabSettings::default(),
             };
@@ -669,12 +932,13 @@ mod tests {
             "only what is not stored yet"
         );
 
-        let mut bundle = a.kept_model().unwrap();
+        let (mut bundle, _) = a.kept_models().unwrap();
         let mut b = Session::default();
         let attachments = bundle.detach();
         b.handle(
             ToWorker::Load {
                 bundle,
+                compare: None,
                 corpus: DEFAULT_CORPUS.into(),
                 settings: LabSettings::default(),
             },

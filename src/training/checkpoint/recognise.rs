@@ -16,16 +16,23 @@ pub enum Role {
 }
 
 impl Role {
-    /// Names are matched exactly, ignoring ASCII case.
+    /// Names are matched exactly, ignoring ASCII case, after the "A-" or "B-" that Compare's
+    /// "Download checkpoint" puts in front of each model's files.
     pub fn of(name: &str) -> Option<Role> {
-        [
-            Role::Config,
-            Role::Weights,
-            Role::Vocab,
-            Role::TokenizerConfig,
-        ]
-        .into_iter()
-        .find(|r| r.file_name().eq_ignore_ascii_case(name))
+        let plain = |n: &str| {
+            [
+                Role::Config,
+                Role::Weights,
+                Role::Vocab,
+                Role::TokenizerConfig,
+            ]
+            .into_iter()
+            .find(|r| r.file_name().eq_ignore_ascii_case(n))
+        };
+        let compared = ["A-", "B-", "a-", "b-"]
+            .iter()
+            .find_map(|p| name.strip_prefix(p));
+        plain(name).or_else(|| compared.and_then(plain))
     }
 
     pub fn file_name(self) -> &'static str {
@@ -254,6 +261,14 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("Two files are named config.json"), "{e}");
+        // Compare downloads both models' files: one model's load, both at once are doubled.
+        let b = ["B-config.json", "B-model.safetensors", "B-vocab.txt"];
+        assert_eq!(recognise(names(&b)).unwrap().weights, 1);
+        let mut both = b.to_vec();
+        both.extend(["A-config.json", "A-model.safetensors", "A-vocab.txt"]);
+        let e = recognise(names(&both)).unwrap_err().to_string();
+        assert!(e.contains("Two files are named config.json"), "{e}");
+        assert_eq!(Role::of("C-config.json"), None);
     }
 
     #[test]
