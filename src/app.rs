@@ -57,13 +57,22 @@ pub fn App() -> impl IntoView {
             <h1>"Attention Lab"</h1>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
             <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(format::facts)).unwrap_or_default()}</span>
+            {move || live.info_b.with(|b| b.as_ref().map(|b| {
+                let a = live.info.with(|a| a.as_ref().map(format::architecture_name)).unwrap_or_default();
+                view! {
+                    <span class="model-facts compare-facts">
+                        {format!("Compare: A {a} · B {} ({} parameters)", format::architecture_name(b), format::millions(b.parameters))}
+                    </span>
+                }
+            }))}
         </header>
         <CrashBanner live=live corpus=corpus settings=settings/>
         <RestoreNotes live=live/>
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
             <main>
-                <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()/>
+                <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()
+                    inspection_b=live.inspection_b info_b=live.info_b/>
                 <ClaimsPanel live=live/>
             </main>
             <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>

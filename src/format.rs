@@ -47,6 +47,26 @@ pub fn architecture(info: &ModelInfo) -> String {
     parts.iter().map(|p| format!(" · {p}")).collect()
 }
 
+/// The attention architecture named in full, BERT's parts too ("multi-head · absolute ·
+/// softmax"), to tell Compare's two models apart.
+pub fn architecture_name(info: &ModelInfo) -> String {
+    use protocol::{AttentionKind, Positions};
+    let kv = match info.kv_groups() {
+        g if g == info.heads => "multi-head".to_string(),
+        1 => "multi-query".to_string(),
+        g => format!("GQA {g} KV heads"),
+    };
+    let positions = match info.architecture.positions {
+        Positions::Absolute => "absolute",
+        Positions::Rotary => "rotary",
+    };
+    let attention = match info.architecture.attention {
+        AttentionKind::Softmax => "softmax",
+        AttentionKind::Linear => "linear",
+    };
+    format!("{kv} · {positions} · {attention}")
+}
+
 /// 12345 → "12,345".
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();

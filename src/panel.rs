@@ -10,8 +10,8 @@ use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
 use leptos::prelude::*;
 use protocol::{
-    rules, AttentionKind, Curves, LabError, LabResult, LabSettings, ModelBundle, Positions, Preset,
-    ProbeInput, ToWorker,
+    rules, Architecture, AttentionKind, Curves, LabError, LabResult, LabSettings, ModelBundle,
+    Positions, Preset, ProbeInput, ToWorker,
 };
 
 #[component]
@@ -32,7 +32,7 @@ pub fn TrainingPanel(
             <Controls live=live on_reset=reset/>
             <StopBanner live=live on_reset=reset/>
             <Readout live=live/>
-            <LossCurves curves=live.curves/>
+            <LossCurves curves=live.curves curves_b=live.curves_b/>
             <HistorySlider live=live probe=probe/>
             // After the History slider, not right under the curves: the batch grows at the first
             // step, and the slider must not move when training starts.
@@ -126,23 +126,36 @@ fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) ->
 }
 
 /// The latest losses as numbers (the curves draw their history). Before the first step the
-/// same line holds dashes, so starting to train moves nothing on the page.
+/// same line holds dashes, so starting to train moves nothing on the page. With Compare, a
+/// line each for model A and model B.
 #[component]
 fn Readout(live: Live) -> impl IntoView {
-    move || {
-        let smoothed = live.curves.with(|c| c.smoothed().last().map(|s| s.loss));
-        match live.curves.with(|c| c.last().copied()) {
+    let line = move |curves: RwSignal<Curves>, model: &'static str| {
+        let smoothed = curves.with(|c| c.smoothed().last().map(|s| s.loss));
+        let who = if model.is_empty() {
+            String::new()
+        } else {
+            format!("{model}: ")
+        };
+        match curves.with(|c| c.last().copied()) {
             Some(p) => view! {
-                <p class="readout" data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
-                    {format!("loss {:.3} · MLM {:.3} · NSP {:.3} · MLM acc {:.0}% · NSP acc {:.0}%",
+                <p class="readout" data-model=model data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
+                    {format!("{who}loss {:.3} · MLM {:.3} · NSP {:.3} · MLM acc {:.0}% · NSP acc {:.0}%",
                         p.loss, p.mlm_loss, p.nsp_loss, p.mlm_accuracy * 100.0, p.nsp_accuracy * 100.0)}
                 </p>
             }
             .into_any(),
             None => view! {
-                <p class="readout">"loss — · MLM — · NSP — · MLM acc — · NSP acc —"</p>
+                <p class="readout" data-model=model>{format!("{who}loss — · MLM — · NSP — · MLM acc — · NSP acc —")}</p>
             }
             .into_any(),
+        }
+    };
+    move || {
+        if live.info_b.with(Option::is_some) {
+            view! { {line(live.curves, "A")} {line(live.curves_b, "B")} }.into_any()
+        } else {
+            line(live.curves, "").into_any()
         }
     }
 }
@@ -218,19 +231,22 @@ fn Settings(
             // The other preset may have other heads: a KV-heads choice that no longer divides
             // them goes back to one per head.
             let heads = after.preset.config().num_attention_heads;
-            if let Some(g) = after
-                .architecture
-                .kv_heads
-                .filter(|&g| rules::kv_heads(g as f64, heads).is_err())
-            {
-                after.architecture.kv_heads = None;
-                settings.set(after.clone());
-                problem.set(Some(format!("KV heads {g} does not divide the {heads} heads of this preset: back to {heads}.")));
+            let mut architectures = vec![&mut after.architecture];
+            architectures.extend(after.compare.as_mut());
+            for architecture in architectures {
+                if let Some(g) = architecture
+                    .kv_heads
+                    .filter(|&g| rules::kv_heads(g as f64, heads).is_err())
+                {
+                    architecture.kv_heads = None;
+                    problem.set(Some(format!("KV heads {g} does not divide the {heads} heads of this preset: back to {heads}.")));
+                }
             }
+            settings.set(after.clone());
             on_reset();
             live.notice
                 .set(Some("A new architecture means a new model: reset.".into()));
-        } else if after.architecture != before.architecture {
+        } else if after.architecture != before.architecture || after.compare != before.compare {
             live.notice.set(Some(
                 "The new architecture takes effect at the next Reset (a new model is built with it).".into(),
             ));
@@ -297,19 +313,59 @@ fn Settings(
                     on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| { s.fixed_batch = on; Ok(()) }) }/>
                 "Fixed batch"
             </label>
-            <ArchitectureGroup settings=settings change=change/>
+            <ArchitectureGroup settings=settings change=change model=Model::A/>
+            <label class="check" title="Train a second model, B, with its own architecture, beside this one: the same corpus, seed and batches, step for step">
+                <input type="checkbox" prop:checked=move || settings.with(|s| s.compare.is_some())
+                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| { s.compare = on.then(|| s.compare.unwrap_or_default()); Ok(()) }) }/>
+                "Compare"
+            </label>
+            <Show when=move || settings.with(|s| s.compare.is_some())>
+                <ArchitectureGroup settings=settings change=change model=Model::B/>
+            </Show>
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
         </fieldset>
     }
 }
 
+/// Which model an "Architecture" group sets: the model, or Compare's model B.
+#[derive(Clone, Copy, PartialEq)]
+enum Model {
+    A,
+    B,
+}
+
+impl Model {
+    fn legend(self) -> &'static str {
+        match self {
+            Model::A => "Architecture",
+            Model::B => "Model B",
+        }
+    }
+
+    fn get(self, s: &LabSettings) -> Architecture {
+        match self {
+            Model::A => s.architecture,
+            Model::B => s.compare.unwrap_or_default(),
+        }
+    }
+
+    fn edit(self, s: &mut LabSettings) -> &mut Architecture {
+        match self {
+            Model::A => &mut s.architecture,
+            Model::B => s.compare.get_or_insert_default(),
+        }
+    }
+}
+
 /// "Architecture": KV heads, Positions, Attention, for the next fresh model (they take effect
-/// at Reset). `change` applies an edit as the other settings do.
+/// at Reset); the same group, "Model B", for Compare's second model. `change` applies an edit
+/// as the other settings do.
 #[component]
 fn ArchitectureGroup(
     settings: RwSignal<LabSettings>,
     change: impl Fn(&dyn Fn(&mut LabSettings) -> LabResult<()>) + Copy + Send + Sync + 'static,
+    model: Model,
 ) -> impl IntoView {
     let heads = move || settings.with(|s| s.preset.config().num_attention_heads);
     let kv_options = move || {
@@ -322,7 +378,7 @@ fn ArchitectureGroup(
                     g if g == h => format!("{g} (multi-head)"),
                     g => format!("{g} (grouped-query)"),
                 };
-                let chosen = move || settings.with(|s| s.architecture.kv_heads.unwrap_or(h) == g);
+                let chosen = move || settings.with(|s| model.get(s).kv_heads.unwrap_or(h) == g);
                 view! { <option value=g.to_string() prop:selected=chosen>{label}</option> }
             })
             .collect_view()
@@ -335,26 +391,26 @@ fn ArchitectureGroup(
                 .parse()
                 .map_err(|_| LabError::setting(format!("KV heads: {v:?} is not a number")))?;
             let g = rules::kv_heads(g, h)?;
-            s.architecture.kv_heads = (g != h).then_some(g);
+            model.edit(s).kv_heads = (g != h).then_some(g);
             Ok(())
         })
     };
     view! {
-        <fieldset class="architecture">
-            <legend>"Architecture"</legend>
+        <fieldset class="architecture" data-model=if model == Model::A { "A" } else { "B" }>
+            <legend>{model.legend()}</legend>
             <label title="K/V groups: query heads share keys and values in groups (grouped-query attention); 1 is multi-query">"KV heads"
                 <select on:change=on_kv>{kv_options}</select>
             </label>
             <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer.">"Positions"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.architecture.positions = rules::positions(&v)?; Ok(()) }) }>
-                    <option value="absolute" prop:selected=move || settings.with(|s| s.architecture.positions == Positions::Absolute)>"Absolute"</option>
-                    <option value="rotary" prop:selected=move || settings.with(|s| s.architecture.positions == Positions::Rotary)>"Rotary"</option>
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).positions = rules::positions(&v)?; Ok(()) }) }>
+                    <option value="absolute" prop:selected=move || settings.with(|s| model.get(s).positions == Positions::Absolute)>"Absolute"</option>
+                    <option value="rotary" prop:selected=move || settings.with(|s| model.get(s).positions == Positions::Rotary)>"Rotary"</option>
                 </select>
             </label>
             <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">"Attention"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.architecture.attention = rules::attention_type(&v)?; Ok(()) }) }>
-                    <option value="softmax" prop:selected=move || settings.with(|s| s.architecture.attention == AttentionKind::Softmax)>"Softmax"</option>
-                    <option value="linear" prop:selected=move || settings.with(|s| s.architecture.attention == AttentionKind::Linear)>"Linear"</option>
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).attention = rules::attention_type(&v)?; Ok(()) }) }>
+                    <option value="softmax" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionKind::Softmax)>"Softmax"</option>
+                    <option value="linear" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionKind::Linear)>"Linear"</option>
                 </select>
             </label>
             <p class="hint">"For a new model: these take effect at Reset."</p>

@@ -16,6 +16,7 @@ pub mod tiles;
 pub mod tokens;
 
 use crate::components::heatmap_figure::HeatmapFigure;
+use crate::format;
 use crate::keys;
 use crate::live::Shown;
 use engine::inspect::Inspection;
@@ -45,14 +46,75 @@ pub fn truncation_notice(ins: &Inspection, max_positions: Option<usize>) -> Opti
     })
 }
 
+/// Which model's heatmaps the explorer shows while comparing two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Showing {
+    A,
+    B,
+    Both,
+}
+
+impl Showing {
+    const ALL: [Showing; 3] = [Showing::A, Showing::B, Showing::Both];
+
+    fn label(self) -> &'static str {
+        match self {
+            Showing::A => "A",
+            Showing::B => "B",
+            Showing::Both => "Both",
+        }
+    }
+}
+
+/// The inspection in `shown`, when there is one.
+fn inspection_of(shown: Signal<Shown>) -> Memo<Option<Arc<Inspection>>> {
+    Memo::new(move |_| shown.with(|s| s.as_ref().and_then(|r| r.as_ref().ok().cloned())))
+}
+
+/// The stages an inspection has: "Tiles" when tiled, φ instead of scores when linear.
+fn stages_of(ins: Memo<Option<Arc<Inspection>>>) -> Memo<Stages> {
+    Memo::new(move |_| Stages {
+        tiled: ins.with(|i| i.as_ref().is_some_and(|i| tiles::data::is_tiled(i))),
+        linear: ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i))),
+    })
+}
+
+/// `inspection_b` and `info_b` are Compare's model B (None when there is no B): the explorer
+/// then shows A, B, or both side by side.
 #[component]
 pub fn Explorer(
     probe: RwSignal<ProbeInput>,
     inspection: Signal<Shown>,
     info: Signal<Option<ModelInfo>>,
+    #[prop(optional, into)] inspection_b: Signal<Shown>,
+    #[prop(optional, into)] info_b: Signal<Option<ModelInfo>>,
 ) -> impl IntoView {
-    let ins: Memo<Option<Arc<Inspection>>> =
-        Memo::new(move |_| inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().ok().cloned())));
+    let (inspection_a, info_a) = (inspection, info);
+    let chosen_model = RwSignal::new(Showing::A);
+    let comparing = Memo::new(move |_| info_b.with(Option::is_some));
+    let showing = Memo::new(move |_| {
+        if comparing.get() {
+            chosen_model.get()
+        } else {
+            Showing::A
+        }
+    });
+    // What the overview and the single stage panel show: B's when B is chosen, else A's.
+    let inspection = Signal::derive(move || {
+        if showing.get() == Showing::B {
+            inspection_b.get()
+        } else {
+            inspection.get()
+        }
+    });
+    let info = Signal::derive(move || {
+        if showing.get() == Showing::B {
+            info_b.get()
+        } else {
+            info.get()
+        }
+    });
+    let ins = inspection_of(inspection);
     let error =
         Memo::new(move |_| inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned())));
     let waiting = move || inspection.with(Option::is_none);
@@ -64,10 +126,7 @@ pub fn Explorer(
         chosen.get().clamped(layers, heads)
     });
     let stage = RwSignal::new(Stage::FIRST_SHOWN);
-    let stages = Memo::new(move |_| Stages {
-        tiled: ins.with(|i| i.as_ref().is_some_and(|i| tiles::data::is_tiled(i))),
-        linear: ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i))),
-    });
+    let stages = stages_of(ins);
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.
     let linear = Signal::derive(move || {
@@ -124,11 +183,48 @@ pub fn Explorer(
         })
     });
     let ok = move || error.with(Option::is_none) && !waiting();
+    let both = move || showing.get() == Showing::Both;
+    let single = move || {
+        view! {
+            <div class="model-column">
+                <StagePanel ins=ins selection=selection stage=stage stages=stages/>
+                <HeadsView ins=ins/>
+            </div>
+        }
+    };
+    let side_by_side = move || {
+        let column = |name: &'static str, shown: Signal<Shown>, info: Signal<Option<ModelInfo>>| {
+            let ins = inspection_of(shown);
+            let stages = stages_of(ins);
+            let error = move || shown.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned()));
+            let heading = move || {
+                let arch = info.with(|i| i.as_ref().map(format::architecture_name));
+                format!("Model {name} · {}", arch.unwrap_or_default())
+            };
+            view! {
+                <div class="model-column" data-model=name>
+                    <h2 class="model-heading">{heading}</h2>
+                    {move || error().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
+                    <StagePanel ins=ins selection=selection stage=stage stages=stages/>
+                    <HeadsView ins=ins/>
+                </div>
+            }
+        };
+        view! {
+            <div class="side-by-side">
+                {column("A", inspection_a, info_a)}
+                {column("B", inspection_b, info_b)}
+            </div>
+        }
+    };
 
     view! {
         <section class="explorer">
             <div class="probe-card">
                 <ProbeForm probe=probe tokens=tokens linear=linear/>
+                <Show when=move || comparing.get()>
+                    <ModelSwitch chosen=chosen_model/>
+                </Show>
                 <Show when=ok>
                     {notices}
                     <TokenChips ins=ins/>
@@ -148,6 +244,9 @@ pub fn Explorer(
                         <div class="model-card">
                             <HeadPicker shape=shape selection=selection chosen=chosen/>
                             <ModelView ins=ins shape=shape selection=selection chosen=chosen/>
+                            {move || both().then(|| view! {
+                                <p class="hint">"Model A here and beside; the layer and head chosen apply to both models below."</p>
+                            })}
                         </div>
                         <div class="summary">
                             <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
@@ -158,10 +257,30 @@ pub fn Explorer(
                             <p class="why">"Only an approximation: it treats attention as plain mixing and ignores the values, W_O, the feed-forward network and LayerNorm."</p>
                         </div>
                     </div>
-                    <StagePanel ins=ins selection=selection stage=stage stages=stages/>
-                    <HeadsView ins=ins/>
+                    {move || if both() { side_by_side().into_any() } else { single().into_any() }}
                 </div>
             </Show>
         </section>
+    }
+}
+
+/// "Model": A, B or Both, while comparing.
+#[component]
+fn ModelSwitch(chosen: RwSignal<Showing>) -> impl IntoView {
+    let buttons = Showing::ALL
+        .into_iter()
+        .map(|which| {
+            view! {
+                <button type="button" data-model=which.label()
+                    aria-pressed=move || (chosen.get() == which).to_string()
+                    on:click=move |_| chosen.set(which)>{which.label()}</button>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="model-switch" role="group" aria-label="Model">
+            <span class="label">"Model"</span>
+            {buttons}
+        </div>
     }
 }

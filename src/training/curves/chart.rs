@@ -104,60 +104,70 @@ impl Frame {
     }
 }
 
-/// Draw one chart on `canvas` (already sized): raw series thin and light, smoothed bold.
-pub fn draw(
-    canvas: &HtmlCanvasElement,
-    chart: Chart,
-    raw: &[CurvePoint],
-    smooth: &[CurvePoint],
-) -> LabResult<Frame> {
-    draw_inner(canvas, chart, raw, smooth)
+/// One model's record as a chart draws it: every kept point, and their smoothed values.
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    pub raw: &'a [CurvePoint],
+    pub smooth: &'a [CurvePoint],
+}
+
+/// Draw one chart on `canvas` (already sized): model A's raw series thin and light, smoothed
+/// bold; Compare's model B (if any) smoothed and dashed.
+pub fn draw(canvas: &HtmlCanvasElement, chart: Chart, a: Run, b: Option<Run>) -> LabResult<Frame> {
+    draw_inner(canvas, chart, a, b)
         .map_err(|e| LabError::browser(format!("{} chart: {e}", chart.caption())))
 }
 
 fn draw_inner(
     canvas: &HtmlCanvasElement,
     chart: Chart,
-    raw: &[CurvePoint],
-    smooth: &[CurvePoint],
+    a: Run,
+    b: Option<Run>,
 ) -> Result<Frame, Box<dyn std::error::Error>> {
     let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no canvas backend")?;
     let root = backend.into_drawing_area();
-    let frame = plot(&root, chart, raw, smooth, 1.0)?;
+    let frame = plot(&root, chart, a, b, 1.0)?;
     root.present()?;
     Ok(frame)
 }
 
 /// The chart as an SVG document `size` px (the canvas's), with its caption and the series'
 /// names above it: the same axes, grid and lines as on the canvas, as vectors.
-pub fn svg(
-    chart: Chart,
-    raw: &[CurvePoint],
-    smooth: &[CurvePoint],
-    size: (u32, u32),
-) -> LabResult<String> {
-    let keys: Vec<(&str, RGBColor)> = chart
+pub fn svg(chart: Chart, a: Run, b: Option<Run>, size: (u32, u32)) -> LabResult<String> {
+    let mut keys: Vec<(String, RGBColor)> = chart
         .series()
         .iter()
-        .map(|&s| (s.label(), colour(s)))
+        .map(|&s| (s.label().to_string(), colour(s)))
         .collect();
+    if b.is_some() {
+        keys.push(("A solid, B dashed".into(), RGBColor(0x5b, 0x63, 0x70)));
+    }
+    let keys: Vec<(&str, RGBColor)> = keys.iter().map(|(k, c)| (k.as_str(), *c)).collect();
     svg::document(size, chart.caption(), &keys, |area| {
-        plot(area, chart, raw, smooth, svg::SVG_FONT_SCALE).map(|_| ())
+        plot(area, chart, a, b, svg::SVG_FONT_SCALE).map(|_| ())
     })
 }
 
-/// Axes, grid, raw series thin and light, smoothed bold, on any backend; `font_scale` as in
-/// `svg::SVG_FONT_SCALE`.
+/// Axes, grid, raw series thin and light, smoothed bold, B's smoothed dashed, on any backend;
+/// `font_scale` as in `svg::SVG_FONT_SCALE`.
 fn plot<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: Chart,
-    raw: &[CurvePoint],
-    smooth: &[CurvePoint],
+    a: Run,
+    b: Option<Run>,
     font_scale: f64,
 ) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let (x0, x1) = x_range(raw);
-    let (y0, y1) = chart.y_range(raw);
+    let both: Vec<CurvePoint>;
+    let all = match b {
+        Some(b) => {
+            both = a.raw.iter().chain(b.raw).copied().collect();
+            &both[..]
+        }
+        None => a.raw,
+    };
+    let (x0, x1) = x_range(a.raw);
+    let (y0, y1) = chart.y_range(all);
     let mut plot = ChartBuilder::on(root)
         .margin(8)
         .margin_right(14)
@@ -194,12 +204,25 @@ fn plot<DB: DrawingBackend>(
     };
     for &s in chart.series() {
         plot.draw_series(LineSeries::new(
-            line(raw, s),
+            line(a.raw, s),
             colour(s).mix(0.3).stroke_width(1),
         ))?;
     }
     for &s in chart.series() {
-        plot.draw_series(LineSeries::new(line(smooth, s), colour(s).stroke_width(2)))?;
+        plot.draw_series(LineSeries::new(
+            line(a.smooth, s),
+            colour(s).stroke_width(2),
+        ))?;
+    }
+    if let Some(b) = b {
+        for &s in chart.series() {
+            plot.draw_series(DashedLineSeries::new(
+                line(b.smooth, s),
+                6,
+                4,
+                colour(s).stroke_width(2),
+            ))?;
+        }
     }
     // Pixel ranges are those of the whole backend: the frame is in the root's own coordinates.
     let (dx, dy) = root.get_base_pixel();
@@ -321,7 +344,11 @@ mod tests {
     fn the_svg_is_the_chart_as_vectors_with_caption_and_series_names() {
         use crate::testing::{parse_svg, select_all};
         let points: Vec<CurvePoint> = (1..=40).map(|s| point(s, 5.0 / s as f32)).collect();
-        let doc = parse_svg(&svg(Chart::Loss, &points, &points, (400, 200)).unwrap());
+        let run = Run {
+            raw: &points,
+            smooth: &points,
+        };
+        let doc = parse_svg(&svg(Chart::Loss, run, None, (400, 200)).unwrap());
         let root = doc.document_element().unwrap();
         assert_eq!(
             (root.get_attribute("width"), root.get_attribute("height")),

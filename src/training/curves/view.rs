@@ -1,7 +1,7 @@
 //! The curves panel: two charts, a readout of the latest or hovered step, kept the width of the
 //! side panel.
 
-use super::chart::{self, css_colour, Chart, Frame};
+use super::chart::{self, css_colour, Chart, Frame, Run};
 use crate::components::export;
 use crate::paint::PaintSlot;
 use leptos::prelude::*;
@@ -13,15 +13,43 @@ fn canvas_size(width: f64) -> (u32, u32) {
     (w as u32, (w * 0.5).clamp(150.0, 220.0) as u32)
 }
 
-/// Loss (total, MLM, NSP) and accuracy (MLM, NSP) over training steps.
+/// Loss (total, MLM, NSP) and accuracy (MLM, NSP) over training steps, of model A and, with
+/// Compare, of model B (`curves_b`, empty otherwise).
 #[component]
-pub fn LossCurves(#[prop(into)] curves: Signal<Curves>) -> impl IntoView {
-    let smooth = Memo::new(move |_| curves.with(Curves::smoothed));
+pub fn LossCurves(
+    #[prop(into)] curves: Signal<Curves>,
+    #[prop(into, optional)] curves_b: Signal<Curves>,
+) -> impl IntoView {
+    let a = Record::of(curves);
+    let b = Record::of(curves_b);
     view! {
         <div class="loss-curves">
-            <CurveChart chart=Chart::Loss curves=curves smooth=smooth/>
-            <CurveChart chart=Chart::Accuracy curves=curves smooth=smooth/>
+            <CurveChart chart=Chart::Loss a=a b=b/>
+            <CurveChart chart=Chart::Accuracy a=a b=b/>
         </div>
+    }
+}
+
+/// One model's curves and their smoothing, computed once for both charts.
+#[derive(Clone, Copy)]
+struct Record {
+    curves: Signal<Curves>,
+    smooth: Memo<Vec<CurvePoint>>,
+}
+
+impl Record {
+    fn of(curves: Signal<Curves>) -> Record {
+        Record {
+            curves,
+            smooth: Memo::new(move |_| curves.with(Curves::smoothed)),
+        }
+    }
+
+    /// The point nearest `step`, raw and smoothed.
+    fn at(&self, step: u64) -> Option<(CurvePoint, CurvePoint)> {
+        let i = self.curves.with(|c| c.nearest(step as f64))?;
+        let raw = self.curves.with(|c| c.points()[i]);
+        Some((raw, self.smooth.with(|s| s.get(i).copied().unwrap_or(raw))))
     }
 }
 
@@ -66,11 +94,9 @@ fn readout_view(when: String, values: Vec<(Series, String, String)>) -> AnyView 
 }
 
 #[component]
-fn CurveChart(
-    chart: Chart,
-    curves: Signal<Curves>,
-    smooth: Memo<Vec<CurvePoint>>,
-) -> impl IntoView {
+fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
+    let Record { curves, smooth } = a;
+    let comparing = move || b.curves.with(|c| !c.is_empty());
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let holder = NodeRef::<leptos::html::Div>::new();
     let width = RwSignal::new(0.0f64);
@@ -91,6 +117,7 @@ fn CurveChart(
         width.track();
         curves.track();
         smooth.track();
+        b.smooth.track();
         slot.paint(move || {
             let Some(known) = width.try_get_untracked() else {
                 return;
@@ -109,10 +136,22 @@ fn CurveChart(
             }
             let result = curves.try_with_untracked(|c| {
                 smooth.try_with_untracked(|s| {
-                    chart::draw(&canvas, chart, c.points(), s).map(|f| (f, c.len()))
+                    b.curves.try_with_untracked(|bc| {
+                        b.smooth.try_with_untracked(|bs| {
+                            let run_a = Run {
+                                raw: c.points(),
+                                smooth: s,
+                            };
+                            let run_b = (!bc.is_empty()).then_some(Run {
+                                raw: bc.points(),
+                                smooth: bs,
+                            });
+                            chart::draw(&canvas, chart, run_a, run_b).map(|f| (f, c.len()))
+                        })
+                    })
                 })
             });
-            match result.flatten() {
+            match result.flatten().flatten().flatten() {
                 Some(Ok((f, n))) => {
                     set_frame.try_set(Some(f));
                     set_drawn.try_set(n);
@@ -167,7 +206,29 @@ fn CurveChart(
             let value = |p: &CurvePoint| chart::format_value(s.value(p) as f64);
             (s, value(&sm), value(&raw))
         });
-        readout_view(format!("{when} {}{span}", raw.step), values.collect())
+        let model = if comparing() { "A · " } else { "" };
+        readout_view(
+            format!("{model}{when} {}{span}", raw.step),
+            values.collect(),
+        )
+    };
+    // Compare: model B's values at the same step.
+    let readout_b = move || {
+        let step = {
+            let len = curves.with(Curves::len);
+            let i = hover.get().filter(|&i| i < len).or(len.checked_sub(1))?;
+            curves.with(|c| c.points()[i].step)
+        };
+        let (raw, sm) = b.at(step)?;
+        let values = chart.series().iter().map(|&s| {
+            let value = |p: &CurvePoint| chart::format_value(s.value(p) as f64);
+            (s, value(&sm), value(&raw))
+        });
+        Some(view! {
+            <p class="curve-readout curve-readout-b" aria-live="off">
+                {readout_view(format!("B · step {}", raw.step), values.collect())}
+            </p>
+        })
     };
     // What the canvas shows, for screen readers.
     let summary = move || {
@@ -205,8 +266,23 @@ fn CurveChart(
             return;
         };
         let size = (canvas.width(), canvas.height());
-        let saved = curves
-            .with_untracked(|c| smooth.with_untracked(|s| chart::svg(chart, c.points(), s, size)));
+        let saved = curves.with_untracked(|c| {
+            smooth.with_untracked(|s| {
+                b.curves.with_untracked(|bc| {
+                    b.smooth.with_untracked(|bs| {
+                        let run_a = Run {
+                            raw: c.points(),
+                            smooth: s,
+                        };
+                        let run_b = (!bc.is_empty()).then_some(Run {
+                            raw: bc.points(),
+                            smooth: bs,
+                        });
+                        chart::svg(chart, run_a, run_b, size)
+                    })
+                })
+            })
+        });
         let saved = saved.and_then(|svg| export::save_svg(&svg, chart.caption()));
         set_status.set(Some(match saved {
             Ok(name) => format!("Saved {name}"),
@@ -223,14 +299,22 @@ fn CurveChart(
         .collect_view();
 
     view! {
-        <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || drawn.get().to_string()>
+        <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || drawn.get().to_string()
+            data-points-b=move || b.curves.with(Curves::len).to_string()>
             <figcaption>{chart.caption()}</figcaption>
-            <ul class="curve-legend">{legend}<li class="legend-note">"thin: raw · bold: smoothed"</li></ul>
+            <ul class="curve-legend">{legend}
+                <li class="legend-note">{move || if comparing() {
+                    "A: thin raw, bold smoothed · B: dashed smoothed"
+                } else {
+                    "thin: raw · bold: smoothed"
+                }}</li>
+            </ul>
             <div class="curve-canvas" node_ref=holder>
                 <canvas node_ref=canvas role="img" aria-label=summary on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
                 {marker}
             </div>
             <p class="curve-readout" aria-live="off">{readout}</p>
+            {readout_b}
             <div class="figure-tools">
                 <button type="button" class="small" on:click=save_png title="Download this chart as a PNG image">"Save PNG"</button>
                 <button type="button" class="small" on:click=save_svg title="Download this chart as an SVG (vector) image">"Save SVG"</button>
