@@ -92,7 +92,8 @@ export const tests = [
       const [mine] = await seriesOf(page, 'KvCache');
       assert(mine.x[0] === 4 && mine.y[0] === 2 * 2 * 4 * 16 * 4, `this model: ${JSON.stringify(mine)}`);
 
-      // 5. Extrapolation needs Compare, which is not built: it says so.
+      // 5. Extrapolation needs Compare's two models (08-compare runs it on them): without, it
+      // says how to set them up.
       r = await run(page, 'Extrapolation');
       assert(r.state === 'failed' && r.error.includes('Compare'), `extrapolation: ${r.state} ${r.error}`);
 

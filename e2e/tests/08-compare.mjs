@@ -29,7 +29,7 @@ async function startComparing(page) {
 
 export const tests = [
   {
-    name: 'compare: two models train for 10 s in lockstep and both curves fall; the explorer shows A, B and both',
+    name: 'compare: two models train for 10 s in lockstep and both curves fall; the explorer shows A, B and both; claim 5 runs on them',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
@@ -42,7 +42,8 @@ export const tests = [
       const first = { A: await smoothedLoss(page, 'A'), B: await smoothedLoss(page, 'B') };
       await page.waitForTimeout(10000);
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      // Paused: the last points of both models arrive with the step count.
+      // Paused: the worker's reply carries the last points of both models.
+      await page.waitForFunction(() => !document.querySelector('button.play')?.disabled, null, { timeout: 10000 });
       await page.waitForFunction(() => {
         const step = document.querySelector('[data-step]')?.dataset.step;
         return document.querySelector('.curve-readout-b')?.textContent.startsWith(`B · step ${step}`);
@@ -73,10 +74,26 @@ export const tests = [
         await columns.nth(1).locator('figure.heatmap').first().getAttribute('data-matrix')];
       assert(ca && cb && ca !== cb, 'the two columns show the same heatmap');
 
+      // Claim 5: A (absolute) and B (rotary), trained side by side at T = 32, read 2T.
+      const claim = page.locator('article.claim[data-claim="Extrapolation"]');
+      await claim.getByRole('button', { name: 'Run', exact: true }).click();
+      await page.waitForFunction(() => ['done', 'failed'].includes(
+        document.querySelector('article.claim[data-claim="Extrapolation"]')?.dataset.state), null, { timeout: 120000 });
+      assert(await claim.getAttribute('data-state') === 'done', `extrapolation: ${await claim.locator('.error').textContent().catch(() => '')}`);
+      const series = JSON.parse(await claim.locator('figure.claim-chart').getAttribute('data-series'));
+      assert(series.map((x) => x.name).join() === 'Absolute,Rotary', series.map((x) => x.name).join());
+      const [absolute, rotary] = series;
+      assert(Math.max(...rotary.x) >= 60 && Math.max(...absolute.x) >= 60, `positions read: absolute to ${Math.max(...absolute.x)}, rotary to ${Math.max(...rotary.x)}`);
+      assert([...absolute.y, ...rotary.y].every((a) => a >= 0 && a <= 1), 'accuracies outside 0…1');
+      const numbers = (await claim.locator('dl.claim-numbers').innerText()).replace(/\s+/g, ' ');
+      console.log(`     extrapolation after ${steps} steps: ${numbers}`);
+      await claim.screenshot({ path: path.join(artifacts, 'claims-extrapolation.png') });
+
       // One Step moves both models by one step.
+      const before = await stepCount(page);
       await page.getByRole('button', { name: 'Step', exact: true }).click();
-      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, steps, { timeout: 10000 });
-      await page.waitForFunction((n) => document.querySelector('.curve-readout-b')?.textContent.startsWith(`B · step ${n + 1}`), steps, { timeout: 10000 });
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, before, { timeout: 10000 });
+      await page.waitForFunction((n) => document.querySelector('.curve-readout-b')?.textContent.startsWith(`B · step ${n + 1}`), before, { timeout: 10000 });
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();

@@ -112,6 +112,11 @@ impl Corpus {
         self.vocab_size
     }
 
+    /// The ids of [CLS], [SEP] and [MASK].
+    pub fn cls_sep_mask(&self) -> (u32, u32, u32) {
+        (self.cls, self.sep, self.mask)
+    }
+
     pub fn is_special(&self, id: u32) -> bool {
         self.special_ids.binary_search(&id).is_ok()
     }

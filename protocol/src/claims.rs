@@ -2,7 +2,9 @@
 //! worker runs in units (so it can report progress and stop between them), and its result as
 //! plain data: the lines to plot, the numbers beside them, a one-line verdict.
 
-use engine::experiments::{kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series};
+use engine::experiments::{
+    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, Tally,
+};
 use engine::ops::attention::{AttentionKernel, AttentionOptions};
 use engine::MaskMode;
 use serde::{Deserialize, Serialize};
@@ -53,7 +55,7 @@ impl Claim {
             Claim::Memory => "Peak heap bytes of one attention forward + backward (one head, random q, k, v), full against tiled, for T = 64 … 4096.",
             Claim::Time => "Time of one attention forward + backward (one head) for full, tiled, window (W = 64) and linear attention, for T = 64 … 4096, with the fitted log-log slopes.",
             Claim::KvCache => "KV-cache bytes per token, 2 · layers · G · d_k · 4, for G = H, this model's G and G = 1, at this model's size and at Llama 2 70B's.",
-            Claim::Extrapolation => "Train an absolute-position model and a rotary one at length T, then measure MLM accuracy by position on held-out sequences of length 2T.",
+            Claim::Extrapolation => "Train an absolute-position model and a rotary one at length T (Compare: one model's Positions Absolute, the other's Rotary), then measure MLM accuracy by position on sequences of length 2T.",
         }
     }
 }
@@ -144,6 +146,15 @@ pub enum Axes {
     LogLog,
     /// Linear x (positions), logarithmic y.
     LinearLog,
+    /// Both linear (accuracy by position).
+    Linear,
+}
+
+/// A labelled vertical line across a claim's plot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
 }
 
 /// A claim's measured result: lines to plot, the numbers beside the plot, and the verdict.
@@ -156,6 +167,8 @@ pub struct ClaimResult {
     pub y_label: String,
     pub axes: Axes,
     pub series: Vec<Series>,
+    /// Vertical lines with what they mark (the training length, the last learned position).
+    pub marks: Vec<Mark>,
     /// (what, value), shown beside the plot.
     pub numbers: Vec<(String, String)>,
     /// One sentence: does the measurement bear the claim out?
@@ -226,6 +239,7 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
         y_label: "peak bytes".into(),
         axes: Axes::LogLog,
         series,
+        marks: Vec::new(),
         numbers,
         verdict,
     }
@@ -264,6 +278,7 @@ pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
         y_label: "ms".into(),
         axes: Axes::LogLog,
         series,
+        marks: Vec::new(),
         numbers,
         verdict,
     }
@@ -332,6 +347,7 @@ pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
         y_label: "bytes per token".into(),
         axes: Axes::LogLog,
         series,
+        marks: Vec::new(),
         numbers,
         verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
     }
@@ -383,10 +399,142 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
         // The changed position moves by far the most; on a log axis the small moves before
         // it (padding) stay visible beside the exact zeros (causal).
         axes: Axes::LinearLog,
+        marks: Vec::new(),
         series: vec![
             Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
             Series { name: "Causal".into(), x, y: l.causal.clone() },
         ],
+        numbers,
+        verdict,
+    }
+}
+
+/// What the length-extrapolation claim measured of one model: its (correct, counted) MLM
+/// predictions at each position it could read.
+pub struct ByPosition<'a> {
+    pub tally: &'a [Tally],
+    /// Learned positions (absolute) or None (rotary: any position).
+    pub max_positions: Option<usize>,
+}
+
+/// Accuracy over `tally[range]`, None when nothing was counted there.
+fn accuracy(tally: &[Tally], range: std::ops::Range<usize>) -> Option<f64> {
+    let (hits, n) = tally
+        .get(range.start.min(tally.len())..range.end.min(tally.len()))?
+        .iter()
+        .fold((0, 0), |(h, n), &(dh, dn)| (h + dh, n + dn));
+    (n > 0).then(|| hits as f64 / n as f64)
+}
+
+/// Claim 5: MLM accuracy by position of an absolute-position model and a rotary one, both
+/// trained at length `trained_len` (T) for `steps` steps, on sequences of length 2T.
+pub fn extrapolation_result(
+    trained_len: usize,
+    steps: u64,
+    absolute: ByPosition,
+    rotary: ByPosition,
+) -> ClaimResult {
+    let t = trained_len;
+    let len = rotary.tally.len();
+    // Positions per point: about 32 points across 2T.
+    let bin = (len / 32).max(1);
+    let series_of = |name: &str, tally: &[Tally]| {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for start in (0..tally.len()).step_by(bin) {
+            if let Some(a) = accuracy(tally, start..start + bin) {
+                let end = (start + bin).min(tally.len());
+                x.push((start + end - 1) as f64 / 2.0);
+                y.push(a);
+            }
+        }
+        Series {
+            name: name.into(),
+            x,
+            y,
+        }
+    };
+    let percent = |a: Option<f64>| a.map_or("—".to_string(), |a| format!("{:.1}%", a * 100.0));
+    let p = absolute.max_positions.unwrap_or(len);
+    let abs_within = accuracy(absolute.tally, 0..t);
+    let abs_past = accuracy(absolute.tally, t..len);
+    let rot_within = accuracy(rotary.tally, 0..t);
+    let rot_past = accuracy(rotary.tally, t..len);
+    let mut marks = vec![Mark {
+        x: t as f64 - 0.5,
+        label: format!("trained up to T = {t}"),
+    }];
+    if p < len {
+        marks.push(Mark {
+            x: p as f64 - 0.5,
+            label: format!("Absolute: no position past P = {p}"),
+        });
+    }
+    let past_label = |name: &str, upto: usize| {
+        format!(
+            "{name}: positions {t}…{} (never trained)",
+            upto.saturating_sub(1)
+        )
+    };
+    let mut numbers = vec![
+        (
+            "Trained length T".to_string(),
+            format!("{t} tokens, {steps} steps"),
+        ),
+        (
+            format!("Absolute: positions 0…{}", t - 1),
+            percent(abs_within),
+        ),
+    ];
+    numbers.push(if p <= t {
+        (
+            past_label("Absolute", len),
+            format!("— (no position embedding past P = {p})"),
+        )
+    } else {
+        (past_label("Absolute", p.min(len)), percent(abs_past))
+    });
+    if p > t && p < len {
+        numbers.push((
+            format!("Absolute: positions {p}…{}", len - 1),
+            format!("— (no position embedding past P = {p})"),
+        ));
+    }
+    numbers.push((
+        format!("Rotary: positions 0…{}", t - 1),
+        percent(rot_within),
+    ));
+    numbers.push((past_label("Rotary", len), percent(rot_past)));
+    let verdict = match (rot_past, abs_past) {
+        (Some(r), Some(a)) if r > a => format!(
+            "Borne out here: past the trained length, rotary predicts {:.1}% of masked tokens and absolute {:.1}%{}.",
+            r * 100.0,
+            a * 100.0,
+            if p < len { format!(", and absolute cannot read past position {p} at all") } else { String::new() }
+        ),
+        (Some(r), Some(a)) => format!(
+            "Not borne out here: past the trained length, rotary predicts {:.1}% of masked tokens and absolute {:.1}%.",
+            r * 100.0,
+            a * 100.0
+        ),
+        (Some(r), None) => format!(
+            "Borne out here: absolute positions stop at P = {p}, so that model cannot read past it; rotary reads on and predicts {:.1}% of masked tokens past the trained length.",
+            r * 100.0
+        ),
+        (None, _) => "Not measured: the sequences held no maskable token past the trained length.".into(),
+    };
+    ClaimResult {
+        claim: Claim::Extrapolation,
+        caption: format!(
+            "Length extrapolation: MLM accuracy by position on sequences of 2T = {len} tokens (packed from the corpus), both models trained at T = {t}"
+        ),
+        x_label: "position".into(),
+        y_label: "MLM accuracy".into(),
+        axes: Axes::Linear,
+        series: vec![
+            series_of("Absolute", absolute.tally),
+            series_of("Rotary", rotary.tally),
+        ],
+        marks,
         numbers,
         verdict,
     }
@@ -402,6 +550,76 @@ mod tests {
             backward_ms: ms,
             peak_bytes: bytes,
         }
+    }
+
+    #[test]
+    fn extrapolation_plots_accuracy_by_position_and_says_where_absolute_stops() {
+        // T = 8, 2T = 16; absolute has P = 12 learned positions.
+        let rotary: Vec<Tally> = (0..16)
+            .map(|p| if p < 8 { (3, 4) } else { (2, 4) })
+            .collect();
+        let absolute: Vec<Tally> = (0..12)
+            .map(|p| if p < 8 { (3, 4) } else { (1, 4) })
+            .collect();
+        let r = extrapolation_result(
+            8,
+            300,
+            ByPosition {
+                tally: &absolute,
+                max_positions: Some(12),
+            },
+            ByPosition {
+                tally: &rotary,
+                max_positions: None,
+            },
+        );
+        assert_eq!(r.axes, Axes::Linear);
+        assert_eq!(
+            (r.series[0].name.as_str(), r.series[1].name.as_str()),
+            ("Absolute", "Rotary")
+        );
+        assert_eq!(r.series[1].x.len(), 16);
+        assert!(
+            r.series[0].x.iter().all(|&x| x < 12.0),
+            "absolute stops at P"
+        );
+        assert_eq!((r.series[1].y[0], r.series[1].y[15]), (0.75, 0.5));
+        assert_eq!(r.marks.iter().map(|m| m.x).collect::<Vec<_>>(), [7.5, 11.5]);
+        let number = |what: &str| {
+            r.numbers
+                .iter()
+                .find(|(k, _)| k == what)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            number("Rotary: positions 8…15 (never trained)").as_deref(),
+            Some("50.0%")
+        );
+        assert_eq!(
+            number("Absolute: positions 8…11 (never trained)").as_deref(),
+            Some("25.0%")
+        );
+        assert!(number("Absolute: positions 12…15")
+            .unwrap()
+            .contains("no position embedding past P = 12"));
+        assert!(r.verdict.starts_with("Borne out here"), "{}", r.verdict);
+        assert!(r.caption.starts_with("Length extrapolation"));
+        // Absolute better past T: said plainly.
+        let good: Vec<Tally> = (0..16).map(|_| (4, 4)).collect();
+        let r = extrapolation_result(
+            8,
+            300,
+            ByPosition {
+                tally: &good,
+                max_positions: Some(16),
+            },
+            ByPosition {
+                tally: &rotary,
+                max_positions: None,
+            },
+        );
+        assert!(r.verdict.starts_with("Not borne out"), "{}", r.verdict);
+        assert_eq!(r.marks.len(), 1);
     }
 
     #[test]

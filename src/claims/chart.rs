@@ -24,17 +24,18 @@ pub fn colour(i: usize) -> RGBColor {
     COLOURS[i % COLOURS.len()]
 }
 
-/// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; the log y
+/// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; a log y
 /// axis puts y ≤ 0 (exact zeros) on its floor, `floor`.
 fn points(r: &ClaimResult, floor: f64) -> Vec<Vec<(f64, f64)>> {
     let log_x = r.axes == Axes::LogLog;
+    let log_y = r.axes != Axes::Linear;
     r.series
         .iter()
         .map(|s| {
             s.x.iter()
                 .zip(&s.y)
                 .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_x || **x > 0.0))
-                .map(|(&x, &y)| (x, if y <= 0.0 { floor } else { y }))
+                .map(|(&x, &y)| (x, if log_y && y <= 0.0 { floor } else { y }))
                 .collect()
         })
         .collect()
@@ -99,6 +100,25 @@ where
         chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
     }
+    // Marks: a dashed grey line across the plot, labelled at its top.
+    let (y0, y1) = (chart.y_range().start, chart.y_range().end);
+    let grey = RGBColor(0x6b, 0x70, 0x80);
+    let label_font = ("sans-serif", 11.0 * font_scale).into_font().color(&grey);
+    for (i, mark) in r.marks.iter().enumerate() {
+        chart.draw_series(DashedLineSeries::new(
+            [(mark.x, y0), (mark.x, y1)],
+            5,
+            4,
+            grey.stroke_width(1),
+        ))?;
+        // Right of the line, each label a line lower than the one before, so two marks close
+        // together stay readable.
+        let offset = (4, 3 + 14 * i as i32);
+        chart.plotting_area().draw(
+            &(EmptyElement::at((mark.x, y1))
+                + Text::new(mark.label.clone(), offset, label_font.clone())),
+        )?;
+    }
     Ok(())
 }
 
@@ -112,11 +132,17 @@ fn plot<DB: DrawingBackend>(
     let floor = floor_of(r);
     let pts = points(r, floor);
     let log_x = r.axes == Axes::LogLog;
-    let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, log_x), range(&pts, |p| p.1, true)) else {
+    let log_y = r.axes != Axes::Linear;
+    let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, log_x), range(&pts, |p| p.1, log_y)) else {
         return Ok(());
     };
-    // The floor is the y axis's bottom: exact zeros sit on it.
-    let ys = (floor, ys.1);
+    // Marks lie inside the x range.
+    let xs = r
+        .marks
+        .iter()
+        .fold(xs, |(lo, hi), m| (lo.min(m.x), hi.max(m.x)));
+    // On a log axis the floor is the bottom: exact zeros sit on it.
+    let ys = if log_y { (floor, ys.1) } else { ys };
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(10)
@@ -139,6 +165,7 @@ fn plot<DB: DrawingBackend>(
             &pts,
             font_scale,
         ),
+        Axes::Linear => finish(builder.build_cartesian_2d(x, y)?, r, &pts, font_scale),
     }
 }
 
@@ -192,6 +219,7 @@ mod tests {
                 x: vec![64.0, 128.0, 256.0],
                 y,
             }],
+            marks: Vec::new(),
             numbers: Vec::new(),
             verdict: String::new(),
         }
@@ -220,6 +248,18 @@ mod tests {
             Some((0.0, 256.0 + 0.08 * 256.0))
         );
         assert!(svg(&linear).is_ok());
+        // Both linear (accuracy): zeros stay zeros, and a mark is drawn with its label.
+        let mut accuracy = result(Axes::Linear, vec![0.0, 0.5, 0.25]);
+        accuracy.marks.push(protocol::claims::Mark {
+            x: 100.0,
+            label: "trained up to T = 100".into(),
+        });
+        assert_eq!(points(&accuracy, 1.0)[0][0], (64.0, 0.0));
+        let doc = svg(&accuracy).unwrap();
+        assert!(doc.contains("trained up to T = 100"), "the mark's label");
+        assert!(!svg(&result(Axes::Linear, vec![0.0, 0.5, 0.25]))
+            .unwrap()
+            .contains("trained up to"));
     }
 
     #[test]

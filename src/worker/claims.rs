@@ -1,14 +1,20 @@
 //! The Claims panel's experiments, in the worker: claims computed in one go answer at once;
-//! the scaling ones measure one (variant, T) unit per call, so the worker can report progress
-//! and hear Cancel between units. Plain Rust: the caller brings the clock.
+//! the scaling ones measure one (variant, T) unit per call, and length extrapolation one masked
+//! pass of one model per call, so the worker can report progress and hear Cancel between
+//! units. Plain Rust: the caller brings the clock.
 
-use super::lab::Lab;
-use engine::experiments::{leakage, measure_attention, AttentionRun};
+use super::lab::{Lab, Model};
+use engine::data::Corpus;
+use engine::experiments::{
+    leakage, measure_attention, mlm_hits_by_position, packed_sequences, AttentionRun, Tally,
+};
+use engine::model::BertForPreTraining;
 use engine::Rng;
 use protocol::claims::{
-    kv_cache_result, leakage_result, memory_result, time_result, units, KvShape, Unit,
+    extrapolation_result, kv_cache_result, leakage_result, memory_result, time_result, units,
+    ByPosition, KvShape, Unit,
 };
-use protocol::{Claim, ClaimResult, LabError, LabResult, ProbeInput};
+use protocol::{Claim, ClaimResult, LabError, LabResult, Positions, ProbeInput};
 
 /// A measurement shorter than this is repeated and averaged: the worker's clock ticks in
 /// 0.1 ms steps (5 µs when cross-origin isolated).
@@ -16,9 +22,20 @@ const MIN_TIMED_MS: f64 = 20.0;
 /// At most this many repeats of one unit.
 const MAX_REPEATS: usize = 200;
 
-/// A scaling claim under way.
+/// A claim under way, measured one unit per call.
 pub struct ClaimRun {
     pub claim: Claim,
+    work: Work,
+}
+
+enum Work {
+    Scaling(Scaling),
+    // Two model copies: boxed, so the scaling claims' runs stay small.
+    Extrapolation(Box<Extrapolating>),
+}
+
+/// Memory or time: one (variant, T) unit per call.
+struct Scaling {
     todo: Vec<Unit>,
     measured: Vec<(Unit, AttentionRun)>,
     total: usize,
@@ -27,13 +44,32 @@ pub struct ClaimRun {
     rng: Rng,
 }
 
+/// Sequences of 2T packed from the corpus; masked passes through Compare's absolute model and
+/// its rotary one. Copies of the models: training goes on meanwhile, and no claim touches them.
+struct Extrapolating {
+    corpus: Corpus,
+    sequences: Vec<Vec<u32>>,
+    trained_len: usize,
+    steps: u64,
+    /// (model, its learned positions if absolute, its tally by position): absolute, rotary.
+    models: [(BertForPreTraining, Option<usize>, Vec<Tally>); 2],
+    /// (model, pass) still to run, popped from the end.
+    todo: Vec<(usize, usize)>,
+    total: usize,
+}
+
+/// Sequences the extrapolation claim measures, and masked passes over each (a pass masks
+/// one position in `STRIDE`, about what training masks).
+const EXTRAPOLATION_SEQUENCES: usize = 24;
+const STRIDE: usize = 7;
+
 pub enum Started {
     Done(LabResult<ClaimResult>),
     Running(ClaimRun),
 }
 
-/// Starts `claim` on the current model (`lab`) and probe.
-pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>) -> Started {
+/// Starts `claim` on the current model (`lab`), Compare's model B (`lab_b`) and the probe.
+pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Started {
     let config = lab.map(|l| l.parts().0.config.clone());
     let head_dim = config
         .as_ref()
@@ -61,38 +97,146 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>) -> Started {
                 Ok(kv_cache_result(&[this, KvShape::llama2_70b()]))
             }
         }),
-        Claim::Extrapolation => Started::Done(Err(LabError::unavailable(
-            "not built yet: this experiment trains two models side by side (Compare), which the page does not have yet",
-        ))),
+        Claim::Extrapolation => match extrapolating(lab, lab_b) {
+            Ok(work) => Started::Running(ClaimRun {
+                claim,
+                work: Work::Extrapolation(Box::new(work)),
+            }),
+            Err(e) => Started::Done(Err(e)),
+        },
         Claim::Memory | Claim::Time => {
             let mut todo = units(claim);
             todo.reverse(); // popped from the end: shortest first
             Started::Running(ClaimRun {
                 claim,
-                total: todo.len(),
-                todo,
-                measured: Vec::new(),
-                head_dim,
-                rng: Rng::new(0),
+                work: Work::Scaling(Scaling {
+                    total: todo.len(),
+                    todo,
+                    measured: Vec::new(),
+                    head_dim,
+                    rng: Rng::new(0),
+                }),
             })
         }
+    }
+}
+
+/// The extrapolation claim's set-up: Compare with one absolute-position model and one rotary
+/// one, trained side by side at length T; sequences of 2T from their corpus.
+fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolating> {
+    let how = "turn on Compare with one model's Positions Absolute and the other's Rotary, Reset, train them, then Run";
+    let (Some(a), Some(b)) = (lab, lab_b) else {
+        return Err(LabError::unavailable(format!(
+            "this experiment needs two models trained side by side: {how}"
+        )));
+    };
+    fn trainer(lab: &Lab) -> Option<&engine::train::Trainer> {
+        match &lab.model {
+            Model::Trainable(t) => Some(t),
+            Model::InspectOnly { .. } => None,
+        }
+    }
+    let (Some(ta), Some(tb)) = (trainer(a), trainer(b)) else {
+        return Err(LabError::unavailable(format!(
+            "both models must train: {how}"
+        )));
+    };
+    let positions =
+        |t: &engine::train::Trainer| Positions::from(t.model.config.position_embedding_type);
+    let (absolute, rotary) = match (positions(ta), positions(tb)) {
+        (Positions::Absolute, Positions::Rotary) => (ta, tb),
+        (Positions::Rotary, Positions::Absolute) => (tb, ta),
+        _ => {
+            return Err(LabError::unavailable(format!(
+                "both models have the same positions: {how}"
+            )))
+        }
+    };
+    if ta.step == 0 {
+        return Err(LabError::unavailable(
+            "the models have not trained yet: press Play, let them learn, then Run",
+        ));
+    }
+    let trained_len = ta.batch_config.max_len;
+    let sequences = packed_sequences(&ta.corpus, 2 * trained_len, EXTRAPOLATION_SEQUENCES)?;
+    let p = absolute.model.config.max_position_embeddings;
+    let tally = |len: usize| vec![(0, 0); len];
+    let todo: Vec<(usize, usize)> = (0..2)
+        .flat_map(|m| (0..STRIDE).map(move |pass| (m, pass)))
+        .rev()
+        .collect();
+    Ok(Extrapolating {
+        corpus: ta.corpus.clone(),
+        trained_len,
+        steps: ta.step,
+        models: [
+            (
+                absolute.model.clone(),
+                Some(p),
+                tally((2 * trained_len).min(p)),
+            ),
+            (rotary.model.clone(), None, tally(2 * trained_len)),
+        ],
+        total: todo.len(),
+        todo,
+        sequences,
+    })
+}
+
+impl Extrapolating {
+    fn step(&mut self) -> LabResult<Option<ClaimResult>> {
+        if let Some((m, pass)) = self.todo.pop() {
+            let (model, _, tally) = &mut self.models[m];
+            // The absolute model reads only its learned positions.
+            let len = tally.len();
+            let cut: Vec<Vec<u32>> = self.sequences.iter().map(|s| s[..len].to_vec()).collect();
+            mlm_hits_by_position(model, &self.corpus, &cut, STRIDE, pass, tally)?;
+        }
+        if !self.todo.is_empty() {
+            return Ok(None);
+        }
+        let [(_, p, absolute), (_, _, rotary)] = &self.models;
+        Ok(Some(extrapolation_result(
+            self.trained_len,
+            self.steps,
+            ByPosition {
+                tally: absolute,
+                max_positions: *p,
+            },
+            ByPosition {
+                tally: rotary,
+                max_positions: None,
+            },
+        )))
     }
 }
 
 impl ClaimRun {
     /// (units measured, units in all)
     pub fn progress(&self) -> (usize, usize) {
-        (self.measured.len(), self.total)
+        match &self.work {
+            Work::Scaling(s) => (s.measured.len(), s.total),
+            Work::Extrapolation(e) => (e.total - e.todo.len(), e.total),
+        }
     }
 
-    /// Measures the next unit; the result once the last is measured.
-    pub fn step(&mut self, now_ms: &dyn Fn() -> f64) -> Option<ClaimResult> {
+    /// Measures the next unit; the result once the last is measured (or why it failed).
+    pub fn step(&mut self, now_ms: &dyn Fn() -> f64) -> Option<LabResult<ClaimResult>> {
+        match &mut self.work {
+            Work::Scaling(s) => s.step(self.claim, now_ms).map(Ok),
+            Work::Extrapolation(e) => e.step().transpose(),
+        }
+    }
+}
+
+impl Scaling {
+    fn step(&mut self, claim: Claim, now_ms: &dyn Fn() -> f64) -> Option<ClaimResult> {
         if let Some(unit) = self.todo.pop() {
             let opts = unit.variant.options(self.head_dim);
             let run =
                 |rng: &mut Rng| measure_attention(unit.seq_len, self.head_dim, &opts, rng, now_ms);
             let first = run(&mut self.rng);
-            let measured = match self.claim {
+            let measured = match claim {
                 // Bytes do not vary from run to run; time does, and short runs are below the
                 // clock's resolution.
                 Claim::Time if first.forward_ms + first.backward_ms < MIN_TIMED_MS => {
@@ -111,7 +255,7 @@ impl ClaimRun {
             };
             self.measured.push((unit, measured));
         }
-        self.todo.is_empty().then(|| match self.claim {
+        self.todo.is_empty().then(|| match claim {
             Claim::Memory => memory_result(&self.measured, self.head_dim),
             _ => time_result(&self.measured, self.head_dim),
         })

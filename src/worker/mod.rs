@@ -199,6 +199,10 @@ fn schedule_tick() {
 
 fn tick() {
     TICK_PENDING.set(false);
+    // A Pause (or Step) that came after this tick was scheduled: no more steps.
+    if !SESSION.with_borrow(Session::playing) {
+        return;
+    }
     let started = now();
     let steps = steps_due(started);
     let replies = SESSION.with_borrow_mut(|s| {

@@ -68,11 +68,7 @@ impl Session {
         match run.step(now_ms) {
             Some(result) => {
                 self.claim = None;
-                vec![FromWorker::ClaimDone {
-                    claim,
-                    result: Ok(result),
-                }
-                .into()]
+                vec![FromWorker::ClaimDone { claim, result }.into()]
             }
             None => {
                 let (done, total) = run.progress();
@@ -85,7 +81,7 @@ impl Session {
         match message {
             ToWorker::RunClaim { claim, probe } => {
                 self.claim = None;
-                match claims::start(claim, &probe, self.lab.as_ref()) {
+                match claims::start(claim, &probe, self.lab.as_ref(), self.lab_b.as_ref()) {
                     Started::Done(result) => vec![FromWorker::ClaimDone { claim, result }.into()],
                     Started::Running(run) => {
                         let (done, total) = run.progress();
@@ -591,7 +587,7 @@ mod tests {
         let replies = s.handle(run(protocol::Claim::KvCache), Vec::new());
         let kv = claim_done(&replies).unwrap().as_ref().unwrap();
         assert_eq!(kv.series[0].x, [4.0, 1.0]);
-        // Extrapolation needs Compare: a clear refusal, not a panic.
+        // Extrapolation needs Compare's two models: a clear refusal, not a panic.
         let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
         assert!(claim_done(&replies).unwrap().is_err());
     }
@@ -717,6 +713,69 @@ mod tests {
             }
         ));
         assert_eq!(replies[0].attachments.len(), 4);
+    }
+
+    #[test]
+    fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t() {
+        let mut s = Session::default();
+        let settings = LabSettings {
+            max_len: 16,
+            compare: Some(protocol::Architecture {
+                positions: protocol::Positions::Rotary,
+                ..protocol::Architecture::default()
+            }),
+            ..LabSettings::default()
+        };
+        let run = ToWorker::RunClaim {
+            claim: protocol::Claim::Extrapolation,
+            probe: ProbeInput::default(),
+        };
+        s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings,
+            },
+            Vec::new(),
+        );
+        let refused = s.handle(run.clone(), Vec::new());
+        let why = claim_done(&refused)
+            .unwrap()
+            .as_ref()
+            .unwrap_err()
+            .to_string();
+        assert!(why.contains("not trained yet"), "{why}");
+        s.train(5);
+        let replies = s.handle(run, Vec::new());
+        assert!(matches!(
+            replies[0].message,
+            FromWorker::ClaimProgress {
+                done: 0,
+                total: 14,
+                ..
+            }
+        ));
+        let clock = || js_sys::Date::now();
+        let mut result = None;
+        for _ in 0..14 {
+            result = s
+                .claim_step(&clock)
+                .into_iter()
+                .find_map(|r| match r.message {
+                    FromWorker::ClaimDone { result, .. } => Some(result),
+                    _ => None,
+                });
+        }
+        let r = result.expect("done after 14 units").unwrap();
+        assert_eq!(r.series[0].name, "Absolute");
+        assert_eq!(r.series[1].name, "Rotary");
+        // 2T = 32 positions: rotary reads them all, up to the [SEP] at 31.
+        assert_eq!(r.series[1].x.last(), Some(&30.0));
+        assert!(r
+            .series
+            .iter()
+            .flat_map(|s| &s.y)
+            .all(|a| (0.0..=1.0).contains(a)));
+        assert_eq!(r.marks[0].x, 15.5);
     }
 
     #[test]
