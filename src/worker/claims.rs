@@ -58,9 +58,9 @@ struct Extrapolating {
     total: usize,
 }
 
-/// Sequences the extrapolation claim measures, and masked passes over each (a pass masks
+/// Most sequences the extrapolation claim measures, and masked passes over each (a pass masks
 /// one position in `STRIDE`, about what training masks).
-const EXTRAPOLATION_SEQUENCES: usize = 24;
+const EXTRAPOLATION_SEQUENCES: usize = 64;
 const STRIDE: usize = 7;
 
 pub enum Started {
@@ -158,7 +158,9 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
         ));
     }
     let trained_len = ta.batch_config.max_len;
-    let sequences = packed_sequences(&ta.corpus, 2 * trained_len, EXTRAPOLATION_SEQUENCES)?;
+    // One sequence per starting sentence at most: two from the same start would be the same.
+    let count = EXTRAPOLATION_SEQUENCES.min(ta.corpus.len());
+    let sequences = packed_sequences(&ta.corpus, 2 * trained_len, count)?;
     let p = absolute.model.config.max_position_embeddings;
     let tally = |len: usize| vec![(0, 0); len];
     let todo: Vec<(usize, usize)> = (0..2)
