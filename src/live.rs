@@ -258,6 +258,11 @@ impl Live {
     pub fn load(&self, picked: ModelBundle, corpus: String, settings: LabSettings) {
         self.busy.set(Some(format!("Loading {}…", picked.name)));
         self.keep_when_ready.set_value(true);
+        if settings.compare.is_some() {
+            self.ready_notice.set_value(Some(
+                "Compare trains two fresh models side by side: a checkpoint loaded from disk runs alone. Reset to compare again.".into(),
+            ));
+        }
         self.send_load(picked, None, corpus, settings);
     }
 

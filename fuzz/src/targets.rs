@@ -465,6 +465,7 @@ fn message_seeds() -> Vec<Vec<u8>> {
                 vocab_txt: "[PAD]\n[UNK]\n".into(),
                 ..ModelBundle::default()
             },
+            compare: Some(ModelBundle::default()),
             corpus: String::new(),
             settings: LabSettings::default(),
         },
@@ -488,6 +489,7 @@ fn message_seeds() -> Vec<Vec<u8>> {
         },
         FromWorker::Progress {
             points: vec![protocol::CurvePoint::default(); 2],
+            points_b: vec![protocol::CurvePoint::default(); 2],
             steps_per_second: 500.0,
             playing: true,
             batch: None,

@@ -9,6 +9,9 @@ use engine::batch_view::{BatchView, MaskingCounts};
 use engine::inspect::Inspection;
 use serde::{Deserialize, Serialize};
 
+// As FromWorker: a message lives only from its decoding to its handling (Load carries two
+// bundles' descriptions, their bytes beside it).
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ToWorker {
     /// A fresh model on `corpus` (architecture and seed from `settings`), and with
