@@ -286,6 +286,10 @@ fn Settings(
                 <input type="number" min="1" max="64" step="1" prop:value=move || settings.with(|s| s.batch_size.to_string())
                     on:change=number(|s, v| { s.batch_size = rules::batch_size(v)?; Ok(()) })/>
             </label>
+            <label title="T: tokens per training example, padded or cut to it (BERT's max_seq_length)">"Training length"
+                <input type="number" min=rules::MAX_LEN.start().to_string() max=rules::MAX_LEN.end().to_string() step="1" prop:value=move || settings.with(|s| s.max_len.to_string())
+                    on:change=number(|s, v| { s.max_len = rules::max_len(v)?; Ok(()) })/>
+            </label>
             <label>"Mask probability"
                 <input type="number" min="0.01" max="1" step="0.01" prop:value=move || settings.with(|s| s.mask_prob.to_string())
                     on:change=number(|s, v| { s.mask_prob = rules::mask_prob(v)?; Ok(()) })/>

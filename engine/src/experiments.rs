@@ -364,6 +364,11 @@ mod tests {
         let cut: Vec<Vec<u32>> = sequences.iter().map(|s| s[..16].to_vec()).collect();
         assert!(mlm_hits_by_position(&absolute, &corpus, &cut, 4, 0, &mut tally).is_ok());
         assert!(packed_sequences(&corpus, 2, 3).is_err());
+        // Seven tokens at most a sentence: 2 · 7 + 3 real positions at most in training.
+        assert_eq!(
+            (corpus.longest_example(32), corpus.longest_example(12)),
+            (17, 12)
+        );
     }
 
     #[test]

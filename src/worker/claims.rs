@@ -157,7 +157,9 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
             "the models have not trained yet: press Play, let them learn, then Run",
         ));
     }
-    let trained_len = ta.batch_config.max_len;
+    // Training examples are sentence pairs, padded to T: the positions trained are those the
+    // longest pair can fill.
+    let trained_len = ta.corpus.longest_example(ta.batch_config.max_len);
     // One sequence per starting sentence at most: two from the same start would be the same.
     let count = EXTRAPOLATION_SEQUENCES.min(ta.corpus.len());
     let sequences = packed_sequences(&ta.corpus, 2 * trained_len, count)?;

@@ -203,10 +203,20 @@ impl Session {
         };
         self.lab = Some(lab);
         self.lab_b = lab_b;
+        // Length extrapolation measures copies of the models just replaced: its result would be
+        // theirs, so it stops (the other claims do not depend on the model).
+        let mut replies = vec![ready.into()];
+        if let Some(run) = self
+            .claim
+            .take_if(|run| run.claim == protocol::Claim::Extrapolation)
+        {
+            replies.push(FromWorker::ClaimCancelled { claim: run.claim }.into());
+        }
         self.corpus = corpus;
         self.settings = settings;
         self.generation += 1;
-        vec![ready.into(), self.history(), self.snapshot()]
+        replies.extend([self.history(), self.snapshot()]);
+        replies
     }
 
     pub fn generation(&self) -> u64 {
@@ -733,7 +743,7 @@ mod tests {
         s.handle(
             ToWorker::Reset {
                 corpus: DEFAULT_CORPUS.into(),
-                settings,
+                settings: settings.clone(),
             },
             Vec::new(),
         );
@@ -745,7 +755,7 @@ mod tests {
             .to_string();
         assert!(why.contains("not trained yet"), "{why}");
         s.train(5);
-        let replies = s.handle(run, Vec::new());
+        let replies = s.handle(run.clone(), Vec::new());
         assert!(matches!(
             replies[0].message,
             FromWorker::ClaimProgress {
@@ -755,6 +765,23 @@ mod tests {
             }
         ));
         let clock = || js_sys::Date::now();
+        s.claim_step(&clock);
+        let again = s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: settings.clone(),
+            },
+            Vec::new(),
+        );
+        assert!(
+            again
+                .iter()
+                .any(|r| matches!(r.message, FromWorker::ClaimCancelled { .. })),
+            "a Reset stops a measurement of the models it replaced"
+        );
+        assert!(!s.claim_running());
+        s.train(5);
+        s.handle(run, Vec::new());
         let mut result = None;
         for _ in 0..14 {
             result = s
