@@ -45,6 +45,30 @@ impl Record {
         }
     }
 
+    /// `f` on A's record and B's (when it has points), untracked; None once they are disposed.
+    fn with_runs<R>(a: Record, b: Record, f: impl FnOnce(Run, Option<Run>) -> R) -> Option<R> {
+        let runs = a.curves.try_with_untracked(|c| {
+            a.smooth.try_with_untracked(|s| {
+                b.curves.try_with_untracked(|bc| {
+                    b.smooth.try_with_untracked(|bs| {
+                        let run_b = (!bc.is_empty()).then_some(Run {
+                            raw: bc.points(),
+                            smooth: bs,
+                        });
+                        f(
+                            Run {
+                                raw: c.points(),
+                                smooth: s,
+                            },
+                            run_b,
+                        )
+                    })
+                })
+            })
+        });
+        runs.flatten().flatten().flatten()
+    }
+
     /// The point nearest `step`, raw and smoothed.
     fn at(&self, step: u64) -> Option<(CurvePoint, CurvePoint)> {
         let i = self.curves.with(|c| c.nearest(step as f64))?;
@@ -134,24 +158,10 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
                 canvas.set_width(w);
                 canvas.set_height(h);
             }
-            let result = curves.try_with_untracked(|c| {
-                smooth.try_with_untracked(|s| {
-                    b.curves.try_with_untracked(|bc| {
-                        b.smooth.try_with_untracked(|bs| {
-                            let run_a = Run {
-                                raw: c.points(),
-                                smooth: s,
-                            };
-                            let run_b = (!bc.is_empty()).then_some(Run {
-                                raw: bc.points(),
-                                smooth: bs,
-                            });
-                            chart::draw(&canvas, chart, run_a, run_b).map(|f| (f, c.len()))
-                        })
-                    })
-                })
+            let result = Record::with_runs(a, b, |run_a, run_b| {
+                chart::draw(&canvas, chart, run_a, run_b).map(|f| (f, run_a.raw.len()))
             });
-            match result.flatten().flatten().flatten() {
+            match result {
                 Some(Ok((f, n))) => {
                     set_frame.try_set(Some(f));
                     set_drawn.try_set(n);
@@ -266,23 +276,8 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
             return;
         };
         let size = (canvas.width(), canvas.height());
-        let saved = curves.with_untracked(|c| {
-            smooth.with_untracked(|s| {
-                b.curves.with_untracked(|bc| {
-                    b.smooth.with_untracked(|bs| {
-                        let run_a = Run {
-                            raw: c.points(),
-                            smooth: s,
-                        };
-                        let run_b = (!bc.is_empty()).then_some(Run {
-                            raw: bc.points(),
-                            smooth: bs,
-                        });
-                        chart::svg(chart, run_a, run_b, size)
-                    })
-                })
-            })
-        });
+        let saved = Record::with_runs(a, b, |run_a, run_b| chart::svg(chart, run_a, run_b, size))
+            .unwrap_or_else(|| Err(protocol::LabError::browser("the chart is gone")));
         let saved = saved.and_then(|svg| export::save_svg(&svg, chart.caption()));
         set_status.set(Some(match saved {
             Ok(name) => format!("Saved {name}"),
@@ -360,6 +355,61 @@ mod tests {
             .filter(|p| p[3] > 0 && (p[0] < 250 || p[1] < 250 || p[2] < 250))
             .count();
         (inked, coloured)
+    }
+
+    #[test]
+    async fn compares_model_b_is_drawn_dashed_and_read_out_beside_a() {
+        use wasm_bindgen::JsCast;
+        let doc = web_sys::window().unwrap().document().unwrap();
+        let container: web_sys::HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+        container.set_attribute("style", "width:420px").unwrap();
+        doc.body().unwrap().append_child(&container).unwrap();
+        let fall = |scale: f32| -> Curves {
+            let mut c = Curves::new();
+            c.extend((1..=100).map(|s| point(s, scale * 6.0 / s as f32 + 0.5)));
+            c
+        };
+        let (curves, curves_b) = (RwSignal::new(fall(1.0)), RwSignal::new(Curves::new()));
+        let _handle = leptos::mount::mount_to(
+            container.clone(),
+            move || view! { <LossCurves curves=curves curves_b=curves_b/> },
+        );
+        tick(30).await;
+        let loss = container
+            .query_selector("figure.curve-chart[data-chart=loss]")
+            .unwrap()
+            .unwrap();
+        let canvas: HtmlCanvasElement = loss
+            .query_selector("canvas")
+            .unwrap()
+            .unwrap()
+            .unchecked_into();
+        let alone = ink(&canvas).0;
+        assert!(loss.query_selector(".curve-readout-b").unwrap().is_none());
+        // Below A everywhere: the axes stay as they were, B only adds its lines.
+        curves_b.set(fall(0.7));
+        tick(30).await;
+        assert_eq!(loss.get_attribute("data-points-b").as_deref(), Some("100"));
+        assert!(ink(&canvas).0 > alone, "B's dashed lines add ink");
+        let text = |sel: &str| {
+            loss.query_selector(sel)
+                .unwrap()
+                .unwrap()
+                .text_content()
+                .unwrap()
+        };
+        assert!(
+            text(".curve-readout").starts_with("A · latest, step 100"),
+            "{}",
+            text(".curve-readout")
+        );
+        assert!(
+            text(".curve-readout-b").starts_with("B · step 100"),
+            "{}",
+            text(".curve-readout-b")
+        );
+        assert!(text(".curve-legend").contains("B: dashed"));
+        container.remove();
     }
 
     #[test]
