@@ -1,6 +1,7 @@
 // Compare, as a user does it: tick "Compare", give model B its own architecture, Reset, Play.
 // Both models train in lockstep on the same batches; the curves, the explorer, History and a
 // reload cover both.
+import fs from 'node:fs';
 import path from 'node:path';
 import { openPage, assert } from '../harness.mjs';
 
@@ -130,6 +131,22 @@ export const tests = [
       assert(pointsB === points && pointsB > 0, `B's curve came back with ${pointsB} points, A's with ${points}`);
       assert(restoredB === lossB, `B's loss was ${lossB}, is ${restoredB} after the reload`);
       assert(await page.getByLabel('Compare', { exact: true }).isChecked(), 'Compare is off after the reload');
+
+      // Download checkpoint: both models' files, told apart by A- and B-.
+      const names = [];
+      const configs = {};
+      page.on('download', async (d) => {
+        names.push(d.suggestedFilename());
+        if (d.suggestedFilename().endsWith('config.json') && !d.suggestedFilename().includes('tokenizer')) {
+          configs[d.suggestedFilename()] = JSON.parse(fs.readFileSync(await d.path(), 'utf8'));
+        }
+      });
+      await page.getByRole('button', { name: 'Download checkpoint' }).click();
+      for (let i = 0; i < 50 && Object.keys(configs).length < 2; i++) await page.waitForTimeout(100);
+      const want = ['config.json', 'model.safetensors', 'tokenizer_config.json', 'vocab.txt'].flatMap((f) => [`A-${f}`, `B-${f}`]).sort();
+      assert(names.sort().join() === want.join(), `downloads: ${names}`);
+      assert(configs['A-config.json']?.position_embedding_type === 'absolute' && configs['B-config.json']?.position_embedding_type === 'rotary',
+        `configs: ${JSON.stringify(configs).slice(0, 300)}`);
 
       // History: the slider takes both models back to the weights of step 0.
       await page.locator('.model-switch button[data-model="Both"]').click();
