@@ -223,7 +223,7 @@ impl Live {
         self.send_with(message, &[]);
     }
 
-    /// `message` with files' bytes beside it (`ModelBundle::detach`).
+    /// `message` with files' bytes beside it (`ModelBundle::detach_both`).
     pub fn send_with(&self, message: ToWorker, attachments: &[&[u8]]) {
         // A dead worker hears nothing; the banner says so and offers Restart.
         if self.crashed.with_untracked(Option::is_some) {
@@ -358,6 +358,7 @@ impl Live {
                 self.info.set(Some(info));
                 if compare.is_none() {
                     self.inspection_b.set(None);
+                    self.curves_b.set(Curves::new());
                 }
                 let compare_ready = compare.is_some();
                 self.info_b.set(compare);

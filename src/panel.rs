@@ -88,7 +88,14 @@ fn StopBanner(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) ->
     // weights before its step, so a climb from step d condemns the weights of step d − 1 on;
     // without a climb, the weights of the stopped step gave the NaN.
     let target = move || {
-        let left = live.curves.with(Curves::left_range_at);
+        // With Compare, the earlier of A's and B's: a step must be good for both.
+        let left = match (
+            live.curves.with(Curves::left_range_at),
+            live.curves_b.with(Curves::left_range_at),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let last_good = match left {
             Some(d) => d.saturating_sub(2),
             None => live.step.get().saturating_sub(1),

@@ -440,11 +440,15 @@ pub fn extrapolation_result(
     let bin = (len / 32).max(1);
     let series_of = |name: &str, tally: &[Tally]| {
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        for start in (0..tally.len()).step_by(bin) {
-            if let Some(a) = accuracy(tally, start..start + bin) {
-                let end = (start + bin).min(tally.len());
-                x.push((start + end - 1) as f64 / 2.0);
-                y.push(a);
+        // Bins within T and past it apart: no point mixes trained and untrained positions.
+        let (within, past) = (0..t.min(tally.len()), t.min(tally.len())..tally.len());
+        for part in [within, past] {
+            for start in part.clone().step_by(bin) {
+                let end = (start + bin).min(part.end);
+                if let Some(a) = accuracy(tally, start..end) {
+                    x.push((start + end - 1) as f64 / 2.0);
+                    y.push(a);
+                }
             }
         }
         Series {
@@ -459,6 +463,9 @@ pub fn extrapolation_result(
     let abs_past = accuracy(absolute.tally, t..len);
     let rot_within = accuracy(rotary.tally, 0..t);
     let rot_past = accuracy(rotary.tally, t..len);
+    // The verdict compares the two models on the same positions: past T up to what absolute
+    // can read.
+    let rot_past_shared = accuracy(rotary.tally, t..p.min(len));
     let mut marks = vec![Mark {
         x: t as f64 - 0.5,
         label: format!("trained up to T = {t}"),
@@ -511,34 +518,34 @@ pub fn extrapolation_result(
         (Some(w), Some(p)) if w > 0.0 => Some(p / w),
         _ => None,
     };
-    let (rot_kept, abs_kept) = (kept(rot_within, rot_past), kept(abs_within, abs_past));
+    let (rot_kept, abs_kept) = (
+        kept(rot_within, rot_past_shared),
+        kept(abs_within, abs_past),
+    );
     let change = |w: Option<f64>, p: Option<f64>| format!("{} → {}", percent(w), percent(p));
-    let cannot = if p < len {
-        format!("; absolute cannot read past position {p} at all")
+    let shared = if p < len {
+        format!(
+            " over positions {t}…{}; absolute cannot read past position {p} at all",
+            p - 1
+        )
     } else {
         String::new()
     };
     let verdict = match (rot_kept, abs_kept) {
-        (Some(r), Some(a)) if r > a => format!(
-            "Borne out here: past the trained length rotary keeps {:.0}% of its accuracy ({}), absolute {:.0}% ({}){cannot}.",
-            r * 100.0,
-            change(rot_within, rot_past),
-            a * 100.0,
-            change(abs_within, abs_past)
-        ),
         (Some(r), Some(a)) => format!(
-            "Not borne out here: past the trained length rotary keeps {:.0}% of its accuracy ({}), absolute {:.0}% ({}){cannot}.",
+            "{}: past the trained length rotary keeps {:.0}% of its accuracy ({}), absolute {:.0}% ({}){shared}.",
+            if r > a { "Borne out here" } else { "Not borne out here" },
             r * 100.0,
-            change(rot_within, rot_past),
+            change(rot_within, rot_past_shared),
             a * 100.0,
             change(abs_within, abs_past)
         ),
-        (Some(r), None) => format!(
-            "Borne out here: absolute positions stop at P = {p}, so that model cannot read past it; rotary reads on and keeps {:.0}% of its accuracy ({}).",
+        (Some(r), None) if p <= t => format!(
+            "Borne out here: absolute positions stop at P = {p}, so that model cannot read past the trained length; rotary reads on and keeps {:.0}% of its accuracy ({}).",
             r * 100.0,
             change(rot_within, rot_past)
         ),
-        (None, _) => "Not measured: no maskable token past the trained length, or none predicted within it.".into(),
+        _ => "Not measured: no maskable token past the trained length, or no right prediction within it to compare with.".into(),
     };
     ClaimResult {
         claim: Claim::Extrapolation,
@@ -638,6 +645,26 @@ mod tests {
         );
         assert!(r.verdict.starts_with("Not borne out"), "{}", r.verdict);
         assert_eq!(r.marks.len(), 1);
+        // Two positions a point (2T = 64), T odd: no point mixes position T − 1 with T.
+        let long: Vec<Tally> = vec![(1, 2); 64];
+        let r = extrapolation_result(
+            31,
+            10,
+            ByPosition {
+                tally: &long,
+                max_positions: Some(128),
+            },
+            ByPosition {
+                tally: &long,
+                max_positions: None,
+            },
+        );
+        assert!(r.series[1].x.contains(&30.0) && r.series[1].x.contains(&31.5));
+        assert!(
+            r.series[1].x.iter().all(|&x| x != 30.5),
+            "{:?}",
+            r.series[1].x
+        );
     }
 
     #[test]

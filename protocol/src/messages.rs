@@ -33,8 +33,8 @@ pub enum ToWorker {
     Step,
     /// Steps per second while playing; `None` = as fast as possible.
     Speed(Option<f64>),
-    /// Settings that apply without a reset: learning rate, batch size, mask probability,
-    /// optimiser, training mask.
+    /// Settings that apply without a reset (to both models with Compare): learning rate, batch
+    /// size, training length, mask probability, optimiser, training mask.
     Tune(LabSettings),
     /// Inspect the probe with the current weights, or with those kept at history entry `at`.
     Inspect {
@@ -42,15 +42,17 @@ pub enum ToWorker {
         at: Option<usize>,
     },
     /// Bring back the History weights kept in the browser's store with the model just loaded
-    /// (sent after `Load` of the kept model). The worker reads them itself: up to 64 MB.
+    /// (sent after `Load` of the kept model). The worker reads them itself: up to 64 MB of model A's, and model B's at the same steps.
     RestoreHistory,
-    /// Continue from history entry `at` (after a NaN stop, or to go back in time).
+    /// Continue from history entry `at` (after a NaN stop, or to go back in time); with Compare
+    /// both models go back to that step.
     Rewind {
         at: usize,
     },
     /// Send the current model (and model B) as checkpoint files, for the user to save.
     Download,
-    /// Keep the current model in the browser's store (IndexedDB), with its training state. The
+    /// Keep the current model (and Compare's model B) in the browser's store (IndexedDB), with
+    /// their training state. The
     /// worker writes it itself, so its megabytes never cross the page's main thread; it answers
     /// `Kept` (or `Failed`).
     Keep,
@@ -126,7 +128,9 @@ pub enum FromWorker {
     },
     /// Steps at which weights are kept for the History slider (oldest first).
     History { steps: Vec<u64> },
-    /// Training stopped by itself (NaN/∞ loss); weights untouched since the last good step.
+    /// Training stopped by itself (NaN/∞ loss): each model's weights are those of its last good
+    /// step (with Compare, A may be one step past B, whose step failed). Also the answer to
+    /// Play while B is behind: the page offers to rewind both.
     Stopped { step: u64, reason: LabError },
     /// A request failed; nothing changed.
     Failed(LabError),

@@ -68,6 +68,10 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
             }
             match fields.get("compare") {
                 None | Some(Value::Null) => {}
+                Some(kept) if !kept.is_object() => notices.push(
+                    "Compare's model B kept from the last visit was unreadable, so Compare is off."
+                        .into(),
+                ),
                 Some(kept) => {
                     let heads = value.preset.config().num_attention_heads;
                     let mut b = Architecture::default();
@@ -342,6 +346,14 @@ mod tests {
         );
         let off = kept.replace(&serde_json::to_string(&s.compare).unwrap(), "null");
         assert_eq!(settings(Some(&off)).value.compare, None);
+        let junk = kept.replace(&serde_json::to_string(&s.compare).unwrap(), "7");
+        let restored = settings(Some(&junk));
+        assert_eq!(restored.value.compare, None);
+        assert!(
+            restored.notices[0].contains("Compare is off"),
+            "{:?}",
+            restored.notices
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Messages as bytes, in postcard, a binary serde format: a snapshot holds some 50,000 floats,
 //! and as JSON (375 kB) it took the page's main thread about 10 ms to decode. Files' bytes are
-//! not in here: they travel beside the message (`ModelBundle::detach`).
+//! not in here: they travel beside the message (`ModelBundle::detach_both`).
 
 use crate::{LabError, LabResult};
 use serde::{de::DeserializeOwned, Serialize};

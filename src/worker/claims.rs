@@ -3,7 +3,7 @@
 //! pass of one model per call, so the worker can report progress and hear Cancel between
 //! units. Plain Rust: the caller brings the clock.
 
-use super::lab::{Lab, Model};
+use super::lab::Lab;
 use engine::data::Corpus;
 use engine::experiments::{
     leakage, measure_attention, mlm_hits_by_position, packed_sequences, AttentionRun, Tally,
@@ -130,13 +130,7 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
             "this experiment needs two models trained side by side: {how}"
         )));
     };
-    fn trainer(lab: &Lab) -> Option<&engine::train::Trainer> {
-        match &lab.model {
-            Model::Trainable(t) => Some(t),
-            Model::InspectOnly { .. } => None,
-        }
-    }
-    let (Some(ta), Some(tb)) = (trainer(a), trainer(b)) else {
+    let (Some(ta), Some(tb)) = (a.trainer(), b.trainer()) else {
         return Err(LabError::unavailable(format!(
             "both models must train: {how}"
         )));

@@ -82,6 +82,12 @@ impl WeightHistory {
         self.entries.get(at)
     }
 
+    /// A History that keeps what its leader keeps (Compare's model B follows model A): it
+    /// never thins by a budget of its own, only by `follow` and `keep_only`.
+    pub fn follower() -> Self {
+        WeightHistory::new(usize::MAX)
+    }
+
     /// Compare's model B keeps its weights at the steps model A keeps (`leader_steps`), so one
     /// History slider serves both: `model` is kept if A kept `step`, and entries A has thinned
     /// away go.
@@ -90,8 +96,12 @@ impl WeightHistory {
         {
             self.entries.push((step, model.clone()));
         }
-        self.entries
-            .retain(|(s, _)| leader_steps.binary_search(s).is_ok());
+        self.keep_only(leader_steps);
+    }
+
+    /// Forget the entries at steps not in `steps` (ascending).
+    pub fn keep_only(&mut self, steps: &[u64]) {
+        self.entries.retain(|(s, _)| steps.binary_search(s).is_ok());
     }
 
     /// The entry kept at `step`, if any.
@@ -131,7 +141,7 @@ mod tests {
         let model =
             BertForPreTraining::init(&BertConfig::tiny(100), &mut engine::Rng::new(0)).unwrap();
         let mut leader = WeightHistory::new(model.num_params() * 4 * 3);
-        let mut follower = WeightHistory::new(0);
+        let mut follower = WeightHistory::follower();
         leader.record_first(0, &model);
         follower.record_first(0, &model);
         for step in 1..=40 {

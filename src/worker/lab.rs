@@ -145,7 +145,25 @@ impl Lab {
         };
         let mut lab = Lab::fresh(corpus, &b)?;
         lab.name = format!("{} · model B", lab.name);
+        lab.follow_history();
         Ok(Some(lab))
+    }
+
+    /// Compare's model B: its History keeps what model A's keeps, whatever B's size.
+    pub fn follow_history(&mut self) {
+        let mut history = WeightHistory::follower();
+        if let Some((step, model)) = self.history.entries().first() {
+            history.record_first(*step, model);
+        }
+        self.history = history;
+    }
+
+    /// The trainer, for a model that trains.
+    pub fn trainer(&self) -> Option<&Trainer> {
+        match &self.model {
+            Model::Trainable(t) => Some(t),
+            Model::InspectOnly { .. } => None,
+        }
     }
 
     fn with_model(model: Model, name: String) -> Lab {

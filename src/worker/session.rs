@@ -9,7 +9,8 @@ use protocol::{
 };
 use std::collections::BTreeSet;
 
-/// A message for the page, with the files' bytes that travel beside it (`ModelBundle::detach`).
+/// A message for the page, with the files' bytes that travel beside it
+/// (`ModelBundle::detach_both`).
 pub struct Reply {
     pub message: FromWorker,
     pub attachments: Vec<Vec<u8>>,
@@ -128,7 +129,7 @@ impl Session {
                     self.playing = true;
                     vec![self.progress(Vec::new(), Vec::new(), 0.0)]
                 }
-                Err(e) => vec![FromWorker::Failed(e).into()],
+                Err(e) => vec![self.refusal(e)],
             },
             ToWorker::Pause => {
                 self.playing = false;
@@ -281,6 +282,7 @@ impl Session {
         lab.history.prepend(index.interval, older);
         if let Some(lab_b) = self.lab_b.as_mut() {
             lab_b.history.prepend(index.interval, older_b);
+            lab_b.history.keep_only(&lab.history.steps());
         }
         vec![self.history()]
     }
@@ -319,12 +321,31 @@ impl Session {
         }
     }
 
+    /// Why training cannot go on, as the page should show it: a model B left behind by a NaN
+    /// is a stop (the page offers to rewind both), anything else a failure.
+    fn refusal(&self, reason: LabError) -> Reply {
+        let lab = self.lab.as_ref();
+        let behind = self
+            .lab_b
+            .as_ref()
+            .zip(lab)
+            .is_some_and(|(b, a)| b.step_count() != a.step_count());
+        match lab {
+            Some(a) if behind => FromWorker::Stopped {
+                step: a.step_count(),
+                reason,
+            }
+            .into(),
+            _ => FromWorker::Failed(reason).into(),
+        }
+    }
+
     /// Up to `steps` training steps, of both models with Compare (B on A's batch). A NaN/∞
     /// loss in either stops play and says why.
     pub fn train(&mut self, steps: usize) -> Vec<Reply> {
         if let Err(e) = self.trainable() {
             self.playing = false;
-            return vec![FromWorker::Failed(e).into()];
+            return vec![self.refusal(e)];
         }
         let Some(lab) = self.lab.as_mut() else {
             return vec![no_model()];
@@ -398,26 +419,20 @@ impl Session {
         let Some(lab) = self.lab.as_ref() else {
             return no_model();
         };
-        let step = match at.map(|i| lab.history.get(i)) {
-            Some(None) => {
-                let i = at.unwrap_or_default();
-                let missing = LabError::unavailable(format!("no history entry {i}"));
-                return FromWorker::Inspected {
-                    step: lab.step_count(),
-                    at,
-                    result: Err(missing),
-                    compare: None,
-                }
-                .into();
-            }
-            Some(Some((step, _))) => Some(*step),
-            None => None,
+        let step = match at {
+            None => Ok(None),
+            Some(i) => lab
+                .history
+                .get(i)
+                .map(|(step, _)| Some(*step))
+                .ok_or_else(|| LabError::unavailable(format!("no history entry {i}"))),
         };
+        let inspect = |l: &Lab| step.clone().and_then(|step| l.inspect(probe, step));
         FromWorker::Inspected {
             step: lab.step_count(),
             at,
-            result: lab.inspect(probe, step),
-            compare: self.lab_b.as_ref().map(|b| b.inspect(probe, step)),
+            result: inspect(lab),
+            compare: self.lab_b.as_ref().map(inspect),
         }
         .into()
     }
@@ -474,7 +489,9 @@ fn load_b(
         return (None, None);
     }
     match Lab::load(bundle, corpus, &b_settings) {
-        Ok((b, _)) if b.trainable().is_ok() && b.step_count() == lab.step_count() => {
+        // B may be a step behind (it stopped on a NaN after A's step): Play then asks to rewind.
+        Ok((mut b, _)) if b.trainable().is_ok() && b.step_count() <= lab.step_count() => {
+            b.follow_history();
             (Some(b), None)
         }
         Ok(_) => (
@@ -713,12 +730,42 @@ mod tests {
         assert_eq!(back.lab_b.as_ref().unwrap().step_count(), 5);
         assert_eq!(points_b(&back.train(1))[0].step, 6);
 
+        // A model B left a step behind (a NaN in B after A's step), kept and reloaded: Play
+        // answers with a stop, which the page offers to rewind, and Rewind lines them up.
+        back.lab.as_mut().unwrap().step().unwrap();
+        let (mut kept_a, mut kept_b) = back.kept_models().unwrap();
+        assert_eq!(kept_b.as_ref().unwrap().step + 1, kept_a.step);
+        let history = back.history_to_keep(&BTreeSet::new()).unwrap();
+        let attachments = ModelBundle::detach_both(&mut kept_a, kept_b.as_mut());
+        let mut behind = Session::default();
+        behind.handle(
+            ToWorker::Load {
+                bundle: kept_a,
+                compare: kept_b,
+                corpus: DEFAULT_CORPUS.into(),
+                settings: comparing(),
+            },
+            attachments,
+        );
+        behind.restore_history(behind.generation(), &history.index, history.new_entries);
+        let replies = behind.handle(ToWorker::Play, Vec::new());
+        assert!(
+            matches!(&replies[0].message, FromWorker::Stopped { reason, .. } if reason.to_string().contains("model B stopped")),
+            "{:?}",
+            replies[0].message
+        );
+        assert!(!behind.playing());
+        behind.handle(ToWorker::Rewind { at: 0 }, Vec::new());
+        assert_eq!(behind.lab_b.as_ref().unwrap().step_count(), 0);
+        behind.handle(ToWorker::Play, Vec::new());
+        assert!(behind.playing());
+
         // Download: both models' files.
-        let replies = back.handle(ToWorker::Download, Vec::new());
+        let replies = behind.handle(ToWorker::Download, Vec::new());
         assert!(matches!(
             &replies[0].message,
             FromWorker::Checkpoint {
-                compare: Some(ModelBundle { step: 6, .. }),
+                compare: Some(ModelBundle { step: 0, .. }),
                 ..
             }
         ));
