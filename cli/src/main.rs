@@ -151,6 +151,7 @@ fn usage_failure(message: &str, usage: &str, command: Option<&str>) -> ExitCode 
 }
 
 fn main() -> ExitCode {
+    engine::threads::keep_freed_memory();
     let args: Vec<OsString> = std::env::args_os().collect();
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,

@@ -98,6 +98,8 @@ fn main() {
     }
     let iters = numbers.first().copied().unwrap_or(50);
     let warmup = numbers.get(1).copied().unwrap_or(5);
+    // As the CLI does: freed buffers stay for the next step.
+    engine::threads::keep_freed_memory();
     if let Some(n) = threads {
         engine::threads::set_threads(n).unwrap();
     }

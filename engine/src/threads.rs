@@ -15,6 +15,32 @@ pub fn set_threads(n: usize) -> crate::error::Result<()> {
         .map_err(|e| EngineError::Input(format!("cannot start {n} threads: {e}")))
 }
 
+/// Keeps memory a step frees in the process for the next step, instead of glibc returning
+/// each large buffer to the OS (`munmap`) as it is freed. A step allocates and frees the same
+/// large buffers every time: unmapped, each comes back as fresh pages (a fault apiece), and each
+/// unmapping stops every other thread of the process to flush its TLB. On small with two
+/// threads, `perf` found most of a step there, and the second thread bought nothing. Call it
+/// once, at the start of a binary that trains. The threshold is glibc's largest (32 MiB).
+/// Returns whether the allocator took both settings.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn keep_freed_memory() -> bool {
+    // SAFETY: mallopt only sets allocator parameters; it is called before any training thread
+    // exists. A refused value (0) leaves glibc's default, which is only slower.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20) == 1
+            && libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) == 1
+    }
+}
+
+/// Elsewhere the allocator's own policy stands.
+#[cfg(all(
+    not(target_arch = "wasm32"),
+    not(all(target_os = "linux", target_env = "gnu"))
+))]
+pub fn keep_freed_memory() -> bool {
+    false
+}
+
 /// Runs `f` on every item: on the pool's threads, or in order on the calling thread with one
 /// thread (no hand-off to the pool, whose thread would otherwise do the work while this one
 /// waits).
@@ -26,4 +52,12 @@ pub(crate) fn for_each<T: Send>(items: Vec<T>, f: impl Fn(T) + Send + Sync) {
         return;
     }
     items.into_iter().for_each(f);
+}
+
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
+mod tests {
+    #[test]
+    fn glibc_takes_the_settings_that_keep_freed_memory() {
+        assert!(super::keep_freed_memory());
+    }
 }
