@@ -654,6 +654,25 @@ mod tests {
             .expect("an inspection")
     }
 
+    /// `s` as a reload brings it back: its kept models loaded, then its kept History.
+    fn reloaded(s: &Session) -> Session {
+        let (mut kept_a, mut kept_b) = s.kept_models().unwrap();
+        let history = s.history_to_keep(&BTreeSet::new()).unwrap();
+        let attachments = ModelBundle::detach_both(&mut kept_a, kept_b.as_mut());
+        let mut back = Session::default();
+        back.handle(
+            ToWorker::Load {
+                bundle: kept_a,
+                compare: kept_b,
+                corpus: DEFAULT_CORPUS.into(),
+                settings: comparing(),
+            },
+            attachments,
+        );
+        back.restore_history(back.generation(), &history.index, history.new_entries);
+        back
+    }
+
     #[test]
     fn compare_trains_model_b_in_lockstep_and_keeps_restores_and_rewinds_both() {
         let mut s = Session::default();
@@ -701,21 +720,8 @@ mod tests {
         );
 
         // Kept and restored (a reload): both train on exactly as before.
-        let (mut kept_a, mut kept_b) = s.kept_models().unwrap();
-        assert!(kept_b.as_ref().unwrap().training_state.is_some());
-        let history = s.history_to_keep(&BTreeSet::new()).unwrap();
-        let attachments = ModelBundle::detach_both(&mut kept_a, kept_b.as_mut());
-        let mut back = Session::default();
-        back.handle(
-            ToWorker::Load {
-                bundle: kept_a,
-                compare: kept_b,
-                corpus: DEFAULT_CORPUS.into(),
-                settings: comparing(),
-            },
-            attachments,
-        );
-        back.restore_history(back.generation(), &history.index, history.new_entries);
+        assert!(s.kept_models().unwrap().1.unwrap().training_state.is_some());
+        let mut back = reloaded(&s);
         let (next, next_b) = (s.train(3), back.train(3));
         assert_eq!(losses(&next), losses(&next_b));
         assert_eq!(points_b(&next), points_b(&next_b));
@@ -733,21 +739,9 @@ mod tests {
         // A model B left a step behind (a NaN in B after A's step), kept and reloaded: Play
         // answers with a stop, which the page offers to rewind, and Rewind lines them up.
         back.lab.as_mut().unwrap().step().unwrap();
-        let (mut kept_a, mut kept_b) = back.kept_models().unwrap();
-        assert_eq!(kept_b.as_ref().unwrap().step + 1, kept_a.step);
-        let history = back.history_to_keep(&BTreeSet::new()).unwrap();
-        let attachments = ModelBundle::detach_both(&mut kept_a, kept_b.as_mut());
-        let mut behind = Session::default();
-        behind.handle(
-            ToWorker::Load {
-                bundle: kept_a,
-                compare: kept_b,
-                corpus: DEFAULT_CORPUS.into(),
-                settings: comparing(),
-            },
-            attachments,
-        );
-        behind.restore_history(behind.generation(), &history.index, history.new_entries);
+        let (kept_a, kept_b) = back.kept_models().unwrap();
+        assert_eq!(kept_b.unwrap().step + 1, kept_a.step);
+        let mut behind = reloaded(&back);
         let replies = behind.handle(ToWorker::Play, Vec::new());
         assert!(
             matches!(&replies[0].message, FromWorker::Stopped { reason, .. } if reason.to_string().contains("model B stopped")),
