@@ -88,20 +88,26 @@ impl WeightHistory {
         WeightHistory::new(usize::MAX)
     }
 
-    /// Compare's model B keeps its weights at the steps model A keeps (`leader_steps`), so one
+    /// Compare's model B keeps its weights at the steps model A keeps (`leader`), so one
     /// History slider serves both: `model` is kept if A kept `step`, and entries A has thinned
     /// away go.
-    pub fn follow(&mut self, leader_steps: &[u64], step: u64, model: &BertForPreTraining) {
-        if leader_steps.last() == Some(&step) && self.entries.last().is_none_or(|(s, _)| *s != step)
-        {
+    pub fn follow(&mut self, leader: &WeightHistory, step: u64, model: &BertForPreTraining) {
+        let kept_by_leader = leader.entries.last().is_some_and(|(s, _)| *s == step);
+        if kept_by_leader && self.entries.last().is_none_or(|(s, _)| *s != step) {
             self.entries.push((step, model.clone()));
         }
-        self.keep_only(leader_steps);
+        self.keep_only(leader);
     }
 
-    /// Forget the entries at steps not in `steps` (ascending).
-    pub fn keep_only(&mut self, steps: &[u64]) {
-        self.entries.retain(|(s, _)| steps.binary_search(s).is_ok());
+    /// Forget the entries at steps `leader` does not keep.
+    pub fn keep_only(&mut self, leader: &WeightHistory) {
+        let kept = |step: u64| {
+            leader
+                .entries
+                .binary_search_by_key(&step, |(s, _)| *s)
+                .is_ok()
+        };
+        self.entries.retain(|(s, _)| kept(*s));
     }
 
     /// The entry kept at `step`, if any.
@@ -146,7 +152,7 @@ mod tests {
         follower.record_first(0, &model);
         for step in 1..=40 {
             leader.record(step, &model);
-            follower.follow(&leader.steps(), step, &model);
+            follower.follow(&leader, step, &model);
             assert_eq!(follower.steps(), leader.steps(), "step {step}");
         }
         assert!(

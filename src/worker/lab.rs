@@ -305,7 +305,7 @@ impl Lab {
         };
         let report = trainer.step_following(led)?;
         self.history
-            .follow(&leader.history.steps(), report.step, &trainer.model);
+            .follow(&leader.history, report.step, &trainer.model);
         Ok(curve_point(&report))
     }
 

@@ -282,7 +282,7 @@ impl Session {
         lab.history.prepend(index.interval, older);
         if let Some(lab_b) = self.lab_b.as_mut() {
             lab_b.history.prepend(index.interval, older_b);
-            lab_b.history.keep_only(&lab.history.steps());
+            lab_b.history.keep_only(&lab.history);
         }
         vec![self.history()]
     }

@@ -29,9 +29,10 @@ impl Role {
             .into_iter()
             .find(|r| r.file_name().eq_ignore_ascii_case(n))
         };
-        let compared = ["A-", "B-", "a-", "b-"]
-            .iter()
-            .find_map(|p| name.strip_prefix(p));
+        let compared = name
+            .get(..2)
+            .filter(|p| p.eq_ignore_ascii_case("a-") || p.eq_ignore_ascii_case("b-"))
+            .map(|_| &name[2..]);
         plain(name).or_else(|| compared.and_then(plain))
     }
 

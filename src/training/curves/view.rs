@@ -101,6 +101,20 @@ fn watch_width(element: &web_sys::HtmlElement, width: RwSignal<f64>) {
     });
 }
 
+/// Each series of `chart` at one point: (series, smoothed value, raw value), as text.
+fn readout_values(
+    chart: Chart,
+    smoothed: &CurvePoint,
+    raw: &CurvePoint,
+) -> Vec<(Series, String, String)> {
+    let value = |s: Series, p: &CurvePoint| chart::format_value(s.value(p) as f64);
+    chart
+        .series()
+        .iter()
+        .map(|&s| (s, value(s, smoothed), value(s, raw)))
+        .collect()
+}
+
 /// "latest, step N  total 4.27 raw 4.03 …": each series' smoothed value in bold, raw beside it.
 fn readout_view(when: String, values: Vec<(Series, String, String)>) -> AnyView {
     let values = values
@@ -212,14 +226,10 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
         } else {
             String::new()
         };
-        let values = chart.series().iter().map(|&s| {
-            let value = |p: &CurvePoint| chart::format_value(s.value(p) as f64);
-            (s, value(&sm), value(&raw))
-        });
         let model = if comparing() { "A · " } else { "" };
         readout_view(
             format!("{model}{when} {}{span}", raw.step),
-            values.collect(),
+            readout_values(chart, &sm, &raw),
         )
     };
     // Compare: model B's values at the same step.
@@ -230,13 +240,9 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
             curves.with(|c| c.points()[i].step)
         };
         let (raw, sm) = b.at(step)?;
-        let values = chart.series().iter().map(|&s| {
-            let value = |p: &CurvePoint| chart::format_value(s.value(p) as f64);
-            (s, value(&sm), value(&raw))
-        });
         Some(view! {
             <p class="curve-readout curve-readout-b" aria-live="off">
-                {readout_view(format!("B · step {}", raw.step), values.collect())}
+                {readout_view(format!("B · step {}", raw.step), readout_values(chart, &sm, &raw))}
             </p>
         })
     };
