@@ -10,12 +10,23 @@ use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS
 use engine::inspect::Inspection;
 use leptos::prelude::*;
 use protocol::{
-    Claim, Curves, FromWorker, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput, ToWorker,
+    Claim, Curves, FromWorker, GenerationSettings, GenerationStep, LabError, LabSettings,
+    ModelBundle, ModelInfo, ProbeInput, ToWorker,
 };
 use std::sync::Arc;
 
 /// The latest inspection of the probe, or the error explaining why there is none.
 pub type Shown = Option<Result<Arc<Inspection>, LabError>>;
+
+/// The explorer's generation: the prompt's tokens, each new token, whether more are coming,
+/// and why it could not run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Generation {
+    pub prompt: Vec<String>,
+    pub steps: Vec<GenerationStep>,
+    pub running: bool,
+    pub error: Option<LabError>,
+}
 
 #[derive(Clone, Copy)]
 pub struct Live {
@@ -45,6 +56,8 @@ pub struct Live {
     pub history_at: RwSignal<Option<usize>>,
     /// The Claims panel's experiments.
     pub claims: RwSignal<Claims>,
+    /// The explorer's Generate (decoders).
+    pub generated: RwSignal<Generation>,
     /// Benchmark results (`?bench` in the URL), as JSON.
     pub bench: RwSignal<Option<String>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
@@ -103,6 +116,7 @@ impl Live {
             history: RwSignal::new(Vec::new()),
             history_at: RwSignal::new(None),
             claims: RwSignal::new(Claims::default()),
+            generated: RwSignal::new(Generation::default()),
             bench: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
             crashed: RwSignal::new(None),
@@ -339,6 +353,22 @@ impl Live {
         }
     }
 
+    /// Continue `sentence` with the decoder, a token at a time; the explorer shows each.
+    pub fn generate(&self, sentence: String, settings: GenerationSettings) {
+        self.generated.set(Generation {
+            running: true,
+            ..Generation::default()
+        });
+        self.send(ToWorker::Generate {
+            prompt: sentence,
+            settings,
+        });
+    }
+
+    pub fn stop_generating(&self) {
+        self.send(ToWorker::StopGenerating);
+    }
+
     fn apply(&self, message: FromWorker, attachments: Vec<Vec<u8>>) {
         match message {
             FromWorker::Hello => {}
@@ -463,6 +493,28 @@ impl Live {
             }
             FromWorker::ClaimCancelled { claim } => {
                 self.claims.update(|c| c.set(claim, ClaimState::Cancelled));
+            }
+            FromWorker::Generated {
+                prompt,
+                steps,
+                done,
+                inspection,
+            } => {
+                self.history_at.set(None);
+                self.inspection.set(Some(Ok(Arc::new(inspection))));
+                self.generated.set(Generation {
+                    prompt,
+                    steps,
+                    running: !done,
+                    error: None,
+                });
+            }
+            FromWorker::Failed(error) if self.generated.with_untracked(|g| g.running) => {
+                // The request under way was Generate: say why beside its button.
+                self.generated.update(|g| {
+                    g.running = false;
+                    g.error = Some(error);
+                });
             }
             FromWorker::Failed(error) => {
                 if let Some((corpus, settings)) = self.restoring.write_value().take() {

@@ -376,6 +376,7 @@ def dump(path: Path, obj):
 
 def main():
     import fixtures_attention  # op-level fixtures of the attention variants (its own docstring)
+    import fixtures_decoder  # BertLMHeadModel: causal LM, gradients, Adam, generate (its own docstring)
     import fixtures_models  # whole-model fixtures of the attention variants (its own docstring)
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -387,6 +388,7 @@ def main():
         (write_all, args.out),
         (fixtures_models.write, args.out.parent / "variants"),
         (fixtures_attention.write, args.out.parent / "attention"),
+        (fixtures_decoder.write, args.out.parent / "decoder"),
     ]
     if not args.check:
         for write, out in targets:

@@ -6,6 +6,7 @@
 
 mod args;
 mod attention_flags;
+mod generate;
 mod inspect;
 mod json;
 mod scaling;
@@ -33,7 +34,7 @@ pub const COMMAND_HELP: &str = "\
 #[derive(Parser)]
 #[command(
     name = "attention-lab",
-    about = "attention-lab: inspect and train BERT (Hugging Face checkpoints) with the Attention Lab engine",
+    about = "attention-lab: inspect, train and generate with BERT (Hugging Face checkpoints) with the Attention Lab engine",
     subcommand_required = true,
     help_template = "{about}\n\nusage: {usage}\n\ncommands:\n{subcommands}{after-help}",
     after_help = "`attention-lab COMMAND --help` describes each command."
@@ -44,12 +45,13 @@ struct Cli {
 }
 
 /// The subcommands' names, to show the usage of the one a mistake is in.
-const COMMANDS: [&str; 4] = ["inspect", "train", "tokenize", "scaling"];
+const COMMANDS: [&str; 5] = ["inspect", "train", "generate", "tokenize", "scaling"];
 
 #[derive(Subcommand)]
 enum Command {
     Inspect(inspect::Args),
     Train(train::Args),
+    Generate(generate::Args),
     Tokenize(TokenizeArgs),
     Scaling(scaling::Args),
 }
@@ -173,6 +175,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Train(a) => train::run(a),
+        Command::Generate(a) => generate::run(a),
         Command::Tokenize(a) => tokenize(a),
         Command::Scaling(a) => scaling::run(a),
     };

@@ -12,7 +12,7 @@ use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
-use engine::train::{train_step, TrainSettings, Trainer};
+use engine::train::{train_step, Objective, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -37,6 +37,13 @@ attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --
   the vocabulary's size. MLM (15% masked) + NSP batches. Defaults: N 100, B 8, T min(64,
   max_position_embeddings), lr 1e-3, adam. Prints one line per step:
   {\"step\", \"loss\", \"mlm_loss\", \"nsp_loss\", \"mlm_accuracy\", \"nsp_accuracy\"}.
+
+--objective next-token: trains a decoder (BertLMHeadModel: causal self-attention, no pooler or
+  NSP head) to predict each next token. With --init the new model is one (is_decoder); its
+  batches are single sentences [CLS] ... [SEP]. With --model the checkpoint must be one, and the
+  batch JSON carries labels (HF's: the input ids, -100 where no loss; shifted by one as
+  BertLMHeadModel shifts them) instead of mlm_labels and nsp_labels. Prints one line per step:
+  {\"step\", \"loss\", \"accuracy\"} (accuracy: how often the argmax was the next token).
 
 Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults, changed by --momentum,
 --weight-decay and --clip-grad-norm. A NaN or infinite loss stops the run with exit code 1,
@@ -76,9 +83,13 @@ pub struct Args {
     /// Tokens per example (--init only, default min(64, max_position_embeddings))
     #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
     max_len: Option<usize>,
-    /// Attention mask
+    /// Attention mask (a decoder's is causal whatever this says)
     #[arg(long, value_enum, default_value_t = Mask::Padding)]
     mask: Mask,
+    /// What to train: mlm-nsp (BERT), next-token (a decoder). Default: --init mlm-nsp;
+    /// --model the checkpoint's (next-token for a decoder)
+    #[arg(long, value_parser = objective())]
+    objective: Option<Objective>,
     /// SGD momentum (torch's, dampening 0)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     momentum: Option<f64>,
@@ -108,6 +119,14 @@ fn optimizer_kind() -> impl TypedValueParser<Value = OptimizerKind> {
         .map(|name| OptimizerKind::from_name(&name).expect("clap let through a listed name only"))
 }
 
+/// `--objective`: the engine's names (`Objective`'s serde names).
+fn objective() -> impl TypedValueParser<Value = Objective> {
+    PossibleValuesParser::new(["mlm-nsp", "next-token"]).map(|name| {
+        serde_json::from_value(serde_json::Value::String(name))
+            .expect("clap let through a listed name only")
+    })
+}
+
 fn usage_error(message: impl Into<String>) -> CliError {
     CliError::Usage(UsageError::new("train", message))
 }
@@ -127,6 +146,14 @@ struct FixedStep {
     loss: f32,
     mlm_loss: f32,
     nsp_loss: f32,
+}
+
+/// A next-token step: the loss and how often the argmax was the next token.
+#[derive(Serialize)]
+struct NextTokenStep {
+    step: u64,
+    loss: f32,
+    accuracy: f32,
 }
 
 #[derive(Serialize)]
@@ -231,6 +258,12 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
         tokenizer,
         naming,
     } = load_checkpoint(dir)?;
+    let objective = a.objective.unwrap_or(if model.config.is_decoder {
+        Objective::NextToken
+    } else {
+        Objective::MlmNsp
+    });
+    objective.check(&model)?;
     let batch = read_batch(batch_path)?;
     let (b, t) = batch.input_ids.dim();
     let attention = engine::forward::attention_options(&model.config, &opts)?.0;
@@ -253,12 +286,19 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
             &mut rng,
         )
         .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
-        json::print(&FixedStep {
-            step,
-            loss: l.total,
-            mlm_loss: l.mlm,
-            nsp_loss: l.nsp,
-        });
+        match objective {
+            Objective::MlmNsp => json::print(&FixedStep {
+                step,
+                loss: l.total,
+                mlm_loss: l.mlm,
+                nsp_loss: l.nsp,
+            }),
+            Objective::NextToken => json::print(&NextTokenStep {
+                step,
+                loss: l.total,
+                accuracy: l.mlm_accuracy,
+            }),
+        }
     }
     save(
         &Checkpoint {
@@ -288,6 +328,7 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
     let seed = a.seed;
     let lr = a.lr.unwrap_or(1e-3);
     let mask = MaskMode::from(a.mask);
+    let objective = a.objective.unwrap_or_default();
     let (window, kernel) = a.attention.resolve("train")?;
     if batch_size > MAX_BATCH_SIZE {
         return Err(usage_error(format!(
@@ -317,6 +358,7 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
         optimizer: opt_config,
         batch,
         mask,
+        objective,
     };
     let mut trainer = Trainer::from_corpus(&corpus, config, settings, seed)?;
     trainer.window = window;
@@ -353,14 +395,21 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
             .step()
             .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
         let l = r.losses;
-        json::print(&CorpusStep {
-            step: r.step,
-            loss: l.total,
-            mlm_loss: l.mlm,
-            nsp_loss: l.nsp,
-            mlm_accuracy: l.mlm_accuracy,
-            nsp_accuracy: l.nsp_accuracy,
-        });
+        match objective {
+            Objective::MlmNsp => json::print(&CorpusStep {
+                step: r.step,
+                loss: l.total,
+                mlm_loss: l.mlm,
+                nsp_loss: l.nsp,
+                mlm_accuracy: l.mlm_accuracy,
+                nsp_accuracy: l.nsp_accuracy,
+            }),
+            Objective::NextToken => json::print(&NextTokenStep {
+                step: r.step,
+                loss: l.total,
+                accuracy: l.mlm_accuracy,
+            }),
+        }
     }
     save(&trainer.checkpoint(), a.save.as_deref())
 }

@@ -40,9 +40,15 @@ pub fn backward(
     if let (Some(cls), Some(g_cls)) = (&model.cls, g_cls.as_mut()) {
         if let Some(nsp_lse) = &cache.nsp_log_sum_exp {
             // NSP: logits = pooled·W_sᵀ + b_s, pooled = tanh(h_[CLS]·W_pᵀ + b_p)
-            let (Some(pooler), Some(g_pooler)) = (&model.bert.pooler, g_bert.pooler.as_mut())
-            else {
-                unreachable!("an NSP loss implies a pooler (checked in check_shapes)")
+            let (Some(pooler), Some(g_pooler), Some(nsp), Some(g_nsp)) = (
+                &model.bert.pooler,
+                g_bert.pooler.as_mut(),
+                &cls.seq_relationship,
+                g_cls.seq_relationship.as_mut(),
+            ) else {
+                unreachable!(
+                    "an NSP loss implies a pooler and an NSP head (checked in check_shapes)"
+                )
             };
             let (pooled, logits) = (
                 out.pooled.as_ref().expect("NSP loss"),
@@ -66,10 +72,10 @@ pub fn backward(
             let mut d_pooled = Array2::zeros(pooled.raw_dim()); // (B, C)
             linear_backward(
                 Some(&mut d_pooled),
-                &mut g_cls.seq_relationship,
+                g_nsp,
                 d_logits.view(),
                 pooled.view(),
-                &cls.seq_relationship,
+                nsp,
             );
             let mut d_pre = Array2::zeros(pooled.raw_dim());
             tanh::backward(&mut d_pre.view_mut(), d_pooled.view(), pooled.view());
@@ -144,8 +150,7 @@ fn check_shapes(
 ) -> Result<()> {
     let err = |m: &str| Err(EngineError::Input(m.into()));
     if grads.bert.layers.len() != model.bert.layers.len()
-        || grads.bert.pooler.is_some() != model.bert.pooler.is_some()
-        || grads.cls.is_some() != model.cls.is_some()
+        || grads.parts() != model.parts()
         || grads.bert.embeddings.word_embeddings.dim()
             != model.bert.embeddings.word_embeddings.dim()
         || grads.config.hidden_size != model.config.hidden_size
@@ -159,8 +164,8 @@ fn check_shapes(
     if out.hidden.nrows() != b_size * t || out.cache.layers.len() != model.bert.layers.len() {
         return err("the forward output does not belong to this batch and model");
     }
-    if out.cache.nsp_log_sum_exp.is_some() && model.bert.pooler.is_none() {
-        return err("an NSP loss without a pooler");
+    if out.cache.nsp_log_sum_exp.is_some() && !(model.parts().pooler && model.parts().nsp) {
+        return err("an NSP loss without a pooler and an NSP head");
     }
     Ok(())
 }

@@ -33,13 +33,29 @@ impl MaskMode {
     }
 }
 
+/// HF's causal-LM labels (the input ids, −100 on padding) as the engine's per-position
+/// targets: position t predicts `labels[t + 1]`; the last position predicts nothing. This is
+/// the shift `BertLMHeadModel`'s loss makes (it drops the last logit and the first label).
+pub fn shift_labels(labels: &Array2<i64>) -> Array2<i64> {
+    let (b, t) = labels.dim();
+    Array2::from_shape_fn((b, t), |(r, p)| {
+        if p + 1 < t {
+            labels[[r, p + 1]]
+        } else {
+            IGNORE_INDEX
+        }
+    })
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
     pub input_ids: Array2<u32>,      // (B, T)
     pub token_type_ids: Array2<u32>, // (B, T)
     /// 1 = real token, 0 = padding.
     pub attention_mask: Array2<u8>, // (B, T)
-    /// Original id at masked positions, IGNORE_INDEX elsewhere.
+    /// The LM head's target at each position, IGNORE_INDEX where there is none: for MLM the
+    /// original id at masked positions; for next-token training (a decoder) the id at t + 1
+    /// (`data::shift_labels` of HF's `labels`).
     pub mlm_labels: Option<Array2<i64>>, // (B, T)
     /// 0 = IsNext, 1 = NotNext (HF's convention).
     pub nsp_labels: Option<Array1<u32>>, // (B,)
@@ -55,7 +71,9 @@ impl Batch {
 }
 
 /// A batch as JSON: `{"input_ids": [[…]] (B×T), "token_type_ids"?, "attention_mask"?,
-/// "mlm_labels"?, "nsp_labels"?}`, or the reference fixtures' `{"batch": {…}, …}`.
+/// "mlm_labels"?, "nsp_labels"?}`, or the reference fixtures' `{"batch": {…}, …}`. For
+/// next-token training, `"labels"` instead of `"mlm_labels"`: HF's unshifted labels (the
+/// input ids, −100 where no loss), which `BertLMHeadModel` takes and shifts.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BatchFile {
@@ -64,6 +82,7 @@ struct BatchFile {
     attention_mask: Option<Vec<Vec<u8>>>,
     mlm_labels: Option<Vec<Vec<i64>>>,
     nsp_labels: Option<Vec<u32>>,
+    labels: Option<Vec<Vec<i64>>>,
 }
 
 impl Batch {
@@ -110,24 +129,29 @@ impl Batch {
             Some(rows) => matrix("attention_mask", rows, (b, t)).map_err(bad)?,
             None => Array2::ones((b, t)),
         };
-        let mlm_labels = file
-            .mlm_labels
-            .map(|rows| matrix("mlm_labels", rows, (b, t)))
-            .transpose()
-            .map_err(bad)?;
+        let mlm_labels = match (file.mlm_labels, file.labels) {
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    "both mlm_labels (MLM) and labels (next token): give one".into(),
+                ))
+            }
+            (Some(rows), None) => Some(matrix("mlm_labels", rows, (b, t)).map_err(bad)?),
+            (None, Some(rows)) => Some(shift_labels(&matrix("labels", rows, (b, t)).map_err(bad)?)),
+            (None, None) => None,
+        };
         if let Some(&l) = mlm_labels
             .iter()
             .flatten()
             .find(|&&l| l < 0 && l != IGNORE_INDEX)
         {
             return Err(bad(format!(
-                "mlm_labels has {l}: use {IGNORE_INDEX} for positions without a label"
+                "the labels have {l}: use {IGNORE_INDEX} for positions without a label"
             )));
         }
         let nsp_labels = file.nsp_labels.map(Array1::from);
         if mlm_labels.is_none() && nsp_labels.is_none() {
             return Err(bad(
-                "no mlm_labels and no nsp_labels: nothing to train on".into()
+                "no mlm_labels, labels or nsp_labels: nothing to train on".into(),
             ));
         }
         Ok(Batch {

@@ -117,9 +117,18 @@ pub struct BertConfig {
     /// Not an HF BERT key; transformers keeps unknown keys as plain attributes.
     #[serde(default)]
     pub attention_type: AttentionType,
+    /// HF's `is_decoder`: a `BertLMHeadModel`, whose self-attention is causal (query i sees
+    /// keys j ≤ i whatever mask a call asks for) and which is trained to predict the next
+    /// token. Written only when true, so a BERT config round-trips unchanged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub is_decoder: bool,
     /// Everything else HF wrote (model_type, architectures, …), kept so a saved config round-trips.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn default_act() -> String {
@@ -173,6 +182,7 @@ impl BertConfig {
             pad_token_id: 0,
             position_embedding_type: PositionEmbeddingType::Absolute,
             attention_type: AttentionType::Softmax,
+            is_decoder: false,
             extra,
         }
     }
@@ -189,6 +199,17 @@ impl BertConfig {
         let mut c = Self::new(vocab, 256, 4, 4, 1024);
         c.max_position_embeddings = 128;
         c
+    }
+
+    /// This config as a `BertLMHeadModel`'s: `is_decoder`, and the architecture HF builds
+    /// from it.
+    pub fn decoder(mut self) -> Self {
+        self.is_decoder = true;
+        self.extra.insert(
+            "architectures".into(),
+            serde_json::json!(["BertLMHeadModel"]),
+        );
+        self
     }
 
     /// Parses and validates a config.json. A RoFormer config (`model_type: "roformer"`) is a

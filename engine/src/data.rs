@@ -3,7 +3,7 @@
 //! nlp-tutorial's `make_batch`, done exactly: half the pairs are consecutive sentences, masking
 //! picks 15% of the real tokens, of which 80% → [MASK], 10% → a random token, 10% unchanged.
 
-use crate::batch::{Batch, IGNORE_INDEX};
+use crate::batch::{shift_labels, Batch, IGNORE_INDEX};
 use crate::error::{EngineError, Result};
 use crate::rng::Rng;
 use crate::tokenizer::{truncate_longest_first, Tokenizer};
@@ -332,6 +332,60 @@ pub fn make_batch_recorded(
         attention_mask,
         mlm_labels: Some(mlm_labels),
         nsp_labels: Some(nsp_labels),
+    };
+    Ok((batch, record))
+}
+
+/// A batch for next-token training (a decoder, `BertLMHeadModel`): `batch_size` sentences
+/// drawn uniformly, each `[CLS] sentence [SEP] [PAD]…` (T = max_len, the sentence cut to fit).
+/// Position t is labelled with the token at t + 1, so every real token after [CLS] is
+/// predicted, [SEP] last (generation stops there); padding and the last real position are
+/// IGNORE_INDEX. These are HF's labels (the input ids) shifted as `BertLMHeadModel` shifts
+/// them. No NSP labels; the record holds each row's ids and no MLM picks.
+pub fn make_next_token_batch(
+    corpus: &Corpus,
+    config: &BatchConfig,
+    rng: &mut Rng,
+) -> Result<(Batch, BatchRecord)> {
+    config.validate()?;
+    let (b, t) = (config.batch_size, config.max_len);
+    let mut input_ids = Array2::<u32>::from_elem((b, t), corpus.pad); // (B, T)
+    let mut attention_mask = Array2::<u8>::zeros((b, t)); // (B, T)
+    let mut record = BatchRecord {
+        rows: Vec::with_capacity(b),
+    };
+    for row in 0..b {
+        let sentence = corpus.sentence(rng.below(corpus.len()));
+        let k = sentence.len().min(t - 2);
+        let ids = input_ids
+            .row_mut(row)
+            .into_slice()
+            .expect("standard layout");
+        ids[0] = corpus.cls;
+        ids[1..1 + k].copy_from_slice(&sentence[..k]);
+        ids[1 + k] = corpus.sep;
+        attention_mask
+            .row_mut(row)
+            .slice_mut(ndarray::s![..k + 2])
+            .fill(1);
+        record.rows.push(RowRecord {
+            original: ids.to_vec(),
+            ..RowRecord::default()
+        });
+    }
+    let hf_labels = Array2::from_shape_fn((b, t), |(r, p)| {
+        if attention_mask[[r, p]] != 0 {
+            input_ids[[r, p]] as i64
+        } else {
+            IGNORE_INDEX
+        }
+    });
+    let batch = Batch {
+        token_type_ids: Array2::zeros((b, t)),
+        input_ids,
+        attention_mask,
+        mlm_labels: Some(shift_labels(&hf_labels)),
+        nsp_labels: None,
     };
     Ok((batch, record))
 }

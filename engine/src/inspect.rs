@@ -7,7 +7,7 @@ use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions};
 use crate::model::BertForPreTraining;
 use crate::rng::Rng;
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{Encoding, Tokenizer};
 use crate::trace::{AttentionTrace, Matrix};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -86,7 +86,6 @@ pub fn inspect_with(
     opts: &ForwardOptions,
     pad_to: Option<usize>,
 ) -> Result<Inspection> {
-    let mask = opts.mask;
     let max_len = model.config.max_position_embeddings;
     if let Some(n) = pad_to {
         if n > max_len {
@@ -104,6 +103,53 @@ pub fn inspect_with(
         None => (None, Vec::new()),
     };
     let enc = tokenizer.encode(&text, pair.as_deref(), max_len, pad_to)?;
+    inspect_encoding(model, tokenizer, enc, [&text_answers, &pair_answers], opts)
+}
+
+/// The model on exactly these ids (one segment, no padding, no [SEP] added): a decoder's
+/// prompt and what it generated so far, as generation sees them.
+pub fn inspect_ids(
+    model: &BertForPreTraining,
+    tokenizer: &Tokenizer,
+    ids: &[u32],
+    opts: &ForwardOptions,
+) -> Result<Inspection> {
+    let max_len = model.config.max_position_embeddings;
+    if ids.is_empty() || ids.len() > max_len {
+        return Err(EngineError::Input(format!(
+            "{} tokens: the model takes 1 to {max_len}",
+            ids.len()
+        )));
+    }
+    let vocab = tokenizer.vocab();
+    let enc = Encoding {
+        tokens: ids
+            .iter()
+            .map(|&id| vocab.token(id).unwrap_or(crate::vocab::UNK).to_string())
+            .collect(),
+        input_ids: ids.to_vec(),
+        token_type_ids: vec![0; ids.len()],
+        attention_mask: vec![1; ids.len()],
+        truncated: false,
+    };
+    inspect_encoding(model, tokenizer, enc, [&[], &[]], opts)
+}
+
+/// The forward pass on one encoded sequence, and what the page shows of it. `answers` are the
+/// known answers of each segment's `[MASK]`s, in order.
+fn inspect_encoding(
+    model: &BertForPreTraining,
+    tokenizer: &Tokenizer,
+    enc: Encoding,
+    [text_answers, pair_answers]: [&[Option<Answer>]; 2],
+    opts: &ForwardOptions,
+) -> Result<Inspection> {
+    // A decoder's attention is causal whatever the call asked (`forward`).
+    let mask = if model.config.is_decoder {
+        MaskMode::Causal
+    } else {
+        opts.mask
+    };
     let t = enc.input_ids.len();
     let row = |v: Vec<u32>| Array2::from_shape_vec((1, t), v).expect("one row of T ids");
     let batch = Batch {
@@ -129,7 +175,7 @@ pub fn inspect_with(
                 .filter(|&i| enc.input_ids[i] == mask_id)
                 .map(|i| {
                     let segment = (enc.token_type_ids[i] as usize).min(1);
-                    let answers = [&text_answers, &pair_answers][segment];
+                    let answers = [text_answers, pair_answers][segment];
                     let answer = answers.get(seen[segment]).cloned().flatten();
                     seen[segment] += 1;
                     let top = top_k(logits.row(i), tokenizer);
@@ -445,7 +491,7 @@ mod trace_tests {
         .mapv(f32::tanh);
         let heads = &tr.heads;
         close(m(heads.pooled.as_ref().unwrap()).view(), &pooled, "pooled");
-        let nsp = lin(&pooled, &cls.seq_relationship);
+        let nsp = lin(&pooled, cls.seq_relationship.as_ref().unwrap());
         let [a, b] = heads.nsp_logits.unwrap();
         assert!((a - nsp[[0, 0]]).abs() < 1e-5 && (b - nsp[[0, 1]]).abs() < 1e-5);
         let [p, q] = heads.nsp_probabilities.unwrap();

@@ -15,6 +15,7 @@ pub mod data;
 pub mod error;
 pub mod experiments;
 pub mod forward;
+pub mod generate;
 pub mod inspect;
 pub mod model;
 pub mod ops;

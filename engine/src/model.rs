@@ -101,12 +101,15 @@ pub struct BertLMPredictionHead {
     pub bias: Array1<f32>, // (V)
 }
 
+/// `BertPreTrainingHeads`, or `BertOnlyMLMHead` (a `BertLMHeadModel`'s: no NSP).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertPreTrainingHeads {
     pub predictions: BertLMPredictionHead,
-    pub seq_relationship: Linear, // (2, C): NSP, 0 = IsNext, 1 = NotNext
+    pub seq_relationship: Option<Linear>, // (2, C): NSP, 0 = IsNext, 1 = NotNext
 }
 
+/// `BertForPreTraining`, and with `config.is_decoder` HF's `BertLMHeadModel` (no pooler, no
+/// NSP head: `Parts::LM_HEAD`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BertForPreTraining {
     pub config: BertConfig,
@@ -116,11 +119,15 @@ pub struct BertForPreTraining {
 }
 
 /// Which optional parts a model has. The encoder is always there; the pooler and the
-/// pre-training heads are absent from some checkpoints (a bare `BertModel` or `RoFormerModel`).
+/// pre-training heads are absent from some checkpoints (a bare `BertModel` or `RoFormerModel`),
+/// and a decoder (`BertLMHeadModel`) has the MLM head without NSP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parts {
     pub pooler: bool,
+    /// `cls.predictions`: the MLM (or next-token) head.
     pub heads: bool,
+    /// `cls.seq_relationship`, only with `heads`.
+    pub nsp: bool,
 }
 
 impl Parts {
@@ -128,7 +135,23 @@ impl Parts {
     pub const ALL: Parts = Parts {
         pooler: true,
         heads: true,
+        nsp: true,
     };
+    /// `BertLMHeadModel`: the LM head only.
+    pub const LM_HEAD: Parts = Parts {
+        pooler: false,
+        heads: true,
+        nsp: false,
+    };
+
+    /// What a fresh model of `config` has: a decoder's, or `BertForPreTraining`'s.
+    pub fn of_new(config: &BertConfig) -> Parts {
+        if config.is_decoder {
+            Parts::LM_HEAD
+        } else {
+            Parts::ALL
+        }
+    }
 }
 
 /// How a parameter starts (HF's `_init_weights`, std = `initializer_range`).
@@ -279,7 +302,9 @@ macro_rules! describe_params {
             let BertPredictionHeadTransform { dense, layer_norm } = transform;
             linear!("cls.predictions.transform.dense", c, c, dense);
             layer_norm!("cls.predictions.transform", layer_norm);
-            linear!("cls.seq_relationship", 2, c, seq_relationship);
+            if let Some(seq_relationship) = seq_relationship {
+                linear!("cls.seq_relationship", 2, c, seq_relationship);
+            }
         }
     }};
 }
@@ -364,7 +389,10 @@ impl BertForPreTraining {
                 layers: vec![BertLayer::default(); config.num_hidden_layers],
                 pooler: parts.pooler.then(BertPooler::default),
             },
-            cls: parts.heads.then(BertPreTrainingHeads::default),
+            cls: parts.heads.then(|| BertPreTrainingHeads {
+                seq_relationship: parts.nsp.then(Linear::default),
+                ..BertPreTrainingHeads::default()
+            }),
         }
     }
 
@@ -405,7 +433,7 @@ impl BertForPreTraining {
     /// An error when the config is not buildable (`validate_config`).
     pub fn init(config: &BertConfig, rng: &mut Rng) -> Result<Self> {
         let std = config.initializer_range;
-        Self::from_fn(config, Parts::ALL, |spec| {
+        Self::from_fn(config, Parts::of_new(config), |spec| {
             Ok(match spec.init {
                 Init::Zeros => vec![0.0; spec.len()],
                 Init::Ones => vec![1.0; spec.len()],
@@ -427,6 +455,10 @@ impl BertForPreTraining {
         Parts {
             pooler: self.bert.pooler.is_some(),
             heads: self.cls.is_some(),
+            nsp: self
+                .cls
+                .as_ref()
+                .is_some_and(|c| c.seq_relationship.is_some()),
         }
     }
 

@@ -104,6 +104,29 @@ impl Tokenizer {
         out
     }
 
+    /// Tokens back to text, as HF's `decode(..., skip_special_tokens=True)`: special tokens
+    /// left out, the rest joined by spaces, a `##` piece joined to the token before it.
+    pub fn detokenize(&self, tokens: &[impl AsRef<str>]) -> String {
+        let vocab = self.vocab();
+        let special = vocab.special_ids();
+        let mut text = String::new();
+        for token in tokens.iter().map(AsRef::as_ref) {
+            if vocab.id(token).is_some_and(|id| special.contains(&id)) {
+                continue;
+            }
+            match token.strip_prefix("##") {
+                Some(piece) if !text.is_empty() => text.push_str(piece),
+                _ => {
+                    if !text.is_empty() {
+                        text.push(' ');
+                    }
+                    text.push_str(token);
+                }
+            }
+        }
+        text
+    }
+
     /// Calls `emit` with every token in order; no allocation per token.
     fn for_each_token(&self, text: &str, emit: &mut dyn FnMut(&str)) {
         let vocab = self.vocab();
@@ -515,6 +538,17 @@ mod tests {
         );
         assert_eq!(t.tokenize(&"s".repeat(101)), ["[UNK]"]);
         assert_eq!(tiny_wordpiece(false).tokenize("Café"), ["[UNK]"]);
+    }
+
+    #[test]
+    fn detokenize_joins_pieces_and_skips_special_tokens() {
+        let vocab =
+            Vocab::from_vocab_txt("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nplay\n##ing\nwe\n").unwrap();
+        let t = Tokenizer::word_piece(vocab, true);
+        let tokens = ["[CLS]", "we", "play", "##ing", "[SEP]"];
+        assert_eq!(t.detokenize(&tokens), "we playing");
+        assert_eq!(t.detokenize(&t.tokenize("we playing")), "we playing");
+        assert_eq!(t.detokenize(&[] as &[&str]), "");
     }
 
     #[test]

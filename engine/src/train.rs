@@ -7,7 +7,9 @@ use crate::batch::{Batch, MaskMode};
 use crate::batch_view::{BatchView, MaskingCounts, StepPredictions};
 use crate::checkpoint::{Checkpoint, TensorNaming};
 use crate::config::BertConfig;
-use crate::data::{make_batch, make_batch_recorded, BatchConfig, BatchRecord, Corpus};
+use crate::data::{
+    make_batch, make_batch_recorded, make_next_token_batch, BatchConfig, BatchRecord, Corpus,
+};
 use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions, ForwardOutput, Losses};
 use crate::model::BertForPreTraining;
@@ -16,14 +18,55 @@ use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
 use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
+use serde::{Deserialize, Serialize};
+
+/// What a run trains the model to do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// BERT's pre-training (`BertForPreTraining`): masked tokens and next-sentence prediction.
+    #[default]
+    MlmNsp,
+    /// A decoder (`BertLMHeadModel`, `is_decoder`): causal self-attention, each position
+    /// predicting the token after it.
+    NextToken,
+}
+
+impl Objective {
+    /// What the model must be for this objective, or why it is not.
+    pub fn check(self, model: &BertForPreTraining) -> Result<()> {
+        let parts = model.parts();
+        match (self, model.config.is_decoder) {
+            (Objective::MlmNsp, false) if parts.heads && parts.nsp => Ok(()),
+            (Objective::MlmNsp, false) => Err(EngineError::Training(no_heads_message())),
+            (Objective::MlmNsp, true) => Err(EngineError::Training(
+                "this is a decoder (is_decoder): its attention is causal and it has no NSP head, \
+                 so it trains on the next-token objective, not MLM + NSP"
+                    .into(),
+            )),
+            (Objective::NextToken, true) if parts.heads => Ok(()),
+            (Objective::NextToken, true) => Err(EngineError::Training(
+                "this decoder has no LM head (cls.predictions): it can be inspected, not trained"
+                    .into(),
+            )),
+            (Objective::NextToken, false) => Err(EngineError::Training(
+                "next-token training needs a decoder (config is_decoder: true, a BertLMHeadModel); \
+                 this model is an encoder"
+                    .into(),
+            )),
+        }
+    }
+}
 
 /// Everything about a run except the model and the text.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainSettings {
     pub optimizer: OptimizerConfig,
     pub batch: BatchConfig,
-    /// The attention mask used in training (inspection may use another).
+    /// The attention mask used in training (inspection may use another). A decoder's
+    /// attention is causal whatever this says.
     pub mask: MaskMode,
+    pub objective: Objective,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,6 +176,7 @@ pub struct Trainer {
     pub corpus: Corpus,
     pub batch_config: BatchConfig,
     pub mask: MaskMode,
+    pub objective: Objective,
     /// Sliding window and softmax kernel of every step (`--window`, `--attention`); set them
     /// after construction (None and full by default).
     pub window: Option<usize>,
@@ -191,6 +235,11 @@ impl Trainer {
             vocab_size: vocab.len(),
             ..config
         };
+        // The objective decides what the model is: a decoder for next-token training.
+        let config = match settings.objective {
+            Objective::NextToken if !config.is_decoder => config.decoder(),
+            _ => config,
+        };
         let mut rng = Rng::new(seed);
         let model = BertForPreTraining::init(&config, &mut rng)?;
         let trainer = Self::build(
@@ -215,9 +264,6 @@ impl Trainer {
         settings: TrainSettings,
         seed: u64,
     ) -> Result<Self> {
-        if checkpoint.model.cls.is_none() {
-            return Err(EngineError::Training(no_heads_message()));
-        }
         let Checkpoint {
             model,
             tokenizer,
@@ -245,7 +291,9 @@ impl Trainer {
             optimizer,
             batch,
             mask,
+            objective,
         } = settings;
+        objective.check(&model)?;
         batch.validate()?;
         // Also for rotary models, whose forward runs past P: a training batch is T×T per head,
         // so its length stays within the config's bounded P.
@@ -266,6 +314,7 @@ impl Trainer {
             corpus,
             batch_config: batch,
             mask,
+            objective,
             window: None,
             kernel: AttentionKernel::Full,
             rng,
@@ -284,11 +333,7 @@ impl Trainer {
     pub fn step(&mut self) -> Result<StepReport> {
         let (batch, record) = match (self.fixed_batch, self.fixed.take()) {
             (true, Some(kept)) => kept,
-            _ => {
-                let drawn = make_batch_recorded(&self.corpus, &self.batch_config, &mut self.rng)?;
-                self.counts.add(&drawn.0, &drawn.1);
-                drawn
-            }
+            _ => self.draw_batch()?,
         };
         let report = self.step_on_batch(&batch);
         if self.fixed_batch {
@@ -304,10 +349,28 @@ impl Trainer {
         Ok(report)
     }
 
+    /// A fresh batch for the objective, counted (MLM masking counts) when it is MLM + NSP's.
+    fn draw_batch(&mut self) -> Result<(Batch, BatchRecord)> {
+        match self.objective {
+            Objective::MlmNsp => {
+                let drawn = make_batch_recorded(&self.corpus, &self.batch_config, &mut self.rng)?;
+                self.counts.add(&drawn.0, &drawn.1);
+                Ok(drawn)
+            }
+            Objective::NextToken => {
+                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.rng)
+            }
+        }
+    }
+
     /// The batch of the last `step`, as the page shows it, with what the model predicts on it
-    /// after that step (None before the first step, and after a `step_on`, whose batch
-    /// `make_batch` did not record). Costs one evaluation forward on the batch.
+    /// after that step (None before the first step, after a `step_on`, whose batch
+    /// `make_batch` did not record, and for next-token training, which masks nothing). Costs
+    /// one evaluation forward on the batch.
     pub fn batch_view(&self) -> Option<BatchView> {
+        if self.objective != Objective::MlmNsp {
+            return None;
+        }
         let l = self.last.as_ref()?;
         let predictions = predict(&self.model, &l.batch, &self.forward_options()).ok()?;
         Some(BatchView::new(
@@ -383,9 +446,15 @@ impl Trainer {
         })
     }
 
-    /// A new batch from the corpus, from the trainer's generator.
+    /// A new batch from the corpus for the objective, from the trainer's generator.
     pub fn next_batch(&mut self) -> Result<Batch> {
-        make_batch(&self.corpus, &self.batch_config, &mut self.rng)
+        match self.objective {
+            Objective::MlmNsp => make_batch(&self.corpus, &self.batch_config, &mut self.rng),
+            Objective::NextToken => {
+                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.rng)
+                    .map(|(batch, _)| batch)
+            }
+        }
     }
 
     /// Takes effect at the next step; Adam's moments and step count are kept.
@@ -450,6 +519,7 @@ mod tests {
                 optimizer: OptimizerConfig::adam(lr),
                 batch,
                 mask: MaskMode::Padding,
+                objective: Objective::MlmNsp,
             },
         )
     }
@@ -730,6 +800,7 @@ mod tests {
                 max_predictions: crate::data::max_predictions(32, 0.15),
             },
             mask: MaskMode::Padding,
+            objective: Objective::MlmNsp,
         };
         let corpus = include_str!("../../assets/default_corpus.txt");
         Trainer::from_corpus(corpus, config, settings, 0).unwrap()

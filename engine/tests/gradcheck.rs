@@ -262,7 +262,14 @@ fn mlm_only_batch_has_no_nsp_term() {
     assert_eq!((l.nsp, l.total), (0.0, l.mlm));
     let mut grads = model.zeros_like();
     backward(&model, &b, &out, &mut grads).unwrap();
-    let seq = &grads.cls.as_ref().unwrap().seq_relationship.weight;
+    let seq = &grads
+        .cls
+        .as_ref()
+        .unwrap()
+        .seq_relationship
+        .as_ref()
+        .unwrap()
+        .weight;
     assert!(
         seq.iter().all(|&x| x == 0.0),
         "NSP head got a gradient without an NSP loss"

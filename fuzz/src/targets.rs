@@ -9,7 +9,7 @@ use engine::data::{make_batch, BatchConfig, Corpus};
 use engine::forward::{forward, ForwardOptions};
 use engine::optim::OptimizerConfig;
 use engine::tokenizer::{build_word_vocab_with_limit, Tokenizer};
-use engine::train::{TrainSettings, Trainer};
+use engine::train::{Objective, TrainSettings, Trainer};
 use engine::vocab::Vocab;
 use engine::{Batch, BertConfig, BertForPreTraining, MaskMode, Rng};
 use std::sync::OnceLock;
@@ -427,6 +427,7 @@ fn fixture_trainer() -> Trainer {
             ..BatchConfig::default()
         },
         mask: MaskMode::Padding,
+        objective: Objective::MlmNsp,
     };
     Trainer::from_checkpoint(
         fixture().clone(),

@@ -9,6 +9,7 @@ pub mod bundle;
 pub mod claims;
 pub mod curves;
 pub mod error;
+pub mod generation;
 pub mod messages;
 pub mod model_info;
 pub mod record;
@@ -21,6 +22,7 @@ pub use bundle::ModelBundle;
 pub use claims::{Claim, ClaimResult};
 pub use curves::{CurvePoint, Curves, Series};
 pub use error::{LabError, LabResult};
+pub use generation::{GenerationSettings, GenerationStep};
 pub use messages::{Crash, FromWorker, ToWorker};
 pub use model_info::ModelInfo;
 pub use settings::{

@@ -3,7 +3,8 @@
 //! plain data (`ModelInfo`, `Inspection`, losses).
 
 use crate::{
-    Claim, ClaimResult, CurvePoint, LabError, LabSettings, ModelBundle, ModelInfo, ProbeInput,
+    Claim, ClaimResult, CurvePoint, GenerationSettings, GenerationStep, LabError, LabSettings,
+    ModelBundle, ModelInfo, ProbeInput,
 };
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::inspect::Inspection;
@@ -64,6 +65,14 @@ pub enum ToWorker {
     },
     /// Stop the claim under way; the model is untouched by every claim.
     CancelClaim,
+    /// Continue `prompt` with the decoder, a token at a time (training pauses); each token
+    /// comes back as `Generated`. Training, Reset, Load or Rewind stop it.
+    Generate {
+        prompt: String,
+        settings: GenerationSettings,
+    },
+    /// Stop the generation under way (the tokens so far stay).
+    StopGenerating,
     /// Time the fixed benchmark workload (engine::workload) and report ms per step.
     Bench {
         iters: usize,
@@ -153,6 +162,15 @@ pub enum FromWorker {
     },
     /// A claim's experiment stopped at the page's request.
     ClaimCancelled { claim: Claim },
+    /// Generation so far: the prompt's tokens, every new token, and the inspection of the whole
+    /// sequence (its heatmaps gain a row per token). `done` once [SEP] came, `max_new` tokens
+    /// were made, or it was stopped.
+    Generated {
+        prompt: Vec<String>,
+        steps: Vec<GenerationStep>,
+        done: bool,
+        inspection: Inspection,
+    },
     /// The current model (and model B) for the user to save. Attachments: their bytes
     /// (`ModelBundle::detach_both`).
     Checkpoint {

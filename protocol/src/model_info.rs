@@ -25,6 +25,9 @@ pub struct ModelInfo {
     /// them.
     #[serde(default)]
     pub architecture: Architecture,
+    /// A decoder (`is_decoder`, next-token objective): causal attention, and it can generate.
+    #[serde(default)]
+    pub decoder: bool,
 }
 
 impl ModelInfo {

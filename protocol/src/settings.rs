@@ -5,7 +5,7 @@ use engine::config::{AttentionType, BertConfig, PositionEmbeddingType};
 use engine::data::{max_predictions, BatchConfig};
 use engine::ops::attention::AttentionKernel;
 use engine::optim::OptimizerKind;
-use engine::train::TrainSettings;
+use engine::train::{Objective, TrainSettings};
 use serde::{Deserialize, Serialize};
 
 /// The built-in corpus: a short dialogue with enough repetition to learn from in a minute.
@@ -137,6 +137,10 @@ pub struct LabSettings {
     /// one model (absent in settings kept before it existed).
     #[serde(default)]
     pub compare: Option<Architecture>,
+    /// "Objective": what a fresh model trains to do; next token makes it a decoder (absent
+    /// in settings kept before it existed: MLM + NSP).
+    #[serde(default)]
+    pub objective: Objective,
 }
 
 /// The training panel's "Architecture" group; it takes effect at the next Reset.
@@ -234,6 +238,7 @@ impl Default for LabSettings {
             fixed_batch: false,
             architecture: Architecture::default(),
             compare: None,
+            objective: Objective::MlmNsp,
         }
     }
 }
@@ -268,6 +273,7 @@ impl LabSettings {
                 max_predictions: max_predictions(max_len, self.mask_prob),
             },
             mask: self.train_mask,
+            objective: self.objective,
         }
     }
 }

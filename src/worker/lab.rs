@@ -11,7 +11,7 @@ use engine::model::BertForPreTraining;
 use engine::ops::attention::AttentionKernel;
 use engine::optim::Optimizer;
 use engine::tokenizer::Tokenizer;
-use engine::train::{StepReport, Trainer};
+use engine::train::{Objective, StepReport, Trainer};
 use protocol::{
     Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput,
 };
@@ -72,8 +72,12 @@ impl Lab {
             settings.seed,
         )?;
         trainer.fixed_batch = settings.fixed_batch;
+        let kind = match settings.objective {
+            Objective::MlmNsp => "BERT",
+            Objective::NextToken => "decoder",
+        };
         let name = format!(
-            "{} BERT (fresh, seed {})",
+            "{} {kind} (fresh, seed {})",
             settings.preset.name(),
             settings.seed
         );
@@ -97,7 +101,13 @@ impl Lab {
             Ok(c)
         };
         let loaded = read()?;
-        let train = settings.train_settings(loaded.model.config.max_position_embeddings);
+        let mut train = settings.train_settings(loaded.model.config.max_position_embeddings);
+        // A checkpoint is what it is: a decoder trains on next tokens, BERT on MLM + NSP.
+        train.objective = if loaded.model.config.is_decoder {
+            Objective::NextToken
+        } else {
+            Objective::MlmNsp
+        };
         let inspect_only = |checkpoint: Checkpoint, why: String| {
             let reason = format!("Training is off for this model: {why}");
             let Checkpoint {
@@ -235,6 +245,7 @@ impl Lab {
                 positions: c.position_embedding_type.into(),
                 attention: c.attention_type.into(),
             },
+            decoder: c.is_decoder,
         }
     }
 

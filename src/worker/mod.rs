@@ -2,6 +2,7 @@
 //! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
 
 pub mod claims;
+pub mod generation;
 pub mod history;
 pub mod lab;
 pub mod session;
@@ -30,6 +31,7 @@ thread_local! {
     static SESSION: RefCell<Session> = RefCell::new(Session::default());
     static TICK_PENDING: Cell<bool> = const { Cell::new(false) };
     static CLAIM_PENDING: Cell<bool> = const { Cell::new(false) };
+    static GENERATION_PENDING: Cell<bool> = const { Cell::new(false) };
     static LAST_SNAPSHOT: Cell<f64> = const { Cell::new(0.0) };
     /// Fractional steps owed under a speed limit.
     static OWED: Cell<f64> = const { Cell::new(0.0) };
@@ -105,6 +107,7 @@ pub fn start() {
         replies.into_iter().flat_map(hold_progress).for_each(post);
         schedule_tick();
         schedule_claim();
+        schedule_generation();
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
@@ -165,6 +168,26 @@ fn crash(how: Crash) -> Vec<Reply> {
             }
         }
     }
+}
+
+/// Between two generated tokens: slow enough to watch each row arrive, fast enough that 12
+/// tokens take under two seconds.
+const GENERATE_MS: i32 = 120;
+
+/// The next generated token in a macrotask of its own, `GENERATE_MS` after the last.
+fn schedule_generation() {
+    if !SESSION.with_borrow(Session::generating) || GENERATION_PENDING.get() {
+        return;
+    }
+    GENERATION_PENDING.set(true);
+    let tick = Closure::once_into_js(|| {
+        GENERATION_PENDING.set(false);
+        let replies = SESSION.with_borrow_mut(Session::generation_step);
+        replies.into_iter().for_each(post);
+        schedule_generation();
+    });
+    let _ = scope()
+        .set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), GENERATE_MS);
 }
 
 /// A claim's next unit in a macrotask of its own, so messages (Cancel among them) and training

@@ -2,6 +2,7 @@
 //! worker (`worker`) only moves messages and decides how many steps fit in a tick.
 
 use super::claims::{self, ClaimRun, Started};
+use super::generation::GenerationRun;
 use super::lab::Lab;
 use protocol::record::HistoryIndex;
 use protocol::{
@@ -41,6 +42,8 @@ pub struct Session {
     generation: u64,
     /// The Claims panel's experiment under way, if any.
     claim: Option<ClaimRun>,
+    /// The explorer's generation under way, if any.
+    generating: Option<GenerationRun>,
 }
 
 /// The History to keep in the browser: its index, and the weights of the entries not stored yet.
@@ -58,6 +61,30 @@ impl Session {
     /// A claim's experiment is under way: the worker calls `claim_step` until it ends.
     pub fn claim_running(&self) -> bool {
         self.claim.is_some()
+    }
+
+    /// A generation is under way: the worker calls `generation_step` until it ends.
+    pub fn generating(&self) -> bool {
+        self.generating.is_some()
+    }
+
+    /// The next generated token (and the end of the run after the last).
+    pub fn generation_step(&mut self) -> Vec<Reply> {
+        let Some(run) = self.generating.as_mut() else {
+            return Vec::new();
+        };
+        match run.step() {
+            Ok((message, done)) => {
+                if done {
+                    self.generating = None;
+                }
+                vec![message.into()]
+            }
+            Err(e) => {
+                self.generating = None;
+                vec![FromWorker::Failed(e).into()]
+            }
+        }
     }
 
     /// Measures the claim's next unit: its progress, or its result after the last.
@@ -79,6 +106,17 @@ impl Session {
     }
 
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
+        // A generation runs on a copy of the weights: whatever changes them ends it.
+        if matches!(
+            message,
+            ToWorker::Play
+                | ToWorker::Step
+                | ToWorker::Rewind { .. }
+                | ToWorker::Reset { .. }
+                | ToWorker::Load { .. }
+        ) {
+            self.generating = None;
+        }
         match message {
             ToWorker::RunClaim { claim, probe } => {
                 self.claim = None;
@@ -177,6 +215,31 @@ impl Session {
                     Err(e) => vec![FromWorker::Failed(e).into()],
                 }
             }
+            ToWorker::Generate { prompt, settings } => {
+                self.playing = false;
+                self.generating = None;
+                let Some(lab) = self.lab.as_ref() else {
+                    return vec![no_model()];
+                };
+                let started = GenerationRun::start(lab, &prompt, &settings).and_then(|mut run| {
+                    let (message, done) = run.step()?;
+                    Ok((run, message, done))
+                });
+                match started {
+                    Ok((run, message, done)) => {
+                        if !done {
+                            self.generating = Some(run);
+                        }
+                        vec![self.progress(Vec::new(), Vec::new(), 0.0), message.into()]
+                    }
+                    Err(e) => vec![FromWorker::Failed(e).into()],
+                }
+            }
+            ToWorker::StopGenerating => match self.generating.take().map(|run| run.message(true)) {
+                Some(Ok(message)) => vec![message.into()],
+                Some(Err(e)) => vec![FromWorker::Failed(e).into()],
+                None => Vec::new(),
+            },
             ToWorker::Download => self.download(),
             // Done by the worker, which owns the store (`worker::keep`, `restore_history`).
             ToWorker::Keep | ToWorker::RestoreHistory => Vec::new(),

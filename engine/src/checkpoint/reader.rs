@@ -83,11 +83,15 @@ impl<'a> Reader<'a> {
         mut self,
         config: BertConfig,
     ) -> Result<(BertForPreTraining, TensorNaming)> {
+        // A decoder (`BertLMHeadModel`) has the LM head alone; an encoder's MLM head is used
+        // only with NSP beside it (`BertForPreTraining`).
+        let nsp = self.has("cls.seq_relationship.weight");
         let parts = Parts {
             pooler: self.has(&self.naming.source_name("bert.pooler.dense.weight")),
-            heads: self.has("cls.seq_relationship.weight"),
+            heads: nsp || (config.is_decoder && self.has("cls.predictions.transform.dense.weight")),
+            nsp,
         };
-        if parts.heads && !parts.pooler {
+        if parts.nsp && !parts.pooler {
             return Err(EngineError::Checkpoint(format!(
                 "{WEIGHTS_FILE} has the NSP head cls.seq_relationship but no pooler ({}pooler.dense.weight) to feed it",
                 self.naming.prefix

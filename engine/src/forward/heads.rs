@@ -21,7 +21,7 @@ pub(crate) fn mlm_targets(labels: &Array2<i64>, rows: &[usize]) -> Vec<i64> {
     rows.iter().map(|&n| labels[[n / t, n % t]]).collect()
 }
 /// logits (M, V) = LN(GELU(h·W_tᵀ + b_t))·word_embeddingsᵀ + bias over the rows `rows`.
-pub(super) fn mlm_head_forward(
+pub(crate) fn mlm_head_forward(
     model: &BertForPreTraining,
     hidden: &Array2<f32>,
     rows: &[usize],

@@ -18,7 +18,7 @@ mod tests;
 mod validate;
 
 pub(crate) use embeddings::{position_ids, EmbeddingsCache};
-pub(crate) use heads::{mlm_targets, MlmHeadCache};
+pub(crate) use heads::{mlm_head_forward, mlm_targets, MlmHeadCache};
 pub(crate) use layer::LayerCache;
 
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
@@ -33,7 +33,6 @@ use crate::ops::{linear, tanh};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, HeadsTrace, LayerTrace, Matrix};
 use embeddings::embeddings_forward;
-use heads::mlm_head_forward;
 use layer::layer_forward;
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayView3, ArrayViewMut3};
 use validate::{check_model, validate};
@@ -204,7 +203,8 @@ pub fn forward(
         (mlm_logits, mlm_head) = (Some(logits), Some(head));
         nsp_logits = pooled
             .as_ref()
-            .map(|p| linear_forward(p.view(), &cls.seq_relationship));
+            .zip(cls.seq_relationship.as_ref())
+            .map(|(p, nsp)| linear_forward(p.view(), nsp));
     }
     if let Some(tr) = trace.as_mut() {
         tr.heads = heads_trace(
@@ -299,7 +299,12 @@ pub fn attention_options(
     let attention_opts = AttentionOptions {
         num_heads: config.num_attention_heads,
         num_kv_heads: config.num_kv_heads(),
-        mask: opts.mask,
+        // A decoder's self-attention is causal whatever the call asks (HF's `is_decoder`).
+        mask: if config.is_decoder {
+            MaskMode::Causal
+        } else {
+            opts.mask
+        },
         window: opts.window,
         scale: 1.0 / (config.head_size() as f32).sqrt(),
         dropout: if opts.train {

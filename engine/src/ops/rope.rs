@@ -42,6 +42,25 @@ pub fn backward(d_x: &mut ArrayViewMut3<f32>, d_y: ArrayView3<f32>, head_dim: us
     *d_x += &d;
 }
 
+/// One row of n heads side by side (n·D), in place, at position `pos`: what `forward` does to
+/// row `pos` of a sequence, for a KV-cache step that computes one token at a time.
+pub fn rotate_row_at(row: &mut [f32], pos: usize, head_dim: usize) {
+    let (sin, cos): (Vec<f32>, Vec<f32>) = (0..head_dim / 2)
+        .map(|i| {
+            let a = angle(pos, i, head_dim);
+            (a.sin() as f32, a.cos() as f32)
+        })
+        .unzip();
+    for head in row.chunks_exact_mut(head_dim) {
+        for (i, pair) in head.chunks_exact_mut(2).enumerate() {
+            let (s, c) = (sin[i], cos[i]);
+            let (x0, x1) = (pair[0], pair[1]);
+            pair[0] = x0 * c - x1 * s;
+            pair[1] = x1 * c + x0 * s;
+        }
+    }
+}
+
 /// In place, by +angle (direction 1) or −angle (direction −1, the transpose).
 fn rotate(
     x: &mut ArrayViewMut3<f32>,

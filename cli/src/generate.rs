@@ -1,0 +1,109 @@
+//! `attention-lab generate`: continue a prompt with a decoder, one JSON line per new token.
+
+use crate::args::{value, UsageError};
+use crate::json;
+use crate::{load_checkpoint, CliError, COMMAND_HELP};
+use engine::generate::{Decoding, GenerateOptions, Generator};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Continues PROMPT with a decoder (a BertLMHeadModel checkpoint, is_decoder)
+#[derive(clap::Args)]
+#[command(
+    help_template = COMMAND_HELP,
+    after_help = "\
+The prompt is [CLS] followed by PROMPT's tokens, with no closing [SEP]. Generation stops after
+[SEP] or after N new tokens. With no --temperature, decoding is greedy (the most probable
+token); with it, each token is drawn from softmax(logits / F), over the K most probable tokens
+with --top-k, from a generator seeded by S. Each new token computes only its own q, k and v and
+attends over the cached keys and values (--no-cache: the whole sequence runs again for every
+token; the tokens are the same).
+
+Prints one line per new token:
+  {\"step\", \"token\", \"id\", \"prob\", \"kv_cache_bytes\"}
+prob: the softmax probability of the token before temperature and top-k; kv_cache_bytes: the
+keys and values of every position so far (layers x 2 x positions x K/V heads x head size x 4).
+Then a last line {\"text\": ...}: the new tokens joined as the tokenizer would write them."
+)]
+pub struct Args {
+    /// Decoder checkpoint directory
+    #[arg(long, value_name = "DIR")]
+    model: PathBuf,
+    /// The prompt
+    #[arg(long, value_name = "PROMPT", allow_hyphen_values = true, value_parser = value::<String>("valid UTF-8"))]
+    text: String,
+    /// At most N new tokens
+    #[arg(long, value_name = "N", default_value_t = 20, allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    max_new: usize,
+    /// Sample at temperature F (above 0) instead of greedy decoding
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f32>("a number"))]
+    temperature: Option<f32>,
+    /// Sample among the K most probable tokens (with --temperature)
+    #[arg(long, value_name = "K", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    top_k: Option<usize>,
+    /// Seed of sampling
+    #[arg(long, value_name = "S", default_value_t = 0, allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
+    seed: u64,
+    /// Run the whole sequence again for every token instead of caching keys and values
+    #[arg(long)]
+    no_cache: bool,
+}
+
+#[derive(Serialize)]
+struct TokenLine<'a> {
+    step: usize,
+    token: &'a str,
+    id: u32,
+    prob: f32,
+    kv_cache_bytes: usize,
+}
+
+#[derive(Serialize)]
+struct TextLine {
+    text: String,
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    let decoding = match (a.temperature, a.top_k) {
+        (None, Some(_)) => {
+            return Err(
+                UsageError::new("generate", "--top-k needs --temperature (sampling)").into(),
+            )
+        }
+        (None, None) => Decoding::Greedy,
+        (Some(temperature), top_k) => Decoding::Sample { temperature, top_k },
+    };
+    let checkpoint = load_checkpoint(&a.model)?;
+    let vocab = checkpoint.tokenizer.vocab();
+    let mut prompt = vec![vocab.cls_id()?];
+    prompt.extend(checkpoint.tokenizer.token_ids(&a.text));
+    if prompt.len() == 1 {
+        return Err(
+            UsageError::new("generate", "--text is empty: give a prompt to continue").into(),
+        );
+    }
+    let options = GenerateOptions {
+        max_new: a.max_new,
+        decoding,
+        seed: a.seed,
+        stop_id: Some(vocab.sep_id()?),
+        use_cache: !a.no_cache,
+    };
+    let mut generator = Generator::new(&checkpoint.model, &prompt, options)?;
+    let mut tokens = Vec::new();
+    while let Some(t) = generator.next_token()? {
+        let token = vocab.token(t.id).unwrap_or("[UNK]");
+        json::print(&TokenLine {
+            step: tokens.len() + 1,
+            token,
+            id: t.id,
+            prob: t.prob,
+            kv_cache_bytes: t.kv_cache_bytes,
+        });
+        tokens.push(token.to_string());
+    }
+    json::print(&TextLine {
+        text: checkpoint.tokenizer.detokenize(&tokens),
+    });
+    Ok(())
+}
