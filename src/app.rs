@@ -72,7 +72,10 @@ pub fn App() -> impl IntoView {
         <div class="layout">
             <main>
                 <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()
-                    inspection_b=live.inspection_b info_b=live.info_b/>
+                    inspection_b=live.inspection_b info_b=live.info_b
+                    generation=live.generated
+                    on_generate=Callback::new(move |(sentence, settings)| live.generate(sentence, settings))
+                    on_stop_generating=Callback::new(move |()| live.stop_generating())/>
                 <ClaimsPanel live=live/>
             </main>
             <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>

@@ -15,6 +15,9 @@ pub fn facts(info: &ModelInfo) -> String {
         info.tokenizer,
         millions(info.parameters),
     );
+    if info.decoder {
+        facts += " · decoder (causal, next token)";
+    }
     let kept_words = info
         .vocab_size
         .saturating_sub(engine::vocab::SPECIAL_TOKENS.len());
@@ -120,6 +123,7 @@ mod tests {
             tokenizer: "word-level".into(),
             corpus_words,
             architecture: Default::default(),
+            decoder: false,
         }
     }
 

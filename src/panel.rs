@@ -8,6 +8,7 @@ use crate::training::curves::LossCurves;
 use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
+use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::{
     rules, Architecture, AttentionKind, Curves, LabError, LabResult, LabSettings, ModelBundle,
@@ -32,7 +33,8 @@ pub fn TrainingPanel(
             <Controls live=live on_reset=reset/>
             <StopBanner live=live on_reset=reset/>
             <Readout live=live/>
-            <LossCurves curves=live.curves curves_b=live.curves_b/>
+            <LossCurves curves=live.curves curves_b=live.curves_b
+                next_token=Signal::derive(move || live.info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))/>
             <HistorySlider live=live probe=probe/>
             // After the History slider, not right under the curves: the batch grows at the first
             // step, and the slider must not move when training starts.
@@ -144,7 +146,14 @@ fn Readout(live: Live) -> impl IntoView {
         } else {
             format!("{model}: ")
         };
+        let decoder = live.info.with(|i| i.as_ref().is_some_and(|i| i.decoder));
         match curves.with(|c| c.last().copied()) {
+            Some(p) if decoder => view! {
+                <p class="readout" data-model=model data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
+                    {format!("{who}next-token loss {:.3} · next-token acc {:.0}%", p.loss, p.mlm_accuracy * 100.0)}
+                </p>
+            }
+            .into_any(),
             Some(p) => view! {
                 <p class="readout" data-model=model data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
                     {format!("{who}loss {:.3} · MLM {:.3} · NSP {:.3} · MLM acc {:.0}% · NSP acc {:.0}%",
@@ -234,7 +243,12 @@ fn Settings(
         }
         problem.set(None);
         settings.set(after.clone());
-        if after.preset != before.preset {
+        if after.objective != before.objective {
+            // Another objective is another model (a decoder has no NSP head): reset now.
+            on_reset();
+            live.notice
+                .set(Some("A new objective means a new model: reset.".into()));
+        } else if after.preset != before.preset {
             // The other preset may have other heads: a KV-heads choice that no longer divides
             // them goes back to one per head.
             let heads = after.preset.config().num_attention_heads;
@@ -285,6 +299,15 @@ fn Settings(
                     <option value="small" selected=move || settings.with(|s| s.preset == Preset::Small)>{format!("small ({})", Preset::Small.describe())}</option>
                 </select>
             </label>
+            <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate.">"Objective"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.objective = rules::objective(&v)?; Ok(()) }) }>
+                    <option value="mlm-nsp" selected=move || settings.with(|s| s.objective == Objective::MlmNsp)>"MLM + NSP"</option>
+                    <option value="next-token" selected=move || settings.with(|s| s.objective == Objective::NextToken)>"Next token"</option>
+                </select>
+            </label>
+            <Show when=move || settings.with(|s| s.objective == Objective::NextToken)>
+                <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
+            </Show>
             <label>"Learning rate"
                 <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())
                     on:change=number(|s, v| { s.learning_rate = rules::learning_rate(v)?; Ok(()) })/>

@@ -73,14 +73,20 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         (None, None) => Decoding::Greedy,
         (Some(temperature), top_k) => Decoding::Sample { temperature, top_k },
     };
+    let empty = || UsageError::new("generate", "--text is empty: give a prompt to continue");
+    if a.text.trim().is_empty() {
+        return Err(empty().into());
+    }
+    let empty = || UsageError::new("generate", "--text is empty: give a prompt to continue");
+    if a.text.trim().is_empty() {
+        return Err(empty().into());
+    }
     let checkpoint = load_checkpoint(&a.model)?;
     let vocab = checkpoint.tokenizer.vocab();
     let mut prompt = vec![vocab.cls_id()?];
     prompt.extend(checkpoint.tokenizer.token_ids(&a.text));
     if prompt.len() == 1 {
-        return Err(
-            UsageError::new("generate", "--text is empty: give a prompt to continue").into(),
-        );
+        return Err(empty().into());
     }
     let options = GenerateOptions {
         max_new: a.max_new,

@@ -1333,3 +1333,292 @@ fn grouped_query_and_roformer_checkpoints_inspect() {
     let s = dot_rows(&h["q_rotated"], 2, &h["k_rotated"], 1);
     assert!((s - float(at(&h["scores"], 2, 1))).abs() < 1e-4);
 }
+
+/// The decoder fixture written by transformers (tools/fixtures_decoder.py): a BertLMHeadModel
+/// of 2 layers, hidden 16, vocabulary 40, 32 positions; `expected.safetensors` holds its
+/// outputs on a fixed batch, with the batch and greedy generations in the metadata.
+fn decoder_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/decoder/lm")
+}
+
+/// A safetensors file's header (8-byte length, then JSON) and where its data starts.
+fn safetensors_header(bytes: &[u8]) -> (serde_json::Map<String, Value>, usize) {
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    (serde_json::from_slice(&bytes[8..8 + n]).unwrap(), 8 + n)
+}
+
+/// An F32 tensor of a safetensors file, flattened.
+fn safetensors_f32(bytes: &[u8], name: &str) -> Vec<f32> {
+    let (header, start) = safetensors_header(bytes);
+    let entry = &header[name];
+    assert_eq!(entry["dtype"], "F32", "{name}");
+    let offsets = entry["data_offsets"].as_array().unwrap();
+    let (a, b) = (
+        start + offsets[0].as_u64().unwrap() as usize,
+        start + offsets[1].as_u64().unwrap() as usize,
+    );
+    bytes[a..b]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// A string of the safetensors metadata, parsed as JSON.
+fn safetensors_metadata(bytes: &[u8], key: &str) -> Value {
+    let (header, _) = safetensors_header(bytes);
+    serde_json::from_str(header["__metadata__"][key].as_str().unwrap()).unwrap()
+}
+
+fn generate_lines(model: &Path, extra: &[&str]) -> Vec<Value> {
+    lines(&run(&[
+        &["generate", "--model", model.to_str().unwrap()][..],
+        extra,
+    ]
+    .concat()))
+}
+
+/// The token lines of `generate`'s output (all but the last, {"text"}), checked for shape.
+fn token_lines(out: &[Value], max_new: usize) -> &[Value] {
+    let (text, tokens) = out.split_last().expect("at least the text line");
+    assert!(text["text"].is_string(), "{text}");
+    assert_eq!(text.as_object().unwrap().len(), 1, "{text}");
+    assert!(!tokens.is_empty() && tokens.len() <= max_new, "{out:?}");
+    for (i, t) in tokens.iter().enumerate() {
+        assert_keys(t, &["step", "token", "id", "prob", "kv_cache_bytes"]);
+        assert_eq!(t["step"], i + 1);
+        assert!(t["token"].is_string() && t["id"].is_u64(), "{t}");
+        let p = float(&t["prob"]);
+        assert!(p > 0.0 && p <= 1.0, "{t}");
+    }
+    tokens
+}
+
+/// `line` is an object with exactly these keys (in any order).
+fn assert_keys(line: &Value, want: &[&str]) {
+    let mut keys: Vec<&str> = line
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    let mut want = want.to_vec();
+    keys.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(keys, want, "{line}");
+}
+
+fn ids(tokens: &[Value]) -> Vec<u64> {
+    tokens.iter().map(|t| t["id"].as_u64().unwrap()).collect()
+}
+
+#[test]
+fn next_token_training_saves_a_decoder_that_generates() {
+    let tmp = TempDir::new("next-token");
+    let (config, out_dir) = (tmp.path("config.json"), tmp.path("decoder"));
+    // hidden 32, 2 layers: the KV cache grows by 2 layers × (k, v) × 32 × 4 bytes per token.
+    std::fs::write(
+        &config,
+        r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+            "intermediate_size": 64, "max_position_embeddings": 32}"#,
+    )
+    .unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/default_corpus.txt");
+    let steps = lines(&run(&[
+        "train",
+        "--init",
+        config.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--objective",
+        "next-token",
+        "--steps",
+        "60",
+        "--save",
+        out_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(steps.len(), 60);
+    for (i, s) in steps.iter().enumerate() {
+        assert_keys(s, &["step", "loss", "accuracy"]);
+        assert_eq!(s["step"], i + 1);
+        let accuracy = float(&s["accuracy"]);
+        assert!((0.0..=1.0).contains(&accuracy), "{s}");
+    }
+    // Batches differ from step to step: compare the means of the first and last ten.
+    let mean = |s: &[Value]| s.iter().map(|s| float(&s["loss"])).sum::<f64>() / s.len() as f64;
+    let (first, last) = (mean(&steps[..10]), mean(&steps[50..]));
+    assert!(last < first - 0.5, "mean loss {first} → {last}");
+
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("config.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["is_decoder"], true, "{saved}");
+    assert_eq!(
+        saved["architectures"],
+        serde_json::json!(["BertLMHeadModel"]),
+        "{saved}"
+    );
+
+    // Greedy: at most 5 tokens, the cache growing by the same bytes each token. The prompt
+    // is [CLS] the cat: the first token's cache holds 4 positions.
+    let greedy = ["--text", "the cat", "--max-new", "5"];
+    let out = generate_lines(&out_dir, &greedy);
+    let tokens = token_lines(&out, 5);
+    let per_token = 2 * 2 * 32 * 4;
+    for (i, t) in tokens.iter().enumerate() {
+        assert_eq!(t["kv_cache_bytes"], per_token * (4 + i), "{t}");
+    }
+    if tokens.len() < 5 {
+        assert_eq!(tokens.last().unwrap()["token"], "[SEP]", "stopped early");
+    }
+    // Without the cache: the same tokens (the probabilities up to rounding).
+    let no_cache = generate_lines(&out_dir, &[&greedy[..], &["--no-cache"]].concat());
+    let no_cache_tokens = token_lines(&no_cache, 5);
+    assert_eq!(ids(no_cache_tokens), ids(tokens));
+    for (a, b) in tokens.iter().zip(no_cache_tokens) {
+        assert_eq!(a["kv_cache_bytes"], b["kv_cache_bytes"]);
+        assert!(
+            (float(&a["prob"]) - float(&b["prob"])).abs() < 1e-5,
+            "{a} {b}"
+        );
+    }
+    assert_eq!(out.last(), no_cache.last());
+
+    // Sampling: the same seed gives the same output; with --top-k too.
+    let sample = [&greedy[..], &["--temperature", "1.5", "--seed", "9"]].concat();
+    let a = generate_lines(&out_dir, &sample);
+    token_lines(&a, 5);
+    assert_eq!(a, generate_lines(&out_dir, &sample));
+    let top_k = [&sample[..], &["--top-k", "3"]].concat();
+    let a = generate_lines(&out_dir, &top_k);
+    token_lines(&a, 5);
+    assert_eq!(a, generate_lines(&out_dir, &top_k));
+}
+
+#[test]
+fn generate_greedy_on_the_decoder_fixture_gives_the_transformers_tokens() {
+    // The metadata's first generation: transformers' greedy tokens after [CLS] the cat.
+    let bytes = std::fs::read(decoder_fixture().join("expected.safetensors")).unwrap();
+    let generations = safetensors_metadata(&bytes, "generate");
+    let first = &generations[0];
+    assert_eq!(first["prompt"], serde_json::json!([2, 5, 7]));
+    let want: Vec<u64> = first["tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_u64().unwrap())
+        .collect();
+    let max_new = first["max_new_tokens"].as_u64().unwrap().to_string();
+    for cache in [&[][..], &["--no-cache"]] {
+        let out = generate_lines(
+            &decoder_fixture(),
+            &[&["--text", "the cat", "--max-new", &max_new][..], cache].concat(),
+        );
+        assert_eq!(ids(token_lines(&out, 12)), want, "{cache:?}");
+    }
+}
+
+#[test]
+fn generate_errors_are_reported_with_a_non_zero_exit() {
+    let lm = decoder_fixture();
+    let generate =
+        |extra: &[&str]| run(&[&["generate", "--model", lm.to_str().unwrap()][..], extra].concat());
+    assert_fails(&generate(&["--text", ""]), 2, "--text is empty");
+    assert_fails(
+        &generate(&["--text", "the cat", "--max-new", "0"]),
+        1,
+        "max new tokens is 0",
+    );
+    assert_fails(
+        &generate(&["--text", "the cat", "--max-new", "100000"]),
+        1,
+        "only 29 fit in the model's 32 positions",
+    );
+    for t in ["0", "-1"] {
+        assert_fails(
+            &generate(&["--text", "the cat", "--temperature", t]),
+            1,
+            &format!("temperature {t} must be above 0"),
+        );
+    }
+    assert_fails(
+        &generate(&["--text", "the cat", "--temperature", "1", "--top-k", "0"]),
+        1,
+        "top-k 0 leaves no token",
+    );
+    assert_fails(
+        &generate(&["--text", "the cat", "--top-k", "3"]),
+        2,
+        "--top-k needs --temperature",
+    );
+    // An encoder (the reference BertForPreTraining checkpoint) cannot generate.
+    assert_fails(
+        &run(&["generate", "--model", FIXTURE, "--text", "the cat"]),
+        1,
+        "generation needs a decoder (is_decoder)",
+    );
+    assert!(run(&["generate", "--help"]).status.success());
+}
+
+#[test]
+fn next_token_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
+    let tmp = TempDir::new("decoder-batch");
+    let batch = tmp.path("batch.json");
+    let bytes = std::fs::read(decoder_fixture().join("expected.safetensors")).unwrap();
+    // The batch transformers ran: input_ids, token_type_ids, attention_mask and labels.
+    let json = safetensors_metadata(&bytes, "batch");
+    assert!(json["labels"].is_array(), "{json}");
+    std::fs::write(&batch, json.to_string()).unwrap();
+    let loss = safetensors_f32(&bytes, "loss");
+    assert_eq!(loss.len(), 1);
+    let steps = lines(&run(&[
+        "train",
+        "--model",
+        decoder_fixture().to_str().unwrap(),
+        "--batch",
+        batch.to_str().unwrap(),
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--steps",
+        "3",
+    ]));
+    assert_eq!(steps.len(), 3);
+    for (i, s) in steps.iter().enumerate() {
+        assert_keys(s, &["step", "loss", "accuracy"]);
+        assert_eq!(s["step"], i + 1);
+    }
+    let first = float(&steps[0]["loss"]);
+    assert!(
+        (first - f64::from(loss[0])).abs() < 1e-4,
+        "loss {first}, transformers {}",
+        loss[0]
+    );
+    assert!(float(&steps[2]["loss"]) < first, "{steps:?}");
+}
+
+#[test]
+fn next_token_training_needs_a_decoder() {
+    let tmp = TempDir::new("encoder-next-token");
+    let batch = tmp.path("batch.json");
+    write_batch(&batch);
+    assert_fails(
+        &run(&[
+            "train",
+            "--model",
+            FIXTURE,
+            "--batch",
+            batch.to_str().unwrap(),
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0.01",
+            "--steps",
+            "3",
+            "--objective",
+            "next-token",
+        ]),
+        1,
+        "next-token training needs a decoder (config is_decoder: true",
+    );
+}

@@ -76,8 +76,9 @@ pub struct GeneratedToken {
     /// The five most probable tokens and their probabilities (before temperature and top-k),
     /// most probable first.
     pub top: Vec<(u32, f32)>,
-    /// The KV cache after this token: what a cached run holds for every position so far
-    /// (`kv_cache_bytes`), whether or not this run keeps one.
+    /// The keys and values of every position up to this token (`kv_cache_bytes`): the cache
+    /// once this token is in it, whether or not this run keeps one. (A cached run computes the
+    /// last token's k and v only if it goes on.)
     pub kv_cache_bytes: usize,
 }
 
@@ -482,6 +483,34 @@ mod tests {
             1,
             "greedy takes the largest logit"
         );
+    }
+
+    /// Each candidate is drawn as often as softmax(z/τ) over the top k says.
+    #[test]
+    fn samples_follow_the_tempered_distribution() {
+        let logits = Array1::from(vec![5.3f32, 0.0, -0.5, -1.0, -2.0, -9.0]);
+        let probs = softmax(logits.as_slice().unwrap());
+        let decoding = Decoding::Sample {
+            temperature: 0.9,
+            top_k: Some(5),
+        };
+        let tempered = softmax(&logits.iter().take(5).map(|z| z / 0.9).collect::<Vec<_>>());
+        let mut rng = Rng::new(1);
+        let n = 200_000;
+        let mut counts = [0usize; 6];
+        for _ in 0..n {
+            counts[choose(&logits, &probs, decoding, &mut rng) as usize] += 1;
+        }
+        assert_eq!(counts[5], 0, "outside the top k");
+        for k in 0..5 {
+            let p = counts[k] as f32 / n as f32;
+            let sd = (tempered[k] * (1.0 - tempered[k]) / n as f32).sqrt();
+            assert!(
+                (p - tempered[k]).abs() < 5.0 * sd + 1e-4,
+                "{k}: {p} vs {}",
+                tempered[k]
+            );
+        }
     }
 
     #[test]

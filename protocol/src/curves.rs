@@ -38,9 +38,14 @@ pub enum Series {
     NspLoss,
     MlmAccuracy,
     NspAccuracy,
+    /// A decoder's curves: its loss is all next-token loss, and its MLM-head accuracy is how
+    /// often the argmax was the next token. Views of the stored fields, not stored twice.
+    NextTokenLoss,
+    NextTokenAccuracy,
 }
 
 impl Series {
+    /// The stored fields (each once).
     pub const ALL: [Series; 5] = [
         Series::Loss,
         Series::MlmLoss,
@@ -56,6 +61,8 @@ impl Series {
             Series::NspLoss => p.nsp_loss,
             Series::MlmAccuracy => p.mlm_accuracy,
             Series::NspAccuracy => p.nsp_accuracy,
+            Series::NextTokenLoss => p.loss,
+            Series::NextTokenAccuracy => p.mlm_accuracy,
         }
     }
 
@@ -66,6 +73,8 @@ impl Series {
             Series::NspLoss => &mut p.nsp_loss,
             Series::MlmAccuracy => &mut p.mlm_accuracy,
             Series::NspAccuracy => &mut p.nsp_accuracy,
+            Series::NextTokenLoss => &mut p.loss,
+            Series::NextTokenAccuracy => &mut p.mlm_accuracy,
         }
     }
 
@@ -74,6 +83,7 @@ impl Series {
             Series::Loss => "total",
             Series::MlmLoss | Series::MlmAccuracy => "MLM",
             Series::NspLoss | Series::NspAccuracy => "NSP",
+            Series::NextTokenLoss | Series::NextTokenAccuracy => "next token",
         }
     }
 }

@@ -58,6 +58,12 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
                 &mut value.train_mask,
                 rules::mask,
             );
+            c.name(
+                "objective",
+                "Objective",
+                &mut value.objective,
+                rules::objective,
+            );
             c.check("fixed_batch", "Fixed batch", &mut value.fixed_batch, |v| {
                 v.as_bool().ok_or_else(|| "not on or off".to_string())
             });

@@ -4,6 +4,7 @@
 use crate::{AttentionKind, LabError, LabResult, Positions, Preset, ProbeKernel};
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
+use engine::train::Objective;
 
 /// Largest batch the panel offers (memory and step time grow with it).
 pub const MAX_BATCH: usize = 64;
@@ -67,6 +68,15 @@ pub fn preset(v: &str) -> LabResult<Preset> {
 
 pub fn optimizer(v: &str) -> LabResult<OptimizerKind> {
     OptimizerKind::from_name(v).map_or_else(|| bad("the optimizer must be Adam or SGD"), Ok)
+}
+
+/// The "Objective" select: "mlm-nsp" or "next-token" (the engine's names).
+pub fn objective(v: &str) -> LabResult<Objective> {
+    match v {
+        "mlm-nsp" => Ok(Objective::MlmNsp),
+        "next-token" => Ok(Objective::NextToken),
+        _ => bad("the objective must be MLM + NSP or Next token"),
+    }
 }
 
 /// The masks the page offers (training and probe alike): None, Padding or Causal.

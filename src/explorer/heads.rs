@@ -80,7 +80,9 @@ pub fn HeadsView(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
     let pooled = Memo::new(move |_| ins.with(|i| i.as_ref().and_then(|i| pooled_figure(i))));
     let transform =
         Memo::new(move |_| ins.with(|i| i.as_ref().and_then(|i| mlm_transform_figure(i))));
-    let has_heads = move || pooled.with(Option::is_some);
+    let has_heads = move || pooled.with(Option::is_some) || transform.with(Option::is_some);
+    // A decoder (BertLMHeadModel): the LM head alone, no pooler or NSP.
+    let decoder = move || pooled.with(Option::is_none) && transform.with(Option::is_some);
     let nsp = move || {
         ins.with(|i| {
             let i = i.as_ref()?;
@@ -95,6 +97,12 @@ pub fn HeadsView(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
     let top5 = move || {
         ins.with(|i| {
             let i = i.as_ref()?;
+            if decoder() {
+                return Some(
+                    view! { <p class="hint">"A decoder predicts the next token at every position: Generate, above, shows its top 5 at each step."</p> }
+                        .into_any(),
+                );
+            }
             if i.mask_predictions.is_empty() {
                 return Some(
                     view! { <p class="hint">"No [MASK] in the text: type one to see the decoder's top 5."</p> }
@@ -112,6 +120,7 @@ pub fn HeadsView(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
                 <p class="hint">"This model has no pre-training heads (pooler, NSP, MLM): it only gives hidden states."</p>
             }>
                 <div class="heads-grid">
+                    <Show when=move || !decoder()>
                     <div class="head-card">
                         <h3>"Next-sentence prediction"</h3>
                         <p class="formula">"pooled = tanh(W·h"<sub>"[CLS]"</sub>" + b) → logits = pooled W"<sub>"NSP"</sub>"ᵀ + b"<sub>"NSP"</sub>" → softmax"</p>
@@ -119,8 +128,9 @@ pub fn HeadsView(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
                         {figure_view(pooled)}
                         {nsp}
                     </div>
+                    </Show>
                     <div class="head-card">
-                        <h3>"Masked-language model"</h3>
+                        <h3>{move || if decoder() { "Language-model head (next token)" } else { "Masked-language model" }}</h3>
                         <p class="formula">"t = LayerNorm(GELU(h W"<sub>"t"</sub>" + b"<sub>"t"</sub>")) → logits = t E"<sub>"token"</sub>"ᵀ + b → softmax"</p>
                         <p class="why tied-note">"The decoder's weights are the token embeddings: E_token of the Embeddings stage, shared (tied), not a matrix of its own. Each position's t is scored against every word's embedding, so the words whose embeddings it points along win."</p>
                         {figure_view(transform)}

@@ -5,6 +5,7 @@
 pub mod figure_list;
 pub mod figures;
 pub mod gelu_chart;
+pub mod generate;
 pub mod heads;
 pub mod input;
 pub mod model_view;
@@ -18,15 +19,16 @@ pub mod tokens;
 use crate::components::heatmap_figure::HeatmapFigure;
 use crate::format;
 use crate::keys;
-use crate::live::Shown;
+use crate::live::{Generation, Shown};
 use engine::inspect::Inspection;
 use figures::{rollout_figure, trace_shape, weights_figure, Selection};
+use generate::GeneratePanel;
 use heads::HeadsView;
 use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
-use protocol::{AttentionKind, ModelInfo, ProbeInput};
+use protocol::{AttentionKind, GenerationSettings, ModelInfo, ProbeInput};
 use stage::{Stage, Stages};
 use std::sync::Arc;
 use stepper::StagePanel;
@@ -88,6 +90,12 @@ pub fn Explorer(
     info: Signal<Option<ModelInfo>>,
     #[prop(optional, into)] inspection_b: Signal<Shown>,
     #[prop(optional, into)] info_b: Signal<Option<ModelInfo>>,
+    /// A decoder's Generate: its state, and the requests to start (the Sentence is the
+    /// prompt) and stop it. Without `on_generate` there is no Generate.
+    #[prop(optional, into)]
+    generation: Signal<Generation>,
+    #[prop(optional)] on_generate: Option<Callback<(String, GenerationSettings)>>,
+    #[prop(optional)] on_stop_generating: Option<Callback<()>>,
 ) -> impl IntoView {
     let (inspection_a, info_a) = (inspection, info);
     let chosen_model = RwSignal::new(Showing::A);
@@ -222,6 +230,18 @@ pub fn Explorer(
         <section class="explorer">
             <div class="probe-card">
                 <ProbeForm probe=probe tokens=tokens linear=linear/>
+                {move || {
+                    let decoder = info.with(|i| i.as_ref().is_some_and(|i| i.decoder));
+                    let (Some(on_generate), Some(on_stop)) = (on_generate, on_stop_generating) else {
+                        return None;
+                    };
+                    decoder.then(|| {
+                        let on_generate = Callback::new(move |settings| {
+                            on_generate.run((probe.with_untracked(|p| p.text.clone()), settings));
+                        });
+                        view! { <GeneratePanel generation=generation on_generate=on_generate on_stop=on_stop/> }
+                    })
+                }}
                 <Show when=move || comparing.get()>
                     <ModelSwitch chosen=chosen_model/>
                 </Show>

@@ -614,6 +614,77 @@ mod tests {
         })
     }
 
+    fn generated(replies: &[Reply]) -> Option<(usize, bool, usize)> {
+        replies.iter().find_map(|r| match &r.message {
+            FromWorker::Generated {
+                steps,
+                done,
+                inspection,
+                prompt,
+            } => {
+                assert_eq!(inspection.tokens.len(), prompt.len() + steps.len());
+                Some((steps.len(), *done, inspection.tokens.len()))
+            }
+            _ => None,
+        })
+    }
+
+    /// A decoder trains on next tokens, then generates a token per call, each with the
+    /// inspection of the sequence so far; Play ends a generation; an encoder cannot generate.
+    #[test]
+    fn a_decoder_trains_then_generates_a_token_at_a_time() {
+        let mut s = Session::default();
+        let settings = LabSettings {
+            objective: engine::train::Objective::NextToken,
+            ..LabSettings::default()
+        };
+        let corpus = DEFAULT_CORPUS.to_string();
+        let replies = s.handle(ToWorker::Reset { corpus, settings }, Vec::new());
+        let FromWorker::Ready { info, .. } = &replies[0].message else {
+            panic!("not ready")
+        };
+        assert!(info.decoder && info.has_heads);
+        let trained = losses(&s.train(30));
+        assert!(
+            trained.len() == 30 && trained[29] < trained[0],
+            "{trained:?}"
+        );
+        let generate = |s: &mut Session, max_new| {
+            s.handle(
+                ToWorker::Generate {
+                    prompt: "the cat".into(),
+                    settings: protocol::GenerationSettings {
+                        max_new,
+                        ..Default::default()
+                    },
+                },
+                Vec::new(),
+            )
+        };
+        // [CLS] the cat: 3 prompt tokens, one new token in the first reply.
+        assert_eq!(generated(&generate(&mut s, 4)), Some((1, false, 4)));
+        assert!(s.generating());
+        let mut made = 1;
+        while s.generating() {
+            let (n, done, _) = generated(&s.generation_step()).unwrap();
+            made = n;
+            assert_eq!(done, !s.generating());
+        }
+        assert!((1..=4).contains(&made));
+        generate(&mut s, 4);
+        s.handle(ToWorker::Play, Vec::new());
+        assert!(!s.generating(), "training must end a generation");
+        let replies = generate(&mut s, 0);
+        assert!(
+            matches!(&replies[0].message, FromWorker::Failed(e) if e.to_string().contains("max new tokens is 0"))
+        );
+        let mut encoder = started();
+        let replies = generate(&mut encoder, 3);
+        assert!(
+            matches!(&replies[0].message, FromWorker::Failed(e) if e.to_string().contains("needs a decoder"))
+        );
+    }
+
     #[test]
     fn the_leakage_claim_gives_exact_zeros_before_the_change_under_causal() {
         let mut s = started();

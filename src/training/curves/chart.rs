@@ -15,6 +15,7 @@ pub fn colour(series: Series) -> RGBColor {
         Series::Loss => RGBColor(0x1d, 0x23, 0x30),
         Series::MlmLoss | Series::MlmAccuracy => RGBColor(0x1f, 0x6f, 0xc5),
         Series::NspLoss | Series::NspAccuracy => RGBColor(0xe0, 0x7b, 0x00),
+        Series::NextTokenLoss | Series::NextTokenAccuracy => RGBColor(0x1b, 0x8a, 0x4c),
     }
 }
 
@@ -28,6 +29,9 @@ pub fn css_colour(series: Series) -> String {
 pub enum Chart {
     Loss,
     Accuracy,
+    /// A decoder's: next-token loss and accuracy.
+    NextTokenLoss,
+    NextTokenAccuracy,
 }
 
 impl Chart {
@@ -35,28 +39,30 @@ impl Chart {
         match self {
             Chart::Loss => &[Series::Loss, Series::MlmLoss, Series::NspLoss],
             Chart::Accuracy => &[Series::MlmAccuracy, Series::NspAccuracy],
+            Chart::NextTokenLoss => &[Series::NextTokenLoss],
+            Chart::NextTokenAccuracy => &[Series::NextTokenAccuracy],
         }
     }
 
     pub fn caption(self) -> &'static str {
         match self {
-            Chart::Loss => "Loss",
-            Chart::Accuracy => "Accuracy",
+            Chart::Loss | Chart::NextTokenLoss => "Loss",
+            Chart::Accuracy | Chart::NextTokenAccuracy => "Accuracy",
         }
     }
 
     pub fn y_desc(self) -> &'static str {
         match self {
-            Chart::Loss => "loss",
-            Chart::Accuracy => "accuracy",
+            Chart::Loss | Chart::NextTokenLoss => "loss",
+            Chart::Accuracy | Chart::NextTokenAccuracy => "accuracy",
         }
     }
 
     /// Loss from 0 to a little above the largest finite value; accuracy 0…1.
     pub fn y_range(self, points: &[CurvePoint]) -> (f64, f64) {
         match self {
-            Chart::Accuracy => (0.0, 1.0),
-            Chart::Loss => {
+            Chart::Accuracy | Chart::NextTokenAccuracy => (0.0, 1.0),
+            Chart::Loss | Chart::NextTokenLoss => {
                 let top = points
                     .iter()
                     .flat_map(|p| self.series().iter().map(move |s| s.value(p) as f64))

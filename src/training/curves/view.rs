@@ -19,13 +19,19 @@ fn canvas_size(width: f64) -> (u32, u32) {
 pub fn LossCurves(
     #[prop(into)] curves: Signal<Curves>,
     #[prop(into, optional)] curves_b: Signal<Curves>,
+    /// A decoder's run: next-token loss and accuracy instead of MLM and NSP.
+    #[prop(into, optional)]
+    next_token: Signal<bool>,
 ) -> impl IntoView {
     let a = Record::of(curves);
     let b = Record::of(curves_b);
+    let charts = move || match next_token.get() {
+        false => [Chart::Loss, Chart::Accuracy],
+        true => [Chart::NextTokenLoss, Chart::NextTokenAccuracy],
+    };
     view! {
         <div class="loss-curves">
-            <CurveChart chart=Chart::Loss a=a b=b/>
-            <CurveChart chart=Chart::Accuracy a=a b=b/>
+            {move || charts().map(|chart| view! { <CurveChart chart=chart a=a b=b/> }).collect_view()}
         </div>
     }
 }
