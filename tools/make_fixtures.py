@@ -378,6 +378,7 @@ def main():
     import fixtures_attention  # op-level fixtures of the attention variants (its own docstring)
     import fixtures_decoder  # BertLMHeadModel: causal LM, gradients, Adam, generate (its own docstring)
     import fixtures_models  # whole-model fixtures of the attention variants (its own docstring)
+    import fixtures_seq2seq  # BERT2BERT EncoderDecoderModel: cross attention, gradients, Adam, generate
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="recompute into a temp dir and compare")
@@ -389,6 +390,7 @@ def main():
         (fixtures_models.write, args.out.parent / "variants"),
         (fixtures_attention.write, args.out.parent / "attention"),
         (fixtures_decoder.write, args.out.parent / "decoder"),
+        (fixtures_seq2seq.write, args.out.parent / "seq2seq"),
     ]
     if not args.check:
         for write, out in targets:

@@ -5,10 +5,12 @@
 use crate::batch::Batch;
 use crate::error::{EngineError, Result};
 use crate::forward::{
-    as_sequences, as_sequences_mut, mlm_targets, position_ids, EmbeddingsCache, ForwardOutput,
-    LayerCache, MlmHeadCache,
+    as_sequences, as_sequences_mut, mlm_targets, position_ids, CrossCache, EmbeddingsCache,
+    EncoderStates, ForwardOutput, LayerCache, MlmHeadCache,
 };
-use crate::model::{BertEmbeddings, BertForPreTraining, BertLayer, LayerNorm, Linear};
+use crate::model::{
+    BertAttention, BertEmbeddings, BertForPreTraining, BertLayer, LayerNorm, Linear,
+};
 use crate::ops::attention::{self, AttentionOptions};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::{dropout, embedding, gelu, linear, loss, rope, tanh};
@@ -22,6 +24,19 @@ pub fn backward(
     out: &ForwardOutput,
     grads: &mut BertForPreTraining,
 ) -> Result<()> {
+    backward_with_encoder(model, batch, out, grads, None).map(|_| ())
+}
+
+/// `backward` for a decoder with cross-attention: `encoder` is what `forward_with_encoder`
+/// read, and the result is dL/d(encoder output) (B·Ts, C), summed over the decoder's layers,
+/// for the encoder's own backward (`backward_from_hidden`).
+pub fn backward_with_encoder(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &mut BertForPreTraining,
+    encoder: Option<&EncoderStates>,
+) -> Result<Option<Array2<f32>>> {
     if out.losses.is_none() {
         return Err(EngineError::Input(
             "nothing to differentiate: the batch has no MLM/NSP labels or the model has no pre-training heads".into(),
@@ -111,11 +126,42 @@ pub fn backward(
         }
     }
 
+    backward_from_hidden(model, batch, out, grads, d_hidden, encoder)
+}
+
+/// The encoder stack's backward from dL/d(last layer output) (N, C): the layers in reverse,
+/// then the embeddings. An encoder–decoder's encoder starts here, from what the decoder's
+/// cross-attention sends back. Returns dL/d(encoder output) for a decoder with cross-attention.
+pub fn backward_from_hidden(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &mut BertForPreTraining,
+    mut d_hidden: Array2<f32>,
+    encoder: Option<&EncoderStates>,
+) -> Result<Option<Array2<f32>>> {
+    check_shapes(model, batch, out, grads)?;
+    if d_hidden.dim() != out.hidden.dim() {
+        return Err(EngineError::Input(
+            "the gradient of the output does not have the output's shape".into(),
+        ));
+    }
+    let cache = &out.cache;
+    let cross = match (encoder, &cache.cross_opts) {
+        (Some(e), Some(opts)) => Some((e, opts)),
+        (None, None) => None,
+        _ => {
+            return Err(EngineError::Input(
+                "give backward the encoder's output exactly when forward read one".into(),
+            ))
+        }
+    };
+    let mut d_encoder = cross.map(|(e, _)| Array2::<f32>::zeros(e.hidden.raw_dim()));
     for ((layer, g_layer), layer_cache) in model
         .bert
         .layers
         .iter()
-        .zip(g_bert.layers.iter_mut())
+        .zip(grads.bert.layers.iter_mut())
         .zip(&cache.layers)
         .rev()
     {
@@ -127,17 +173,18 @@ pub fn backward(
             batch,
             &cache.attention_opts,
             cache.rotary,
+            cross.zip(d_encoder.as_mut()),
         );
     }
     embeddings_backward(
         &model.bert.embeddings,
-        &mut g_bert.embeddings,
+        &mut grads.bert.embeddings,
         &cache.embeddings,
         d_hidden,
         batch,
         model.config.pad_token_id,
     );
-    Ok(())
+    Ok(d_encoder)
 }
 
 /// The gradient buffer, output and batch must belong together; a mismatch is a caller's
@@ -254,7 +301,9 @@ fn mlm_head_backward(
     d_input
 }
 
-/// From dL/d(layer output) (N, C) to dL/d(layer input) (N, C).
+/// From dL/d(layer output) (N, C) to dL/d(layer input) (N, C); with cross-attention, also
+/// accumulates dL/d(encoder output) into the `cross` buffer.
+#[allow(clippy::too_many_arguments)]
 fn layer_backward(
     layer: &BertLayer,
     g: &mut BertLayer,
@@ -263,10 +312,15 @@ fn layer_backward(
     batch: &Batch,
     attention_opts: &AttentionOptions,
     rotary: bool,
+    cross: Option<((&EncoderStates, &AttentionOptions), &mut Array2<f32>)>,
 ) -> Array2<f32> {
     let (b_size, t) = batch.input_ids.dim();
     let (n, c) = d_out.dim();
-    // out = LN(dropout(intermediate·W_2ᵀ + b_2) + attention_out)
+    // out = LN(dropout(intermediate·W_2ᵀ + b_2) + f), f = attention_out or cross-attention's
+    let ffn_input = cache
+        .cross
+        .as_ref()
+        .map_or(&cache.attention_out, |c| &c.out);
     let mut d_sum = Array2::zeros((n, c));
     ln_backward(
         &mut d_sum,
@@ -276,7 +330,7 @@ fn layer_backward(
         &layer.output.layer_norm,
         &cache.output_ln,
     );
-    let mut d_attention_out = d_sum.clone(); // the residual branch
+    let mut d_ffn_input = d_sum.clone(); // the residual branch
     dropout::backward(&mut d_sum.view_mut(), cache.output_dropout.as_ref());
     let mut d_intermediate = Array2::zeros(cache.intermediate.raw_dim()); // (N, I)
     linear_backward(
@@ -293,12 +347,29 @@ fn layer_backward(
         cache.intermediate_pre.view(),
     );
     linear_backward(
-        Some(&mut d_attention_out),
+        Some(&mut d_ffn_input),
         &mut g.intermediate.dense,
         d_pre.view(),
-        cache.attention_out.view(),
+        ffn_input.view(),
         &layer.intermediate.dense,
     );
+    let d_attention_out = match (cross, &cache.cross, &layer.crossattention) {
+        (Some(((encoder, opts), d_encoder)), Some(c), Some(weights)) => {
+            let g_cross = g.crossattention.as_mut().expect("same structure");
+            cross_backward(
+                weights,
+                g_cross,
+                c,
+                d_ffn_input,
+                &cache.attention_out,
+                encoder,
+                opts,
+                d_encoder,
+                batch.input_ids.dim(),
+            )
+        }
+        _ => d_ffn_input,
+    };
 
     // attention_out = LN(dropout(context·W_Oᵀ + b_O) + x)
     let mut d_sum = Array2::zeros((n, c));
@@ -427,4 +498,71 @@ fn embeddings_backward(
         batch.token_type_ids.iter().map(|&tt| tt as usize),
         None,
     );
+}
+
+/// The cross-attention's backward: from dL/df (N, C), f = LN(dropout(ctx·W_Oᵀ + b_O) + a),
+/// to dL/da (N, C), a = the self-attention's output; dL/d(encoder output) accumulates the
+/// keys' and values' parts.
+#[allow(clippy::too_many_arguments)]
+fn cross_backward(
+    weights: &BertAttention,
+    g: &mut BertAttention,
+    c: &CrossCache,
+    d_out: Array2<f32>,
+    a: &Array2<f32>,
+    encoder: &EncoderStates,
+    opts: &AttentionOptions,
+    d_encoder: &mut Array2<f32>,
+    (b_size, t): (usize, usize),
+) -> Array2<f32> {
+    let ts = encoder.mask.ncols();
+    let mut d_sum = Array2::zeros(d_out.raw_dim());
+    ln_backward(
+        &mut d_sum,
+        &mut g.output.layer_norm,
+        d_out.view(),
+        c.sum.view(),
+        &weights.output.layer_norm,
+        &c.ln,
+    );
+    let mut d_a = d_sum.clone(); // the residual branch
+    dropout::backward(&mut d_sum.view_mut(), c.dropout.as_ref());
+    let mut d_context = Array2::zeros(c.context.raw_dim());
+    linear_backward(
+        Some(&mut d_context),
+        &mut g.output.dense,
+        d_sum.view(),
+        c.context.view(),
+        &weights.output.dense,
+    );
+    let (mut d_q, mut d_k, mut d_v) = (
+        Array2::zeros(c.q.raw_dim()), // (N, C)
+        Array2::zeros(c.k.raw_dim()), // (B·Ts, C)
+        Array2::zeros(c.v.raw_dim()), // (B·Ts, C)
+    );
+    attention::backward(
+        &mut as_sequences_mut(&mut d_q, b_size, t),
+        &mut as_sequences_mut(&mut d_k, b_size, ts),
+        &mut as_sequences_mut(&mut d_v, b_size, ts),
+        as_sequences(&d_context, b_size, t),
+        as_sequences(&c.q, b_size, t),
+        as_sequences(&c.k, b_size, ts),
+        as_sequences(&c.v, b_size, ts),
+        as_sequences(&c.context, b_size, t),
+        encoder.mask,
+        &c.attention,
+        opts,
+    );
+    let (sa, g_sa) = (&weights.self_attention, &mut g.self_attention);
+    linear_backward(
+        Some(&mut d_a),
+        &mut g_sa.query,
+        d_q.view(),
+        a.view(),
+        &sa.query,
+    );
+    let e = encoder.hidden.view();
+    linear_backward(Some(d_encoder), &mut g_sa.key, d_k.view(), e, &sa.key);
+    linear_backward(Some(d_encoder), &mut g_sa.value, d_v.view(), e, &sa.value);
+    d_a
 }

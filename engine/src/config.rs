@@ -122,6 +122,10 @@ pub struct BertConfig {
     /// token. Written only when true, so a BERT config round-trips unchanged.
     #[serde(default, skip_serializing_if = "is_false")]
     pub is_decoder: bool,
+    /// HF's `add_cross_attention`: every layer also attends to an encoder's output (the decoder
+    /// of an `EncoderDecoderModel`). Written only when true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub add_cross_attention: bool,
     /// Everything else HF wrote (model_type, architectures, …), kept so a saved config round-trips.
     #[serde(flatten)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -183,6 +187,7 @@ impl BertConfig {
             position_embedding_type: PositionEmbeddingType::Absolute,
             attention_type: AttentionType::Softmax,
             is_decoder: false,
+            add_cross_attention: false,
             extra,
         }
     }

@@ -17,13 +17,14 @@ use crate::batch::{Batch, MaskMode};
 use crate::config::{AttentionType, BertConfig, PositionEmbeddingType};
 use crate::error::{EngineError, Result};
 use crate::forward::{
-    forward, linear_forward, ln_forward, mlm_head_forward, ForwardOptions, MlmScope,
+    forward_with_encoder, linear_forward, ln_forward, mlm_head_forward, EncoderStates,
+    ForwardOptions, MlmScope,
 };
 use crate::model::{BertForPreTraining, BertLayer};
 use crate::ops::linear_attention::phi;
 use crate::ops::{gelu, math, rope};
 use crate::rng::Rng;
-use ndarray::{Array1, Array2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, Axis};
 use std::borrow::Borrow;
 
 /// The most tokens one call may ask for; a model's positions usually allow fewer.
@@ -94,10 +95,20 @@ pub fn kv_cache_bytes_without_groups(config: &BertConfig, t: usize) -> usize {
 }
 
 /// Every layer's keys and values so far, as `forward` computes them (rotated keys for rotary
-/// models).
+/// models), and for an encoder–decoder's decoder each layer's cross-attention keys and values
+/// of the source, computed once.
 struct KvCache {
-    k: Vec<Array2<f32>>, // per layer (T, G·D)
-    v: Vec<Array2<f32>>, // per layer (T, G·D)
+    k: Vec<Array2<f32>>,       // per layer (T, G·D)
+    v: Vec<Array2<f32>>,       // per layer (T, G·D)
+    cross_k: Vec<Array2<f32>>, // per layer (Ts, C); empty without cross-attention
+    cross_v: Vec<Array2<f32>>, // per layer (Ts, C)
+}
+
+/// An encoder's output for one source, which a decoder with cross-attention reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source {
+    pub hidden: Array2<f32>, // (Ts, C)
+    pub mask: Array2<u8>,    // (1, Ts) 1 = real token
 }
 
 /// A generation in progress: the sequence so far and the logits for its next token. `M` is
@@ -106,6 +117,8 @@ pub struct Generator<M: Borrow<BertForPreTraining>> {
     model: M,
     ids: Vec<u32>,
     prompt_len: usize,
+    /// An encoder–decoder's source, as the encoder gave it.
+    source: Option<Source>,
     cache: Option<KvCache>,
     next_logits: Array1<f32>, // (V)
     options: GenerateOptions,
@@ -116,12 +129,25 @@ pub struct Generator<M: Borrow<BertForPreTraining>> {
 impl<M: Borrow<BertForPreTraining>> Generator<M> {
     /// Checks the model, prompt and options, then runs the prompt (the prefill).
     pub fn new(model: M, prompt: &[u32], options: GenerateOptions) -> Result<Self> {
+        Self::with_source(model, prompt, None, options)
+    }
+
+    /// For an encoder–decoder's decoder: every layer also attends to `source` (the encoder's
+    /// output); the prompt is the decoder's start ([CLS]).
+    pub fn with_source(
+        model: M,
+        prompt: &[u32],
+        source: Option<Source>,
+        options: GenerateOptions,
+    ) -> Result<Self> {
         check(model.borrow(), prompt, &options)?;
-        let (next_logits, cache) = prefill(model.borrow(), prompt, options.use_cache)?;
+        let (next_logits, cache) =
+            prefill(model.borrow(), prompt, source.as_ref(), options.use_cache)?;
         Ok(Generator {
             model,
             ids: prompt.to_vec(),
             prompt_len: prompt.len(),
+            source,
             cache,
             next_logits,
             options,
@@ -186,8 +212,10 @@ impl<M: Borrow<BertForPreTraining>> Generator<M> {
         if !self.finished {
             let model = self.model.borrow();
             self.next_logits = match &mut self.cache {
-                Some(cache) => decode_step(model, cache, id, self.ids.len() - 1),
-                None => prefill(model, &self.ids, false)?.0,
+                Some(cache) => {
+                    decode_step(model, cache, self.source.as_ref(), id, self.ids.len() - 1)
+                }
+                None => prefill(model, &self.ids, self.source.as_ref(), false)?.0,
             };
         }
         Ok(Some(token))
@@ -275,6 +303,7 @@ fn check(model: &BertForPreTraining, prompt: &[u32], options: &GenerateOptions) 
 fn prefill(
     model: &BertForPreTraining,
     ids: &[u32],
+    source: Option<&Source>,
     keep: bool,
 ) -> Result<(Array1<f32>, Option<KvCache>)> {
     let t = ids.len();
@@ -291,16 +320,28 @@ fn prefill(
         mlm_scope: MlmScope::LabelledOnly,
         ..ForwardOptions::inspection(MaskMode::Causal)
     };
-    let out = forward(model, &batch, &opts, &mut Rng::new(0))?;
+    let states = source.map(|s| EncoderStates {
+        hidden: &s.hidden,
+        mask: s.mask.view(),
+    });
+    let out = forward_with_encoder(model, &batch, &opts, states.as_ref(), &mut Rng::new(0))?;
     let (logits, _) = mlm_head_forward(model, &out.hidden, &[t - 1]);
     let cache = keep.then(|| {
-        let (k, v) = out
-            .cache
-            .layers
-            .into_iter()
-            .map(|layer| (layer.k, layer.v))
-            .unzip();
-        KvCache { k, v }
+        let mut cache = KvCache {
+            k: Vec::new(),
+            v: Vec::new(),
+            cross_k: Vec::new(),
+            cross_v: Vec::new(),
+        };
+        for layer in out.cache.layers {
+            cache.k.push(layer.k);
+            cache.v.push(layer.v);
+            if let Some(cross) = layer.cross {
+                cache.cross_k.push(cross.k);
+                cache.cross_v.push(cross.v);
+            }
+        }
+        cache
     });
     Ok((logits.row(0).to_owned(), cache))
 }
@@ -309,6 +350,7 @@ fn prefill(
 fn decode_step(
     model: &BertForPreTraining,
     cache: &mut KvCache,
+    source: Option<&Source>,
     id: u32,
     pos: usize,
 ) -> Array1<f32> {
@@ -323,9 +365,17 @@ fn decode_step(
     let row = |a: Array1<f32>| a.insert_axis(Axis(0)); // (1, C)
     let mut x = ln_forward(row(sum).view(), &emb.layer_norm, eps).0; // (1, C)
     let rotary = config.position_embedding_type == PositionEmbeddingType::Rotary;
-    for ((layer, k_cache), v_cache) in model.bert.layers.iter().zip(&mut cache.k).zip(&mut cache.v)
-    {
-        x = layer_step(config, layer, x, k_cache, v_cache, pos, rotary);
+    for (l, layer) in model.bert.layers.iter().enumerate() {
+        let cross = source.map(|s| (&cache.cross_k[l], &cache.cross_v[l], s.mask.row(0)));
+        x = layer_step(
+            config,
+            layer,
+            x,
+            (&mut cache.k[l], &mut cache.v[l]),
+            cross,
+            pos,
+            rotary,
+        );
     }
     let (logits, _) = mlm_head_forward(model, &x, &[0]);
     logits.row(0).to_owned()
@@ -336,8 +386,8 @@ fn layer_step(
     config: &BertConfig,
     layer: &BertLayer,
     x: Array2<f32>,
-    k_cache: &mut Array2<f32>, // (T, G·D)
-    v_cache: &mut Array2<f32>, // (T, G·D)
+    (k_cache, v_cache): (&mut Array2<f32>, &mut Array2<f32>), // (T, G·D) each
+    cross: Option<(&Array2<f32>, &Array2<f32>, ArrayView1<u8>)>, // (Ts, C), (Ts, C), (Ts)
     pos: usize,
     rotary: bool,
 ) -> Array2<f32> {
@@ -359,38 +409,7 @@ fn layer_step(
     v_cache.push_row(v.row(0)).expect("G·D wide");
 
     let linear = config.attention_type == AttentionType::Linear;
-    let scale = 1.0 / (d as f32).sqrt();
-    let t = k_cache.nrows();
-    let mut context = Array2::<f32>::zeros((1, h * d)); // (1, C)
-    let mut weights = vec![0.0f32; t];
-    for head in 0..h {
-        let group = head / (h / g);
-        let q_h = q.slice(ndarray::s![0, head * d..(head + 1) * d]);
-        let keys = k_cache.slice(ndarray::s![.., group * d..(group + 1) * d]); // (T, D)
-        let values = v_cache.slice(ndarray::s![.., group * d..(group + 1) * d]); // (T, D)
-        if linear {
-            // w_j = φ(q)·φ(k_j) / Σ_j φ(q)·φ(k_j)
-            let phi_q = q_h.mapv(phi);
-            for (w, key) in weights.iter_mut().zip(keys.rows()) {
-                *w = phi_q.iter().zip(key).map(|(a, &b)| a * phi(b)).sum();
-            }
-            let total: f32 = weights.iter().sum();
-            weights.iter_mut().for_each(|w| *w /= total);
-        } else {
-            // softmax(q·Kᵀ/√D): every cached key is at or before this position
-            for (w, key) in weights.iter_mut().zip(keys.rows()) {
-                *w = q_h.iter().zip(key).map(|(a, b)| a * b).sum::<f32>() * scale;
-            }
-            let max = math::max(&weights);
-            weights.iter_mut().for_each(|w| *w = math::exp(*w - max));
-            let total: f32 = weights.iter().sum();
-            weights.iter_mut().for_each(|w| *w /= total);
-        }
-        let mut out = context.slice_mut(ndarray::s![0, head * d..(head + 1) * d]);
-        for (&w, value) in weights.iter().zip(values.rows()) {
-            out.scaled_add(w, &value);
-        }
-    }
+    let context = attend(&q, k_cache, v_cache, (h, g, d), linear, None);
     let attention_sum = linear_forward(context.view(), &layer.attention.output.dense) + &x;
     let a = ln_forward(
         attention_sum.view(),
@@ -398,9 +417,71 @@ fn layer_step(
         eps,
     )
     .0;
+    // Cross-attention: this token's query against the source's keys and values.
+    let a = match (cross, &layer.crossattention) {
+        (Some((k, v, mask)), Some(weights)) => {
+            let sa = &weights.self_attention;
+            let q = linear_forward(a.view(), &sa.query); // (1, C)
+            let context = attend(&q, k, v, (h, h, d), false, Some(mask));
+            let sum = linear_forward(context.view(), &weights.output.dense) + &a;
+            ln_forward(sum.view(), &weights.output.layer_norm, eps).0
+        }
+        _ => a,
+    };
     let intermediate = gelu::forward(linear_forward(a.view(), &layer.intermediate.dense).view());
     let output_sum = linear_forward(intermediate.view(), &layer.output.dense) + &a;
     ln_forward(output_sum.view(), &layer.output.layer_norm, eps).0
+}
+
+/// One query row (1, H·D) over keys and values (T, G·D), head h reading group h ÷ (H/G);
+/// keys where `mask` is 0 get no weight. softmax(q·Kᵀ/√D)·V, or linear attention's
+/// φ(q)·φ(k_j) / Σ_j φ(q)·φ(k_j) weights.
+fn attend(
+    q: &Array2<f32>,
+    keys: &Array2<f32>,
+    values: &Array2<f32>,
+    (h, g, d): (usize, usize, usize),
+    linear: bool,
+    mask: Option<ArrayView1<u8>>,
+) -> Array2<f32> {
+    let scale = 1.0 / (d as f32).sqrt();
+    let t = keys.nrows();
+    let allowed = |j: usize| mask.is_none_or(|m| m[j] != 0);
+    let mut context = Array2::<f32>::zeros((1, h * d)); // (1, H·D)
+    let mut weights = vec![0.0f32; t];
+    for head in 0..h {
+        let group = head / (h / g);
+        let q_h = q.slice(ndarray::s![0, head * d..(head + 1) * d]);
+        let k_g = keys.slice(ndarray::s![.., group * d..(group + 1) * d]); // (T, D)
+        let v_g = values.slice(ndarray::s![.., group * d..(group + 1) * d]); // (T, D)
+        if linear {
+            let phi_q = q_h.mapv(phi);
+            for (j, (w, key)) in weights.iter_mut().zip(k_g.rows()).enumerate() {
+                *w = if allowed(j) {
+                    phi_q.iter().zip(key).map(|(a, &b)| a * phi(b)).sum()
+                } else {
+                    0.0
+                };
+            }
+        } else {
+            for (j, (w, key)) in weights.iter_mut().zip(k_g.rows()).enumerate() {
+                *w = if allowed(j) {
+                    q_h.iter().zip(key).map(|(a, b)| a * b).sum::<f32>() * scale
+                } else {
+                    f32::NEG_INFINITY
+                };
+            }
+            let max = math::max(&weights);
+            weights.iter_mut().for_each(|w| *w = math::exp(*w - max));
+        }
+        let total: f32 = weights.iter().sum();
+        weights.iter_mut().for_each(|w| *w /= total);
+        let mut out = context.slice_mut(ndarray::s![0, head * d..(head + 1) * d]);
+        for (&w, value) in weights.iter().zip(v_g.rows()) {
+            out.scaled_add(w, &value);
+        }
+    }
+    context
 }
 
 fn softmax(logits: &[f32]) -> Vec<f32> {

@@ -69,6 +69,9 @@ pub struct BertOutput {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BertLayer {
     pub attention: BertAttention,
+    /// An encoder–decoder's decoder layer (`add_cross_attention`): queries from this layer,
+    /// keys and values from the encoder's output. K and V are (C, C): one per head.
+    pub crossattention: Option<BertAttention>,
     pub intermediate: BertIntermediate,
     pub output: BertOutput,
 }
@@ -269,6 +272,7 @@ macro_rules! describe_params {
             let pre = format!("bert.encoder.layer.{l}");
             let BertLayer {
                 attention,
+                crossattention,
                 intermediate,
                 output,
             } = layer;
@@ -283,6 +287,19 @@ macro_rules! describe_params {
             let BertSelfOutput { dense, layer_norm } = self_output;
             linear!(format!("{pre}.attention.output.dense"), c, c, dense);
             layer_norm!(format!("{pre}.attention.output"), layer_norm);
+            if let Some(BertAttention {
+                self_attention,
+                output: cross_output,
+            }) = crossattention
+            {
+                let BertSelfAttention { query, key, value } = self_attention;
+                linear!(format!("{pre}.crossattention.self.query"), c, c, query);
+                linear!(format!("{pre}.crossattention.self.key"), c, c, key);
+                linear!(format!("{pre}.crossattention.self.value"), c, c, value);
+                let BertSelfOutput { dense, layer_norm } = cross_output;
+                linear!(format!("{pre}.crossattention.output.dense"), c, c, dense);
+                layer_norm!(format!("{pre}.crossattention.output"), layer_norm);
+            }
             let BertIntermediate { dense } = intermediate;
             linear!(format!("{pre}.intermediate.dense"), i, c, dense);
             let BertOutput { dense, layer_norm } = output;
@@ -386,7 +403,13 @@ impl BertForPreTraining {
                     position_embeddings: absolute.then(<Array2<f32> as Default>::default),
                     ..BertEmbeddings::default()
                 },
-                layers: vec![BertLayer::default(); config.num_hidden_layers],
+                layers: vec![
+                    BertLayer {
+                        crossattention: config.add_cross_attention.then(BertAttention::default),
+                        ..BertLayer::default()
+                    };
+                    config.num_hidden_layers
+                ],
                 pooler: parts.pooler.then(BertPooler::default),
             },
             cls: parts.heads.then(|| BertPreTrainingHeads {

@@ -111,8 +111,14 @@ pub struct LayerTrace {
     pub context: Matrix,
     /// concat(heads)·W_Oᵀ + b_O, before the residual and LayerNorm (T×C).
     pub attention_output: Matrix,
-    /// Add & Norm: LayerNorm(x + attention_output) (T×C), the feed-forward block's input.
+    /// Add & Norm: LayerNorm(x + attention_output) (T×C), the feed-forward block's input
+    /// (the cross-attention's, in an encoder–decoder's decoder).
     pub attention_norm: Matrix,
+    /// An encoder–decoder's decoder layer: each head's cross-attention, queries from this
+    /// layer (Tt rows), keys and values from the encoder's output (Ts rows), under the
+    /// encoder's padding mask. Empty elsewhere.
+    #[serde(default)]
+    pub cross_heads: Vec<HeadTrace>,
     /// attention_norm·W₁ᵀ + b₁ (T×I), GELU's input.
     pub intermediate_pre: Matrix,
     /// GELU(intermediate_pre) = 0.5·x·(1 + erf(x/√2)) (T×I).

@@ -375,3 +375,103 @@ fn every_parameter_gradient_matches_finite_differences_with_tiled_attention() {
     };
     check_variant(&model, &o);
 }
+
+/// An encoder–decoder: the decoder's cross-attention (queries from the decoder, keys and values
+/// from the encoder) and the encoder's backward from what it sends back, against finite
+/// differences of the seq2seq loss, for sampled entries of every parameter of both halves.
+#[test]
+fn every_encoder_decoder_gradient_matches_finite_differences() {
+    use engine::seq2seq::{backward_seq2seq, forward_seq2seq, EncoderDecoder, Seq2SeqBatch};
+    let encoder = tiny_variant(0.0, |c| {
+        c.num_attention_heads = 2;
+    });
+    let decoder = tiny_variant(0.0, |c| {
+        *c = c.clone().decoder();
+        c.add_cross_attention = true;
+    });
+    let mut encoder = encoder;
+    encoder.cls = None;
+    encoder.bert.pooler = None;
+    let model = EncoderDecoder {
+        encoder,
+        decoder,
+        decoder_start_token_id: 2,
+        pad_token_id: 0,
+        extra: Default::default(),
+    };
+    let i = IGNORE_INDEX;
+    // Source 2 × 5 (one padded), targets 2 × 4 (one shorter).
+    let batch = Seq2SeqBatch::new(
+        array![[2u32, 7, 9, 4, 3], [2, 11, 3, 0, 0]],
+        array![[1u8, 1, 1, 1, 1], [1, 1, 1, 0, 0]],
+        array![[4i64, 9, 7, 3], [11, 3, i, i]],
+        2,
+        0,
+    );
+    let opts = ForwardOptions {
+        mlm_scope: MlmScope::LabelledOnly,
+        ..opts(MaskMode::Padding, false)
+    };
+    let loss = |m: &EncoderDecoder| {
+        let out = forward_seq2seq(m, &batch, &opts, &mut Rng::new(7)).unwrap();
+        out.decoder.losses.unwrap().total as f64
+    };
+    let out = forward_seq2seq(&model, &batch, &opts, &mut Rng::new(7)).unwrap();
+    let mut grads = model.zeros_like();
+    backward_seq2seq(&model, &batch, &out, &mut grads).unwrap();
+    let analytic: Vec<(String, Vec<f32>)> = grads
+        .named_params()
+        .into_iter()
+        .map(|(n, g)| (n, g.iter().copied().collect()))
+        .collect();
+    let mut probe = model.clone();
+    let mut pick = Rng::new(5);
+    let mut informative = 0;
+    for (name, g) in &analytic {
+        let largest = (0..g.len())
+            .max_by(|&a, &b| g[a].abs().total_cmp(&g[b].abs()))
+            .unwrap();
+        let mut entries: Vec<usize> = (0..SAMPLES_PER_PARAM)
+            .map(|_| pick.below(g.len()))
+            .collect();
+        entries.push(largest);
+        let mut max_numeric = 0.0f64;
+        for &e in &entries {
+            let value = |m: &mut EncoderDecoder| -> *mut f32 {
+                let (half, local) = match name.strip_prefix("encoder.") {
+                    Some(rest) => (&mut m.encoder, format!("bert.{rest}")),
+                    None => (&mut m.decoder, name["decoder.".len()..].to_string()),
+                };
+                let mut params = half.named_params_mut();
+                let (_, p) = params.iter_mut().find(|(n, _)| *n == local).unwrap();
+                p.iter_mut().nth(e).unwrap() as *mut f32
+            };
+            // SAFETY: the pointer is into `probe`, alive and not otherwise borrowed here.
+            let slot = value(&mut probe);
+            let x0 = unsafe { *slot };
+            let at = |x: f32| {
+                unsafe { *slot = x };
+                loss(&probe)
+            };
+            let numeric = (8.0 * (at(x0 + H) - at(x0 - H)) - (at(x0 + 2.0 * H) - at(x0 - 2.0 * H)))
+                / (12.0 * H as f64);
+            at(x0);
+            let a = g[e] as f64;
+            let err = (a - numeric).abs();
+            assert!(
+                err <= ATOL + RTOL * numeric.abs(),
+                "{name}[{e}]: analytic {a:.6} vs numeric {numeric:.6} (error {err:.2e})"
+            );
+            max_numeric = max_numeric.max(numeric.abs());
+        }
+        // Short targets and sharp attention make the decoder's gradients small (≈ 0.01): a
+        // gradient counts when it is 2.5·ATOL, well above the ≈ 2e-4 rounding noise.
+        informative += usize::from(max_numeric > 2.5 * ATOL);
+    }
+    // Key biases (self and cross, 2 layers each, and the encoder's 2) have a zero gradient.
+    let total = analytic.len();
+    assert!(
+        informative >= total - 6,
+        "only {informative} of {total} informative"
+    );
+}

@@ -6,13 +6,33 @@
 
 use super::{as_sequences, linear_forward, ln_forward};
 use crate::batch::Batch;
-use crate::model::BertLayer;
+use crate::model::{BertAttention, BertLayer};
 use crate::ops::attention::{self, AttentionCache, AttentionOptions};
 use crate::ops::layernorm::LayerNormCache;
 use crate::ops::{dropout, gelu, rope};
 use crate::rng::Rng;
 use crate::trace::{LayerTrace, Matrix};
-use ndarray::{s, Array2};
+use ndarray::{s, Array2, ArrayView2};
+
+/// An encoder's output as a decoder layer's cross-attention reads it.
+pub struct EncoderStates<'a> {
+    pub hidden: &'a Array2<f32>,  // (B·Ts, C)
+    pub mask: ArrayView2<'a, u8>, // (B, Ts) 1 = real source token
+}
+
+/// Cross-attention's activations: f = LN(dropout(attention(a·W_Qᵀ, e·W_Kᵀ, e·W_Vᵀ)·W_Oᵀ + b_O) + a),
+/// a the self-attention's output, e the encoder's.
+pub(crate) struct CrossCache {
+    pub(crate) q: Array2<f32>,               // (N, C)
+    pub(crate) k: Array2<f32>,               // (B·Ts, C)
+    pub(crate) v: Array2<f32>,               // (B·Ts, C)
+    pub(crate) attention: AttentionCache,    // weights (B, H, Tt, Ts)
+    pub(crate) context: Array2<f32>,         // (N, C)
+    pub(crate) dropout: Option<Array2<f32>>, // (N, C)
+    pub(crate) sum: Array2<f32>,             // (N, C) LN input
+    pub(crate) ln: LayerNormCache,
+    pub(crate) out: Array2<f32>, // (N, C) LN output: W_I input, residual
+}
 
 pub(crate) struct LayerCache {
     pub(crate) input: Array2<f32>,        // (N, C) X: Q/K/V input, residual
@@ -24,11 +44,12 @@ pub(crate) struct LayerCache {
     pub(crate) attention_dropout: Option<Array2<f32>>, // (N, C)
     pub(crate) attention_sum: Array2<f32>, // (N, C) LN input
     pub(crate) attention_ln: LayerNormCache,
-    pub(crate) attention_out: Array2<f32>, // (N, C) LN output: W_I input, residual
+    pub(crate) attention_out: Array2<f32>, // (N, C) LN output: W_I (or cross-attention) input, residual
+    pub(crate) cross: Option<CrossCache>,
     pub(crate) intermediate_pre: Array2<f32>, // (N, I) GELU input
-    pub(crate) intermediate: Array2<f32>,  // (N, I) GELU output, W_2 input
+    pub(crate) intermediate: Array2<f32>,     // (N, I) GELU output, W_2 input
     pub(crate) output_dropout: Option<Array2<f32>>, // (N, C)
-    pub(crate) output_sum: Array2<f32>,    // (N, C) LN input
+    pub(crate) output_sum: Array2<f32>,       // (N, C) LN input
     pub(crate) output_ln: LayerNormCache,
 }
 #[allow(clippy::too_many_arguments)]
@@ -38,6 +59,7 @@ pub(super) fn layer_forward(
     batch: &Batch,
     attention_opts: &AttentionOptions,
     rotary: bool,
+    cross: Option<(&EncoderStates, &AttentionOptions)>,
     eps: f64,
     hidden_p: f32,
     rng: &mut Rng,
@@ -104,7 +126,22 @@ pub(super) fn layer_forward(
         eps,
     );
 
-    let intermediate_pre = linear_forward(attention_out.view(), &layer.intermediate.dense);
+    let cross = match (cross, &layer.crossattention) {
+        (Some((encoder, opts)), Some(weights)) => Some(cross_forward(
+            weights,
+            &attention_out,
+            encoder,
+            opts,
+            (b_size, t),
+            eps,
+            hidden_p,
+            rng,
+            trace.as_deref_mut().map(|tr| &mut tr.cross_heads),
+        )),
+        _ => None,
+    };
+    let ffn_input = cross.as_ref().map_or(&attention_out, |c| &c.out);
+    let intermediate_pre = linear_forward(ffn_input.view(), &layer.intermediate.dense);
     let intermediate = gelu::forward(intermediate_pre.view());
     let mut output_sum = linear_forward(intermediate.view(), &layer.output.dense);
     if let Some(tr) = trace.as_deref_mut() {
@@ -114,7 +151,7 @@ pub(super) fn layer_forward(
         tr.ffn_output = Matrix::from_view(output_sum.slice(s![..t, ..]));
     }
     let output_dropout = dropout::forward(&mut output_sum, hidden_p, rng);
-    output_sum += &attention_out;
+    output_sum += ffn_input;
     let (out, output_ln) = ln_forward(output_sum.view(), &layer.output.layer_norm, eps);
     if let Some(tr) = trace {
         tr.output = Matrix::from_view(out.slice(s![..t, ..]));
@@ -130,6 +167,7 @@ pub(super) fn layer_forward(
         attention_sum,
         attention_ln,
         attention_out,
+        cross,
         intermediate_pre,
         intermediate,
         output_dropout,
@@ -137,4 +175,53 @@ pub(super) fn layer_forward(
         output_ln,
     };
     (out, cache)
+}
+
+/// f = LN(dropout(attention(a·W_Qᵀ + b_Q, e·W_Kᵀ + b_K, e·W_Vᵀ + b_V)·W_Oᵀ + b_O) + a): the
+/// decoder's queries against the encoder's keys and values, under the encoder's padding mask.
+#[allow(clippy::too_many_arguments)]
+fn cross_forward(
+    weights: &BertAttention,
+    a: &Array2<f32>, // (N, C)
+    encoder: &EncoderStates,
+    opts: &AttentionOptions,
+    (b_size, t): (usize, usize),
+    eps: f64,
+    hidden_p: f32,
+    rng: &mut Rng,
+    trace: Option<&mut Vec<crate::trace::HeadTrace>>,
+) -> CrossCache {
+    let sa = &weights.self_attention;
+    let ts = encoder.mask.ncols();
+    let c = a.ncols();
+    let q = linear_forward(a.view(), &sa.query);
+    let k = linear_forward(encoder.hidden.view(), &sa.key);
+    let v = linear_forward(encoder.hidden.view(), &sa.value);
+    let (context, attention) = attention::forward(
+        as_sequences(&q, b_size, t),
+        as_sequences(&k, b_size, ts),
+        as_sequences(&v, b_size, ts),
+        encoder.mask,
+        opts,
+        rng,
+        trace,
+    );
+    let context = context
+        .into_shape_with_order((b_size * t, c))
+        .expect("contiguous (B, Tt, C)");
+    let mut sum = linear_forward(context.view(), &weights.output.dense);
+    let dropout = dropout::forward(&mut sum, hidden_p, rng);
+    sum += a;
+    let (out, ln) = ln_forward(sum.view(), &weights.output.layer_norm, eps);
+    CrossCache {
+        q,
+        k,
+        v,
+        attention,
+        context,
+        dropout,
+        sum,
+        ln,
+        out,
+    }
 }

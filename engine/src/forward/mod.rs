@@ -19,7 +19,8 @@ mod validate;
 
 pub(crate) use embeddings::{position_ids, EmbeddingsCache};
 pub(crate) use heads::{mlm_head_forward, mlm_targets, MlmHeadCache};
-pub(crate) use layer::LayerCache;
+pub use layer::EncoderStates;
+pub(crate) use layer::{CrossCache, LayerCache};
 
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
 use crate::config::{AttentionType, BertConfig, PositionEmbeddingType};
@@ -120,6 +121,9 @@ pub struct ForwardCache {
     pub(crate) attention_opts: AttentionOptions,
     /// Rotary models: q and k were rotated before attention.
     pub(crate) rotary: bool,
+    /// An encoder–decoder's decoder: its cross-attention's settings (every head its own K/V,
+    /// the encoder's padding mask).
+    pub(crate) cross_opts: Option<AttentionOptions>,
     /// The [CLS] rows (B, C), input of the pooler's dense.
     pub(crate) cls_rows: Option<Array2<f32>>,
     pub(crate) mlm_head: Option<MlmHeadCache>,
@@ -135,8 +139,21 @@ pub fn forward(
     opts: &ForwardOptions,
     rng: &mut Rng,
 ) -> Result<ForwardOutput> {
+    forward_with_encoder(model, batch, opts, None, rng)
+}
+
+/// `forward` for a decoder with cross-attention (`add_cross_attention`), whose every layer
+/// also reads `encoder`'s output; `encoder` must be given exactly for such a model.
+pub fn forward_with_encoder(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    encoder: Option<&EncoderStates>,
+    rng: &mut Rng,
+) -> Result<ForwardOutput> {
     check_model(model)?;
     validate(model, batch)?;
+    let cross_opts = cross_options(model, batch, opts, encoder)?;
     attention_options(&model.config, opts)?;
     let config = &model.config;
     let (b_size, t) = (batch.batch_size(), batch.seq_len());
@@ -169,6 +186,7 @@ pub fn forward(
             batch,
             &attention_opts,
             rotary,
+            encoder.zip(cross_opts.as_ref()),
             config.layer_norm_eps,
             hidden_p,
             rng,
@@ -248,6 +266,7 @@ pub fn forward(
         layers,
         attention_opts,
         rotary,
+        cross_opts,
         cls_rows,
         mlm_head,
         mlm_log_sum_exp: mlm_ce.map(|(_, lse)| lse),
@@ -323,6 +342,45 @@ pub fn attention_options(
         )));
     }
     Ok((attention_opts, rotary))
+}
+
+/// A decoder's cross-attention settings, when it has cross-attention and an encoder's output
+/// of the batch's size to read; an error when one is given without the other.
+fn cross_options(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    encoder: Option<&EncoderStates>,
+) -> Result<Option<AttentionOptions>> {
+    let config = &model.config;
+    let bad = |m: String| Err(EngineError::Input(m));
+    let Some(encoder) = encoder else {
+        return match config.add_cross_attention {
+            true => bad("this decoder has cross-attention (add_cross_attention): it needs an encoder's output".into()),
+            false => Ok(None),
+        };
+    };
+    if !config.add_cross_attention {
+        return bad("an encoder's output was given to a model without cross-attention".into());
+    }
+    let (b, ts) = encoder.mask.dim();
+    if b != batch.batch_size() || encoder.hidden.dim() != (b * ts, config.hidden_size) {
+        return bad(format!(
+            "the encoder's output is {:?} for {b} × {ts} source tokens; the decoder needs {} rows of {} values",
+            encoder.hidden.dim(),
+            batch.batch_size() * ts,
+            config.hidden_size
+        ));
+    }
+    let (self_opts, _) = attention_options(config, opts)?;
+    Ok(Some(AttentionOptions {
+        num_kv_heads: config.num_attention_heads,
+        mask: MaskMode::Padding,
+        window: None,
+        linear: false,
+        kernel: AttentionKernel::Full,
+        ..self_opts
+    }))
 }
 
 pub(crate) fn linear_forward(x: ArrayView2<f32>, l: &Linear) -> Array2<f32> {
