@@ -81,6 +81,28 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if a.text.trim().is_empty() {
         return Err(empty().into());
     }
+    let options = |stop_id| GenerateOptions {
+        max_new: a.max_new,
+        decoding,
+        seed: a.seed,
+        stop_id: Some(stop_id),
+        use_cache: !a.no_cache,
+    };
+    // An encoder–decoder: the text is the source, and generation starts from [CLS].
+    if crate::seq2seq::is_encoder_decoder_dir(&a.model) {
+        let checkpoint = crate::seq2seq::load(&a.model)?;
+        let tokenizer = &checkpoint.tokenizer;
+        let vocab = tokenizer.vocab();
+        let mut source = vec![vocab.cls_id()?];
+        source.extend(tokenizer.token_ids(&a.text));
+        if source.len() == 1 {
+            return Err(empty().into());
+        }
+        source.push(vocab.sep_id()?);
+        let generator =
+            engine::seq2seq::generator(&checkpoint.model, &source, options(vocab.sep_id()?))?;
+        return emit(generator, tokenizer);
+    }
     let checkpoint = load_checkpoint(&a.model)?;
     let vocab = checkpoint.tokenizer.vocab();
     let mut prompt = vec![vocab.cls_id()?];
@@ -88,14 +110,16 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if prompt.len() == 1 {
         return Err(empty().into());
     }
-    let options = GenerateOptions {
-        max_new: a.max_new,
-        decoding,
-        seed: a.seed,
-        stop_id: Some(vocab.sep_id()?),
-        use_cache: !a.no_cache,
-    };
-    let mut generator = Generator::new(&checkpoint.model, &prompt, options)?;
+    let generator = Generator::new(&checkpoint.model, &prompt, options(vocab.sep_id()?))?;
+    emit(generator, &checkpoint.tokenizer)
+}
+
+/// One line per new token, then the text.
+fn emit<M: std::borrow::Borrow<engine::BertForPreTraining>>(
+    mut generator: Generator<M>,
+    tokenizer: &engine::tokenizer::Tokenizer,
+) -> Result<(), CliError> {
+    let vocab = tokenizer.vocab();
     let mut tokens = Vec::new();
     while let Some(t) = generator.next_token()? {
         let token = vocab.token(t.id).unwrap_or("[UNK]");
@@ -109,7 +133,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         tokens.push(token.to_string());
     }
     json::print(&TextLine {
-        text: checkpoint.tokenizer.detokenize(&tokens),
+        text: tokenizer.detokenize(&tokens),
     });
     Ok(())
 }

@@ -51,6 +51,9 @@ pub struct Args {
     pad_to: Option<usize>,
     #[command(flatten)]
     attention: AttentionFlags,
+    /// Encoder–decoder checkpoints: the target (the decoder reads [CLS] then its tokens)
+    #[arg(long, allow_hyphen_values = true, value_parser = value::<String>("valid UTF-8"))]
+    target: Option<String>,
 }
 
 /// The `--mask` choices.
@@ -148,7 +151,76 @@ fn head(h: &HeadTrace) -> Head<'_> {
     }
 }
 
+/// A decoder layer of an encoder–decoder: its causal self-attention and its cross-attention.
+#[derive(Serialize)]
+struct DecoderLayer<'a> {
+    #[serde(rename = "self")]
+    self_heads: Vec<Head<'a>>,
+    cross: Vec<Head<'a>>,
+}
+
+#[derive(Serialize)]
+struct Seq2SeqOutput<'a> {
+    source_tokens: &'a [String],
+    target_tokens: &'a [String],
+    encoder_layers: Vec<Layer<'a>>,
+    decoder_layers: Vec<DecoderLayer<'a>>,
+    logits: AsRows<'a>,
+}
+
+/// `inspect --text SOURCE --target TARGET` on an encoder–decoder.
+fn seq2seq(a: &Args) -> Result<(), CliError> {
+    let target = a.target.as_deref().ok_or_else(|| {
+        crate::args::UsageError::new(
+            "inspect",
+            "an encoder–decoder needs --target (the output text, may be empty)",
+        )
+    })?;
+    if a.pair.is_some() || a.pad_to.is_some() {
+        return Err(crate::args::UsageError::new(
+            "inspect",
+            "--pair and --pad-to are not for encoder–decoders",
+        )
+        .into());
+    }
+    let checkpoint = crate::seq2seq::load(&a.model)?;
+    let ins = engine::seq2seq::inspect(&checkpoint.model, &checkpoint.tokenizer, &a.text, target)?;
+    json::print(&Seq2SeqOutput {
+        source_tokens: &ins.source_tokens,
+        target_tokens: &ins.target_tokens,
+        encoder_layers: ins
+            .encoder
+            .layers
+            .iter()
+            .map(|l| Layer {
+                heads: l.heads.iter().map(head).collect(),
+            })
+            .collect(),
+        decoder_layers: ins
+            .decoder
+            .layers
+            .iter()
+            .map(|l| DecoderLayer {
+                self_heads: l.heads.iter().map(head).collect(),
+                cross: l.cross_heads.iter().map(head).collect(),
+            })
+            .collect(),
+        logits: ins.logits.as_rows(),
+    });
+    Ok(())
+}
+
 pub fn run(a: &Args) -> Result<(), CliError> {
+    if crate::seq2seq::is_encoder_decoder_dir(&a.model) {
+        return seq2seq(a);
+    }
+    if a.target.is_some() {
+        return Err(crate::args::UsageError::new(
+            "inspect",
+            "--target is for encoder–decoder checkpoints",
+        )
+        .into());
+    }
     let mask = MaskMode::from(a.mask);
     let (window, kernel) = a.attention.resolve("inspect")?;
     let opts = ForwardOptions {

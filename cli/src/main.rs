@@ -10,6 +10,7 @@ mod generate;
 mod inspect;
 mod json;
 mod scaling;
+mod seq2seq;
 mod train;
 
 /// Counts live heap bytes for `scaling`'s peak_bytes.

@@ -12,6 +12,7 @@ use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
+use engine::seq2seq::Task;
 use engine::train::{train_step, Objective, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
@@ -52,44 +53,47 @@ nothing saved."
 pub struct Args {
     /// Checkpoint to fine-tune (with --batch)
     #[arg(long, value_name = "DIR")]
-    model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     /// The fixed batch (with --model)
     #[arg(long, value_name = "FILE.json")]
-    batch: Option<PathBuf>,
+    pub(crate) batch: Option<PathBuf>,
     /// Config of a new model (with --corpus)
     #[arg(long, value_name = "CONFIG.json")]
-    init: Option<PathBuf>,
+    pub(crate) init: Option<PathBuf>,
     /// Corpus to pre-train on, one sentence per line (with --init)
     #[arg(long, value_name = "FILE.txt")]
-    corpus: Option<PathBuf>,
+    pub(crate) corpus: Option<PathBuf>,
     /// Optimiser (--init: default adam)
     #[arg(long, value_parser = optimizer_kind())]
-    optimizer: Option<OptimizerKind>,
+    pub(crate) optimizer: Option<OptimizerKind>,
     /// Learning rate (--init: default 1e-3)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
-    lr: Option<f64>,
+    pub(crate) lr: Option<f64>,
     /// Steps (--init: default 100)
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
-    steps: Option<u64>,
+    pub(crate) steps: Option<u64>,
     /// Write the trained checkpoint to OUT
     #[arg(long, value_name = "OUT")]
-    save: Option<PathBuf>,
+    pub(crate) save: Option<PathBuf>,
     /// Seed of dropout (and, with --init, of init and batches)
     #[arg(long, value_name = "S", default_value_t = 0, allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Examples per batch (--init only, default 8)
     #[arg(long, value_name = "B", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
-    batch_size: Option<usize>,
+    pub(crate) batch_size: Option<usize>,
     /// Tokens per example (--init only, default min(64, max_position_embeddings))
     #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
-    max_len: Option<usize>,
+    pub(crate) max_len: Option<usize>,
     /// Attention mask (a decoder's is causal whatever this says)
     #[arg(long, value_enum, default_value_t = Mask::Padding)]
     mask: Mask,
-    /// What to train: mlm-nsp (BERT), next-token (a decoder). Default: --init mlm-nsp;
-    /// --model the checkpoint's (next-token for a decoder)
-    #[arg(long, value_parser = objective())]
-    objective: Option<Objective>,
+    /// What to train: mlm-nsp (BERT), next-token (a decoder), seq2seq (an encoder–decoder).
+    /// Default: --init mlm-nsp; --model the checkpoint's
+    #[arg(long, value_enum)]
+    objective: Option<ObjectiveFlag>,
+    /// The seq2seq task built from the corpus (--init --objective seq2seq; default copy)
+    #[arg(long, value_enum)]
+    pub(crate) task: Option<TaskFlag>,
     /// SGD momentum (torch's, dampening 0)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     momentum: Option<f64>,
@@ -119,23 +123,52 @@ fn optimizer_kind() -> impl TypedValueParser<Value = OptimizerKind> {
         .map(|name| OptimizerKind::from_name(&name).expect("clap let through a listed name only"))
 }
 
-/// `--objective`: the engine's names (`Objective`'s serde names).
-fn objective() -> impl TypedValueParser<Value = Objective> {
-    PossibleValuesParser::new(["mlm-nsp", "next-token"]).map(|name| {
-        serde_json::from_value(serde_json::Value::String(name))
-            .expect("clap let through a listed name only")
-    })
+/// `--objective`: the engine's `Objective`s, and seq2seq (`engine::seq2seq`).
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ObjectiveFlag {
+    MlmNsp,
+    NextToken,
+    Seq2seq,
 }
 
-fn usage_error(message: impl Into<String>) -> CliError {
+impl ObjectiveFlag {
+    /// The one-model trainer's objective (None for seq2seq, which has its own).
+    fn single(self) -> Option<Objective> {
+        match self {
+            ObjectiveFlag::MlmNsp => Some(Objective::MlmNsp),
+            ObjectiveFlag::NextToken => Some(Objective::NextToken),
+            ObjectiveFlag::Seq2seq => None,
+        }
+    }
+}
+
+/// `--task`: `engine::seq2seq::Task`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TaskFlag {
+    Copy,
+    Reverse,
+    Reply,
+}
+
+impl From<TaskFlag> for Task {
+    fn from(t: TaskFlag) -> Task {
+        match t {
+            TaskFlag::Copy => Task::Copy,
+            TaskFlag::Reverse => Task::Reverse,
+            TaskFlag::Reply => Task::Reply,
+        }
+    }
+}
+
+pub(crate) fn usage_error(message: impl Into<String>) -> CliError {
     CliError::Usage(UsageError::new("train", message))
 }
 
-fn required<T: Copy>(v: Option<T>, name: &str) -> Result<T, CliError> {
+pub(crate) fn required<T: Copy>(v: Option<T>, name: &str) -> Result<T, CliError> {
     v.ok_or_else(|| usage_error(format!("--{name} is required")))
 }
 
-fn required_path<'a>(v: &'a Option<PathBuf>, name: &str) -> Result<&'a Path, CliError> {
+pub(crate) fn required_path<'a>(v: &'a Option<PathBuf>, name: &str) -> Result<&'a Path, CliError> {
     v.as_deref()
         .ok_or_else(|| usage_error(format!("--{name} is required")))
 }
@@ -175,7 +208,16 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         }
         engine::threads::set_threads(n)?;
     }
+    let seq2seq = a.objective == Some(ObjectiveFlag::Seq2seq)
+        || a.model
+            .as_deref()
+            .is_some_and(crate::seq2seq::is_encoder_decoder_dir);
+    if a.task.is_some() && !seq2seq {
+        return Err(usage_error("--task is for --objective seq2seq"));
+    }
     match (a.model.is_some(), a.init.is_some()) {
+        (true, false) if seq2seq => crate::seq2seq::fixed_batch(a),
+        (false, true) if seq2seq => crate::seq2seq::from_scratch(a),
         (true, false) => fixed_batch(a),
         (false, true) => from_scratch(a),
         _ => Err(usage_error(
@@ -185,14 +227,14 @@ pub fn run(a: &Args) -> Result<(), CliError> {
 }
 
 /// Refuses flags of the other form of the command.
-fn refuse(given: &[(&str, bool)], mode: &str) -> Result<(), CliError> {
+pub(crate) fn refuse(given: &[(&str, bool)], mode: &str) -> Result<(), CliError> {
     match given.iter().find(|(_, has)| *has) {
         Some((n, _)) => Err(usage_error(format!("--{n} does not go with {mode}"))),
         None => Ok(()),
     }
 }
 
-fn optimizer(
+pub(crate) fn optimizer(
     a: &Args,
     default: Option<OptimizerKind>,
     lr: f64,
@@ -214,7 +256,7 @@ fn optimizer(
     Ok(config)
 }
 
-fn read_text(path: &Path) -> Result<String, CliError> {
+pub(crate) fn read_text(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|e| {
         CliError::Engine(EngineError::Io {
             path: shown(path),
@@ -258,11 +300,14 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
         tokenizer,
         naming,
     } = load_checkpoint(dir)?;
-    let objective = a.objective.unwrap_or(if model.config.is_decoder {
-        Objective::NextToken
-    } else {
-        Objective::MlmNsp
-    });
+    let objective =
+        a.objective
+            .and_then(ObjectiveFlag::single)
+            .unwrap_or(if model.config.is_decoder {
+                Objective::NextToken
+            } else {
+                Objective::MlmNsp
+            });
     objective.check(&model)?;
     let batch = read_batch(batch_path)?;
     let (b, t) = batch.input_ids.dim();
@@ -328,7 +373,10 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
     let seed = a.seed;
     let lr = a.lr.unwrap_or(1e-3);
     let mask = MaskMode::from(a.mask);
-    let objective = a.objective.unwrap_or_default();
+    let objective = a
+        .objective
+        .and_then(ObjectiveFlag::single)
+        .unwrap_or_default();
     let (window, kernel) = a.attention.resolve("train")?;
     if batch_size > MAX_BATCH_SIZE {
         return Err(usage_error(format!(

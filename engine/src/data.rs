@@ -123,6 +123,11 @@ impl Corpus {
         (2 * longest + 3).min(max_len)
     }
 
+    /// The id of [PAD].
+    pub fn pad_id(&self) -> u32 {
+        self.pad
+    }
+
     /// The ids of [CLS], [SEP] and [MASK].
     pub fn cls_sep_mask(&self) -> (u32, u32, u32) {
         (self.cls, self.sep, self.mask)

@@ -455,8 +455,13 @@ impl BertForPreTraining {
     /// padding row of the word embeddings zero, biases zero, LayerNorm γ = 1 and β = 0.
     /// An error when the config is not buildable (`validate_config`).
     pub fn init(config: &BertConfig, rng: &mut Rng) -> Result<Self> {
+        Self::init_with_parts(config, Parts::of_new(config), rng)
+    }
+
+    /// `init` with these optional parts (a bare `BertModel`: none).
+    pub fn init_with_parts(config: &BertConfig, parts: Parts, rng: &mut Rng) -> Result<Self> {
         let std = config.initializer_range;
-        Self::from_fn(config, Parts::of_new(config), |spec| {
+        Self::from_fn(config, parts, |spec| {
             Ok(match spec.init {
                 Init::Zeros => vec![0.0; spec.len()],
                 Init::Ones => vec![1.0; spec.len()],

@@ -14,14 +14,20 @@ use crate::backward::{backward_from_hidden, backward_with_encoder};
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
 use crate::checkpoint::{self, Checkpoint, CheckpointFiles, TensorNaming, WEIGHTS_FILE};
 use crate::config::BertConfig;
+use crate::data::{BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
+use crate::forward::Losses;
 use crate::forward::{forward, forward_with_encoder, EncoderStates, ForwardOptions, ForwardOutput};
 use crate::generate::{GenerateOptions, GeneratedToken, Generator, Source};
-use crate::model::BertForPreTraining;
+use crate::model::{BertForPreTraining, Parts};
+use crate::optim::{Optimizer, OptimizerConfig};
 use crate::rng::Rng;
+use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
+use crate::trace::{AttentionTrace, Matrix};
 use ndarray::Array2;
 use safetensors::tensor::{SafeTensors, TensorView};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -260,6 +266,84 @@ pub fn generate(
     Ok(out)
 }
 
+/// What `inspect` shows of an encoder–decoder on one source and target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Seq2SeqInspection {
+    /// `[CLS] source [SEP]`.
+    pub source_tokens: Vec<String>,
+    /// `[CLS]` then the target's tokens: the decoder's input, as generation sees it.
+    pub target_tokens: Vec<String>,
+    pub encoder: AttentionTrace,
+    /// Every layer's causal self-attention (`heads`) and cross-attention (`cross_heads`: Tt
+    /// rows of target tokens, Ts columns of source tokens).
+    pub decoder: AttentionTrace,
+    /// Tt×V: the next-token logits after each target position.
+    pub logits: Matrix,
+}
+
+/// The model on `source` and `target` text, every attention traced.
+pub fn inspect(
+    model: &EncoderDecoder,
+    tokenizer: &Tokenizer,
+    source: &str,
+    target: &str,
+) -> Result<Seq2SeqInspection> {
+    model.check()?;
+    let enc = tokenizer.encode(
+        source,
+        None,
+        model.encoder.config.max_position_embeddings,
+        None,
+    )?;
+    let mut target_ids = vec![model.decoder_start_token_id];
+    target_ids.extend(tokenizer.token_ids(target));
+    let positions = model.decoder.config.max_position_embeddings;
+    if target_ids.len() > positions {
+        return Err(EngineError::Input(format!(
+            "the target has {} tokens with [CLS]; the decoder has {positions} positions",
+            target_ids.len()
+        )));
+    }
+    let row = |ids: &[u32]| Array2::from_shape_vec((1, ids.len()), ids.to_vec()).expect("1 × T");
+    let one = |ids: &[u32]| Batch {
+        input_ids: row(ids),
+        token_type_ids: Array2::zeros((1, ids.len())),
+        attention_mask: Array2::ones((1, ids.len())),
+        mlm_labels: None,
+        nsp_labels: None,
+    };
+    let batch = Seq2SeqBatch {
+        source: one(&enc.input_ids),
+        target: one(&target_ids),
+    };
+    let out = forward_seq2seq(
+        model,
+        &batch,
+        &ForwardOptions::inspection(MaskMode::Padding),
+        &mut Rng::new(0),
+    )?;
+    let vocab = tokenizer.vocab();
+    let name = |id: &u32| vocab.token(*id).unwrap_or(crate::vocab::UNK).to_string();
+    let traced = |o: ForwardOutput| {
+        o.trace
+            .ok_or_else(|| EngineError::Input("the forward pass recorded no trace".into()))
+    };
+    let logits = Matrix::from_view(
+        out.decoder
+            .mlm_logits
+            .as_ref()
+            .expect("the decoder has its LM head")
+            .view(),
+    );
+    Ok(Seq2SeqInspection {
+        source_tokens: enc.tokens,
+        target_tokens: target_ids.iter().map(name).collect(),
+        encoder: traced(out.encoder)?,
+        decoder: traced(out.decoder)?,
+        logits,
+    })
+}
+
 /// An encoder–decoder checkpoint: the model and the tokenizer both halves share.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Seq2SeqCheckpoint {
@@ -428,5 +512,218 @@ pub fn to_files(checkpoint: &Seq2SeqCheckpoint) -> CheckpointFiles {
         safetensors,
         vocab_txt: decoder.vocab_txt,
         tokenizer_config_json: decoder.tokenizer_config_json,
+    }
+}
+
+/// The sequence-to-sequence tasks built from the corpus (the page's "Task").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Task {
+    /// A sentence to itself.
+    #[default]
+    Copy,
+    /// A sentence to its tokens in reverse order.
+    Reverse,
+    /// Each line to the line that follows it.
+    Reply,
+}
+
+impl Task {
+    /// The (source, target) tokens of example `i` (for Reply, i < sentences − 1).
+    pub fn pair(self, corpus: &Corpus, i: usize) -> (&[u32], Vec<u32>) {
+        let source = corpus.sentence(i);
+        let target = match self {
+            Task::Copy => source.to_vec(),
+            Task::Reverse => source.iter().rev().copied().collect(),
+            Task::Reply => corpus.sentence(i + 1).to_vec(),
+        };
+        (source, target)
+    }
+
+    /// How many examples the corpus gives.
+    pub fn examples(self, corpus: &Corpus) -> usize {
+        match self {
+            Task::Reply => corpus.len() - 1,
+            Task::Copy | Task::Reverse => corpus.len(),
+        }
+    }
+}
+
+/// Copy and Reverse draw half their sources from the corpus's sentences and half as 2 to 8
+/// words drawn at random from the corpus: with only the sentences (a few dozen), a model
+/// memorises them instead of learning to copy or reverse, and fails on a sentence it has not
+/// seen.
+const MAX_RANDOM_WORDS: usize = 8;
+
+/// `batch_size` examples of `task` drawn uniformly: sources `[CLS] s [SEP]` padded to T, and
+/// targets' labels `t [SEP]`, −100 after (each cut to fit T = max_len), the decoder's inputs
+/// shifted right from [CLS].
+pub fn make_seq2seq_batch(
+    corpus: &Corpus,
+    config: &BatchConfig,
+    task: Task,
+    rng: &mut Rng,
+) -> Result<Seq2SeqBatch> {
+    config.validate()?;
+    let (b, t) = (config.batch_size, config.max_len);
+    let (cls, sep, _) = corpus.cls_sep_mask();
+    let pad = corpus.pad_id();
+    let mut source_ids = Array2::from_elem((b, t), pad); // (B, Ts)
+    let mut source_mask = Array2::<u8>::zeros((b, t)); // (B, Ts)
+    let mut labels = Array2::from_elem((b, t), IGNORE_INDEX); // (B, Tt)
+    for row in 0..b {
+        let words;
+        let (source, target) = if task != Task::Reply && rng.bernoulli(0.5) {
+            let n = 2 + rng.below(MAX_RANDOM_WORDS.min(t - 2).max(2) - 1);
+            words = (0..n)
+                .map(|_| {
+                    let s = corpus.sentence(rng.below(corpus.len()));
+                    s[rng.below(s.len())]
+                })
+                .collect::<Vec<u32>>();
+            let target = match task {
+                Task::Reverse => words.iter().rev().copied().collect(),
+                _ => words.clone(),
+            };
+            (&words[..], target)
+        } else {
+            task.pair(corpus, rng.below(task.examples(corpus)))
+        };
+        let k = source.len().min(t - 2);
+        source_ids[[row, 0]] = cls;
+        for (p, &id) in source[..k].iter().enumerate() {
+            source_ids[[row, 1 + p]] = id;
+        }
+        source_ids[[row, 1 + k]] = sep;
+        source_mask
+            .row_mut(row)
+            .slice_mut(ndarray::s![..k + 2])
+            .fill(1);
+        let n = target.len().min(t - 1);
+        for (p, &id) in target[..n].iter().chain([&sep]).enumerate() {
+            labels[[row, p]] = id as i64;
+        }
+    }
+    Ok(Seq2SeqBatch::new(source_ids, source_mask, labels, cls, pad))
+}
+
+/// Trains an encoder–decoder on a task of the corpus: draw a batch, forward (dropout on),
+/// backward, and Adam or SGD on each half (the optimisers are per parameter, so one per half
+/// is one over both; gradient clipping, which needs the norm over both, is refused).
+pub struct Seq2SeqTrainer {
+    pub model: EncoderDecoder,
+    grads: EncoderDecoder,
+    optimizers: [Optimizer; 2],
+    pub tokenizer: Tokenizer,
+    pub corpus: Corpus,
+    pub batch_config: BatchConfig,
+    pub task: Task,
+    rng: Rng,
+    pub step: u64,
+}
+
+impl Seq2SeqTrainer {
+    /// A new encoder–decoder on `corpus_text`: a word-level vocabulary built from it, the
+    /// encoder a `BertModel` of `config`'s sizes, the decoder the same sizes with
+    /// cross-attention and the LM head.
+    pub fn from_corpus(
+        corpus_text: &str,
+        config: BertConfig,
+        optimizer: OptimizerConfig,
+        batch: BatchConfig,
+        task: Task,
+        seed: u64,
+    ) -> Result<Self> {
+        if optimizer.clip_grad_norm.is_some() {
+            return Err(EngineError::Training(
+                "gradient clipping is not available for encoder–decoders yet (it needs the norm over both halves)".into(),
+            ));
+        }
+        batch.validate()?;
+        let (vocab, _) = build_word_vocab_with_limit(corpus_text, usize::MAX)?;
+        let tokenizer = Tokenizer::word_level(vocab);
+        let corpus = Corpus::parse(corpus_text, &tokenizer)?;
+        if batch.max_len > config.max_position_embeddings {
+            return Err(EngineError::Training(format!(
+                "sequence length {} is longer than the model's {} positions",
+                batch.max_len, config.max_position_embeddings
+            )));
+        }
+        let encoder_config = BertConfig {
+            vocab_size: tokenizer.vocab().len(),
+            is_decoder: false,
+            add_cross_attention: false,
+            ..config
+        };
+        let mut decoder_config = encoder_config.clone().decoder();
+        decoder_config.add_cross_attention = true;
+        let mut rng = Rng::new(seed);
+        let bare = Parts {
+            pooler: false,
+            heads: false,
+            nsp: false,
+        };
+        let encoder = BertForPreTraining::init_with_parts(&encoder_config, bare, &mut rng)?;
+        let decoder = BertForPreTraining::init(&decoder_config, &mut rng)?;
+        let (cls, _, _) = corpus.cls_sep_mask();
+        let model = EncoderDecoder {
+            encoder,
+            decoder,
+            decoder_start_token_id: cls,
+            pad_token_id: corpus.pad_id(),
+            extra: Map::new(),
+        };
+        let optimizers = [
+            Optimizer::new(optimizer.clone(), &model.encoder)?,
+            Optimizer::new(optimizer, &model.decoder)?,
+        ];
+        Ok(Seq2SeqTrainer {
+            grads: model.zeros_like(),
+            model,
+            optimizers,
+            tokenizer,
+            corpus,
+            batch_config: batch,
+            task,
+            rng,
+            step: 0,
+        })
+    }
+
+    /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and
+    /// leaves the weights as they were.
+    pub fn step(&mut self) -> Result<Losses> {
+        let batch = make_seq2seq_batch(&self.corpus, &self.batch_config, self.task, &mut self.rng)?;
+        self.step_on(&batch)
+    }
+
+    /// One step on `batch`.
+    pub fn step_on(&mut self, batch: &Seq2SeqBatch) -> Result<Losses> {
+        let opts = ForwardOptions::training(MaskMode::Padding);
+        let out = forward_seq2seq(&self.model, batch, &opts, &mut self.rng)?;
+        let losses = out.decoder.losses.ok_or_else(|| {
+            EngineError::Training("the batch has no labels: nothing to learn from".into())
+        })?;
+        if !losses.total.is_finite() {
+            return Err(EngineError::Training(format!(
+                "the loss is {}: training diverged; lower the learning rate. Weights left unchanged",
+                losses.total
+            )));
+        }
+        self.grads.encoder.fill_zero();
+        self.grads.decoder.fill_zero();
+        backward_seq2seq(&self.model, batch, &out, &mut self.grads)?;
+        let [enc, dec] = &mut self.optimizers;
+        enc.step(&mut self.model.encoder, &self.grads.encoder)?;
+        dec.step(&mut self.model.decoder, &self.grads.decoder)?;
+        self.step += 1;
+        Ok(losses)
+    }
+
+    pub fn checkpoint(&self) -> Seq2SeqCheckpoint {
+        Seq2SeqCheckpoint {
+            model: self.model.clone(),
+            tokenizer: self.tokenizer.clone(),
+        }
     }
 }

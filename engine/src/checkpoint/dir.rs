@@ -64,12 +64,16 @@ pub fn load_dir(dir: &Path) -> Result<Checkpoint> {
 }
 /// Writes the checkpoint into `dir` (created if needed), replacing the four files.
 pub fn save_dir(checkpoint: &Checkpoint, dir: &Path) -> Result<()> {
+    write_dir(&to_files(checkpoint), dir)
+}
+
+/// Writes a checkpoint's files into `dir` (created if needed).
+pub fn write_dir(files: &CheckpointFiles, dir: &Path) -> Result<()> {
     let io = |path: &Path, e: std::io::Error| EngineError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let files = to_files(checkpoint);
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
         std::fs::write(&path, bytes).map_err(|e| io(&path, e))

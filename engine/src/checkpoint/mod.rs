@@ -32,7 +32,7 @@ mod reader;
 #[cfg(test)]
 mod tests;
 
-pub use dir::{load_dir, read_dir, save_dir};
+pub use dir::{load_dir, read_dir, save_dir, write_dir};
 pub use naming::TensorNaming;
 
 use crate::config::BertConfig;

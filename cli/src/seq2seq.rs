@@ -1,0 +1,206 @@
+//! Encoder–decoder checkpoints from the command line: `train --objective seq2seq` (from a
+//! corpus task, or a checkpoint on a fixed batch) and the source side of `generate`.
+
+use crate::json;
+use crate::train::{optimizer, read_text, refuse, required, required_path, usage_error, Args};
+use crate::CliError;
+use engine::checkpoint::{read_dir, write_dir};
+use engine::data::{max_predictions, BatchConfig};
+use engine::forward::ForwardOptions;
+use engine::optim::{Optimizer, OptimizerKind};
+use engine::seq2seq::{
+    self, backward_seq2seq, forward_seq2seq, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer,
+};
+use engine::{BertConfig, EngineError, MaskMode, Rng};
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A directory whose config.json says `model_type: "encoder-decoder"`.
+pub fn is_encoder_decoder_dir(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(engine::checkpoint::CONFIG_FILE))
+        .is_ok_and(|text| seq2seq::is_encoder_decoder(&text))
+}
+
+pub fn load(dir: &Path) -> Result<Seq2SeqCheckpoint, CliError> {
+    Ok(seq2seq::load(&read_dir(dir)?)?)
+}
+
+#[derive(Serialize)]
+struct Step {
+    step: u64,
+    loss: f32,
+    /// How often the argmax was the target token.
+    accuracy: f32,
+}
+
+fn save(checkpoint: &Seq2SeqCheckpoint, out: Option<&Path>) -> Result<(), CliError> {
+    if let Some(out) = out {
+        write_dir(&seq2seq::to_files(checkpoint), out)?;
+        eprintln!("saved {}", out.display());
+    }
+    Ok(())
+}
+
+/// `--init CONFIG --corpus FILE --objective seq2seq [--task copy|reverse|reply]`.
+pub fn from_scratch(a: &Args) -> Result<(), CliError> {
+    refuse(&[("batch", a.batch.is_some())], "--init")?;
+    let config_path = required_path(&a.init, "init")?;
+    let corpus_path = required_path(&a.corpus, "corpus")?;
+    let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
+        .map_err(|e| EngineError::Config(format!("{} is not JSON: {e}", config_path.display())))?;
+    if let Some(object) = value.as_object_mut() {
+        object.entry("vocab_size").or_insert(1.into());
+    }
+    let config = BertConfig::from_json(&value.to_string())?;
+    let max_len = a.max_len.unwrap_or(config.max_position_embeddings.min(32));
+    let batch = BatchConfig {
+        batch_size: a.batch_size.unwrap_or(16),
+        max_len,
+        mask_prob: 0.15,
+        max_predictions: max_predictions(max_len, 0.15),
+    };
+    let lr = a.lr.unwrap_or(1e-3);
+    let task = a.task.map_or(seq2seq::Task::Copy, Into::into);
+    let mut trainer = Seq2SeqTrainer::from_corpus(
+        &read_text(corpus_path)?,
+        config,
+        optimizer(a, Some(OptimizerKind::Adam), lr)?,
+        batch,
+        task,
+        a.seed,
+    )?;
+    eprintln!(
+        "encoder–decoder: {} + {} parameters; corpus: {} sentences, {} examples of {task:?}",
+        trainer.model.encoder.num_params(),
+        trainer.model.decoder.num_params(),
+        trainer.corpus.len(),
+        task.examples(&trainer.corpus)
+    );
+    let steps = a.steps.unwrap_or(100);
+    for step in 1..=steps {
+        let l = trainer
+            .step()
+            .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
+        json::print(&Step {
+            step,
+            loss: l.total,
+            accuracy: l.mlm_accuracy,
+        });
+    }
+    save(&trainer.checkpoint(), a.save.as_deref())
+}
+
+/// A seq2seq batch file: the source, the labels, and the decoder's inputs and mask (as
+/// `EncoderDecoderModel` takes them).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchFile {
+    input_ids: Vec<Vec<u32>>,
+    attention_mask: Option<Vec<Vec<u8>>>,
+    labels: Vec<Vec<i64>>,
+    decoder_input_ids: Option<Vec<Vec<u32>>>,
+    decoder_attention_mask: Option<Vec<Vec<u8>>>,
+}
+
+fn matrix<T: Clone>(name: &str, rows: Vec<Vec<T>>) -> Result<Array2<T>, CliError> {
+    let (b, t) = (rows.len(), rows.first().map_or(0, Vec::len));
+    if b == 0 || t == 0 || rows.iter().any(|r| r.len() != t) {
+        return Err(EngineError::Input(format!(
+            "{name} must be a non-empty list of equal-length lists"
+        ))
+        .into());
+    }
+    Ok(Array2::from_shape_vec((b, t), rows.concat()).expect("rectangular"))
+}
+
+/// `--model DIR --batch FILE` for an encoder–decoder checkpoint.
+pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
+    refuse(&[("task", a.task.is_some())], "--model")?;
+    let dir = required_path(&a.model, "model")?;
+    let batch_path = required_path(&a.batch, "batch")?;
+    let lr = required(a.lr, "lr")?;
+    let steps = required(a.steps, "steps")?;
+    let Seq2SeqCheckpoint {
+        mut model,
+        tokenizer,
+    } = load(dir)?;
+    let text = read_text(batch_path)?;
+    let file: BatchFile = serde_json::from_str(&text).map_err(|e| {
+        EngineError::Input(format!(
+            "{}: not a seq2seq batch: {e}",
+            batch_path.display()
+        ))
+    })?;
+    let source = matrix("input_ids", file.input_ids)?;
+    let source_mask = match file.attention_mask {
+        Some(rows) => matrix("attention_mask", rows)?,
+        None => Array2::ones(source.raw_dim()),
+    };
+    let labels = matrix("labels", file.labels)?;
+    if source_mask.dim() != source.dim() || labels.nrows() != source.nrows() {
+        return Err(EngineError::Input(
+            "attention_mask must match input_ids, and labels have a row per source".into(),
+        )
+        .into());
+    }
+    let mut batch = Seq2SeqBatch::new(
+        source,
+        source_mask,
+        labels,
+        model.decoder_start_token_id,
+        model.pad_token_id,
+    );
+    if let Some(rows) = file.decoder_input_ids {
+        batch.target.input_ids = matrix("decoder_input_ids", rows)?;
+    }
+    if let Some(rows) = file.decoder_attention_mask {
+        batch.target.attention_mask = matrix("decoder_attention_mask", rows)?;
+    }
+    let target_shape = batch.target.input_ids.dim();
+    if batch.target.attention_mask.dim() != target_shape
+        || batch.target.mlm_labels.as_ref().map(Array2::dim) != Some(target_shape)
+    {
+        return Err(EngineError::Input(
+            "decoder_input_ids, decoder_attention_mask and labels must have the same shape".into(),
+        )
+        .into());
+    }
+    let config = optimizer(a, None, lr)?;
+    if config.clip_grad_norm.is_some() {
+        return Err(usage_error(
+            "--clip-grad-norm is not available for encoder–decoders yet",
+        ));
+    }
+    let mut optimizers = [
+        Optimizer::new(config.clone(), &model.encoder)?,
+        Optimizer::new(config, &model.decoder)?,
+    ];
+    let mut grads = model.zeros_like();
+    let mut rng = Rng::new(a.seed);
+    let opts = ForwardOptions::training(MaskMode::Padding);
+    for step in 1..=steps {
+        let out = forward_seq2seq(&model, &batch, &opts, &mut rng)?;
+        let l = out.decoder.losses.expect("labels given");
+        if !l.total.is_finite() {
+            eprintln!("stopped at step {step} of {steps}; nothing saved");
+            return Err(EngineError::Training(format!(
+                "the loss is {}: training diverged",
+                l.total
+            ))
+            .into());
+        }
+        grads.encoder.fill_zero();
+        grads.decoder.fill_zero();
+        backward_seq2seq(&model, &batch, &out, &mut grads)?;
+        let [enc, dec] = &mut optimizers;
+        enc.step(&mut model.encoder, &grads.encoder)?;
+        dec.step(&mut model.decoder, &grads.decoder)?;
+        json::print(&Step {
+            step,
+            loss: l.total,
+            accuracy: l.mlm_accuracy,
+        });
+    }
+    save(&Seq2SeqCheckpoint { model, tokenizer }, a.save.as_deref())
+}
