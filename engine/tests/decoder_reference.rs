@@ -18,12 +18,12 @@ use engine::generate::{generate, GenerateOptions};
 use engine::optim::{Optimizer, OptimizerConfig};
 use engine::train::train_step;
 use engine::{Batch, BertForPreTraining, MaskMode, Rng};
-use safetensors::SafeTensors;
 use serde::Deserialize;
 use std::path::PathBuf;
 
-const ATOL: f32 = 1e-4;
-const RTOL: f32 = 1e-4;
+mod common;
+use common::{check, Expected};
+
 const SEP: u32 = 3;
 
 fn dir() -> PathBuf {
@@ -34,10 +34,6 @@ fn checkpoint() -> Checkpoint {
     load_dir(&dir()).expect("the decoder fixture loads")
 }
 
-struct Expected {
-    bytes: Vec<u8>,
-}
-
 #[derive(Deserialize)]
 struct GenerateCase {
     prompt: Vec<u32>,
@@ -45,54 +41,13 @@ struct GenerateCase {
     tokens: Vec<u32>,
 }
 
-impl Expected {
-    fn read() -> Self {
-        let path = dir().join("expected.safetensors");
-        Expected {
-            bytes: std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<(Vec<usize>, Vec<f32>)> {
-        let st = SafeTensors::deserialize(&self.bytes).expect("safetensors");
-        let view = st.tensor(name).ok()?;
-        let data = view
-            .data()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        Some((view.shape().to_vec(), data))
-    }
-
-    fn tensor(&self, name: &str) -> Vec<f32> {
-        self.get(name)
-            .unwrap_or_else(|| panic!("fixture has no {name}"))
-            .1
-    }
-
-    fn metadata(&self, key: &str) -> String {
-        let (_, header) = SafeTensors::read_metadata(&self.bytes).expect("header");
-        header.metadata().as_ref().expect("metadata")[key].clone()
-    }
-
-    /// The batch through the CLI's own parser: HF's `labels`, shifted by the engine.
-    fn batch(&self) -> Batch {
-        Batch::from_json(&self.metadata("batch")).expect("the fixture's batch parses")
-    }
+fn expected() -> Expected {
+    Expected::read(&dir().join("expected.safetensors"))
 }
 
-fn check(what: &str, got: &[f32], want: &[f32]) -> f32 {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    let mut worst = 0.0f32;
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let d = (g - w).abs();
-        assert!(
-            d <= ATOL + RTOL * w.abs(),
-            "{what}[{i}]: engine {g}, torch {w} (|diff| {d:.2e})"
-        );
-        worst = worst.max(d);
-    }
-    worst
+/// The batch through the CLI's own parser: HF's `labels`, shifted by the engine.
+fn batch(want: &Expected) -> Batch {
+    Batch::from_json(&want.metadata("batch")).expect("the fixture's batch parses")
 }
 
 /// Inspection options asking for the padding mask only: a decoder must be causal anyway.
@@ -121,8 +76,8 @@ fn a_saved_bert_lm_head_model_loads_as_a_decoder() {
 #[test]
 fn logits_loss_hidden_states_and_causal_attention_match_torch() {
     let model = checkpoint().model;
-    let want = Expected::read();
-    let batch = want.batch();
+    let want = expected();
+    let batch = batch(&want);
     let out = run(&model, &batch);
     let logits = out.mlm_logits.as_ref().expect("LM head");
     let mut worst = check("logits", logits.as_slice().unwrap(), &want.tensor("logits"));
@@ -158,8 +113,8 @@ fn logits_loss_hidden_states_and_causal_attention_match_torch() {
 #[test]
 fn every_gradient_matches_torch() {
     let model = checkpoint().model;
-    let want = Expected::read();
-    let batch = want.batch();
+    let want = expected();
+    let batch = batch(&want);
     let out = run(&model, &batch);
     let mut grads = model.zeros_like();
     backward(&model, &batch, &out, &mut grads).expect("backward");
@@ -172,8 +127,7 @@ fn every_gradient_matches_torch() {
         let g: Vec<f32> = g.iter().copied().collect();
         worst = worst.max(check(&format!("grad {name}"), &g, &w));
     }
-    let st = SafeTensors::deserialize(&want.bytes).unwrap();
-    let torch_grads = st.names().iter().filter(|n| n.starts_with("grad.")).count();
+    let torch_grads = want.count("grad.");
     assert_eq!(torch_grads, grads.named_params().len());
     assert!(worst > 0.0 || torch_grads > 0);
     println!("decoder gradients: max abs diff {worst:.3e}");
@@ -184,9 +138,9 @@ fn every_gradient_matches_torch() {
 #[test]
 fn one_adam_step_matches_torch() {
     let mut model = checkpoint().model;
-    let want = Expected::read();
+    let want = expected();
     let lr: f64 = want.metadata("adam_lr").parse().unwrap();
-    let batch = want.batch();
+    let batch = batch(&want);
     let mut optimizer = Optimizer::new(OptimizerConfig::adam(lr), &model).unwrap();
     let mut grads = model.zeros_like();
     let opts = ForwardOptions::training(MaskMode::Padding); // dropout 0 in this config
@@ -217,8 +171,7 @@ fn one_adam_step_matches_torch() {
 #[test]
 fn greedy_generation_gives_transformers_tokens_with_and_without_the_cache() {
     let model = checkpoint().model;
-    let cases: Vec<GenerateCase> =
-        serde_json::from_str(&Expected::read().metadata("generate")).unwrap();
+    let cases: Vec<GenerateCase> = serde_json::from_str(&expected().metadata("generate")).unwrap();
     assert_eq!(cases.len(), 3);
     for case in &cases {
         for use_cache in [true, false] {

@@ -21,8 +21,8 @@ use safetensors::SafeTensors;
 use serde::Deserialize;
 use std::path::PathBuf;
 
-const ATOL: f32 = 1e-4;
-const RTOL: f32 = 1e-4;
+mod common;
+use common::{check, Expected, ATOL};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seq2seq")
@@ -31,10 +31,6 @@ fn dir() -> PathBuf {
 fn model() -> EncoderDecoder {
     let files = engine::checkpoint::read_dir(&dir().join("model")).expect("files");
     load(&files).expect("the encoder–decoder loads").model
-}
-
-struct Expected {
-    bytes: Vec<u8>,
 }
 
 #[derive(Deserialize)]
@@ -46,76 +42,35 @@ struct BatchRef {
     decoder_attention_mask: Vec<Vec<u8>>,
 }
 
-impl Expected {
-    fn read() -> Self {
-        let path = dir().join("model/expected.safetensors");
-        Expected {
-            bytes: std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-        }
-    }
-
-    fn get(&self, name: &str) -> Option<(Vec<usize>, Vec<f32>)> {
-        let st = SafeTensors::deserialize(&self.bytes).expect("safetensors");
-        let view = st.tensor(name).ok()?;
-        let data = view
-            .data()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        Some((view.shape().to_vec(), data))
-    }
-
-    fn tensor(&self, name: &str) -> Vec<f32> {
-        self.get(name)
-            .unwrap_or_else(|| panic!("fixture has no {name}"))
-            .1
-    }
-
-    fn metadata(&self, key: &str) -> String {
-        let (_, header) = SafeTensors::read_metadata(&self.bytes).expect("header");
-        header.metadata().as_ref().expect("metadata")[key].clone()
-    }
-
-    /// The batch built the engine's way from source and labels; the decoder inputs and mask
-    /// must be those transformers used.
-    fn batch(&self, model: &EncoderDecoder) -> Seq2SeqBatch {
-        let b: BatchRef = serde_json::from_str(&self.metadata("batch")).unwrap();
-        let matrix = |rows: &Vec<Vec<u32>>| {
-            Array2::from_shape_vec((rows.len(), rows[0].len()), rows.concat()).unwrap()
-        };
-        let (bs, ts) = (b.input_ids.len(), b.input_ids[0].len());
-        let tt = b.labels[0].len();
-        let batch = Seq2SeqBatch::new(
-            matrix(&b.input_ids),
-            Array2::from_shape_vec((bs, ts), b.attention_mask.concat()).unwrap(),
-            Array2::from_shape_vec((bs, tt), b.labels.concat()).unwrap(),
-            model.decoder_start_token_id,
-            model.pad_token_id,
-        );
-        assert_eq!(batch.target.input_ids, matrix(&b.decoder_input_ids));
-        let mask = Array2::from_shape_vec((bs, tt), b.decoder_attention_mask.concat()).unwrap();
-        Seq2SeqBatch {
-            target: engine::Batch {
-                attention_mask: mask,
-                ..batch.target
-            },
-            ..batch
-        }
-    }
+fn expected() -> Expected {
+    Expected::read(&dir().join("model/expected.safetensors"))
 }
 
-fn check(what: &str, got: &[f32], want: &[f32]) -> f32 {
-    assert_eq!(got.len(), want.len(), "{what}: lengths");
-    let mut worst = 0.0f32;
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let d = (g - w).abs();
-        assert!(
-            d <= ATOL + RTOL * w.abs(),
-            "{what}[{i}]: engine {g}, torch {w} (|diff| {d:.2e})"
-        );
-        worst = worst.max(d);
+/// The batch built the engine's way from source and labels; the decoder inputs and mask
+/// must be those transformers used.
+fn batch(want: &Expected, model: &EncoderDecoder) -> Seq2SeqBatch {
+    let b: BatchRef = serde_json::from_str(&want.metadata("batch")).unwrap();
+    let matrix = |rows: &Vec<Vec<u32>>| {
+        Array2::from_shape_vec((rows.len(), rows[0].len()), rows.concat()).unwrap()
+    };
+    let (bs, ts) = (b.input_ids.len(), b.input_ids[0].len());
+    let tt = b.labels[0].len();
+    let batch = Seq2SeqBatch::new(
+        matrix(&b.input_ids),
+        Array2::from_shape_vec((bs, ts), b.attention_mask.concat()).unwrap(),
+        Array2::from_shape_vec((bs, tt), b.labels.concat()).unwrap(),
+        model.decoder_start_token_id,
+        model.pad_token_id,
+    );
+    assert_eq!(batch.target.input_ids, matrix(&b.decoder_input_ids));
+    let mask = Array2::from_shape_vec((bs, tt), b.decoder_attention_mask.concat()).unwrap();
+    Seq2SeqBatch {
+        target: engine::Batch {
+            attention_mask: mask,
+            ..batch.target
+        },
+        ..batch
     }
-    worst
 }
 
 fn run(model: &EncoderDecoder, batch: &Seq2SeqBatch) -> Seq2SeqOutput {
@@ -186,8 +141,8 @@ fn bad_encoder_decoder_checkpoints_are_clear_errors() {
 #[test]
 fn logits_loss_and_both_attentions_match_torch() {
     let model = model();
-    let want = Expected::read();
-    let batch = want.batch(&model);
+    let want = expected();
+    let batch = batch(&want, &model);
     let out = run(&model, &batch);
     let mut worst = check(
         "encoder output",
@@ -268,8 +223,8 @@ fn logits_loss_and_both_attentions_match_torch() {
 #[test]
 fn every_gradient_matches_torch() {
     let model = model();
-    let want = Expected::read();
-    let batch = want.batch(&model);
+    let want = expected();
+    let batch = batch(&want, &model);
     let out = run(&model, &batch);
     let mut grads = model.zeros_like();
     backward_seq2seq(&model, &batch, &out, &mut grads).unwrap();
@@ -283,20 +238,16 @@ fn every_gradient_matches_torch() {
         let g: Vec<f32> = g.iter().copied().collect();
         worst = worst.max(check(&format!("grad {name}"), &g, &w));
     }
-    let st = SafeTensors::deserialize(&want.bytes).unwrap();
-    assert_eq!(
-        st.names().iter().filter(|n| n.starts_with("grad.")).count(),
-        named.len()
-    );
+    assert_eq!(want.count("grad."), named.len());
     println!("encoder–decoder gradients: max abs diff {worst:.3e}");
 }
 
 #[test]
 fn one_adam_step_matches_torch() {
     let mut model = model();
-    let want = Expected::read();
+    let want = expected();
     let lr: f64 = want.metadata("adam_lr").parse().unwrap();
-    let batch = want.batch(&model);
+    let batch = batch(&want, &model);
     let out = run(&model, &batch);
     let mut grads = model.zeros_like();
     backward_seq2seq(&model, &batch, &out, &mut grads).unwrap();
@@ -338,7 +289,7 @@ fn greedy_generation_gives_transformers_tokens_with_and_without_the_cache() {
     use engine::generate::GenerateOptions;
     use engine::seq2seq::{generate, generator};
     let model = model();
-    let meta = Expected::read().metadata("generate");
+    let meta = expected().metadata("generate");
     let cases: Vec<GenerateCase> =
         serde_json::from_str(&meta).unwrap_or_else(|e| panic!("{e}: {meta}"));
     assert_eq!(cases.len(), 2);
