@@ -22,7 +22,9 @@ token; the tokens are the same).
 Prints one line per new token:
   {\"step\", \"token\", \"id\", \"prob\", \"kv_cache_bytes\"}
 prob: the softmax probability of the token before temperature and top-k; kv_cache_bytes: the
-keys and values of every position so far (layers x 2 x positions x K/V heads x head size x 4).
+self-attention keys and values of every position so far (layers x 2 x positions x K/V heads x
+head size x 4). An encoder-decoder also holds the source's cross-attention keys and values,
+computed once before the first token and not counted here.
 Then a last line {\"text\": ...}: the new tokens joined as the tokenizer would write them."
 )]
 pub struct Args {
@@ -73,10 +75,6 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         (None, None) => Decoding::Greedy,
         (Some(temperature), top_k) => Decoding::Sample { temperature, top_k },
     };
-    let empty = || UsageError::new("generate", "--text is empty: give a prompt to continue");
-    if a.text.trim().is_empty() {
-        return Err(empty().into());
-    }
     let empty = || UsageError::new("generate", "--text is empty: give a prompt to continue");
     if a.text.trim().is_empty() {
         return Err(empty().into());

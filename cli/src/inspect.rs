@@ -176,10 +176,17 @@ fn seq2seq(a: &Args) -> Result<(), CliError> {
             "an encoder–decoder needs --target (the output text, may be empty)",
         )
     })?;
-    if a.pair.is_some() || a.pad_to.is_some() {
+    let (window, kernel) = a.attention.resolve("inspect")?;
+    let default_attention =
+        window.is_none() && kernel == engine::ops::attention::AttentionKernel::Full;
+    if a.pair.is_some()
+        || a.pad_to.is_some()
+        || !matches!(a.mask, Mask::Padding)
+        || !default_attention
+    {
         return Err(crate::args::UsageError::new(
             "inspect",
-            "--pair and --pad-to are not for encoder–decoders",
+            "--pair, --pad-to, --mask, --window and --attention are not for encoder–decoders (the source is padded, the decoder causal)",
         )
         .into());
     }

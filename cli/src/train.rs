@@ -212,6 +212,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         || a.model
             .as_deref()
             .is_some_and(crate::seq2seq::is_encoder_decoder_dir);
+    if seq2seq && a.objective.is_some_and(|o| o != ObjectiveFlag::Seq2seq) {
+        return Err(usage_error(
+            "an encoder–decoder checkpoint trains with --objective seq2seq",
+        ));
+    }
     if a.task.is_some() && !seq2seq {
         return Err(usage_error("--task is for --objective seq2seq"));
     }

@@ -1622,3 +1622,395 @@ fn next_token_training_needs_a_decoder() {
         "next-token training needs a decoder (config is_decoder: true",
     );
 }
+
+/// The encoder–decoder fixture written by transformers (tools/fixtures_models.py): an
+/// EncoderDecoderModel of two BERTs (2 layers, hidden 16, vocabulary 40, 32 positions);
+/// `expected.safetensors` holds its outputs, loss and greedy generations on a fixed batch.
+fn seq2seq_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/seq2seq/model")
+}
+
+/// The fixture's vocabulary: the specials, then tools/fixtures_models.py's WORDS.
+const SEQ2SEQ_WORDS: [&str; 40] = [
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "cat", "dog", "sat", "on", "mat",
+    "ran", "to", "park", "big", "small", "red", "blue", "bird", "flew", "over", "house", "and",
+    "it", "was", "happy", "sad", "we", "saw", "tree", "in", "sun", "is", "hot", "she", "he", ".",
+    ",", "?",
+];
+
+fn seq2seq_expected() -> Vec<u8> {
+    std::fs::read(seq2seq_fixture().join("expected.safetensors")).unwrap()
+}
+
+#[test]
+fn seq2seq_fixture_vocabulary_is_the_fixture_words() {
+    let vocab = std::fs::read_to_string(seq2seq_fixture().join("vocab.txt")).unwrap();
+    assert_eq!(vocab.lines().collect::<Vec<_>>(), SEQ2SEQ_WORDS);
+}
+
+#[test]
+fn seq2seq_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
+    let tmp = TempDir::new("seq2seq-batch");
+    let batch = tmp.path("batch.json");
+    let bytes = seq2seq_expected();
+    let json = safetensors_metadata(&bytes, "batch");
+    for key in [
+        "input_ids",
+        "attention_mask",
+        "labels",
+        "decoder_input_ids",
+        "decoder_attention_mask",
+    ] {
+        assert!(json[key].is_array(), "{key} in {json}");
+    }
+    std::fs::write(&batch, json.to_string()).unwrap();
+    let loss = safetensors_f32(&bytes, "loss");
+    assert_eq!(loss.len(), 1);
+    let steps = lines(&run(&[
+        "train",
+        "--model",
+        seq2seq_fixture().to_str().unwrap(),
+        "--batch",
+        batch.to_str().unwrap(),
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--steps",
+        "3",
+    ]));
+    assert_eq!(steps.len(), 3);
+    for (i, s) in steps.iter().enumerate() {
+        assert_keys(s, &["step", "loss", "accuracy"]);
+        assert_eq!(s["step"], i + 1);
+        let accuracy = float(&s["accuracy"]);
+        assert!((0.0..=1.0).contains(&accuracy), "{s}");
+    }
+    let first = float(&steps[0]["loss"]);
+    assert!(
+        (first - f64::from(loss[0])).abs() < 1e-4,
+        "loss {first}, transformers {}",
+        loss[0]
+    );
+    assert!(float(&steps[2]["loss"]) < first, "{steps:?}");
+}
+
+#[test]
+fn seq2seq_generate_on_the_fixture_gives_the_transformers_tokens() {
+    let bytes = seq2seq_expected();
+    let cases = safetensors_metadata(&bytes, "generate");
+    let cases = cases.as_array().unwrap();
+    assert!(!cases.is_empty());
+    for case in cases {
+        let source: Vec<usize> = case["input_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(source.first(), Some(&2), "[CLS] first: {case}");
+        assert_eq!(source.last(), Some(&3), "[SEP] last: {case}");
+        let text = source[1..source.len() - 1]
+            .iter()
+            .map(|&id| SEQ2SEQ_WORDS[id])
+            .collect::<Vec<_>>()
+            .join(" ");
+        let want: Vec<u64> = case["tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_u64().unwrap())
+            .collect();
+        let max_new = case["max_new_tokens"].as_u64().unwrap() as usize;
+        let max_new_arg = max_new.to_string();
+        let mut outputs = Vec::new();
+        for cache in [&[][..], &["--no-cache"]] {
+            let out = generate_lines(
+                &seq2seq_fixture(),
+                &[&["--text", &text, "--max-new", &max_new_arg][..], cache].concat(),
+            );
+            let tokens = token_lines(&out, max_new);
+            assert_eq!(ids(tokens), want, "source {text:?} {cache:?}");
+            for t in tokens {
+                assert_eq!(
+                    t["token"],
+                    SEQ2SEQ_WORDS[t["id"].as_u64().unwrap() as usize]
+                );
+            }
+            outputs.push(out);
+        }
+        // The text line is the same with and without the cache.
+        assert_eq!(outputs[0].last(), outputs[1].last(), "source {text:?}");
+    }
+}
+
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect()
+}
+
+/// Checks `inspect --target`'s shapes on an encoder–decoder of `layers` layers of `heads` heads
+/// and a vocabulary of `vocab` tokens; returns (Ts, Tt).
+fn check_seq2seq_inspection(
+    j: &Value,
+    layers: usize,
+    heads: usize,
+    vocab: usize,
+) -> (usize, usize) {
+    let source = strings(&j["source_tokens"]);
+    let target = strings(&j["target_tokens"]);
+    assert_eq!(source.first(), Some(&"[CLS]"), "{source:?}");
+    assert_eq!(source.last(), Some(&"[SEP]"), "{source:?}");
+    assert_eq!(target.first(), Some(&"[CLS]"), "{target:?}");
+    let (ts, tt) = (source.len(), target.len());
+    let row_sums_to_one = |w: &Value, at: &str| {
+        for (r, row) in w.as_array().unwrap().iter().enumerate() {
+            let s: f64 = row.as_array().unwrap().iter().map(float).sum();
+            assert!((s - 1.0).abs() < 1e-4, "{at} row {r} sums to {s}");
+        }
+    };
+    let encoder = j["encoder_layers"].as_array().unwrap();
+    assert_eq!(encoder.len(), layers);
+    for (l, layer) in encoder.iter().enumerate() {
+        let hs = layer["heads"].as_array().unwrap();
+        assert_eq!(hs.len(), heads);
+        for h in hs {
+            assert_eq!(dims(&h["weights"]), (ts, ts), "encoder layer {l}");
+            row_sums_to_one(&h["weights"], &format!("encoder layer {l}"));
+        }
+    }
+    let decoder = j["decoder_layers"].as_array().unwrap();
+    assert_eq!(decoder.len(), layers);
+    for (l, layer) in decoder.iter().enumerate() {
+        assert_keys(layer, &["self", "cross"]);
+        let own = layer["self"].as_array().unwrap();
+        assert_eq!(own.len(), heads);
+        for h in own {
+            let w = &h["weights"];
+            assert_eq!(dims(w), (tt, tt), "decoder layer {l} self");
+            for r in 0..tt {
+                for c in r + 1..tt {
+                    assert_eq!(float(at(w, r, c)), 0.0, "decoder layer {l} self ({r}, {c})");
+                }
+            }
+            row_sums_to_one(w, &format!("decoder layer {l} self"));
+        }
+        let cross = layer["cross"].as_array().unwrap();
+        assert_eq!(cross.len(), heads);
+        for h in cross {
+            assert_eq!(dims(&h["weights"]), (tt, ts), "decoder layer {l} cross");
+            row_sums_to_one(&h["weights"], &format!("decoder layer {l} cross"));
+        }
+    }
+    assert_eq!(dims(&j["logits"]), (tt, vocab));
+    (ts, tt)
+}
+
+#[test]
+fn seq2seq_inspect_shows_causal_self_and_cross_attention() {
+    let j = stdout_json(&run(&[
+        "inspect",
+        "--model",
+        seq2seq_fixture().to_str().unwrap(),
+        "--text",
+        "the cat sat on the mat",
+        "--target",
+        "mat the on sat cat the",
+    ]));
+    let (ts, tt) = check_seq2seq_inspection(&j, 2, 2, 40);
+    assert_eq!((ts, tt), (8, 7));
+    assert_eq!(
+        strings(&j["source_tokens"]),
+        ["[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]"]
+    );
+    assert_eq!(
+        strings(&j["target_tokens"]),
+        ["[CLS]", "mat", "the", "on", "sat", "cat", "the"]
+    );
+    // The first target position sees only itself.
+    let h = &j["decoder_layers"][0]["self"][0];
+    assert_eq!(float(at(&h["weights"], 0, 0)), 1.0);
+}
+
+#[test]
+fn seq2seq_training_from_scratch_saves_an_encoder_decoder() {
+    let tmp = TempDir::new("seq2seq-scratch");
+    let (config, out_dir) = (tmp.path("config.json"), tmp.path("s2s"));
+    std::fs::write(
+        &config,
+        r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+            "intermediate_size": 32, "max_position_embeddings": 32}"#,
+    )
+    .unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/default_corpus.txt");
+    let steps = lines(&run(&[
+        "train",
+        "--init",
+        config.to_str().unwrap(),
+        "--corpus",
+        corpus.to_str().unwrap(),
+        "--objective",
+        "seq2seq",
+        "--task",
+        "reverse",
+        "--steps",
+        "30",
+        "--save",
+        out_dir.to_str().unwrap(),
+    ]));
+    assert_eq!(steps.len(), 30);
+    for (i, s) in steps.iter().enumerate() {
+        assert_keys(s, &["step", "loss", "accuracy"]);
+        assert_eq!(s["step"], i + 1);
+        assert!(float(&s["loss"]).is_finite(), "{s}");
+        let accuracy = float(&s["accuracy"]);
+        assert!((0.0..=1.0).contains(&accuracy), "{s}");
+    }
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("config.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["model_type"], "encoder-decoder", "{saved}");
+    assert!(
+        saved["encoder"].is_object() && saved["decoder"].is_object(),
+        "{saved}"
+    );
+    assert_eq!(saved["decoder"]["add_cross_attention"], true, "{saved}");
+    let vocab = saved["decoder"]["vocab_size"].as_u64().unwrap() as usize;
+    assert_eq!(
+        saved["encoder"]["vocab_size"],
+        saved["decoder"]["vocab_size"]
+    );
+    let names = safetensors_names(&std::fs::read(out_dir.join("model.safetensors")).unwrap());
+    assert!(names.iter().any(|n| n.starts_with("encoder.")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("decoder.")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("encoder.") || n.starts_with("decoder.")),
+        "{names:?}"
+    );
+
+    let out = generate_lines(&out_dir, &["--text", "the cat sat", "--max-new", "5"]);
+    let tokens = token_lines(&out, 5);
+    if tokens.len() < 5 {
+        assert_eq!(tokens.last().unwrap()["token"], "[SEP]", "stopped early");
+    }
+    let no_cache = generate_lines(
+        &out_dir,
+        &["--text", "the cat sat", "--max-new", "5", "--no-cache"],
+    );
+    assert_eq!(ids(token_lines(&no_cache, 5)), ids(tokens));
+
+    let j = stdout_json(&run(&[
+        "inspect",
+        "--model",
+        out_dir.to_str().unwrap(),
+        "--text",
+        "the cat sat",
+        "--target",
+        "sat cat the",
+    ]));
+    let (ts, tt) = check_seq2seq_inspection(&j, 2, 2, vocab);
+    assert_eq!((ts, tt), (5, 4));
+}
+
+/// A copy of the seq2seq fixture's checkpoint files with `edit` applied to its config.json.
+fn edited_seq2seq_copy(tmp: &TempDir, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let dir = tmp.path(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["model.safetensors", "vocab.txt"] {
+        std::fs::copy(seq2seq_fixture().join(file), dir.join(file)).unwrap();
+    }
+    let mut config: Value = serde_json::from_str(
+        &std::fs::read_to_string(seq2seq_fixture().join("config.json")).unwrap(),
+    )
+    .unwrap();
+    edit(&mut config);
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+    dir
+}
+
+#[test]
+fn seq2seq_errors_are_reported_with_a_non_zero_exit() {
+    let tmp = TempDir::new("seq2seq-errors");
+    let fixture = seq2seq_fixture();
+    let f = fixture.to_str().unwrap();
+    // Usage errors: exit 2.
+    assert_fails(
+        &run(&["inspect", "--model", f, "--text", "the cat"]),
+        2,
+        "needs --target",
+    );
+    assert_fails(
+        &run(&[
+            "inspect", "--model", FIXTURE, "--text", "the cat", "--target", "a dog",
+        ]),
+        2,
+        "--target is for encoder–decoder checkpoints",
+    );
+    let (config, corpus) = (tmp.path("config.json"), tmp.path("corpus.txt"));
+    std::fs::write(
+        &config,
+        r#"{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "intermediate_size": 32, "max_position_embeddings": 16}"#,
+    )
+    .unwrap();
+    std::fs::write(&corpus, CORPUS).unwrap();
+    assert_fails(
+        &run(&[
+            "train",
+            "--init",
+            config.to_str().unwrap(),
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--task",
+            "reverse",
+            "--steps",
+            "1",
+        ]),
+        2,
+        "--task is for --objective seq2seq",
+    );
+
+    // Checkpoint errors: exit 1. A working copy first, to show the copies themselves load.
+    let same = edited_seq2seq_copy(&tmp, "same", |_| {});
+    let s = same.to_str().unwrap();
+    stdout_json(&run(&[
+        "inspect", "--model", s, "--text", "the cat", "--target", "cat",
+    ]));
+    let no_cross = edited_seq2seq_copy(&tmp, "no-cross", |c| {
+        c["decoder"]["add_cross_attention"] = false.into();
+    });
+    let no_cross = no_cross.to_str().unwrap();
+    assert_fails(
+        &run(&[
+            "inspect", "--model", no_cross, "--text", "the cat", "--target", "cat",
+        ]),
+        1,
+        "add_cross_attention",
+    );
+    assert_fails(
+        &run(&["generate", "--model", no_cross, "--text", "the cat"]),
+        1,
+        "add_cross_attention",
+    );
+    let vocab = edited_seq2seq_copy(&tmp, "vocab", |c| {
+        c["encoder"]["vocab_size"] = 41.into();
+    });
+    let vocab = vocab.to_str().unwrap();
+    assert_fails(
+        &run(&[
+            "inspect", "--model", vocab, "--text", "the cat", "--target", "cat",
+        ]),
+        1,
+        "vocabulary",
+    );
+    assert_fails(
+        &run(&["generate", "--model", vocab, "--text", "the cat"]),
+        1,
+        "vocabulary",
+    );
+}

@@ -289,12 +289,13 @@ pub fn inspect(
     target: &str,
 ) -> Result<Seq2SeqInspection> {
     model.check()?;
-    let enc = tokenizer.encode(
-        source,
-        None,
-        model.encoder.config.max_position_embeddings,
-        None,
-    )?;
+    let source_positions = model.encoder.config.max_position_embeddings;
+    let enc = tokenizer.encode(source, None, source_positions, None)?;
+    if enc.truncated {
+        return Err(EngineError::Input(format!(
+            "the source does not fit the encoder's {source_positions} positions ([CLS] and [SEP] included)"
+        )));
+    }
     let mut target_ids = vec![model.decoder_start_token_id];
     target_ids.extend(tokenizer.token_ids(target));
     let positions = model.decoder.config.max_position_embeddings;

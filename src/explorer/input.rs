@@ -15,12 +15,14 @@ fn unique_name(prefix: &str) -> String {
 }
 
 /// `tokens`: T of the text last read (the window's upper bound), None before any. `linear`:
-/// the model has linear attention, which has neither a window nor tiles.
+/// the model has linear attention, which has neither a window nor tiles. `decoder`: its
+/// attention is causal whatever the Mask says.
 #[component]
 pub fn ProbeForm(
     probe: RwSignal<ProbeInput>,
     #[prop(into)] tokens: Signal<Option<usize>>,
     #[prop(into)] linear: Signal<bool>,
+    #[prop(into, optional)] decoder: Signal<bool>,
 ) -> impl IntoView {
     let pad_text = RwSignal::new(
         probe.with_untracked(|p| p.pad_to.map(|n| n.to_string()).unwrap_or_default()),
@@ -62,7 +64,8 @@ pub fn ProbeForm(
         view! {
             <label class="radio" title=hint>
                 <input type="radio" name=group.clone() value=label
-                    prop:checked=move || probe.with(|p| p.mask == mode)
+                    prop:disabled=decoder
+                    prop:checked=move || if decoder.get() { mode == MaskMode::Causal } else { probe.with(|p| p.mask == mode) }
                     on:change=move |_| probe.update(|p| p.mask = mode)/>
                 <span>{label}</span>
             </label>
@@ -116,6 +119,9 @@ pub fn ProbeForm(
         </div>
         {move || pad_error.get().map(|e| view! { <p class="field-error" role="alert">{e.to_string()}</p> })}
         {move || (!linear.get()).then(|| window_error.get()).flatten().map(|e| view! { <p class="field-error window-error" role="alert">{e.to_string()}</p> })}
+        {move || decoder.get().then(|| view! {
+            <p class="hint decoder-note">"A decoder's attention is always causal: it was trained to predict each next token without seeing it."</p>
+        })}
         {move || linear.get().then(|| view! {
             <p class="hint linear-note">"Linear attention has no window and no tiles: its running sums cover every key, and no T×T matrix is formed."</p>
         })}

@@ -229,7 +229,8 @@ pub fn Explorer(
     view! {
         <section class="explorer">
             <div class="probe-card">
-                <ProbeForm probe=probe tokens=tokens linear=linear/>
+                <ProbeForm probe=probe tokens=tokens linear=linear
+                    decoder=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))/>
                 {move || {
                     let decoder = info.with(|i| i.as_ref().is_some_and(|i| i.decoder));
                     let (Some(on_generate), Some(on_stop)) = (on_generate, on_stop_generating) else {
