@@ -1,12 +1,14 @@
 //! Encoder–decoder checkpoints from the command line: `train --objective seq2seq` (from a
 //! corpus task, or a checkpoint on a fixed batch) and the source side of `generate`.
 
+use crate::inspect::Mask;
 use crate::json;
 use crate::train::{optimizer, read_text, refuse, required, required_path, usage_error, Args};
 use crate::CliError;
 use engine::checkpoint::{read_dir, write_dir};
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
+use engine::ops::attention::AttentionKernel;
 use engine::optim::{Optimizer, OptimizerKind};
 use engine::seq2seq::{
     self, backward_seq2seq, forward_seq2seq, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer,
@@ -42,9 +44,22 @@ fn save(checkpoint: &Seq2SeqCheckpoint, out: Option<&Path>) -> Result<(), CliErr
     Ok(())
 }
 
+/// `--mask`, `--window` and `--attention` choose the one-BERT attention; an encoder–decoder's
+/// source is padded, its decoder causal and its cross-attention full.
+fn refuse_attention_flags(a: &Args) -> Result<(), CliError> {
+    let (window, kernel) = a.attention.resolve("train")?;
+    if window.is_some() || kernel != AttentionKernel::Full || !matches!(a.mask, Mask::Padding) {
+        return Err(usage_error(
+            "--mask, --window and --attention are not for encoder–decoders (the source is padded, the decoder causal)",
+        ));
+    }
+    Ok(())
+}
+
 /// `--init CONFIG --corpus FILE --objective seq2seq [--task copy|reverse|reply]`.
 pub fn from_scratch(a: &Args) -> Result<(), CliError> {
     refuse(&[("batch", a.batch.is_some())], "--init")?;
+    refuse_attention_flags(a)?;
     let config_path = required_path(&a.init, "init")?;
     let corpus_path = required_path(&a.corpus, "corpus")?;
     let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
@@ -117,6 +132,7 @@ fn matrix<T: Clone>(name: &str, rows: Vec<Vec<T>>) -> Result<Array2<T>, CliError
 /// `--model DIR --batch FILE` for an encoder–decoder checkpoint.
 pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
     refuse(&[("task", a.task.is_some())], "--model")?;
+    refuse_attention_flags(a)?;
     let dir = required_path(&a.model, "model")?;
     let batch_path = required_path(&a.batch, "batch")?;
     let lr = required(a.lr, "lr")?;

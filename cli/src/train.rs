@@ -86,7 +86,7 @@ pub struct Args {
     pub(crate) max_len: Option<usize>,
     /// Attention mask (a decoder's is causal whatever this says)
     #[arg(long, value_enum, default_value_t = Mask::Padding)]
-    mask: Mask,
+    pub(crate) mask: Mask,
     /// What to train: mlm-nsp (BERT), next-token (a decoder), seq2seq (an encoder–decoder).
     /// Default: --init mlm-nsp; --model the checkpoint's
     #[arg(long, value_enum)]
@@ -107,7 +107,7 @@ pub struct Args {
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
     threads: Option<usize>,
     #[command(flatten)]
-    attention: AttentionFlags,
+    pub(crate) attention: AttentionFlags,
 }
 
 /// The most threads `--threads` may ask for.
