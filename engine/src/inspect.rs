@@ -168,6 +168,8 @@ fn inspect_encoding(
 
     let mlm_logits = out.mlm_logits.as_ref().map(|l| Matrix::from_view(l.view()));
     let mask_predictions = match (&mlm_logits, tokenizer.vocab().mask_id()) {
+        // A decoder's logits at a [MASK] predict the token after it, not the masked one.
+        _ if model.config.is_decoder => Vec::new(),
         (Some(logits), Ok(mask_id)) => {
             // The k-th [MASK] of a segment is its text's k-th (truncation cuts segments' ends).
             let mut seen = [0usize; 2];

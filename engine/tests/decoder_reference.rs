@@ -195,3 +195,22 @@ fn greedy_generation_gives_transformers_tokens_with_and_without_the_cache() {
     assert!(cases.iter().any(|c| c.tokens.last() == Some(&SEP)));
     assert!(cases.iter().any(|c| c.tokens.len() == c.max_new_tokens));
 }
+
+/// A decoder's inspection says its mask is causal and makes no [MASK] predictions (its logits
+/// at a [MASK] are for the token after it).
+#[test]
+fn a_decoder_inspection_is_causal_and_predicts_no_mask() {
+    let ck = checkpoint();
+    let ins = engine::inspect::inspect(
+        &ck.model,
+        &ck.tokenizer,
+        "the [MASK] sat",
+        None,
+        MaskMode::Padding,
+        None,
+    )
+    .unwrap();
+    assert_eq!(ins.mask, MaskMode::Causal);
+    assert!(ins.mask_predictions.is_empty());
+    assert!(ins.mlm_logits.is_some());
+}

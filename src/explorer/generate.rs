@@ -108,6 +108,9 @@ pub fn GeneratePanel(
             {move || problem.get().or_else(|| generation.with(|g| g.error.as_ref().map(|e| e.to_string())))
                 .map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
             <p class="generated" data-generated=generated_json data-running=move || running().to_string()>
+                {move || generation.with(|g| g.prompt.is_empty()).then(|| view! {
+                    <span class="hint">"The continuation of the Sentence appears here, a token at a time, and each token adds a row to the heatmaps below."</span>
+                })}
                 {move || generation.with(|g| g.prompt.iter().map(|t| view! { <span class="token prompt">{t.clone()}</span> }).collect_view())}
                 {move || generation.with(|g| g.steps.iter().map(|s| view! {
                     <span class="token new" title=format!("p = {:.3}", s.prob)>{s.token.clone()}</span>
