@@ -1559,21 +1559,23 @@ fn generate_errors_are_reported_with_a_non_zero_exit() {
     assert!(run(&["generate", "--help"]).status.success());
 }
 
-#[test]
-fn next_token_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
-    let tmp = TempDir::new("decoder-batch");
+/// Three Adam steps (lr 0.01) of `train --model MODEL --batch <the fixture's batch>`, the
+/// batch being the one transformers ran (the "batch" metadata of `expected`, which must hold
+/// `keys`): the first loss must be transformers' `loss`, and the loss must fall.
+fn fixture_batch_steps(model: &Path, expected: &[u8], keys: &[&str]) -> Vec<Value> {
+    let tmp = TempDir::new("fixture-batch");
     let batch = tmp.path("batch.json");
-    let bytes = std::fs::read(decoder_fixture().join("expected.safetensors")).unwrap();
-    // The batch transformers ran: input_ids, token_type_ids, attention_mask and labels.
-    let json = safetensors_metadata(&bytes, "batch");
-    assert!(json["labels"].is_array(), "{json}");
+    let json = safetensors_metadata(expected, "batch");
+    for key in keys {
+        assert!(json[key].is_array(), "{key} in {json}");
+    }
     std::fs::write(&batch, json.to_string()).unwrap();
-    let loss = safetensors_f32(&bytes, "loss");
+    let loss = safetensors_f32(expected, "loss");
     assert_eq!(loss.len(), 1);
     let steps = lines(&run(&[
         "train",
         "--model",
-        decoder_fixture().to_str().unwrap(),
+        model.to_str().unwrap(),
         "--batch",
         batch.to_str().unwrap(),
         "--optimizer",
@@ -1587,6 +1589,8 @@ fn next_token_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
     for (i, s) in steps.iter().enumerate() {
         assert_keys(s, &["step", "loss", "accuracy"]);
         assert_eq!(s["step"], i + 1);
+        let accuracy = float(&s["accuracy"]);
+        assert!((0.0..=1.0).contains(&accuracy), "{s}");
     }
     let first = float(&steps[0]["loss"]);
     assert!(
@@ -1595,6 +1599,14 @@ fn next_token_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
         loss[0]
     );
     assert!(float(&steps[2]["loss"]) < first, "{steps:?}");
+    steps
+}
+
+#[test]
+fn next_token_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
+    let bytes = std::fs::read(decoder_fixture().join("expected.safetensors")).unwrap();
+    // The batch transformers ran: input_ids, token_type_ids, attention_mask and labels.
+    fixture_batch_steps(&decoder_fixture(), &bytes, &["labels"]);
 }
 
 #[test]
@@ -1650,49 +1662,14 @@ fn seq2seq_fixture_vocabulary_is_the_fixture_words() {
 
 #[test]
 fn seq2seq_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
-    let tmp = TempDir::new("seq2seq-batch");
-    let batch = tmp.path("batch.json");
-    let bytes = seq2seq_expected();
-    let json = safetensors_metadata(&bytes, "batch");
-    for key in [
+    let keys = [
         "input_ids",
         "attention_mask",
         "labels",
         "decoder_input_ids",
         "decoder_attention_mask",
-    ] {
-        assert!(json[key].is_array(), "{key} in {json}");
-    }
-    std::fs::write(&batch, json.to_string()).unwrap();
-    let loss = safetensors_f32(&bytes, "loss");
-    assert_eq!(loss.len(), 1);
-    let steps = lines(&run(&[
-        "train",
-        "--model",
-        seq2seq_fixture().to_str().unwrap(),
-        "--batch",
-        batch.to_str().unwrap(),
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.01",
-        "--steps",
-        "3",
-    ]));
-    assert_eq!(steps.len(), 3);
-    for (i, s) in steps.iter().enumerate() {
-        assert_keys(s, &["step", "loss", "accuracy"]);
-        assert_eq!(s["step"], i + 1);
-        let accuracy = float(&s["accuracy"]);
-        assert!((0.0..=1.0).contains(&accuracy), "{s}");
-    }
-    let first = float(&steps[0]["loss"]);
-    assert!(
-        (first - f64::from(loss[0])).abs() < 1e-4,
-        "loss {first}, transformers {}",
-        loss[0]
-    );
-    assert!(float(&steps[2]["loss"]) < first, "{steps:?}");
+    ];
+    fixture_batch_steps(&seq2seq_fixture(), &seq2seq_expected(), &keys);
 }
 
 #[test]
