@@ -47,6 +47,9 @@ pub fn GeneratePanel(
     let max_new = RwSignal::new(defaults.max_new.to_string());
     let problem = RwSignal::new(None::<String>);
     let running = move || generation.with(|g| g.running);
+    // Each Generate samples with the next seed: another draw each press, the same sequence of
+    // draws on every visit.
+    let presses = StoredValue::new(0u64);
     let start = move |_| {
         let read = settings_of(
             sample.get_untracked(),
@@ -57,7 +60,9 @@ pub fn GeneratePanel(
         match read {
             Ok(settings) => {
                 problem.set(None);
-                on_generate.run(settings);
+                let seed = presses.get_value();
+                presses.set_value(seed + 1);
+                on_generate.run(GenerationSettings { seed, ..settings });
             }
             Err(e) => problem.set(Some(e)),
         }
