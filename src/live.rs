@@ -246,6 +246,16 @@ impl Live {
         match &message {
             ToWorker::Speed(speed) => self.speed.set_value(*speed),
             ToWorker::Inspect { probe, .. } => self.probe.set_value(Some(probe.clone())),
+            // The worker ends a generation when the weights change (`Session::handle`).
+            ToWorker::Play
+            | ToWorker::Step
+            | ToWorker::Rewind { .. }
+            | ToWorker::Reset { .. }
+            | ToWorker::Load { .. }
+                if self.generated.with_untracked(|g| g.running) =>
+            {
+                self.generated.update(|g| g.running = false);
+            }
             _ => {}
         }
         let sent = self.client.with_value(|c| match c {

@@ -32,9 +32,15 @@ fn the_cache_gives_the_logits_of_a_full_rerun_and_grows_by_a_row_a_token() {
     let mut full = Generator::new(&model, &prompt, options(false)).unwrap();
     for step in 0..12 {
         for (a, b) in cached.logits().iter().zip(full.logits()) {
-            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "step {step}: {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                "step {step}: {a} vs {b}"
+            );
         }
-        assert_eq!(cached.cache_bytes(), kv_cache_bytes(&model.config, prompt.len() + step));
+        assert_eq!(
+            cached.cache_bytes(),
+            kv_cache_bytes(&model.config, prompt.len() + step)
+        );
         let (a, b) = (cached.next_token().unwrap(), full.next_token().unwrap());
         assert_eq!(a.map(|t| t.id), b.map(|t| t.id));
     }
@@ -66,7 +72,10 @@ fn cross_attention_is_target_by_source_and_never_sees_source_padding() {
             input_ids: b.input_ids.select(ndarray::Axis(0), &order),
             token_type_ids: b.token_type_ids.select(ndarray::Axis(0), &order),
             attention_mask: b.attention_mask.select(ndarray::Axis(0), &order),
-            mlm_labels: b.mlm_labels.as_ref().map(|l| l.select(ndarray::Axis(0), &order)),
+            mlm_labels: b
+                .mlm_labels
+                .as_ref()
+                .map(|l| l.select(ndarray::Axis(0), &order)),
             nsp_labels: None,
         }
     };
