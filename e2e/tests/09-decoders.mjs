@@ -47,8 +47,14 @@ export const tests = [
       assert(charts.join(' ').includes('next token') && !charts.join(' ').includes('NSP'), `curves: ${charts}`);
 
       // Generate from "the cat", greedy: record every KV readout and the weights' rows as they come.
+      // The probe alone first ([CLS] the cat [SEP]: 4 rows), so its inspection cannot arrive
+      // among the generated ones.
       await page.locator('.probe-form input[type=text]').first().fill('the cat');
-      await page.waitForFunction(() => JSON.parse(document.querySelector('figure.heatmap')?.dataset.matrix || '[]').length > 0, null, { timeout: 10000 });
+      await page.locator('.probe-form input[type=text]').nth(1).fill('');
+      await page.waitForFunction((weights) => {
+        const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.textContent.includes(weights));
+        return f && JSON.parse(f.dataset.matrix || '[]').length === 4;
+      }, WEIGHTS, { timeout: 10000 });
       await page.evaluate((weights) => {
         window.__longTasks = [];
         new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__longTasks.push(e.duration)))
