@@ -220,6 +220,17 @@ impl BertConfig {
     /// Parses and validates a config.json. A RoFormer config (`model_type: "roformer"`) is a
     /// BERT with rotary positions: it is read as `position_embedding_type: "rotary"`.
     pub fn from_json(text: &str) -> Result<Self> {
+        let model_type = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| v.get("model_type")?.as_str().map(str::to_string));
+        if model_type.as_deref() == Some("encoder-decoder") {
+            return Err(EngineError::Config(
+                "this is an encoder–decoder checkpoint (EncoderDecoderModel), two BERTs in one: \
+                 the command line reads it (inspect --target, generate, train); the page does not \
+                 show encoder–decoders yet"
+                    .into(),
+            ));
+        }
         let mut config: BertConfig = serde_json::from_str(text)
             .map_err(|e| EngineError::Config(format!("config.json is not a BERT config: {e}")))?;
         if config.is_roformer() {
@@ -509,6 +520,16 @@ mod tests {
         let mut c = BertConfig::new(10, 6, 1, 2, 8);
         c.position_embedding_type = PositionEmbeddingType::Rotary;
         assert!(c.validate().unwrap_err().to_string().contains("even"));
+    }
+
+    #[test]
+    fn an_encoder_decoder_config_says_what_it_is() {
+        let e = BertConfig::from_json(
+            r#"{"model_type": "encoder-decoder", "encoder": {}, "decoder": {}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("encoder–decoder checkpoint"), "{e}");
     }
 
     #[test]
