@@ -65,18 +65,13 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from transformers import BertConfig, BertLMHeadModel
 
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-WORDS = (
-    "the a cat dog sat on mat ran to park big small red blue bird flew over house and it "
-    "was happy sad we saw tree in sun is hot she he . , ?"
-).split()
-VOCAB = SPECIALS + WORDS
-PAD, CLS, SEP, MASK = 0, 2, 3, 4
+# The vocabulary, weight scale and randomisation of the other whole-model fixtures.
+from fixtures_models import CLS, INIT_STD, PAD, SEP, VOCAB, randomize
+
 # Not fixtures_models.py's 4321: with it every greedy case below repeats one word and none
 # reaches [SEP] (so stopping would go untested). With 4481 two cases stop at [SEP] (after 10 and
 # 5 new tokens), one runs to max_new_tokens, and the smallest top-1/top-2 gap is 0.0146.
 SEED = 4481
-INIT_STD = 0.4
 T = 10
 ADAM_LR = 0.01
 GAP = 1e-3
@@ -115,20 +110,6 @@ def batch():
         labels.append([r if a else -100 for r, a in zip(row, am)])
     assert any(0 in a for a in ams)
     return {"input_ids": ids, "token_type_ids": tts, "attention_mask": ams, "labels": labels}
-
-
-def randomize(module):
-    """Every parameter random (biases and LayerNorm too), large scale: sharp attention."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if not p.requires_grad:
-                continue
-            if "LayerNorm.weight" in name:
-                p.copy_(1.0 + 0.2 * torch.randn_like(p))
-            elif "LayerNorm.bias" in name or name.endswith(".bias"):
-                p.copy_(0.1 * torch.randn_like(p))
-            else:
-                p.copy_(INIT_STD * torch.randn_like(p))
 
 
 def build_model():

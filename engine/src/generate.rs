@@ -160,11 +160,6 @@ impl<M: Borrow<BertForPreTraining>> Generator<M> {
         self.model.borrow()
     }
 
-    /// How many tokens the prompt had.
-    pub fn prompt_len(&self) -> usize {
-        self.prompt_len
-    }
-
     /// The logits for the next token (V).
     pub fn logits(&self) -> &Array1<f32> {
         &self.next_logits
