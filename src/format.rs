@@ -18,6 +18,9 @@ pub fn facts(info: &ModelInfo) -> String {
     if info.decoder {
         facts += " · decoder (causal, next token)";
     }
+    if info.encoder_decoder {
+        facts += " · encoder–decoder (two of these; the decoder's layers add cross-attention)";
+    }
     let kept_words = info
         .vocab_size
         .saturating_sub(engine::vocab::SPECIAL_TOKENS.len());
@@ -124,6 +127,7 @@ mod tests {
             corpus_words,
             architecture: Default::default(),
             decoder: false,
+            encoder_decoder: false,
         }
     }
 

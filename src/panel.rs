@@ -8,6 +8,7 @@ use crate::training::curves::LossCurves;
 use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
+use engine::seq2seq::Task;
 use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::{
@@ -28,17 +29,30 @@ pub fn TrainingPanel(
         applied_corpus.set(corpus.get_untracked());
         live.reset(corpus.get_untracked(), settings.get_untracked());
     };
+    // A memo: the Batch section is rebuilt only when the kind of model changes.
+    let next_token = Memo::new(move |_| {
+        live.info
+            .with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder))
+    });
     view! {
         <aside class="training">
             <Controls live=live on_reset=reset/>
             <StopBanner live=live on_reset=reset/>
             <Readout live=live/>
-            <LossCurves curves=live.curves curves_b=live.curves_b
-                next_token=Signal::derive(move || live.info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))/>
+            <LossCurves curves=live.curves curves_b=live.curves_b next_token=Signal::from(next_token)/>
             <HistorySlider live=live probe=probe/>
             // After the History slider, not right under the curves: the batch grows at the first
             // step, and the slider must not move when training starts.
-            <BatchPanel batch=live.batch counts=live.counts mask_prob=Signal::derive(move || settings.with(|s| s.mask_prob))/>
+            {move || if next_token.get() {
+                view! {
+                    <section class="batch-view" aria-label="Batch">
+                        <p class="hint">"Batch: this view shows MLM + NSP batches, their masked tokens and sentence pairs. A next-token or sequence-to-sequence batch masks nothing; the Generate card shows what the model writes."</p>
+                    </section>
+                }
+                .into_any()
+            } else {
+                view! { <BatchPanel batch=live.batch counts=live.counts mask_prob=Signal::derive(move || settings.with(|s| s.mask_prob))/> }.into_any()
+            }}
             <Checkpoints live=live corpus=corpus settings=settings/>
             <CorpusEditor corpus=corpus applied=applied_corpus/>
             <Settings live=live settings=settings on_reset=reset/>
@@ -146,7 +160,9 @@ fn Readout(live: Live) -> impl IntoView {
         } else {
             format!("{model}: ")
         };
-        let decoder = live.info.with(|i| i.as_ref().is_some_and(|i| i.decoder));
+        let decoder = live
+            .info
+            .with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder));
         match curves.with(|c| c.last().copied()) {
             Some(p) if decoder => view! {
                 <p class="readout" data-model=model data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
@@ -243,7 +259,7 @@ fn Settings(
         }
         problem.set(None);
         settings.set(after.clone());
-        if after.objective != before.objective {
+        if after.objective != before.objective || after.task != before.task {
             // Another objective is another model (a decoder has no NSP head): reset now.
             on_reset();
             live.notice
@@ -299,13 +315,32 @@ fn Settings(
                     <option value="small" selected=move || settings.with(|s| s.preset == Preset::Small)>{format!("small ({})", Preset::Small.describe())}</option>
                 </select>
             </label>
-            <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate.">"Objective"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.objective = rules::objective(&v)?; Ok(()) }) }>
-                    <option value="mlm-nsp" selected=move || settings.with(|s| s.objective == Objective::MlmNsp)>"MLM + NSP"</option>
-                    <option value="next-token" selected=move || settings.with(|s| s.objective == Objective::NextToken)>"Next token"</option>
+            <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate. Sequence to sequence: an encoder–decoder (EncoderDecoderModel) that turns a sentence into another.">"Objective"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| {
+                    if v == "seq2seq" {
+                        s.task = Some(s.task.unwrap_or(Task::Reverse));
+                    } else {
+                        s.objective = rules::objective(&v)?;
+                        s.task = None;
+                    }
+                    Ok(())
+                }) }>
+                    <option value="mlm-nsp" selected=move || settings.with(|s| s.task.is_none() && s.objective == Objective::MlmNsp)>"MLM + NSP"</option>
+                    <option value="next-token" selected=move || settings.with(|s| s.task.is_none() && s.objective == Objective::NextToken)>"Next token"</option>
+                    <option value="seq2seq" selected=move || settings.with(|s| s.task.is_some())>"Sequence to sequence"</option>
                 </select>
             </label>
-            <Show when=move || settings.with(|s| s.objective == Objective::NextToken)>
+            <Show when=move || settings.with(|s| s.task.is_some())>
+                <label title="Copy: a sentence to itself. Reverse: a sentence to its words in reverse order. Reply: each line to the line that follows it.">"Task"
+                    <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.task = Some(rules::task(&v)?); Ok(()) }) }>
+                        <option value="copy" selected=move || settings.with(|s| s.task == Some(Task::Copy))>"Copy"</option>
+                        <option value="reverse" selected=move || settings.with(|s| s.task == Some(Task::Reverse))>"Reverse"</option>
+                        <option value="reply" selected=move || settings.with(|s| s.task == Some(Task::Reply))>"Reply"</option>
+                    </select>
+                </label>
+                <p class="why">"Cross-attention's matrix is not square: its rows are the target's tokens (queries from the decoder) and its columns the source's (keys and values from the encoder), and the two sentences need not be the same length."</p>
+            </Show>
+            <Show when=move || settings.with(|s| s.task.is_none() && s.objective == Objective::NextToken)>
                 <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
             </Show>
             <label>"Learning rate"

@@ -226,8 +226,8 @@ impl BertConfig {
         if model_type.as_deref() == Some("encoder-decoder") {
             return Err(EngineError::Config(
                 "this is an encoder–decoder checkpoint (EncoderDecoderModel), two BERTs in one: \
-                 the command line reads it (inspect --target, generate, train); the page does not \
-                 show encoder–decoders yet"
+                 read it as one (`seq2seq::load`, as the page's Load and the command line do), \
+                 not as a single BERT"
                     .into(),
             ));
         }

@@ -160,6 +160,11 @@ impl<M: Borrow<BertForPreTraining>> Generator<M> {
         self.model.borrow()
     }
 
+    /// What the generator was given as its model (an encoder–decoder's whole, say).
+    pub fn weights(&self) -> &M {
+        &self.model
+    }
+
     /// The logits for the next token (V).
     pub fn logits(&self) -> &Array1<f32> {
         &self.next_logits

@@ -60,6 +60,11 @@ pub struct Inspection {
     /// Attention rollout (Abnar & Zuidema 2020), T×T: row i = how much token i draws on each
     /// input token across all layers (`rollout`).
     pub rollout: Matrix,
+    /// An encoder–decoder's encoder on the source (`seq2seq::inspect_ids`): this inspection is
+    /// then the decoder's, its layers' `cross_heads` reading the source's tokens. None for one
+    /// BERT.
+    #[serde(default)]
+    pub source: Option<Box<Inspection>>,
 }
 
 /// Encodes `text` (and `pair`), cut to `max_position_embeddings` and padded with `[PAD]` up to
@@ -210,6 +215,7 @@ fn inspect_encoding(
         nsp_logits,
         mask_predictions,
         p_is_next,
+        source: None,
     })
 }
 

@@ -19,6 +19,7 @@ use crate::error::{EngineError, Result};
 use crate::forward::Losses;
 use crate::forward::{forward, forward_with_encoder, EncoderStates, ForwardOptions, ForwardOutput};
 use crate::generate::{GenerateOptions, GeneratedToken, Generator, Source};
+use crate::inspect::Inspection;
 use crate::model::{BertForPreTraining, Parts};
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::rng::Rng;
@@ -218,14 +219,7 @@ pub fn encode(model: &EncoderDecoder, source: &[u32]) -> Result<Source> {
             source.len()
         )));
     }
-    let t = source.len();
-    let batch = Batch {
-        input_ids: Array2::from_shape_vec((1, t), source.to_vec()).expect("1 × Ts"),
-        token_type_ids: Array2::zeros((1, t)),
-        attention_mask: Array2::ones((1, t)),
-        mlm_labels: None,
-        nsp_labels: None,
-    };
+    let batch = one_row(source);
     let opts = ForwardOptions {
         trace: false,
         ..ForwardOptions::inspection(MaskMode::Padding)
@@ -281,41 +275,56 @@ pub struct Seq2SeqInspection {
     pub logits: Matrix,
 }
 
-/// The model on `source` and `target` text, every attention traced.
-pub fn inspect(
+/// The decoder's input for `target` text: `[CLS]` (the decoder start) then its tokens, as
+/// generation sees it.
+pub fn decoder_input(model: &EncoderDecoder, tokenizer: &Tokenizer, target: &str) -> Vec<u32> {
+    let mut ids = vec![model.decoder_start_token_id];
+    ids.extend(tokenizer.token_ids(target));
+    ids
+}
+
+/// The source `[CLS] source [SEP]` (padded with [PAD] up to `pad_to`) through the encoder and
+/// `target_ids` through the decoder, every attention traced: the pass both inspections share.
+fn traced_pass(
     model: &EncoderDecoder,
     tokenizer: &Tokenizer,
     source: &str,
-    target: &str,
-) -> Result<Seq2SeqInspection> {
+    target_ids: &[u32],
+    pad_to: Option<usize>,
+) -> Result<(crate::tokenizer::Encoding, Seq2SeqOutput)> {
     model.check()?;
     let source_positions = model.encoder.config.max_position_embeddings;
-    let enc = tokenizer.encode(source, None, source_positions, None)?;
+    if let Some(n) = pad_to.filter(|&n| n > source_positions) {
+        return Err(EngineError::Input(format!(
+            "cannot pad the source to {n} tokens: the encoder has only {source_positions} positions"
+        )));
+    }
+    let enc = tokenizer.encode(source, None, source_positions, pad_to)?;
     if enc.truncated {
         return Err(EngineError::Input(format!(
             "the source does not fit the encoder's {source_positions} positions ([CLS] and [SEP] included)"
         )));
     }
-    let mut target_ids = vec![model.decoder_start_token_id];
-    target_ids.extend(tokenizer.token_ids(target));
     let positions = model.decoder.config.max_position_embeddings;
-    if target_ids.len() > positions {
+    if target_ids.is_empty() || target_ids.len() > positions {
         return Err(EngineError::Input(format!(
             "the target has {} tokens with [CLS]; the decoder has {positions} positions",
             target_ids.len()
         )));
     }
-    let row = |ids: &[u32]| Array2::from_shape_vec((1, ids.len()), ids.to_vec()).expect("1 × T");
-    let one = |ids: &[u32]| Batch {
-        input_ids: row(ids),
-        token_type_ids: Array2::zeros((1, ids.len())),
-        attention_mask: Array2::ones((1, ids.len())),
-        mlm_labels: None,
-        nsp_labels: None,
-    };
+    let vocab_size = model.decoder.config.vocab_size;
+    if let Some(id) = target_ids.iter().find(|&&id| id as usize >= vocab_size) {
+        return Err(EngineError::Input(format!(
+            "token id {id} is outside the vocabulary of {vocab_size}"
+        )));
+    }
+    let mut source = one_row(&enc.input_ids);
+    source.attention_mask =
+        Array2::from_shape_vec((1, enc.attention_mask.len()), enc.attention_mask.clone())
+            .expect("1 × Ts");
     let batch = Seq2SeqBatch {
-        source: one(&enc.input_ids),
-        target: one(&target_ids),
+        source,
+        target: one_row(target_ids),
     };
     let out = forward_seq2seq(
         model,
@@ -323,12 +332,38 @@ pub fn inspect(
         &ForwardOptions::inspection(MaskMode::Padding),
         &mut Rng::new(0),
     )?;
+    Ok((enc, out))
+}
+
+/// One unpadded row of ids, one segment.
+fn one_row(ids: &[u32]) -> Batch {
+    let row = |ids: &[u32]| Array2::from_shape_vec((1, ids.len()), ids.to_vec()).expect("1 × T");
+    Batch {
+        input_ids: row(ids),
+        token_type_ids: Array2::zeros((1, ids.len())),
+        attention_mask: Array2::ones((1, ids.len())),
+        mlm_labels: None,
+        nsp_labels: None,
+    }
+}
+
+fn trace_of(o: &mut ForwardOutput) -> Result<AttentionTrace> {
+    o.trace
+        .take()
+        .ok_or_else(|| EngineError::Input("the forward pass recorded no trace".into()))
+}
+
+/// The model on `source` and `target` text, every attention traced.
+pub fn inspect(
+    model: &EncoderDecoder,
+    tokenizer: &Tokenizer,
+    source: &str,
+    target: &str,
+) -> Result<Seq2SeqInspection> {
+    let target_ids = decoder_input(model, tokenizer, target);
+    let (enc, mut out) = traced_pass(model, tokenizer, source, &target_ids, None)?;
     let vocab = tokenizer.vocab();
     let name = |id: &u32| vocab.token(*id).unwrap_or(crate::vocab::UNK).to_string();
-    let traced = |o: ForwardOutput| {
-        o.trace
-            .ok_or_else(|| EngineError::Input("the forward pass recorded no trace".into()))
-    };
     let logits = Matrix::from_view(
         out.decoder
             .mlm_logits
@@ -339,10 +374,71 @@ pub fn inspect(
     Ok(Seq2SeqInspection {
         source_tokens: enc.tokens,
         target_tokens: target_ids.iter().map(name).collect(),
-        encoder: traced(out.encoder)?,
-        decoder: traced(out.decoder)?,
+        encoder: trace_of(&mut out.encoder)?,
+        decoder: trace_of(&mut out.decoder)?,
         logits,
     })
+}
+
+/// What the page shows of an encoder–decoder on `source` text and the decoder input
+/// `target_ids` (`decoder_input`, or the start and what generation made so far): the
+/// decoder's inspection (its causal self-attention in `heads`, its cross-attention in
+/// `cross_heads`), with the encoder's in `source`. `pad_to` pads the source with [PAD], which
+/// the encoder and every cross-attention row then mask.
+pub fn inspect_ids(
+    model: &EncoderDecoder,
+    tokenizer: &Tokenizer,
+    source: &str,
+    target_ids: &[u32],
+    pad_to: Option<usize>,
+) -> Result<Inspection> {
+    let (enc, mut out) = traced_pass(model, tokenizer, source, target_ids, pad_to)?;
+    let vocab = tokenizer.vocab();
+    let side = |tokens: Vec<String>,
+                ids: Vec<u32>,
+                attention_mask: Vec<u8>,
+                mask: MaskMode,
+                out: &mut ForwardOutput|
+     -> Result<Inspection> {
+        let trace = trace_of(out)?;
+        let t = ids.len();
+        Ok(Inspection {
+            tokens,
+            input_ids: ids,
+            token_type_ids: vec![0; t],
+            attention_mask,
+            truncated: false,
+            mask,
+            rollout: crate::inspect::rollout(&trace),
+            trace,
+            hidden: Matrix::from_view(out.hidden.view()),
+            mlm_logits: out.mlm_logits.as_ref().map(|l| Matrix::from_view(l.view())),
+            nsp_logits: None,
+            mask_predictions: Vec::new(),
+            p_is_next: None,
+            source: None,
+        })
+    };
+    let encoder = side(
+        enc.tokens,
+        enc.input_ids,
+        enc.attention_mask,
+        MaskMode::Padding,
+        &mut out.encoder,
+    )?;
+    let target_tokens = target_ids
+        .iter()
+        .map(|id| vocab.token(*id).unwrap_or(crate::vocab::UNK).to_string())
+        .collect();
+    let mut decoder = side(
+        target_tokens,
+        target_ids.to_vec(),
+        vec![1; target_ids.len()],
+        MaskMode::Causal,
+        &mut out.decoder,
+    )?;
+    decoder.source = Some(Box::new(encoder));
+    Ok(decoder)
 }
 
 /// An encoder–decoder checkpoint: the model and the tokenizer both halves share.
@@ -608,6 +704,25 @@ pub fn make_seq2seq_batch(
     Ok(Seq2SeqBatch::new(source_ids, source_mask, labels, cls, pad))
 }
 
+/// One optimiser per half, both of `config` (per-parameter updates: together, one over both).
+fn optimizers(config: OptimizerConfig, model: &EncoderDecoder) -> Result<[Optimizer; 2]> {
+    refuse_clipping(&config)?;
+    Ok([
+        Optimizer::new(config.clone(), &model.encoder)?,
+        Optimizer::new(config, &model.decoder)?,
+    ])
+}
+
+/// Gradient clipping needs the norm over both halves, which the per-half optimisers do not see.
+fn refuse_clipping(config: &OptimizerConfig) -> Result<()> {
+    match config.clip_grad_norm {
+        Some(_) => Err(EngineError::Training(
+            "gradient clipping is not available for encoder–decoders yet (it needs the norm over both halves)".into(),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Trains an encoder–decoder on a task of the corpus: draw a batch, forward (dropout on),
 /// backward, and Adam or SGD on each half (the optimisers are per parameter, so one per half
 /// is one over both; gradient clipping, which needs the norm over both, is refused).
@@ -635,21 +750,30 @@ impl Seq2SeqTrainer {
         task: Task,
         seed: u64,
     ) -> Result<Self> {
-        if optimizer.clip_grad_norm.is_some() {
-            return Err(EngineError::Training(
-                "gradient clipping is not available for encoder–decoders yet (it needs the norm over both halves)".into(),
-            ));
-        }
-        batch.validate()?;
-        let (vocab, _) = build_word_vocab_with_limit(corpus_text, usize::MAX)?;
+        Self::from_corpus_with_vocab_limit(
+            corpus_text,
+            usize::MAX,
+            config,
+            optimizer,
+            batch,
+            task,
+            seed,
+        )
+    }
+
+    /// `from_corpus` with at most `vocab_limit` tokens in the vocabulary (the most frequent
+    /// words), as `Trainer::from_corpus_with_vocab_limit`.
+    pub fn from_corpus_with_vocab_limit(
+        corpus_text: &str,
+        vocab_limit: usize,
+        config: BertConfig,
+        optimizer: OptimizerConfig,
+        batch: BatchConfig,
+        task: Task,
+        seed: u64,
+    ) -> Result<Self> {
+        let (vocab, _) = build_word_vocab_with_limit(corpus_text, vocab_limit)?;
         let tokenizer = Tokenizer::word_level(vocab);
-        let corpus = Corpus::parse(corpus_text, &tokenizer)?;
-        if batch.max_len > config.max_position_embeddings {
-            return Err(EngineError::Training(format!(
-                "sequence length {} is longer than the model's {} positions",
-                batch.max_len, config.max_position_embeddings
-            )));
-        }
         let encoder_config = BertConfig {
             vocab_size: tokenizer.vocab().len(),
             is_decoder: false,
@@ -666,18 +790,54 @@ impl Seq2SeqTrainer {
         };
         let encoder = BertForPreTraining::init_with_parts(&encoder_config, bare, &mut rng)?;
         let decoder = BertForPreTraining::init(&decoder_config, &mut rng)?;
-        let (cls, _, _) = corpus.cls_sep_mask();
+        let vocab = tokenizer.vocab();
+        let (Ok(cls), Ok(pad)) = (vocab.cls_id(), vocab.pad_id()) else {
+            return Err(EngineError::Training(
+                "the vocabulary has no [CLS] or [PAD]".into(),
+            ));
+        };
         let model = EncoderDecoder {
             encoder,
             decoder,
             decoder_start_token_id: cls,
-            pad_token_id: corpus.pad_id(),
+            pad_token_id: pad,
             extra: Map::new(),
         };
-        let optimizers = [
-            Optimizer::new(optimizer.clone(), &model.encoder)?,
-            Optimizer::new(optimizer, &model.decoder)?,
-        ];
+        let checkpoint = Seq2SeqCheckpoint { model, tokenizer };
+        Self::from_checkpoint(checkpoint, corpus_text, optimizer, batch, task, rng)
+    }
+
+    /// An encoder–decoder `checkpoint` training on `task` of `corpus_text` (read with the
+    /// checkpoint's tokenizer), its batches and dropout drawn from `rng`.
+    pub fn from_checkpoint(
+        checkpoint: Seq2SeqCheckpoint,
+        corpus_text: &str,
+        optimizer: OptimizerConfig,
+        batch: BatchConfig,
+        task: Task,
+        rng: Rng,
+    ) -> Result<Self> {
+        batch.validate()?;
+        let Seq2SeqCheckpoint { model, tokenizer } = checkpoint;
+        model.check()?;
+        let corpus = Corpus::parse(corpus_text, &tokenizer)?;
+        let positions = model
+            .encoder
+            .config
+            .max_position_embeddings
+            .min(model.decoder.config.max_position_embeddings);
+        if batch.max_len > positions {
+            return Err(EngineError::Training(format!(
+                "sequence length {} is longer than the model's {positions} positions",
+                batch.max_len
+            )));
+        }
+        if task == Task::Reply && corpus.len() < 2 {
+            return Err(EngineError::Training(
+                "Reply pairs each line with the next: the corpus needs two lines or more".into(),
+            ));
+        }
+        let optimizers = optimizers(optimizer, &model)?;
         Ok(Seq2SeqTrainer {
             grads: model.zeros_like(),
             model,
@@ -689,6 +849,24 @@ impl Seq2SeqTrainer {
             rng,
             step: 0,
         })
+    }
+
+    /// Both halves' optimiser (one config).
+    pub fn optimizer_config(&self) -> &OptimizerConfig {
+        &self.optimizers[0].config
+    }
+
+    /// A new optimiser for both halves, its moments afresh (another kind, or after a rewind).
+    pub fn set_optimizer(&mut self, config: OptimizerConfig) -> Result<()> {
+        self.optimizers = optimizers(config, &self.model)?;
+        Ok(())
+    }
+
+    /// The learning rate of both halves' optimisers.
+    pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
+        self.optimizers
+            .iter_mut()
+            .try_for_each(|o| o.set_learning_rate(lr))
     }
 
     /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and

@@ -28,6 +28,10 @@ pub struct ModelInfo {
     /// A decoder (`is_decoder`, next-token objective): causal attention, and it can generate.
     #[serde(default)]
     pub decoder: bool,
+    /// An encoder–decoder (`EncoderDecoderModel`): the sizes above are each half's; the
+    /// Sentence is the source, the Target the decoder's, and it can generate.
+    #[serde(default)]
+    pub encoder_decoder: bool,
 }
 
 impl ModelInfo {

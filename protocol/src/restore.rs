@@ -64,6 +64,11 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
                 &mut value.objective,
                 rules::objective,
             );
+            c.check("task", "Task", &mut value.task, |v| match v {
+                Value::Null => Ok(None),
+                Value::String(s) => rules::task(s).map(Some).map_err(|e| e.to_string()),
+                _ => Err("not a name".into()),
+            });
             c.check("fixed_batch", "Fixed batch", &mut value.fixed_batch, |v| {
                 v.as_bool().ok_or_else(|| "not on or off".to_string())
             });
@@ -132,6 +137,7 @@ pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
             let mut c = Checker::new(&fields);
             c.text("text", "Sentence", &mut value.text);
             c.text("pair", "Second sentence", &mut value.pair);
+            c.text("target", "Target", &mut value.target);
             c.name("mask", "Mask", &mut value.mask, rules::mask);
             c.check("pad_to", "Pad to", &mut value.pad_to, |v| match v {
                 Value::Null => Ok(None),
@@ -304,6 +310,40 @@ mod tests {
             }
         );
         assert_eq!(settings(None).value, LabSettings::default());
+    }
+
+    #[test]
+    fn sequence_to_sequence_and_its_target_come_back_and_a_bad_task_is_reset() {
+        use engine::seq2seq::Task;
+        let s = LabSettings {
+            task: Some(Task::Reply),
+            ..LabSettings::default()
+        };
+        let kept = serde_json::to_string(&s).unwrap();
+        assert!(kept.contains("\"task\":\"reply\""), "{kept}");
+        assert_eq!(
+            settings(Some(&kept)),
+            Restored {
+                value: s,
+                notices: Vec::new()
+            }
+        );
+        let bad = settings(Some(&kept.replace("\"reply\"", "\"sort\"")));
+        assert_eq!(bad.value.task, None);
+        assert!(
+            bad.notices[0].starts_with("Task \"sort\""),
+            "{:?}",
+            bad.notices
+        );
+        // Settings and probes kept before these fields existed: one model, no target.
+        assert_eq!(settings(Some("{}")).value.task, None);
+        let p = ProbeInput {
+            target: "warm is sky blue".into(),
+            ..ProbeInput::default()
+        };
+        let back = probe(Some(&serde_json::to_string(&p).unwrap()));
+        assert_eq!(back.value, p);
+        assert_eq!(probe(Some("{\"text\": \"a b\"}")).value.target, "");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::{AttentionKind, LabError, LabResult, Positions, Preset, ProbeKernel};
 use engine::batch::MaskMode;
 use engine::optim::OptimizerKind;
+use engine::seq2seq::Task;
 use engine::train::Objective;
 
 /// Largest batch the panel offers (memory and step time grow with it).
@@ -76,6 +77,16 @@ pub fn objective(v: &str) -> LabResult<Objective> {
         "mlm-nsp" => Ok(Objective::MlmNsp),
         "next-token" => Ok(Objective::NextToken),
         _ => bad("the objective must be MLM + NSP or Next token"),
+    }
+}
+
+/// The "Task" select of "Sequence to sequence": "copy", "reverse" or "reply".
+pub fn task(v: &str) -> LabResult<Task> {
+    match v {
+        "copy" => Ok(Task::Copy),
+        "reverse" => Ok(Task::Reverse),
+        "reply" => Ok(Task::Reply),
+        _ => bad("the task must be Copy, Reverse or Reply"),
     }
 }
 

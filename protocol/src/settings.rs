@@ -5,6 +5,7 @@ use engine::config::{AttentionType, BertConfig, PositionEmbeddingType};
 use engine::data::{max_predictions, BatchConfig};
 use engine::ops::attention::AttentionKernel;
 use engine::optim::OptimizerKind;
+use engine::seq2seq::Task;
 use engine::train::{Objective, TrainSettings};
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,10 @@ pub struct ProbeInput {
     /// How softmax attention is computed for this call (absent before: Full).
     #[serde(default)]
     pub attention: ProbeKernel,
+    /// "Target": an encoder–decoder's output, read by its decoder after [CLS] (filled by
+    /// Generate, or typed); `text` is then the source. Absent before it existed: empty.
+    #[serde(default)]
+    pub target: String,
 }
 
 /// The explorer's "Attention" select: the whole T×T matrix, or FlashAttention-2 tiles. Both
@@ -73,6 +78,7 @@ impl Default for ProbeInput {
             mask: MaskMode::Padding,
             window: None,
             attention: ProbeKernel::Full,
+            target: String::new(),
         }
     }
 }
@@ -141,6 +147,11 @@ pub struct LabSettings {
     /// in settings kept before it existed: MLM + NSP).
     #[serde(default)]
     pub objective: Objective,
+    /// "Sequence to sequence" with its "Task": a fresh model is then an encoder–decoder
+    /// trained on the task, and `objective` does not apply. None = one model (absent in
+    /// settings kept before it existed).
+    #[serde(default)]
+    pub task: Option<Task>,
 }
 
 /// The training panel's "Architecture" group; it takes effect at the next Reset.
@@ -239,6 +250,7 @@ impl Default for LabSettings {
             architecture: Architecture::default(),
             compare: None,
             objective: Objective::MlmNsp,
+            task: None,
         }
     }
 }

@@ -16,11 +16,28 @@ pub struct Figure {
     pub max_grid: u32,
 }
 
-/// The layer and head the explorer looks at (0-based; the page shows them 1-based).
+/// Which attention the explorer looks at. One BERT (or decoder) has only its self-attention;
+/// an encoder–decoder has three.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Part {
+    /// The inspection's own self-attention: one BERT's, or an encoder–decoder's decoder's
+    /// (causal).
+    #[default]
+    SelfAttention,
+    /// An encoder–decoder's cross-attention: queries from the decoder (target rows), keys and
+    /// values from the encoder's output (source columns).
+    Cross,
+    /// An encoder–decoder's encoder, on the source (`Inspection::source`).
+    Encoder,
+}
+
+/// The layer and head the explorer looks at (0-based; the page shows them 1-based), and in
+/// which attention.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Selection {
     pub layer: usize,
     pub head: usize,
+    pub part: Part,
 }
 
 impl Selection {
@@ -29,8 +46,22 @@ impl Selection {
         Selection {
             layer: self.layer.min(layers.saturating_sub(1)),
             head: self.head.min(heads.saturating_sub(1)),
+            part: self.part,
         }
     }
+}
+
+/// The inspection whose trace `part` reads: the source's for the encoder.
+pub fn side(ins: &Inspection, part: Part) -> Option<&Inspection> {
+    match part {
+        Part::Encoder => ins.source.as_deref(),
+        Part::SelfAttention | Part::Cross => Some(ins),
+    }
+}
+
+/// An encoder–decoder's inspection (the decoder's, with the encoder's as its `source`).
+pub fn is_encoder_decoder(ins: &Inspection) -> bool {
+    ins.source.is_some()
 }
 
 /// "Layer 1 · Head 2 · softmax weights"
@@ -50,9 +81,39 @@ pub fn embeddings_caption(what: &str) -> String {
 
 /// Number of layers and heads in the trace.
 pub fn trace_shape(ins: &Inspection) -> (usize, usize) {
-    let layers = ins.trace.layers.len();
-    let heads = ins.trace.layers.first().map_or(0, |l| l.heads.len());
+    part_shape(ins, Part::SelfAttention)
+}
+
+/// Number of layers and heads of `part`'s attention (0 × 0 when the model has none).
+pub fn part_shape(ins: &Inspection, part: Part) -> (usize, usize) {
+    let Some(side) = side(ins, part) else {
+        return (0, 0);
+    };
+    let layers = side.trace.layers.len();
+    let heads = side
+        .trace
+        .layers
+        .first()
+        .map_or(0, |l| heads_of(l, part).len());
     (layers, heads)
+}
+
+fn heads_of(layer: &LayerTrace, part: Part) -> &[HeadTrace] {
+    match part {
+        Part::Cross => &layer.cross_heads,
+        Part::SelfAttention | Part::Encoder => &layer.heads,
+    }
+}
+
+/// The tokens of the selected attention's rows (queries) and columns (keys): the source's
+/// for cross-attention's keys.
+pub fn query_key_tokens(ins: &Inspection, sel: Selection) -> Option<(&[String], &[String])> {
+    let rows = &side(ins, sel.part)?.tokens;
+    let keys = match sel.part {
+        Part::Cross => &ins.source.as_deref()?.tokens,
+        Part::SelfAttention | Part::Encoder => rows,
+    };
+    Some((rows, keys))
 }
 
 /// Linear attention: the trace holds φ(Q) and φ(K), and no scores.
@@ -114,8 +175,8 @@ pub(crate) fn layer_and_head(
     ins: &Inspection,
     sel: Selection,
 ) -> Option<(&LayerTrace, &HeadTrace)> {
-    let layer = ins.trace.layers.get(sel.layer)?;
-    Some((layer, layer.heads.get(sel.head)?))
+    let layer = side(ins, sel.part)?.trace.layers.get(sel.layer)?;
+    Some((layer, heads_of(layer, sel.part).get(sel.head)?))
 }
 
 /// Column labels for feature dimensions, as the tooltip names them.
@@ -139,15 +200,59 @@ const DIMS: HeatmapOptions = HeatmapOptions {
     hatched: crate::components::heatmap_figure::MASKED,
 };
 
+/// M holds only 0 and −∞: 0 white, −∞ hatched, a legend instead of a colour bar.
+const MASK_OPTIONS: HeatmapOptions = HeatmapOptions {
+    columns: ColumnAxis::Tokens,
+    scale: Some(Scale::Diverging { magnitude: 1.0 }),
+    bar: false,
+    max_w: None,
+    outline: None,
+    hatched: crate::components::heatmap_figure::MASKED,
+};
+
 /// The selected head's softmax weights: the figure the explorer always keeps in view.
 pub fn weights_figure(ins: &Inspection, sel: Selection, max_grid: u32) -> Option<Figure> {
     let (_, head) = layer_and_head(ins, sel)?;
-    Some(token_figure(
-        ins,
-        head_caption(sel, weights_name(ins)),
+    let (rows, keys) = query_key_tokens(ins, sel)?;
+    Some(labelled(
+        head_caption(sel, part_weights_name(ins, sel.part)),
         &head.weights,
+        rows.to_vec(),
+        keys.to_vec(),
+        HeatmapOptions::default(),
         max_grid,
     ))
+}
+
+/// What `part`'s weights are called in captions.
+pub fn part_weights_name(ins: &Inspection, part: Part) -> &'static str {
+    match part {
+        Part::Cross => "cross-attention weights",
+        Part::Encoder => "encoder softmax weights",
+        Part::SelfAttention if is_encoder_decoder(ins) => "decoder self-attention weights",
+        Part::SelfAttention => weights_name(ins),
+    }
+}
+
+/// A figure with its own row and column labels.
+fn labelled(
+    caption: String,
+    m: &Matrix,
+    row_labels: Vec<String>,
+    col_labels: Vec<String>,
+    options: HeatmapOptions,
+    max_grid: u32,
+) -> Figure {
+    Figure {
+        data: HeatmapData {
+            caption,
+            matrix: m.clone(),
+            row_labels,
+            col_labels,
+        },
+        options,
+        max_grid,
+    }
 }
 
 /// The selected head's softmax weights as an unlabelled matrix, for thumbnails.
@@ -188,23 +293,32 @@ fn figure(
     options: HeatmapOptions,
     max_grid: u32,
 ) -> Figure {
-    let data = HeatmapData {
+    labelled(
         caption,
-        matrix: m.clone(),
-        row_labels: ins.tokens.clone(),
+        m,
+        ins.tokens.clone(),
         col_labels,
-    };
-    Figure {
-        data,
         options,
         max_grid,
-    }
+    )
 }
 
 /// The heatmaps of `stage` for the selected layer and head, in reading order. Empty when the
 /// selection is outside the trace.
 pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figure> {
-    let Some((layer, head)) = layer_and_head(ins, sel) else {
+    if sel.part == Part::Cross {
+        return cross_stage_figures(ins, sel, stage);
+    }
+    let Some(ins) = side(ins, sel.part) else {
+        return Vec::new();
+    };
+    let Some((layer, head)) = layer_and_head(
+        ins,
+        Selection {
+            part: Part::SelfAttention,
+            ..sel
+        },
+    ) else {
         return Vec::new();
     };
     let l = sel.layer;
@@ -345,19 +459,13 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
             token_figure(ins, hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
         ],
         Stage::Masked => {
-            // M holds only 0 and −∞: 0 white, −∞ hatched, a legend instead of a colour bar.
-            let mask_options = HeatmapOptions {
-                scale: Some(Scale::Diverging { magnitude: 1.0 }),
-                bar: false,
-                ..Default::default()
-            };
             vec![
                 figure(
                     ins,
                     hc("mask M"),
                     &head.mask,
                     ins.tokens.clone(),
-                    mask_options,
+                    MASK_OPTIONS,
                     230,
                 ),
                 token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
@@ -389,6 +497,94 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
                 ),
             ]
         }
+    }
+}
+
+/// Cross-attention's stages: the decoder's X and the encoder's output H, Q from the one and
+/// K, V from the other, then Tt×Ts scores, mask, weights and the context (one row per target
+/// token). Its other stages are the decoder layer's own (the self-attention walk).
+fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figure> {
+    let (Some((layer, head)), Some(source)) = (layer_and_head(ins, sel), ins.source.as_deref())
+    else {
+        return Vec::new();
+    };
+    let hc = |what: &str| head_caption(sel, &format!("cross · {what}"));
+    let (targets, sources) = (&ins.tokens, &source.tokens);
+    let grid = |caption: String, m: &Matrix, max_grid| {
+        labelled(
+            caption,
+            m,
+            targets.clone(),
+            sources.clone(),
+            HeatmapOptions::default(),
+            max_grid,
+        )
+    };
+    let dims = |caption: String, m: &Matrix, rows: &Vec<String>, max_grid| {
+        let options = HeatmapOptions {
+            max_w: Some(200),
+            ..DIMS
+        };
+        labelled(
+            caption,
+            m,
+            rows.clone(),
+            dimension_labels(m.cols),
+            options,
+            max_grid,
+        )
+    };
+    match stage {
+        Stage::Input => vec![
+            dims(
+                layer_caption(
+                    sel.layer,
+                    "decoder X after self-attention (the queries' source)",
+                ),
+                &layer.attention_norm,
+                targets,
+                260,
+            ),
+            dims(
+                "Encoder output H (the keys' and values' source)".to_string(),
+                &source.hidden,
+                sources,
+                260,
+            ),
+        ],
+        Stage::Projections => vec![
+            dims(hc("queries Q = X W_Q (decoder)"), &head.q, targets, 260),
+            dims(hc("keys K = H W_K (encoder)"), &head.k, sources, 260),
+            dims(hc("values V = H W_V (encoder)"), &head.v, sources, 260),
+        ],
+        Stage::Scores => vec![grid(hc("scores QKᵀ"), &head.scores, 340)],
+        Stage::Scaled => vec![
+            grid(hc("scores QKᵀ"), &head.scores, 230),
+            grid(hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
+        ],
+        Stage::Masked => {
+            vec![
+                labelled(
+                    hc("mask M (source padding)"),
+                    &head.mask,
+                    targets.clone(),
+                    sources.clone(),
+                    MASK_OPTIONS,
+                    230,
+                ),
+                grid(hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            ]
+        }
+        Stage::Softmax => vec![
+            grid(hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            grid(hc("softmax weights"), &head.weights, 230),
+        ],
+        Stage::Context => vec![
+            grid(hc("softmax weights"), &head.weights, 220),
+            dims(hc("values V (encoder)"), &head.v, sources, 220),
+            dims(hc("context A·V"), &head.context, targets, 220),
+        ],
+        _ => Vec::new(),
     }
 }
 
@@ -467,6 +663,13 @@ pub const LINEAR_NO_SCORES: &str = "No scores here: the T×T score matrix is nev
 /// A nudge when a stage would show nothing of interest for this text.
 pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'static str> {
     let (_, head) = layer_and_head(ins, sel)?;
+    let nothing_masked = head.mask.data.iter().all(|m| m.is_finite());
+    if sel.part == Part::Cross {
+        // Cross-attention masks only the source's padding.
+        return (matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked).then_some(
+            "Nothing is masked here: set \"Pad to\" above the source's token count to see its [PAD] columns hidden from every target row.",
+        );
+    }
     if head.phi_q.is_some()
         && matches!(
             stage,
@@ -478,7 +681,6 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
     if head.q_rotated.is_some() && matches!(stage, Stage::Projections | Stage::Scores) {
         return Some(ROTARY);
     }
-    let nothing_masked = head.mask.data.iter().all(|m| m.is_finite());
     if !(matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked) {
         return None;
     }
@@ -531,10 +733,118 @@ pub(crate) mod tests {
             .unwrap()
     }
 
+    /// A fresh encoder–decoder (tiny sizes) on "the sky is blue" → "blue is".
+    pub(crate) fn seq2seq_inspection() -> Inspection {
+        let trainer = engine::seq2seq::Seq2SeqTrainer::from_corpus(
+            DEFAULT_CORPUS,
+            BertConfig::tiny(1),
+            engine::optim::OptimizerConfig::adam(1e-3),
+            engine::data::BatchConfig::default(),
+            engine::seq2seq::Task::Reverse,
+            0,
+        )
+        .unwrap();
+        let ids = engine::seq2seq::decoder_input(&trainer.model, &trainer.tokenizer, "blue is");
+        engine::seq2seq::inspect_ids(
+            &trainer.model,
+            &trainer.tokenizer,
+            "the sky is blue",
+            &ids,
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_encoder_decoders_three_attentions_are_labelled_by_their_own_tokens() {
+        let ins = seq2seq_inspection();
+        assert!(is_encoder_decoder(&ins));
+        let source = ["[CLS]", "the", "sky", "is", "blue", "[SEP]"];
+        let target = ["[CLS]", "blue", "is"];
+        for part in [Part::SelfAttention, Part::Cross, Part::Encoder] {
+            assert_eq!(part_shape(&ins, part), (2, 4), "{part:?}");
+        }
+        let cross = Selection {
+            layer: 1,
+            head: 2,
+            part: Part::Cross,
+        };
+        let w = weights_figure(&ins, cross, 200).unwrap();
+        assert_eq!(w.data.caption, "Layer 2 · Head 3 · cross-attention weights");
+        assert_eq!(
+            (&w.data.row_labels, &w.data.col_labels),
+            (
+                &target.map(String::from).to_vec(),
+                &source.map(String::from).to_vec()
+            )
+        );
+        assert_eq!(w.data.matrix, ins.trace.layers[1].cross_heads[2].weights);
+        let walk = Stages {
+            cross: true,
+            ..Stages::default()
+        };
+        for stage in walk.list() {
+            let figs = stage_figures(&ins, cross, stage);
+            assert!(!figs.is_empty(), "{stage:?}");
+            for f in &figs {
+                assert_eq!(
+                    f.data.row_labels.len(),
+                    f.data.matrix.rows,
+                    "{}",
+                    f.data.caption
+                );
+                assert_eq!(
+                    f.data.col_labels.len(),
+                    f.data.matrix.cols,
+                    "{}",
+                    f.data.caption
+                );
+            }
+        }
+        // K and V have a row per source token; the scores a row per target token, a column per
+        // source token.
+        let qkv = stage_figures(&ins, cross, Stage::Projections);
+        assert_eq!(qkv[0].data.row_labels, target);
+        assert_eq!(qkv[1].data.row_labels, source);
+        assert_eq!(qkv[2].data.row_labels, source);
+        let scores = &stage_figures(&ins, cross, Stage::Scores)[0];
+        assert_eq!((scores.data.matrix.rows, scores.data.matrix.cols), (3, 6));
+        // The encoder is read as one BERT: its tokens on both axes.
+        let encoder = Selection {
+            part: Part::Encoder,
+            ..cross
+        };
+        let e = weights_figure(&ins, encoder, 200).unwrap();
+        assert_eq!(e.data.row_labels, source);
+        assert_eq!(e.data.col_labels, source);
+        assert_eq!(
+            e.data.matrix,
+            ins.source.as_ref().unwrap().trace.layers[1].heads[2].weights
+        );
+        let decoder_self = weights_figure(
+            &ins,
+            Selection {
+                part: Part::SelfAttention,
+                ..cross
+            },
+            200,
+        )
+        .unwrap();
+        assert_eq!(
+            decoder_self.data.caption,
+            "Layer 2 · Head 3 · decoder self-attention weights"
+        );
+        assert_eq!(decoder_self.data.col_labels, target);
+    }
+
     #[test]
     fn every_stage_shows_the_trace_of_the_selected_layer_and_head() {
         let ins = inspection(ProbeInput::default());
-        let sel = Selection { layer: 1, head: 2 };
+        let sel = Selection {
+            layer: 1,
+            head: 2,
+            ..Selection::default()
+        };
         let head = &ins.trace.layers[1].heads[2];
         for stage in Stages::default().list() {
             let figs = stage_figures(&ins, sel, stage);
@@ -571,7 +881,11 @@ pub(crate) mod tests {
             ProbeInput::default(),
             engine::ops::attention::AttentionKernel::Full,
         );
-        let sel = Selection { layer: 1, head: 2 };
+        let sel = Selection {
+            layer: 1,
+            head: 2,
+            ..Selection::default()
+        };
         let head = &ins.trace.layers[1].heads[2];
         let figs = stage_figures(&ins, sel, Stage::Projections);
         let captions: Vec<&str> = figs.iter().map(|f| f.data.caption.as_str()).collect();
@@ -605,7 +919,11 @@ pub(crate) mod tests {
             engine::ops::attention::AttentionKernel::Full,
         );
         assert!(is_linear(&ins));
-        let sel = Selection { layer: 0, head: 1 };
+        let sel = Selection {
+            layer: 0,
+            head: 1,
+            ..Selection::default()
+        };
         let head = &ins.trace.layers[0].heads[1];
         let phi = matrices(&ins, sel, Stage::FeatureMaps);
         assert_eq!(phi.len(), 2);
@@ -638,7 +956,11 @@ pub(crate) mod tests {
     #[test]
     fn add_and_norm_feed_forward_and_embedding_stages_equal_the_engines_trace() {
         let ins = inspection(ProbeInput::default());
-        let sel = Selection { layer: 1, head: 0 };
+        let sel = Selection {
+            layer: 1,
+            head: 0,
+            ..Selection::default()
+        };
         let layer = &ins.trace.layers[1];
         assert_eq!(
             matrices(&ins, sel, Stage::AttentionAddNorm),
@@ -688,7 +1010,11 @@ pub(crate) mod tests {
     #[test]
     fn selections_outside_the_model_show_nothing_and_clamp_back_in() {
         let ins = inspection(ProbeInput::default());
-        let far = Selection { layer: 9, head: 0 };
+        let far = Selection {
+            layer: 9,
+            head: 0,
+            ..Selection::default()
+        };
         assert!(stage_figures(&ins, far, Stage::Scores).is_empty());
         assert!(weights_figure(&ins, far, 200).is_none());
         let (layers, heads) = trace_shape(&ins);
@@ -696,7 +1022,8 @@ pub(crate) mod tests {
             far.clamped(layers, heads),
             Selection {
                 layer: layers - 1,
-                head: 0
+                head: 0,
+                part: Part::SelfAttention,
             }
         );
         let d = dims(&ins);

@@ -39,6 +39,9 @@ pub fn GeneratePanel(
     generation: Signal<Generation>,
     on_generate: Callback<GenerationSettings>,
     on_stop: Callback<()>,
+    /// An encoder–decoder writes the Sentence's target rather than its continuation.
+    #[prop(into, optional)]
+    encoder_decoder: Signal<bool>,
 ) -> impl IntoView {
     let defaults = GenerationSettings::default();
     let sample = RwSignal::new(defaults.sample);
@@ -114,7 +117,11 @@ pub fn GeneratePanel(
                 .map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
             <p class="generated" data-generated=generated_json data-running=move || running().to_string()>
                 {move || generation.with(|g| g.prompt.is_empty()).then(|| view! {
-                    <span class="hint">"The continuation of the Sentence appears here, a token at a time, and each token adds a row to the heatmaps below."</span>
+                    <span class="hint">{move || if encoder_decoder.get() {
+                        "The target for the Sentence appears here, a token at a time, then fills the Target; each token adds a row to the decoder's heatmaps."
+                    } else {
+                        "The continuation of the Sentence appears here, a token at a time, and each token adds a row to the heatmaps below."
+                    }}</span>
                 })}
                 {move || generation.with(|g| g.prompt.iter().map(|t| view! { <span class="token prompt">{t.clone()}</span> }).collect_view())}
                 {move || generation.with(|g| g.steps.iter().map(|s| view! {

@@ -16,14 +16,20 @@ fn unique_name(prefix: &str) -> String {
 
 /// `tokens`: T of the text last read (the window's upper bound), None before any. `linear`:
 /// the model has linear attention, which has neither a window nor tiles. `decoder`: its
-/// attention is causal whatever the Mask says.
+/// attention is causal whatever the Mask says. `encoder_decoder`: the Sentence is the source
+/// and "Target" replaces "Second sentence"; each attention's mask is fixed.
 #[component]
 pub fn ProbeForm(
     probe: RwSignal<ProbeInput>,
     #[prop(into)] tokens: Signal<Option<usize>>,
     #[prop(into)] linear: Signal<bool>,
     #[prop(into, optional)] decoder: Signal<bool>,
+    #[prop(into, optional)] encoder_decoder: Signal<bool>,
 ) -> impl IntoView {
+    // An encoder–decoder's masks are fixed: padding in the encoder and across, causal in the
+    // decoder. Its inspection has no window or tiles.
+    let fixed_mask = Signal::derive(move || decoder.get() || encoder_decoder.get());
+    let no_window = Signal::derive(move || linear.get() || encoder_decoder.get());
     let pad_text = RwSignal::new(
         probe.with_untracked(|p| p.pad_to.map(|n| n.to_string()).unwrap_or_default()),
     );
@@ -64,8 +70,8 @@ pub fn ProbeForm(
         view! {
             <label class="radio" title=hint>
                 <input type="radio" name=group.clone() value=label
-                    prop:disabled=decoder
-                    prop:checked=move || if decoder.get() { mode == MaskMode::Causal } else { probe.with(|p| p.mask == mode) }
+                    prop:disabled=fixed_mask
+                    prop:checked=move || if fixed_mask.get() { mode == MaskMode::Causal } else { probe.with(|p| p.mask == mode) }
                     on:change=move |_| probe.update(|p| p.mask = mode)/>
                 <span>{label}</span>
             </label>
@@ -80,13 +86,29 @@ pub fn ProbeForm(
                     prop:value=move || probe.with(|p| p.text.clone())
                     on:input=move |ev| probe.update(|p| p.text = event_target_value(&ev))/>
             </label>
-            <label class="field text">
-                <span class="field-label">"Second sentence"</span>
-                <input type="text" spellcheck="false" autocomplete="off"
-                    placeholder="Optional: makes a [CLS] A [SEP] B [SEP] pair"
-                    prop:value=move || probe.with(|p| p.pair.clone())
-                    on:input=move |ev| probe.update(|p| p.pair = event_target_value(&ev))/>
-            </label>
+            {move || if encoder_decoder.get() {
+                view! {
+                    <label class="field text target" title="The decoder reads [CLS] and these tokens; Generate fills it with what the model writes for the Sentence.">
+                        <span class="field-label">"Target"</span>
+                        <input type="text" spellcheck="false" autocomplete="off"
+                            placeholder="The output: press Generate, or type one"
+                            prop:value=move || probe.with(|p| p.target.clone())
+                            on:input=move |ev| probe.update(|p| p.target = event_target_value(&ev))/>
+                    </label>
+                }
+                .into_any()
+            } else {
+                view! {
+                    <label class="field text">
+                        <span class="field-label">"Second sentence"</span>
+                        <input type="text" spellcheck="false" autocomplete="off"
+                            placeholder="Optional: makes a [CLS] A [SEP] B [SEP] pair"
+                            prop:value=move || probe.with(|p| p.pair.clone())
+                            on:input=move |ev| probe.update(|p| p.pair = event_target_value(&ev))/>
+                    </label>
+                }
+                .into_any()
+            }}
             <div class="options">
             <label class="field pad">
                 <span class="field-label">"Pad to"</span>
@@ -105,12 +127,12 @@ pub fn ProbeForm(
             <label class="field window" title="Sliding window W: query i sees key j only if |i − j| < W (with Causal: the W keys up to itself). Empty: no window.">
                 <span class="field-label">"Window"</span>
                 <input type="text" inputmode="numeric" spellcheck="false" autocomplete="off" placeholder="none"
-                    prop:value=move || window_text.get() on:input=on_window prop:disabled=linear
+                    prop:value=move || window_text.get() on:input=on_window prop:disabled=no_window
                     aria-invalid=move || window_error.with(Option::is_some).to_string()/>
             </label>
             <label class="field kernel" title="Full: the whole T×T weight matrix. Tiled: FlashAttention-2 blocks with an online softmax; the same weights.">
                 <span class="field-label">"Attention"</span>
-                <select on:change=on_kernel prop:disabled=linear>
+                <select on:change=on_kernel prop:disabled=no_window>
                     {kernel_option(ProbeKernel::Full)}
                     {kernel_option(ProbeKernel::Tiled)}
                 </select>
@@ -118,7 +140,10 @@ pub fn ProbeForm(
             </div>
         </div>
         {move || pad_error.get().map(|e| view! { <p class="field-error" role="alert">{e.to_string()}</p> })}
-        {move || (!linear.get()).then(|| window_error.get()).flatten().map(|e| view! { <p class="field-error window-error" role="alert">{e.to_string()}</p> })}
+        {move || (!no_window.get()).then(|| window_error.get()).flatten().map(|e| view! { <p class="field-error window-error" role="alert">{e.to_string()}</p> })}
+        {move || encoder_decoder.get().then(|| view! {
+            <p class="hint decoder-note">"An encoder–decoder: the Sentence is the source the encoder reads (padding mask), the Target what the decoder writes (causal). Cross-attention lets every target token read every real source token."</p>
+        })}
         {move || decoder.get().then(|| view! {
             <p class="hint decoder-note">"A decoder's attention is always causal: it was trained to predict each next token without seeing it."</p>
         })}

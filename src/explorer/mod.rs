@@ -21,7 +21,7 @@ use crate::format;
 use crate::keys;
 use crate::live::{Generation, Shown};
 use engine::inspect::Inspection;
-use figures::{rollout_figure, trace_shape, weights_figure, Selection};
+use figures::{is_encoder_decoder, part_shape, rollout_figure, weights_figure, Part, Selection};
 use generate::GeneratePanel;
 use heads::HeadsView;
 use input::ProbeForm;
@@ -75,9 +75,15 @@ fn inspection_of(shown: Signal<Shown>) -> Memo<Option<Arc<Inspection>>> {
 
 /// The stages an inspection has: "Tiles" when tiled, φ instead of scores when linear.
 fn stages_of(ins: Memo<Option<Arc<Inspection>>>) -> Memo<Stages> {
+    stages_for(ins, Memo::new(|_| Selection::default()))
+}
+
+/// `stages_of` for the selected attention: cross-attention's own walk.
+fn stages_for(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>) -> Memo<Stages> {
     Memo::new(move |_| Stages {
         tiled: ins.with(|i| i.as_ref().is_some_and(|i| tiles::data::is_tiled(i))),
         linear: ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i))),
+        cross: selection.get().part == Part::Cross,
     })
 }
 
@@ -126,15 +132,56 @@ pub fn Explorer(
     let error =
         Memo::new(move |_| inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned())));
     let waiting = move || inspection.with(Option::is_none);
-    let shape =
-        Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| trace_shape(i)).unwrap_or((0, 0))));
+    let encoder_decoder =
+        Memo::new(move |_| ins.with(|i| i.as_ref().is_some_and(|i| is_encoder_decoder(i))));
     let chosen = RwSignal::new(Selection::default());
+    // One BERT has only its self-attention: a part chosen for an encoder–decoder falls back.
+    let part = Memo::new(move |_| {
+        if encoder_decoder.get() {
+            chosen.get().part
+        } else {
+            Part::SelfAttention
+        }
+    });
+    let shape = Memo::new(move |_| {
+        let part = part.get();
+        ins.with(|i| i.as_ref().map(|i| part_shape(i, part)).unwrap_or((0, 0)))
+    });
     let selection = Memo::new(move |_| {
         let (layers, heads) = shape.get();
-        chosen.get().clamped(layers, heads)
+        Selection {
+            part: part.get(),
+            ..chosen.get()
+        }
+        .clamped(layers, heads)
+    });
+    // The stepper reads the encoder's inspection as it reads one BERT's.
+    let encoder_ins = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| i.source.as_deref())
+                .map(|s| Arc::new(s.clone()))
+        })
+    });
+    let focus_ins = Memo::new(move |_| {
+        if part.get() == Part::Encoder {
+            encoder_ins.get()
+        } else {
+            ins.get()
+        }
+    });
+    let focus_selection = Memo::new(move |_| {
+        let sel = selection.get();
+        match sel.part {
+            Part::Encoder => Selection {
+                part: Part::SelfAttention,
+                ..sel
+            },
+            _ => sel,
+        }
     });
     let stage = RwSignal::new(Stage::FIRST_SHOWN);
-    let stages = stages_of(ins);
+    let stages = stages_for(focus_ins, focus_selection);
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.
     let linear = Signal::derive(move || {
@@ -144,6 +191,28 @@ pub fn Explorer(
         }) || ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i)))
     });
 
+    let seq2seq_model =
+        Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.encoder_decoder)));
+    // An encoder–decoder's generation ends as its Target, so what comes next (a snapshot while
+    // training, another head) reads the target it wrote.
+    Effect::watch(
+        move || generation.with(|g| (g.running, g.steps.len())),
+        move |&(running, _), previous, _| {
+            let ended = !running && previous.is_some_and(|&(was, _)| was);
+            if ended && seq2seq_model.get_untracked() {
+                let target = generation.with_untracked(|g| {
+                    g.steps
+                        .iter()
+                        .map(|s| s.token.as_str())
+                        .take_while(|t| *t != "[SEP]")
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
+                probe.update(|p| p.target = target);
+            }
+        },
+        false,
+    );
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
         if keys::is_editing(&ev) {
             return;
@@ -195,7 +264,7 @@ pub fn Explorer(
     let single = move || {
         view! {
             <div class="model-column">
-                <StagePanel ins=ins selection=selection stage=stage stages=stages/>
+                <StagePanel ins=focus_ins selection=focus_selection stage=stage stages=stages/>
                 <HeadsView ins=ins/>
             </div>
         }
@@ -230,17 +299,18 @@ pub fn Explorer(
         <section class="explorer">
             <div class="probe-card">
                 <ProbeForm probe=probe tokens=tokens linear=linear
-                    decoder=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))/>
+                    decoder=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))
+                    encoder_decoder=seq2seq_model/>
                 {move || {
-                    let decoder = info.with(|i| i.as_ref().is_some_and(|i| i.decoder));
+                    let generates = info.with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder));
                     let (Some(on_generate), Some(on_stop)) = (on_generate, on_stop_generating) else {
                         return None;
                     };
-                    decoder.then(|| {
+                    generates.then(|| {
                         let on_generate = Callback::new(move |settings| {
                             on_generate.run((probe.with_untracked(|p| p.text.clone()), settings));
                         });
-                        view! { <GeneratePanel generation=generation on_generate=on_generate on_stop=on_stop/> }
+                        view! { <GeneratePanel generation=generation on_generate=on_generate on_stop=on_stop encoder_decoder=seq2seq_model/> }
                     })
                 }}
                 <Show when=move || comparing.get()>
@@ -264,7 +334,7 @@ pub fn Explorer(
                     <div class="overview">
                         <div class="model-card">
                             <HeadPicker shape=shape selection=selection chosen=chosen/>
-                            <ModelView ins=ins shape=shape selection=selection chosen=chosen/>
+                            <ModelView ins=ins selection=selection chosen=chosen/>
                             {move || both().then(|| view! {
                                 <p class="hint">"Model A here and beside; the layer and head chosen apply to both models below."</p>
                             })}
@@ -272,11 +342,13 @@ pub fn Explorer(
                         <div class="summary">
                             <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
                         </div>
+                        <Show when=move || !encoder_decoder.get()>
                         <div class="rollout">
                             <HeatmapFigure data=rollout max_grid=SUMMARY_GRID/>
                             <p class="why">"What each token draws on across all layers: the product over layers of 0.5·Ā + 0.5·I, where Ā is the layer's weights averaged over heads and 0.5·I stands for the residual connection (Abnar & Zuidema, 2020)."</p>
                             <p class="why">"Only an approximation: it treats attention as plain mixing and ignores the values, W_O, the feed-forward network and LayerNorm."</p>
                         </div>
+                        </Show>
                     </div>
                     {move || if both() { side_by_side().into_any() } else { single().into_any() }}
                 </div>

@@ -1,7 +1,8 @@
 //! Layer and head: two selectors, and the model view (every layer × head as a small softmax
-//! heatmap, as BertViz does). Clicking a cell selects it.
+//! heatmap, as BertViz does). Clicking a cell selects it. An encoder–decoder's model view has
+//! an "Encoder" section and a "Decoder" section, the decoder's with a "Self" and a "Cross" grid.
 
-use super::figures::{weights, weights_name, Selection};
+use super::figures::{is_encoder_decoder, part_shape, part_weights_name, weights, Part, Selection};
 use crate::components::heatmap_thumb::HeatmapThumb;
 use engine::inspect::Inspection;
 use leptos::prelude::*;
@@ -40,27 +41,90 @@ pub fn HeadPicker(
 #[component]
 pub fn ModelView(
     ins: Memo<Option<Arc<Inspection>>>,
-    shape: Memo<(usize, usize)>,
     selection: Memo<Selection>,
     chosen: RwSignal<Selection>,
 ) -> impl IntoView {
+    let what = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref().map_or("softmax weights", |i| {
+                part_weights_name(i, Part::SelfAttention)
+            })
+        })
+    });
+    let encoder_decoder =
+        Memo::new(move |_| ins.with(|i| i.as_ref().is_some_and(|i| is_encoder_decoder(i))));
+    let grid =
+        move |part: Part| view! { <HeadGrid ins=ins part=part selection=selection chosen=chosen/> };
+    view! {
+        <div class="model-view-wrap">
+            <h3 class="panel-title">"Model view " <span class="sub">{move || if encoder_decoder.get() {
+                "attention weights of every layer × head, in each attention".to_string()
+            } else {
+                format!("{} of every layer × head", what.get())
+            }}</span></h3>
+            {move || if encoder_decoder.get() {
+                view! {
+                    <section class="mv-section" data-part="encoder">
+                        <h4>"Encoder"</h4>
+                        <p class="hint">"Self-attention over the source (padding mask)."</p>
+                        {grid(Part::Encoder)}
+                    </section>
+                    <section class="mv-section" data-part="decoder">
+                        <h4>"Decoder"</h4>
+                        <div class="mv-pair">
+                            <div class="mv-grid" data-part="self">
+                                <h5>"Self"</h5>
+                                <p class="hint">"Target × target, causal."</p>
+                                {grid(Part::SelfAttention)}
+                            </div>
+                            <div class="mv-grid" data-part="cross">
+                                <h5>"Cross"</h5>
+                                <p class="hint">"Target rows × source columns: not square."</p>
+                                {grid(Part::Cross)}
+                            </div>
+                        </div>
+                    </section>
+                }
+                .into_any()
+            } else {
+                grid(Part::SelfAttention).into_any()
+            }}
+        </div>
+    }
+}
+
+/// One attention's layers × heads, each a thumbnail of its weights.
+#[component]
+fn HeadGrid(
+    ins: Memo<Option<Arc<Inspection>>>,
+    part: Part,
+    selection: Memo<Selection>,
+    chosen: RwSignal<Selection>,
+) -> impl IntoView {
+    let shape =
+        Memo::new(move |_| ins.with(|i| i.as_ref().map_or((0, 0), |i| part_shape(i, part))));
     // G K/V groups (grouped-query attention): heads sharing one are banded together.
     let groups = Memo::new(move |_| {
         ins.with(|i| {
             i.as_ref()
+                .and_then(|i| super::figures::side(i, part))
                 .and_then(|i| i.trace.layers.first())
                 .map_or(0, |l| {
                     l.heads.iter().map(|h| h.kv_group + 1).max().unwrap_or(0)
                 })
         })
     });
-    let what =
-        Memo::new(move |_| ins.with(|i| i.as_ref().map_or("softmax weights", |i| weights_name(i))));
+    let what = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .map_or("softmax weights", |i| part_weights_name(i, part))
+        })
+    });
     // Rebuilt only when the model's shape changes; each thumbnail redraws from its own memo.
     let grid = move || {
         let (layers, heads) = shape.get();
         let g = groups.get();
-        let band = (g > 0 && g < heads && heads % g == 0).then(|| {
+        let band = (part != Part::Cross && g > 0 && g < heads && heads % g == 0).then(|| {
             let per = heads / g;
             let cells = (0..g)
                 .map(|k| {
@@ -82,12 +146,16 @@ pub fn ModelView(
             .map(|layer| {
                 let cells = (0..heads)
                     .map(|head| {
-                        let sel = Selection { layer, head };
+                        let sel = Selection { layer, head, part };
                         let matrix = Memo::new(move |_| {
                             ins.with(|i| i.as_ref().and_then(|i| weights(i, sel).cloned()).unwrap_or_default())
                         });
-                        let name = format!("Layer {} · Head {}", layer + 1, head + 1);
-                        let kv = (g > 0 && g < heads).then(|| (head / (heads / g)) % 2 == 1);
+                        let name = match part {
+                            Part::SelfAttention => format!("Layer {} · Head {}", layer + 1, head + 1),
+                            Part::Cross => format!("Cross · Layer {} · Head {}", layer + 1, head + 1),
+                            Part::Encoder => format!("Encoder · Layer {} · Head {}", layer + 1, head + 1),
+                        };
+                        let kv = (part != Part::Cross && g > 0 && g < heads).then(|| (head / (heads / g)) % 2 == 1);
                         view! {
                             <button type="button" class="thumb" class:selected=move || selection.get() == sel
                                 class:kv-odd=kv == Some(true)
@@ -104,13 +172,15 @@ pub fn ModelView(
             .collect_view();
         view! { {band} <span class="mv-corner"></span> {header} {rows} }
     };
+    let label = match part {
+        Part::SelfAttention => "Model view",
+        Part::Cross => "Model view: decoder cross-attention",
+        Part::Encoder => "Model view: encoder",
+    };
     view! {
-        <div class="model-view-wrap">
-            <h3 class="panel-title">"Model view " <span class="sub">{move || format!("{} of every layer × head", what.get())}</span></h3>
-            <div class="model-view" role="group" aria-label="Model view"
-                style:grid-template-columns=move || format!("auto repeat({}, minmax(28px, 64px))", shape.get().1)>
-                {grid}
-            </div>
+        <div class="model-view" role="group" aria-label=label
+            style:grid-template-columns=move || format!("auto repeat({}, minmax(28px, 64px))", shape.get().1)>
+            {grid}
         </div>
     }
 }

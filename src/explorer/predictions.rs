@@ -25,7 +25,7 @@ pub fn Predictions(
     let body = move || {
         ins.with(|ins| {
             let ins = ins.as_ref()?;
-            if info.with(|i| i.as_ref().is_some_and(|i| i.decoder)) {
+            if info.with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder)) {
                 return Some(
                     view! { <p class="hint">"A decoder predicts the token after each position, not a masked one: use Generate to see its next-token candidates."</p> }
                         .into_any(),

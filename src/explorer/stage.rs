@@ -75,10 +75,27 @@ pub enum FormulaPart {
 pub struct Stages {
     pub tiled: bool,
     pub linear: bool,
+    /// An encoder–decoder's cross-attention: the walk from its input X to its context (the
+    /// layer around it is the decoder's self-attention walk).
+    pub cross: bool,
 }
 
 impl Stages {
     fn has(self, s: Stage) -> bool {
+        if self.cross
+            && !matches!(
+                s,
+                Stage::Input
+                    | Stage::Projections
+                    | Stage::Scores
+                    | Stage::Scaled
+                    | Stage::Masked
+                    | Stage::Softmax
+                    | Stage::Context
+            )
+        {
+            return false;
+        }
         match s {
             Stage::Tiles => self.tiled,
             Stage::FeatureMaps => self.linear,
@@ -97,13 +114,27 @@ impl Stages {
         if self.has(s) {
             return s;
         }
-        match s {
+        let fallback = match s {
             Stage::Tiles => Stage::Context,
             Stage::FeatureMaps => Stage::Scores,
             Stage::Scores | Stage::Scaled => Stage::FeatureMaps,
             Stage::Softmax => Stage::Masked,
-            other => other,
+            // Only cross-attention's walk lacks these: it starts at X and ends at · V.
+            Stage::Embeddings => Stage::Input,
+            _ => Stage::Context,
+        };
+        if self.has(fallback) {
+            fallback
+        } else {
+            Stage::Context
         }
+    }
+
+    /// The first and last stages of this walk.
+    pub fn ends(self) -> (Stage, Stage) {
+        let mut list = self.list();
+        let first = list.next().unwrap_or(Stage::Input);
+        (first, list.last().unwrap_or(first))
     }
 
     /// As the page counts: the embeddings are stage 0, the layer's input X stage 1.
@@ -244,6 +275,19 @@ impl Stage {
         }
     }
 
+    /// Why this stage of cross-attention is as it is: where its Q and K, V come from, and why
+    /// its matrices are Tt × Ts, not square.
+    pub fn explain_cross(self) -> &'static str {
+        match self {
+            Stage::Input => "Cross-attention has two inputs. The queries come from the decoder: its tokens after their own causal self-attention. The keys and values come from the encoder's output H, the source sentence read once and in full. This is how the target being written looks back at the source.",
+            Stage::Projections => "Q = X W_Q is made from the decoder's rows (one per target token); K = H W_K and V = H W_V from the encoder's rows (one per source token). So Q has Tt rows while K and V have Ts.",
+            Stage::Scores | Stage::Scaled => "Each target token's query is compared with every source token's key. Cross-attention's matrix is Tt × Ts, not square: rows are the target's tokens, columns the source's, and the two sentences need not have the same length.",
+            Stage::Masked => "Only the source's [PAD] keys are hidden. There is no causal triangle: the whole source is known before the decoder starts, so every target token may read every real source token, the last ones included.",
+            Stage::Softmax => "Each target row becomes weights over the source tokens that sum to 1: which source words this target token draws on. After training Reverse, target token i reads source token n − i: an anti-diagonal.",
+            _ => "Each target token's new vector is a weighted average of the source's value vectors: information moves from the source sentence into the target being written, one row per target token.",
+        }
+    }
+
     /// One or two sentences on why this stage exists.
     pub fn why(self) -> &'static str {
         match self {
@@ -305,7 +349,7 @@ mod tests {
     fn tiled_attention_adds_tiles_after_the_context_and_falls_back_without_it() {
         let tiled = Stages {
             tiled: true,
-            linear: false,
+            ..Stages::default()
         };
         assert_eq!(tiled.list().count(), 14);
         assert_eq!(tiled.next(Stage::Context), Stage::Tiles);
@@ -323,8 +367,8 @@ mod tests {
     #[test]
     fn linear_attention_walks_phi_instead_of_scores_scaling_and_softmax() {
         let linear = Stages {
-            tiled: false,
             linear: true,
+            ..Stages::default()
         };
         let walk: Vec<&str> = linear.list().map(Stage::short).collect();
         assert_eq!(
@@ -348,6 +392,30 @@ mod tests {
         assert!(Stage::Masked
             .explain(16, MaskMode::Causal, true)
             .contains("no scores to add −∞ to"));
+    }
+
+    #[test]
+    fn cross_attention_walks_from_its_input_to_its_context() {
+        let cross = Stages {
+            cross: true,
+            ..Stages::default()
+        };
+        let walk: Vec<&str> = cross.list().map(Stage::short).collect();
+        assert_eq!(
+            walk,
+            ["X", "Q K V", "QKᵀ", "÷√d_k", "+ M", "softmax", "· V"]
+        );
+        assert_eq!(cross.ends(), (Stage::Input, Stage::Context));
+        // From a stage of the layer's walk, the stepper lands inside cross-attention's.
+        assert_eq!(cross.shown(Stage::Embeddings), Stage::Input);
+        assert_eq!(cross.shown(Stage::FeedForward), Stage::Context);
+        assert_eq!(cross.shown(Stage::Tiles), Stage::Context);
+        assert_eq!(cross.next(Stage::Context), Stage::Context);
+        assert_eq!(
+            Stages::default().ends(),
+            (Stage::Embeddings, Stage::OutputAddNorm)
+        );
+        assert!(Stage::Scores.explain_cross().contains("not square"));
     }
 
     #[test]

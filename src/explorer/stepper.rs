@@ -3,7 +3,7 @@
 //! the part it adds highlighted, a plain reason, and its heatmaps.
 
 use super::figure_list::FigureList;
-use super::figures::{dims, stage_figures, stage_hint, Dims, Selection};
+use super::figures::{dims, query_key_tokens, stage_figures, stage_hint, Dims, Part, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// The current stage's formula, with the parts it adds lit: the embeddings' sum, softmax(QKᵀ/√d_k
 /// + M)V inside attention (linear attention's own with `linear`), or the layer around attention.
-fn formula(stage: Signal<Stage>, linear: Signal<bool>) -> impl IntoView {
+fn formula(stage: Signal<Stage>, linear: Signal<bool>, cross: Signal<bool>) -> impl IntoView {
     let lit = move |part: FormulaPart| move || stage.get().highlights().contains(&part);
     move || {
         match stage.get().formula() {
@@ -46,9 +46,22 @@ fn formula(stage: Signal<Stage>, linear: Signal<bool>) -> impl IntoView {
             </p>
         }
         .into_any(),
-        FormulaKind::Attention => view! {
-            <p class="formula" aria-label="X ↦ Concat over heads of softmax(QKᵀ/√d_k + M)V, times W_O">
-                <span class="part" class:hl=lit(FormulaPart::X)>"X"</span>
+        FormulaKind::Attention => {
+            // Cross-attention: queries from the decoder's X, keys and values from the encoder's H.
+            let is_cross = cross.get();
+            let label = if is_cross {
+                "cross-attention: X_dec, H_enc ↦ Concat over heads of softmax(QKᵀ/√d_k + M)V, times W_O, with Q from the decoder and K, V from the encoder"
+            } else {
+                "X ↦ Concat over heads of softmax(QKᵀ/√d_k + M)V, times W_O"
+            };
+            let input = if is_cross {
+                view! { "X"<sub>"dec"</sub>", H"<sub>"enc"</sub> }.into_any()
+            } else {
+                "X".into_any()
+            };
+            view! {
+            <p class="formula" aria-label=label>
+                <span class="part" class:hl=lit(FormulaPart::X)>{input}</span>
                 <span class="arrow">" ↦ "</span>
                 <span class="part" class:hl=lit(FormulaPart::Concat)>"Concat"<sub>"h"</sub>"("</span>
                 <span class="part" class:hl=lit(FormulaPart::Softmax)>"softmax("</span>
@@ -60,8 +73,14 @@ fn formula(stage: Signal<Stage>, linear: Signal<bool>) -> impl IntoView {
                 <span class="part" class:hl=lit(FormulaPart::Concat)>")"</span>
                 <span class="part" class:hl=lit(FormulaPart::Wo)>" W"<sub>"O"</sub></span>
             </p>
+            {is_cross.then(|| view! {
+                <p class="formula-sources" data-cross-sources="">
+                    "Q = X"<sub>"dec"</sub>"W"<sub>"Q"</sub>" from the decoder (its tokens after self-attention); K = H"<sub>"enc"</sub>"W"<sub>"K"</sub>" and V = H"<sub>"enc"</sub>"W"<sub>"V"</sub>" from the encoder's output"
+                </p>
+            })}
+            }
+            .into_any()
         }
-        .into_any(),
         FormulaKind::Layer => view! {
             <p class="formula" aria-label="h = LayerNorm(X + Attention(X)); output = LayerNorm(h + GELU(h W1 + b1) W2 + b2)">
                 <span class="part">"h = "</span>
@@ -98,7 +117,13 @@ fn stage_equation(
     }: Dims,
     mask: MaskMode,
     linear: bool,
+    cross_keys: Option<usize>,
 ) -> AnyView {
+    if let Some(s) = cross_keys {
+        if let Some(v) = cross_equation(stage, t, s, c, d) {
+            return v;
+        }
+    }
     let mask_rule = match mask {
         MaskMode::Causal => "0 where key j is real and j ≤ i, else −∞ (causal)",
         MaskMode::Padding => "0 where key j is a real token, −∞ at [PAD] (padding)",
@@ -141,6 +166,21 @@ fn stage_equation(
     }
 }
 
+/// Cross-attention's equations: Tt = `t` target rows, Ts = `s` source rows.
+fn cross_equation(stage: Stage, t: usize, s: usize, c: usize, d: usize) -> Option<AnyView> {
+    Some(match stage {
+        Stage::Input => view! { <span>"X"<sub>"dec"</sub>": Tt × C = "{t}" × "{c}" (target rows); H"<sub>"enc"</sub>": Ts × C = "{s}" × "{c}" (source rows)"</span> }.into_any(),
+        Stage::Projections => view! {
+            <span>"Q = X"<sub>"dec"</sub>"W"<sub>"Q"</sub>": Tt × d"<sub>"k"</sub>" = "{t}" × "{d}"; K = H"<sub>"enc"</sub>"W"<sub>"K"</sub>", V = H"<sub>"enc"</sub>"W"<sub>"V"</sub>": Ts × d"<sub>"k"</sub>" = "{s}" × "{d}</span>
+        }
+        .into_any(),
+        Stage::Scores => view! { <span>"S = QKᵀ: Tt × Ts = "{t}" × "{s}", not square: target rows, source columns"</span> }.into_any(),
+        Stage::Masked => view! { <span>"S / √d"<sub>"k"</sub>" + M, M"<sub>"ij"</sub>" = 0 where source token j is real, −∞ at source [PAD]; no causal part"</span> }.into_any(),
+        Stage::Context => view! { <span>"head = A · V: (Tt × Ts)(Ts × d"<sub>"k"</sub>") = "{t}" × "{d}" (one row per target token)"</span> }.into_any(),
+        _ => return None,
+    })
+}
+
 #[component]
 pub fn Stepper(stage: RwSignal<Stage>, stages: Memo<Stages>) -> impl IntoView {
     let shown = move || stages.get().shown(stage.get());
@@ -163,12 +203,12 @@ pub fn Stepper(stage: RwSignal<Stage>, stages: Memo<Stages>) -> impl IntoView {
     view! {
         <nav class="stepper" aria-label="Formula stepper">
             <button type="button" class="step-nav" on:click=move |_| stage.update(|s| *s = stages.get_untracked().previous(*s))
-                prop:disabled=move || shown() == Stage::Embeddings>"Previous"</button>
+                prop:disabled=move || shown() == stages.get().ends().0>"Previous"</button>
             <ol class="steps">
                 <For each=listed key=|s| *s children=step/>
             </ol>
             <button type="button" class="step-nav" on:click=move |_| stage.update(|s| *s = stages.get_untracked().next(*s))
-                prop:disabled=move || shown() == Stage::OutputAddNorm>"Next"</button>
+                prop:disabled=move || shown() == stages.get().ends().1>"Next"</button>
         </nav>
     }
 }
@@ -183,6 +223,17 @@ pub fn StagePanel(
     // The stage on screen: the one chosen, unless it no longer exists ("Tiles" without tiles).
     let shown = Memo::new(move |_| stages.get().shown(stage.get()));
     let linear = Signal::derive(move || stages.get().linear);
+    let cross = Signal::derive(move || stages.get().cross);
+    // Cross-attention's keys: the source's tokens (Ts).
+    let cross_keys = Memo::new(move |_| {
+        let sel = selection.get();
+        ins.with(|i| {
+            i.as_ref()
+                .filter(|_| sel.part == Part::Cross)
+                .and_then(|i| query_key_tokens(i, sel))
+                .map(|(_, keys)| keys.len())
+        })
+    });
     let figures = Memo::new(move |_| {
         let (sel, s) = (selection.get(), shown.get());
         ins.with(|i| {
@@ -224,9 +275,13 @@ pub fn StagePanel(
             <Stepper stage=stage stages=stages/>
             <div class="stage-text">
                 <h2 class="stage-title">{title}</h2>
-                {formula(shown.into(), linear)}
-                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get())}</p>
-                <p class="why">{move || shown.get().explain(shape.get().d, mask.get(), linear.get())}</p>
+                {formula(shown.into(), linear, cross)}
+                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get(), cross_keys.get())}</p>
+                <p class="why">{move || if cross.get() {
+                    shown.get().explain_cross().to_string()
+                } else {
+                    shown.get().explain(shape.get().d, mask.get(), linear.get())
+                }}</p>
                 {move || {
                     let (sel, s) = (selection.get(), shown.get());
                     ins.with(|i| i.as_ref().and_then(|i| stage_hint(i, sel, s)))

@@ -10,6 +10,8 @@ use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
 use engine::ops::attention::AttentionKernel;
 use engine::optim::Optimizer;
+use engine::rng::Rng;
+use engine::seq2seq::{self, EncoderDecoder, Seq2SeqTrainer, Task};
 use engine::tokenizer::Tokenizer;
 use engine::train::{Objective, StepReport, Trainer};
 use protocol::{
@@ -33,6 +35,13 @@ fn curve_point(report: &StepReport) -> CurvePoint {
 #[allow(clippy::large_enum_variant)]
 pub enum Model {
     Trainable(Trainer),
+    /// An encoder–decoder training on a sequence-to-sequence task. `Lab::history` keeps its
+    /// decoder; `encoder_history` follows it, keeping the encoder at the same steps (as
+    /// Compare's model B follows model A).
+    Seq2Seq {
+        trainer: Box<Seq2SeqTrainer>,
+        encoder_history: WeightHistory,
+    },
     InspectOnly {
         model: BertForPreTraining,
         tokenizer: Tokenizer,
@@ -59,6 +68,9 @@ impl Lab {
     /// word-level vocabulary built from it.
     pub fn fresh(corpus: &str, settings: &LabSettings) -> LabResult<Lab> {
         let config = settings.model_config();
+        if let Some(task) = settings.task {
+            return Lab::fresh_seq2seq(corpus, settings, task);
+        }
         // The page offers only divisors; a kept setting was checked by `restore`. Checked
         // again here so a bad one is this message, not the engine's config error.
         if let Some(g) = settings.architecture.kv_heads {
@@ -84,6 +96,88 @@ impl Lab {
         Ok(Lab::with_model(Model::Trainable(trainer), name))
     }
 
+    /// A fresh encoder–decoder of `settings.preset`'s sizes (BERT's attention: the
+    /// architecture choices are for one model) training on `task`.
+    fn fresh_seq2seq(corpus: &str, settings: &LabSettings, task: Task) -> LabResult<Lab> {
+        if settings.compare.is_some() {
+            return Err(LabError::setting(
+                "Compare trains two one-model BERTs side by side; turn Compare off to train an encoder–decoder",
+            ));
+        }
+        let config = settings.preset.config();
+        let train = settings.train_settings(config.max_position_embeddings);
+        let trainer = Seq2SeqTrainer::from_corpus_with_vocab_limit(
+            corpus,
+            WORD_VOCAB_LIMIT,
+            config,
+            train.optimizer,
+            train.batch,
+            task,
+            settings.seed,
+        )?;
+        let name = format!(
+            "{} encoder–decoder · {} (fresh, seed {})",
+            settings.preset.name(),
+            task_name(task),
+            settings.seed
+        );
+        Ok(Lab::with_seq2seq(trainer, name))
+    }
+
+    fn with_seq2seq(trainer: Seq2SeqTrainer, name: String) -> Lab {
+        // Half the budget for the decoders: the encoders kept beside them take about as much.
+        let mut history = WeightHistory::new(HISTORY_BUDGET / 2);
+        history.record_first(trainer.step, &trainer.model.decoder);
+        let mut encoder_history = WeightHistory::follower();
+        encoder_history.record_first(trainer.step, &trainer.model.encoder);
+        Lab {
+            model: Model::Seq2Seq {
+                trainer: Box::new(trainer),
+                encoder_history,
+            },
+            name,
+            history,
+        }
+    }
+
+    /// An encoder–decoder checkpoint, training on `corpus` with the settings' task (Reverse
+    /// when none is chosen).
+    fn load_seq2seq(
+        files: &engine::checkpoint::CheckpointFiles,
+        bundle: &ModelBundle,
+        corpus: &str,
+        settings: &LabSettings,
+    ) -> LabResult<(Lab, Option<String>)> {
+        let mut checkpoint = seq2seq::load(files)?;
+        if bundle.word_level {
+            checkpoint.tokenizer = Tokenizer::word_level(checkpoint.tokenizer.vocab().clone());
+        }
+        let positions = checkpoint
+            .model
+            .encoder
+            .config
+            .max_position_embeddings
+            .min(checkpoint.model.decoder.config.max_position_embeddings);
+        let train = settings.train_settings(positions);
+        let task = settings.task.unwrap_or(Task::Reverse);
+        let mut trainer = Seq2SeqTrainer::from_checkpoint(
+            checkpoint,
+            corpus,
+            train.optimizer,
+            train.batch,
+            task,
+            Rng::new(settings.seed),
+        )?;
+        trainer.step = bundle.step;
+        let notice = (bundle.step > 0).then(|| {
+            format!(
+                "This encoder–decoder trains on {} with a fresh optimiser: its optimiser state is not kept.",
+                task_name(task)
+            )
+        });
+        Ok((Lab::with_seq2seq(trainer, bundle.name.clone()), notice))
+    }
+
     /// A model from its bundle. Trainable on `corpus` when it has pre-training heads and the
     /// corpus suits it; otherwise inspect-only, with the reason in the returned notice.
     pub fn load(
@@ -92,6 +186,9 @@ impl Lab {
         settings: &LabSettings,
     ) -> LabResult<(Lab, Option<String>)> {
         let files = bundle.take_files();
+        if seq2seq::is_encoder_decoder(&files.config_json) {
+            return Lab::load_seq2seq(&files, &bundle, corpus, settings);
+        }
         // Checkpoint files read back as WordPiece; a model made here splits whole words.
         let read = || -> LabResult<Checkpoint> {
             let mut c = checkpoint::load(&files)?;
@@ -172,7 +269,15 @@ impl Lab {
     pub fn trainer(&self) -> Option<&Trainer> {
         match &self.model {
             Model::Trainable(t) => Some(t),
-            Model::InspectOnly { .. } => None,
+            Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
+        }
+    }
+
+    /// The encoder–decoder, for one.
+    pub fn encoder_decoder(&self) -> Option<&EncoderDecoder> {
+        match &self.model {
+            Model::Seq2Seq { trainer, .. } => Some(&trainer.model),
+            _ => None,
         }
     }
 
@@ -188,10 +293,12 @@ impl Lab {
         lab
     }
 
-    /// The current weights and their tokenizer.
+    /// The current weights and their tokenizer: an encoder–decoder's decoder, the half
+    /// `history` keeps (the claims measure it as they would any BERT).
     pub fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
         match &self.model {
             Model::Trainable(t) => (&t.model, &t.tokenizer),
+            Model::Seq2Seq { trainer, .. } => (&trainer.model.decoder, &trainer.tokenizer),
             Model::InspectOnly {
                 model, tokenizer, ..
             } => (model, tokenizer),
@@ -206,6 +313,7 @@ impl Lab {
     pub fn step_count(&self) -> u64 {
         match &self.model {
             Model::Trainable(t) => t.step,
+            Model::Seq2Seq { trainer, .. } => trainer.step,
             Model::InspectOnly { .. } => 0,
         }
     }
@@ -213,7 +321,7 @@ impl Lab {
     /// Ok when the model can train, else why not.
     pub fn trainable(&self) -> LabResult<()> {
         match &self.model {
-            Model::Trainable(_) => Ok(()),
+            Model::Trainable(_) | Model::Seq2Seq { .. } => Ok(()),
             Model::InspectOnly { reason, .. } => Err(LabError::unavailable(reason.clone())),
         }
     }
@@ -230,7 +338,8 @@ impl Lab {
             intermediate: c.intermediate_size,
             max_positions: c.max_position_embeddings,
             vocab_size: c.vocab_size,
-            parameters: model.num_params(),
+            parameters: model.num_params()
+                + self.encoder_decoder().map_or(0, |m| m.encoder.num_params()),
             has_heads: model.cls.is_some(),
             tokenizer: match tokenizer {
                 Tokenizer::WordLevel { .. } => "word-level".into(),
@@ -238,20 +347,29 @@ impl Lab {
             },
             corpus_words: match &self.model {
                 Model::Trainable(t) => t.corpus_words,
-                Model::InspectOnly { .. } => None,
+                Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
             },
             architecture: Architecture {
                 kv_heads: c.num_key_value_heads,
                 positions: c.position_embedding_type.into(),
                 attention: c.attention_type.into(),
             },
-            decoder: c.is_decoder,
+            // An encoder–decoder's decoder is not one that generates alone.
+            decoder: c.is_decoder && !c.add_cross_attention,
+            encoder_decoder: self.encoder_decoder().is_some(),
         }
     }
 
     /// The probe through the current weights, or through those kept at `at` (a step in the
     /// History).
     pub fn inspect(&self, probe: &ProbeInput, at: Option<u64>) -> LabResult<Inspection> {
+        if let Model::Seq2Seq {
+            trainer,
+            encoder_history,
+        } = &self.model
+        {
+            return self.inspect_seq2seq(trainer, encoder_history, probe, at);
+        }
         let (current, tokenizer) = self.parts();
         let model = match at {
             None => current,
@@ -291,14 +409,58 @@ impl Lab {
         }
         // The page shows `mask_predictions`; the T×V logits behind them would be most of every
         // snapshot sent to it (T×8192 floats with a large corpus).
-        Ok(Inspection {
-            mlm_logits: None,
-            ..inspection
-        })
+        Ok(without_logits(inspection))
+    }
+
+    /// The probe's Sentence as the source and its Target after [CLS] as the decoder's input,
+    /// through the current weights or those kept at step `at`.
+    fn inspect_seq2seq(
+        &self,
+        trainer: &Seq2SeqTrainer,
+        encoder_history: &WeightHistory,
+        probe: &ProbeInput,
+        at: Option<u64>,
+    ) -> LabResult<Inspection> {
+        let kept;
+        let model = match at {
+            None => &trainer.model,
+            Some(step) => {
+                let missing = || LabError::unavailable(format!("no weights kept at step {step}"));
+                let decoder =
+                    &self.history.entries()[self.history.position(step).ok_or_else(missing)?].1;
+                let encoder = &encoder_history.entries()
+                    [encoder_history.position(step).ok_or_else(missing)?]
+                .1;
+                kept = EncoderDecoder {
+                    encoder: encoder.clone(),
+                    decoder: decoder.clone(),
+                    decoder_start_token_id: trainer.model.decoder_start_token_id,
+                    pad_token_id: trainer.model.pad_token_id,
+                    extra: trainer.model.extra.clone(),
+                };
+                &kept
+            }
+        };
+        let tokenizer = &trainer.tokenizer;
+        let target = seq2seq::decoder_input(model, tokenizer, &probe.target);
+        let inspection =
+            seq2seq::inspect_ids(model, tokenizer, &probe.text, &target, probe.pad_to)?;
+        Ok(without_logits(inspection))
     }
 
     /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
     pub fn step(&mut self) -> LabResult<CurvePoint> {
+        if let Model::Seq2Seq {
+            trainer,
+            encoder_history,
+        } = &mut self.model
+        {
+            let losses = trainer.step()?;
+            let step = trainer.step;
+            self.history.record(step, &trainer.model.decoder);
+            encoder_history.follow(&self.history, step, &trainer.model.encoder);
+            return Ok(curve_point(&StepReport { step, losses }));
+        }
         let Model::Trainable(trainer) = &mut self.model else {
             return Err(self.trainable().err().unwrap_or_else(LabError::no_model));
         };
@@ -324,7 +486,7 @@ impl Lab {
     pub fn batch_view(&self) -> Option<BatchView> {
         match &self.model {
             Model::Trainable(t) => t.batch_view(),
-            Model::InspectOnly { .. } => None,
+            Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
         }
     }
 
@@ -332,13 +494,25 @@ impl Lab {
     pub fn masking_counts(&self) -> MaskingCounts {
         match &self.model {
             Model::Trainable(t) => t.masking_counts(),
-            Model::InspectOnly { .. } => MaskingCounts::default(),
+            Model::Seq2Seq { .. } | Model::InspectOnly { .. } => MaskingCounts::default(),
         }
     }
 
     /// Settings that need no reset: learning rate, batch size, mask probability, optimiser,
     /// training mask, fixed batch. A new optimiser starts with fresh state.
     pub fn tune(&mut self, settings: &LabSettings) -> LabResult<()> {
+        if let Model::Seq2Seq { trainer, .. } = &mut self.model {
+            let positions = trainer.model.decoder.config.max_position_embeddings;
+            let wanted = settings.train_settings(positions);
+            wanted.batch.validate()?;
+            if wanted.optimizer.kind != trainer.optimizer_config().kind {
+                trainer.set_optimizer(wanted.optimizer)?;
+            } else {
+                trainer.set_learning_rate(settings.learning_rate)?;
+            }
+            trainer.batch_config = wanted.batch;
+            return Ok(());
+        }
         let Model::Trainable(trainer) = &mut self.model else {
             return Ok(());
         };
@@ -371,6 +545,25 @@ impl Lab {
             .get(at)
             .cloned()
             .ok_or_else(|| LabError::unavailable(format!("no history entry {at}")))?;
+        if let Model::Seq2Seq {
+            trainer,
+            encoder_history,
+        } = &mut self.model
+        {
+            let encoder = encoder_history
+                .get(at)
+                .filter(|(s, _)| *s == step)
+                .map(|(_, m)| m.clone())
+                .ok_or_else(|| LabError::unavailable(format!("no encoder kept at step {step}")))?;
+            trainer.model.decoder = weights;
+            trainer.model.encoder = encoder;
+            trainer.step = step;
+            let config = trainer.optimizer_config().clone();
+            trainer.set_optimizer(config)?;
+            self.history.truncate_after(at);
+            encoder_history.truncate_after(at);
+            return Ok(step);
+        }
         let Model::Trainable(trainer) = &mut self.model else {
             return Err(self.trainable().err().unwrap_or_else(LabError::no_model));
         };
@@ -394,21 +587,7 @@ impl Lab {
     /// Weights kept by `weights_bytes`, in a model of the current one's shape; an error when
     /// they are another model's (their length differs).
     pub fn model_from_weights(&self, bytes: &[u8]) -> LabResult<BertForPreTraining> {
-        let mut model = self.parts().0.zeros_like();
-        if bytes.len() != model.num_params() * 4 {
-            return Err(LabError::Malformed(format!(
-                "kept History weights of {} bytes do not fit this model ({} parameters)",
-                bytes.len(),
-                model.num_params()
-            )));
-        }
-        let mut values = bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        for (_, mut p) in model.named_params_mut() {
-            p.iter_mut().zip(&mut values).for_each(|(x, v)| *x = v);
-        }
-        Ok(model)
+        weights_into(self.parts().0.zeros_like(), bytes)
     }
 
     /// The current model as a bundle: its files and, when it trains, what it takes to train
@@ -416,12 +595,24 @@ impl Lab {
     pub fn bundle(&self) -> LabResult<ModelBundle> {
         let (checkpoint, training_state) = match &self.model {
             Model::Trainable(t) => (t.checkpoint(), Some(t.training_state())),
+            Model::Seq2Seq { trainer, .. } => {
+                let files = seq2seq::to_files(&trainer.checkpoint());
+                return Ok(self.bundle_of(files, None));
+            }
             Model::InspectOnly {
                 model, tokenizer, ..
             } => (Checkpoint::new(model.clone(), tokenizer.clone())?, None),
         };
         let files = checkpoint::to_files(&checkpoint);
-        Ok(ModelBundle {
+        Ok(self.bundle_of(files, training_state))
+    }
+
+    fn bundle_of(
+        &self,
+        files: engine::checkpoint::CheckpointFiles,
+        training_state: Option<Vec<u8>>,
+    ) -> ModelBundle {
+        ModelBundle {
             name: self.name.clone(),
             step: self.step_count(),
             config_json: files.config_json,
@@ -430,7 +621,79 @@ impl Lab {
             word_level: self.word_level(),
             safetensors: files.safetensors,
             training_state,
-        })
+        }
+    }
+
+    /// The weights kept beside `history`'s at each step: an encoder–decoder's encoder.
+    pub fn paired_history(&self) -> Option<&WeightHistory> {
+        match &self.model {
+            Model::Seq2Seq {
+                encoder_history, ..
+            } => Some(encoder_history),
+            _ => None,
+        }
+    }
+
+    /// An encoder–decoder's encoder weights kept by `weights_bytes`, for its paired History.
+    pub fn encoder_from_weights(&self, bytes: &[u8]) -> LabResult<BertForPreTraining> {
+        let model = self
+            .encoder_decoder()
+            .ok_or_else(|| LabError::unavailable("only an encoder–decoder has an encoder"))?;
+        weights_into(model.encoder.zeros_like(), bytes)
+    }
+
+    /// The History's own entries: their paired encoder's too, for an encoder–decoder.
+    pub fn prepend_history(
+        &mut self,
+        interval: u64,
+        older: Vec<(u64, BertForPreTraining)>,
+        older_paired: Vec<(u64, BertForPreTraining)>,
+    ) {
+        self.history.prepend(interval, older);
+        if let Model::Seq2Seq {
+            encoder_history, ..
+        } = &mut self.model
+        {
+            encoder_history.prepend(interval, older_paired);
+            encoder_history.keep_only(&self.history);
+        }
+    }
+}
+
+/// `model` (zeros of the right shape) filled with weights kept by `Lab::weights_bytes`; an
+/// error when they are another model's (their length differs).
+fn weights_into(mut model: BertForPreTraining, bytes: &[u8]) -> LabResult<BertForPreTraining> {
+    if bytes.len() != model.num_params() * 4 {
+        return Err(LabError::Malformed(format!(
+            "kept History weights of {} bytes do not fit this model ({} parameters)",
+            bytes.len(),
+            model.num_params()
+        )));
+    }
+    let mut values = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    for (_, mut p) in model.named_params_mut() {
+        p.iter_mut().zip(&mut values).for_each(|(x, v)| *x = v);
+    }
+    Ok(model)
+}
+
+/// The page shows neither side's T×V logits (most of a snapshot's bytes).
+fn without_logits(inspection: Inspection) -> Inspection {
+    Inspection {
+        mlm_logits: None,
+        source: inspection.source.map(|s| Box::new(without_logits(*s))),
+        ..inspection
+    }
+}
+
+/// The "Task" select's label.
+pub fn task_name(task: Task) -> &'static str {
+    match task {
+        Task::Copy => "Copy",
+        Task::Reverse => "Reverse",
+        Task::Reply => "Reply",
     }
 }
 

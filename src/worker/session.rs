@@ -289,11 +289,17 @@ impl Session {
 
     /// The History as the browser should keep it, with the weights of the entries that are not
     /// in `stored` (steps already written for this generation). With Compare, an entry's bytes
-    /// are model A's weights followed by model B's at the same step.
+    /// are model A's weights followed by model B's at the same step; for an encoder–decoder,
+    /// its decoder's followed by its encoder's.
     pub fn history_to_keep(&self, stored: &BTreeSet<u64>) -> Option<HistoryToKeep> {
         let lab = self.lab.as_ref()?;
         let entries = lab.history.entries();
-        let b_entries = self.lab_b.as_ref().map(|b| b.history.entries());
+        let b_entries = self
+            .lab_b
+            .as_ref()
+            .map(|b| &b.history)
+            .or(lab.paired_history())
+            .map(|h| h.entries());
         Some(HistoryToKeep {
             generation: self.generation,
             index: HistoryIndex::new(
@@ -329,6 +335,7 @@ impl Session {
             return Vec::new();
         };
         let a_len = lab.parts().0.num_params() * 4;
+        let paired = lab.paired_history().is_some();
         let (mut older, mut older_b) = (Vec::new(), Vec::new());
         for (step, bytes) in entries {
             let Some((a, b)) = bytes.split_at_checked(a_len) else {
@@ -337,10 +344,21 @@ impl Session {
             let Ok(model) = lab.model_from_weights(a) else {
                 continue;
             };
+            if paired {
+                // An encoder–decoder's entry is whole only with its encoder.
+                let Ok(encoder) = lab.encoder_from_weights(b) else {
+                    continue;
+                };
+                older_b.push((step, encoder));
+            }
             older.push((step, model));
             if let Some(lab_b) = self.lab_b.as_ref() {
                 older_b.extend(lab_b.model_from_weights(b).ok().map(|m| (step, m)));
             }
+        }
+        if paired {
+            lab.prepend_history(index.interval, older, older_b);
+            return vec![self.history()];
         }
         lab.history.prepend(index.interval, older);
         if let Some(lab_b) = self.lab_b.as_mut() {
@@ -682,6 +700,167 @@ mod tests {
         let replies = generate(&mut encoder, 3);
         assert!(
             matches!(&replies[0].message, FromWorker::Failed(e) if e.to_string().contains("needs a decoder"))
+        );
+    }
+
+    /// An encoder–decoder (Sequence to sequence, Reverse) trains, inspects the Sentence as its
+    /// source and the Target as its decoder's input, generates a target a token at a time, and
+    /// keeps, restores and rewinds its History with both halves.
+    #[test]
+    fn an_encoder_decoder_trains_inspects_generates_and_keeps_both_halves() {
+        let settings = LabSettings {
+            task: Some(engine::seq2seq::Task::Reverse),
+            ..LabSettings::default()
+        };
+        let reset = |settings: LabSettings| {
+            let mut s = Session::default();
+            let replies = s.handle(
+                ToWorker::Reset {
+                    corpus: DEFAULT_CORPUS.into(),
+                    settings,
+                },
+                Vec::new(),
+            );
+            (s, replies)
+        };
+        let (mut s, replies) = reset(settings.clone());
+        let FromWorker::Ready {
+            info, trainable, ..
+        } = &replies[0].message
+        else {
+            panic!("not ready: {:?}", replies[0].message)
+        };
+        assert!(info.encoder_decoder && !info.decoder && trainable.is_ok());
+        assert!(
+            info.name.contains("encoder–decoder · Reverse"),
+            "{}",
+            info.name
+        );
+        let trained = losses(&s.train(30));
+        assert!(
+            trained.len() == 30 && trained[29] < trained[0],
+            "{trained:?}"
+        );
+        let probe = ProbeInput {
+            text: "the sky is blue".into(),
+            target: "blue is".into(),
+            ..ProbeInput::default()
+        };
+        let inspect = |s: &mut Session, at| {
+            inspected(&s.handle(
+                ToWorker::Inspect {
+                    probe: probe.clone(),
+                    at,
+                },
+                Vec::new(),
+            ))
+            .0
+        };
+        let seen = inspect(&mut s, None);
+        let source = seen.source.as_deref().expect("the encoder's inspection");
+        assert_eq!(
+            source.tokens,
+            ["[CLS]", "the", "sky", "is", "blue", "[SEP]"]
+        );
+        assert_eq!(seen.tokens, ["[CLS]", "blue", "is"]);
+        let cross = &seen.trace.layers[1].cross_heads[2];
+        // Tt × Ts: target rows, source columns; every real source token visible to every row.
+        assert_eq!((cross.weights.rows, cross.weights.cols), (3, 6));
+        assert!(cross.mask.data.iter().all(|m| *m == 0.0));
+        assert!(seen.mlm_logits.is_none() && source.mlm_logits.is_none());
+        // "Pad to" pads the source: every target row gives its [PAD] columns no weight.
+        let padded = inspected(&s.handle(
+            ToWorker::Inspect {
+                probe: ProbeInput {
+                    pad_to: Some(8),
+                    ..probe.clone()
+                },
+                at: None,
+            },
+            Vec::new(),
+        ))
+        .0;
+        let cross = &padded.trace.layers[0].cross_heads[0];
+        assert_eq!((cross.weights.rows, cross.weights.cols), (3, 8));
+        for i in 0..3 {
+            for j in 0..8 {
+                let m = cross.mask.data[i * 8 + j];
+                assert_eq!(m == f32::NEG_INFINITY, j >= 6, "({i}, {j})");
+                assert_eq!(cross.weights.data[i * 8 + j] == 0.0, j >= 6, "({i}, {j})");
+            }
+        }
+
+        // Generation: the source through the encoder, the target from [CLS].
+        let replies = s.handle(
+            ToWorker::Generate {
+                prompt: "the sky is blue".into(),
+                settings: protocol::GenerationSettings {
+                    max_new: 3,
+                    ..Default::default()
+                },
+            },
+            Vec::new(),
+        );
+        let first = generated(&replies).unwrap();
+        assert_eq!(first, (1, first.1, 2));
+        while s.generating() {
+            s.generation_step();
+        }
+        let replies = s.handle(
+            ToWorker::Generate {
+                prompt: "  ".into(),
+                settings: protocol::GenerationSettings::default(),
+            },
+            Vec::new(),
+        );
+        assert!(
+            matches!(&replies[0].message, FromWorker::Failed(e) if e.to_string().contains("source sentence"))
+        );
+
+        // Kept and reloaded: the same weights, the History with both halves.
+        let (mut kept, none) = s.kept_models().unwrap();
+        assert!(none.is_none());
+        let history = s.history_to_keep(&BTreeSet::new()).unwrap();
+        let steps = s.lab.as_ref().unwrap().history.steps();
+        assert_eq!(history.index.steps, steps);
+        let attachments = ModelBundle::detach_both(&mut kept, None);
+        let mut back = Session::default();
+        let replies = back.handle(
+            ToWorker::Load {
+                bundle: kept,
+                compare: None,
+                corpus: DEFAULT_CORPUS.into(),
+                settings: settings.clone(),
+            },
+            attachments,
+        );
+        assert!(
+            matches!(&replies[0].message, FromWorker::Ready { info, step: 30, .. } if info.encoder_decoder),
+            "{:?}",
+            replies[0].message
+        );
+        back.restore_history(back.generation(), &history.index, history.new_entries);
+        assert_eq!(back.lab.as_ref().unwrap().history.steps(), steps);
+        assert_eq!(inspect(&mut back, None), inspect(&mut s, None));
+        let at = steps.len() - 2;
+        assert_eq!(inspect(&mut back, Some(at)), inspect(&mut s, Some(at)));
+        assert_ne!(inspect(&mut s, Some(at)), inspect(&mut s, None));
+
+        // Rewind takes both halves back.
+        s.handle(ToWorker::Rewind { at }, Vec::new());
+        assert_eq!(s.lab.as_ref().unwrap().step_count(), steps[at]);
+        assert_eq!(inspect(&mut s, None), inspect(&mut back, Some(at)));
+        assert!(losses(&s.train(2)).iter().all(|l| l.is_finite()));
+
+        // Compare trains two one-model BERTs: with an encoder–decoder it is a message.
+        let (_, replies) = reset(LabSettings {
+            compare: Some(protocol::Architecture::default()),
+            ..settings
+        });
+        assert!(
+            matches!(&replies[0].message, FromWorker::Failed(e) if e.to_string().contains("turn Compare off")),
+            "{:?}",
+            replies[0].message
         );
     }
 

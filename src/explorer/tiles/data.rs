@@ -264,7 +264,11 @@ mod tests {
     #[test]
     fn the_frames_walk_the_schedule_and_finish_rows_block_by_block() {
         let ins = tiled(MaskMode::Causal);
-        let sel = Selection { layer: 1, head: 1 };
+        let sel = Selection {
+            layer: 1,
+            head: 1,
+            ..Selection::default()
+        };
         let head = tiled_head(&ins, sel).unwrap();
         let t = ins.tokens.len();
         let steps = step_count(&ins, sel);
@@ -301,7 +305,11 @@ mod tests {
     fn the_stage_ends_with_the_tiles_weights_equal_to_the_full_ones() {
         for mask in [MaskMode::Padding, MaskMode::Causal, MaskMode::None] {
             let ins = tiled(mask);
-            let sel = Selection { layer: 0, head: 3 };
+            let sel = Selection {
+                layer: 0,
+                head: 3,
+                ..Selection::default()
+            };
             let head = tiled_head(&ins, sel).unwrap();
             let check = check(head).unwrap();
             assert!(
