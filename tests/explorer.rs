@@ -593,3 +593,115 @@ async fn tiled_attention_adds_a_tiles_stage_that_ends_equal_to_full() {
     assert!(title().starts_with("Step 7 of 12 — context"), "{}", title());
     assert!(root.query_selector(".tiles-panel").unwrap().is_none());
 }
+
+/// The explorer with a fresh encoder–decoder (tiny sizes, Reverse) in the app's part: the
+/// Sentence is its source, the Target its decoder's input.
+fn mount_seq2seq_explorer() -> (HtmlElement, impl Drop) {
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let container: HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+    doc.body().unwrap().append_child(&container).unwrap();
+    let trainer = engine::seq2seq::Seq2SeqTrainer::from_corpus(
+        DEFAULT_CORPUS,
+        BertConfig::tiny(1),
+        engine::optim::OptimizerConfig::adam(1e-3),
+        engine::data::BatchConfig::default(),
+        engine::seq2seq::Task::Reverse,
+        0,
+    )
+    .unwrap();
+    let (model, tokenizer) = (Arc::new(trainer.model), Arc::new(trainer.tokenizer));
+    let info = ModelInfo {
+        name: "tiny encoder–decoder".into(),
+        layers: 2,
+        heads: 4,
+        hidden: 64,
+        head_size: 16,
+        intermediate: 256,
+        max_positions: 128,
+        vocab_size: tokenizer.vocab().len(),
+        parameters: 0,
+        has_heads: true,
+        tokenizer: "word-level".into(),
+        corpus_words: None,
+        architecture: Default::default(),
+        decoder: false,
+        encoder_decoder: true,
+    };
+    let handle = leptos::mount::mount_to(container.clone(), move || {
+        let probe = RwSignal::new(ProbeInput {
+            text: "the sky is blue".into(),
+            ..ProbeInput::default()
+        });
+        let inspection = RwSignal::new(None::<Result<Arc<Inspection>, LabError>>);
+        let (model, tokenizer) = (model.clone(), tokenizer.clone());
+        Effect::new(move |_| {
+            let p = probe.get();
+            let target = engine::seq2seq::decoder_input(&model, &tokenizer, &p.target);
+            let result =
+                engine::seq2seq::inspect_ids(&model, &tokenizer, &p.text, &target, p.pad_to)
+                    .map(Arc::new)
+                    .map_err(LabError::from);
+            inspection.set(Some(result));
+        });
+        let info = Signal::stored(Some(info.clone()));
+        view! { <Explorer probe=probe inspection=inspection.into() info=info/> }
+    });
+    (container, handle)
+}
+
+#[wasm_bindgen_test]
+async fn an_encoder_decoder_has_encoder_self_and_cross_grids_and_the_stepper_walks_cross_attention()
+{
+    let (root, _keep) = mount_seq2seq_explorer();
+    tick(30).await;
+    assert_eq!(
+        text(&one(&root, ".mv-section[data-part=encoder] h4")),
+        "Encoder"
+    );
+    assert_eq!(
+        text(&one(&root, ".mv-section[data-part=decoder] h4")),
+        "Decoder"
+    );
+    let grids: Vec<String> = all(&root, ".mv-section[data-part=decoder] h5")
+        .iter()
+        .map(text)
+        .collect();
+    assert_eq!(grids, ["Self", "Cross"]);
+    assert_eq!(all(&root, ".model-view button.thumb").len(), 3 * 2 * 4);
+    // "Target" replaces "Second sentence"; the decoder reads [CLS] and its tokens.
+    assert!(all(&root, "label.field")
+        .iter()
+        .all(|l| !text(l).contains("Second sentence")));
+    type_into(&root, "Target", "blue is");
+    tick(30).await;
+    button(&root, "Cross · Layer 2 · Head 3").click();
+    tick(30).await;
+    // Target rows × source columns: [CLS] blue is × [CLS] the sky is blue [SEP].
+    let w = matrix(&root, "Layer 2 · Head 3 · cross-attention weights");
+    assert_eq!((w.len(), w[0].len()), (3, 6));
+    assert_eq!(
+        all(&root, ".stepper .step").len(),
+        7,
+        "cross-attention's walk: X to · V"
+    );
+    let sources = text(&one(&root, ".formula-sources"));
+    assert!(
+        sources.contains("from the decoder") && sources.contains("from the encoder's output"),
+        "{sources}"
+    );
+    // "Pad to" pads the source: every target row gives the [PAD] columns no weight.
+    type_into(&root, "Pad to", "8");
+    tick(30).await;
+    let w = matrix(&root, "Layer 2 · Head 3 · cross-attention weights");
+    assert_eq!((w.len(), w[0].len()), (3, 8));
+    assert!(w
+        .iter()
+        .all(|row| row[6] == Some(0.0) && row[7] == Some(0.0)));
+    // An encoder head walks the encoder as one BERT.
+    button(&root, "Encoder · Layer 1 · Head 2").click();
+    tick(30).await;
+    let e = matrix(&root, "Layer 1 · Head 2 · encoder softmax weights");
+    assert_eq!((e.len(), e[0].len()), (8, 8));
+    assert_eq!(all(&root, ".stepper .step").len(), 13);
+    assert!(all(&root, ".formula-sources").is_empty());
+}

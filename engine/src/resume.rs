@@ -24,10 +24,24 @@ pub struct RunState {
 
 /// The file's bytes for `run` with this optimiser.
 pub fn encode(run: &RunState, optimizer: &Optimizer) -> Vec<u8> {
-    let tensors: Vec<(String, Vec<usize>, Vec<u8>)> = optimizer
-        .moments()
-        .into_iter()
-        .map(|(name, m)| (name, m.shape().to_vec(), f32_bytes(m.iter())))
+    encode_parts(run, &[("", optimizer)])
+}
+
+/// `encode` for a model trained by one optimiser per part (an encoder–decoder's halves): each
+/// part's moments under its prefix (`encoder.`, `decoder.`). The parts share their step count.
+pub fn encode_parts(run: &RunState, parts: &[(&str, &Optimizer)]) -> Vec<u8> {
+    let optimizer = parts.first().expect("at least one optimiser").1;
+    let tensors: Vec<(String, Vec<usize>, Vec<u8>)> = parts
+        .iter()
+        .flat_map(|(prefix, o)| {
+            o.moments().into_iter().map(move |(name, m)| {
+                (
+                    format!("{prefix}{name}"),
+                    m.shape().to_vec(),
+                    f32_bytes(m.iter()),
+                )
+            })
+        })
         .collect();
     let views = tensors.iter().map(|(name, shape, bytes)| {
         let view =
@@ -51,6 +65,11 @@ pub fn encode(run: &RunState, optimizer: &Optimizer) -> Vec<u8> {
 /// on any error (not this file, another optimiser, another model) the optimiser is left as it
 /// was.
 pub fn decode(bytes: &[u8], optimizer: &mut Optimizer) -> Result<RunState> {
+    decode_parts(bytes, &mut [("", optimizer)])
+}
+
+/// `decode` of `encode_parts`: every part's optimiser restored, or (on any error) none.
+pub fn decode_parts(bytes: &[u8], parts: &mut [(&str, &mut Optimizer)]) -> Result<RunState> {
     let bad = |why: String| EngineError::Training(format!("the kept training state {why}"));
     let (_, header) = SafeTensors::read_metadata(bytes)
         .map_err(|e| bad(format!("is not a safetensors file: {e}")))?;
@@ -67,7 +86,13 @@ pub fn decode(bytes: &[u8], optimizer: &mut Optimizer) -> Result<RunState> {
             .map_err(|_| bad(format!("has a malformed \"{key}\"")))
     };
     let kept_with = field("optimizer")?;
-    let now = optimizer.config.kind.name();
+    let now = parts
+        .first()
+        .expect("at least one optimiser")
+        .1
+        .config
+        .kind
+        .name();
     if kept_with != now {
         return Err(bad(format!(
             "is {kept_with}'s, and the settings ask for {now}"
@@ -80,18 +105,28 @@ pub fn decode(bytes: &[u8], optimizer: &mut Optimizer) -> Result<RunState> {
     } else {
         None
     };
-    optimizer.restore(optimizer_step, |name, shape| {
-        let view = st
-            .tensor(name)
-            .map_err(|_| bad(format!("has no tensor {name}: it is another model's")))?;
-        if view.shape() != shape {
-            return Err(bad(format!(
-                "has {name} of shape {:?}, the model needs {shape:?}",
-                view.shape()
-            )));
-        }
-        to_f32(name, &view)
-    })?;
+    // Restored into copies, so one part's failure leaves every optimiser as it was.
+    let mut restored = Vec::with_capacity(parts.len());
+    for (prefix, optimizer) in parts.iter() {
+        let mut copy = (**optimizer).clone();
+        copy.restore(optimizer_step, |name, shape| {
+            let name = format!("{prefix}{name}");
+            let view = st
+                .tensor(&name)
+                .map_err(|_| bad(format!("has no tensor {name}: it is another model's")))?;
+            if view.shape() != shape {
+                return Err(bad(format!(
+                    "has {name} of shape {:?}, the model needs {shape:?}",
+                    view.shape()
+                )));
+            }
+            to_f32(&name, &view)
+        })?;
+        restored.push(copy);
+    }
+    for ((_, optimizer), copy) in parts.iter_mut().zip(restored) {
+        **optimizer = copy;
+    }
     Ok(RunState {
         step,
         rng,

@@ -169,12 +169,13 @@ impl Lab {
             Rng::new(settings.seed),
         )?;
         trainer.step = bundle.step;
-        let notice = (bundle.step > 0).then(|| {
-            format!(
-                "This encoder–decoder trains on {} with a fresh optimiser: its optimiser state is not kept.",
-                task_name(task)
-            )
-        });
+        // A model kept by this page comes with its run, as a BERT's does (`Lab::load`).
+        let notice = bundle
+            .training_state
+            .as_deref()
+            .map(|s| trainer.resume(s))
+            .and_then(Result::err)
+            .map(|e| format!("The optimiser starts afresh from this model: {e}."));
         Ok((Lab::with_seq2seq(trainer, bundle.name.clone()), notice))
     }
 
@@ -597,7 +598,7 @@ impl Lab {
             Model::Trainable(t) => (t.checkpoint(), Some(t.training_state())),
             Model::Seq2Seq { trainer, .. } => {
                 let files = seq2seq::to_files(&trainer.checkpoint());
-                return Ok(self.bundle_of(files, None));
+                return Ok(self.bundle_of(files, Some(trainer.training_state())));
             }
             Model::InspectOnly {
                 model, tokenizer, ..

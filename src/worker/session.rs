@@ -846,6 +846,10 @@ mod tests {
         assert_eq!(inspect(&mut back, Some(at)), inspect(&mut s, Some(at)));
         assert_ne!(inspect(&mut s, Some(at)), inspect(&mut s, None));
 
+        // The kept run trains on exactly as if it had never stopped (both optimisers' moments).
+        assert_eq!(losses(&s.train(2)), losses(&back.train(2)));
+        assert_eq!(inspect(&mut back, None), inspect(&mut s, None));
+
         // Rewind takes both halves back.
         s.handle(ToWorker::Rewind { at }, Vec::new());
         assert_eq!(s.lab.as_ref().unwrap().step_count(), steps[at]);
