@@ -86,6 +86,10 @@ export const tests = [
       await page.waitForFunction((want) => document.querySelector('.probe-form .target input')?.value === want, REVERSED.join(' '), { timeout: 10000 });
       const prompt = await page.locator('.generated .token.prompt').allInnerTexts();
       assert(JSON.stringify(prompt) === '["[CLS]"]', `decoder start: ${prompt}`);
+      // Beside the growing self-attention cache, the source's cross-attention K and V, made once:
+      // 2 layers × (k, v) × 6 source tokens × 64 × 4 bytes.
+      const cross = Number(await page.locator('.kv-cache').getAttribute('data-cross-kv-bytes'));
+      assert(cross === 2 * 2 * 6 * 64 * 4, `cross-attention K/V bytes ${cross}`);
 
       // Every cross-attention head: Tt × Ts, rows summing to 1; one draws the anti-diagonal
       // (target token i reads source token n + 1 − i).

@@ -89,6 +89,13 @@ pub fn kv_cache_bytes(config: &BertConfig, t: usize) -> usize {
     config.num_hidden_layers * 2 * t * kv_width * std::mem::size_of::<f32>()
 }
 
+/// Bytes of an encoder–decoder's cross-attention keys and values for a source of `ts` tokens,
+/// computed once before the first token: L layers × (k, v) × Ts × C f32s (its K and V
+/// projections are C × C, one per query head).
+pub fn cross_kv_bytes(config: &BertConfig, ts: usize) -> usize {
+    config.num_hidden_layers * 2 * ts * config.hidden_size * std::mem::size_of::<f32>()
+}
+
 /// The same without grouped K/V heads (G = H: a key and a value per query head).
 pub fn kv_cache_bytes_without_groups(config: &BertConfig, t: usize) -> usize {
     config.num_hidden_layers * 2 * t * config.hidden_size * std::mem::size_of::<f32>()

@@ -64,4 +64,8 @@ pub struct GenerationStep {
     /// head (no grouped K/V heads).
     pub kv_cache_bytes: usize,
     pub kv_cache_bytes_ungrouped: usize,
+    /// An encoder–decoder's cross-attention keys and values of the source, kept beside the
+    /// cache from the first token on (None for a decoder).
+    #[serde(default)]
+    pub cross_kv_bytes: Option<usize>,
 }

@@ -146,11 +146,21 @@ fn kv_readout(step: &GenerationStep, positions: usize) -> impl IntoView {
     } else {
         " · the same without grouped K/V heads (this model has a K/V head per query head)".into()
     };
+    // An encoder–decoder also keeps the source's cross-attention K and V, made once.
+    let cross = step.cross_kv_bytes.map(|b| {
+        format!(
+            " · plus the source's cross-attention keys and values, computed once before the first token: {} bytes ({})",
+            thousands(b),
+            format_bytes(b as u64)
+        )
+    });
     view! {
         <p class="kv-cache" data-kv-bytes=step.kv_cache_bytes.to_string()
+            data-cross-kv-bytes=step.cross_kv_bytes.map(|b| b.to_string())
             data-kv-bytes-ungrouped=step.kv_cache_bytes_ungrouped.to_string()>
             <b>"KV cache "</b>{format!("{} bytes ({}) for {positions} positions", thousands(step.kv_cache_bytes), format_bytes(step.kv_cache_bytes as u64))}
             {without}
+            {cross}
         </p>
     }
 }

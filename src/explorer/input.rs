@@ -14,6 +14,29 @@ fn unique_name(prefix: &str) -> String {
     format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
+/// One of the probe's text fields: it shows `get`'s string, and every edit goes straight into
+/// `set`'s. `class` adds to "field text" (tests find the Target by it).
+fn text_field(
+    probe: RwSignal<ProbeInput>,
+    (label, class, title, placeholder): (
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        &'static str,
+    ),
+    get: fn(&ProbeInput) -> &String,
+    set: fn(&mut ProbeInput) -> &mut String,
+) -> impl IntoView {
+    view! {
+        <label class=format!("field text {class}") title=title>
+            <span class="field-label">{label}</span>
+            <input type="text" spellcheck="false" autocomplete="off" placeholder=placeholder
+                prop:value=move || probe.with(|p| get(p).clone())
+                on:input=move |ev| probe.update(|p| *set(p) = event_target_value(&ev))/>
+        </label>
+    }
+}
+
 /// `tokens`: T of the text last read (the window's upper bound), None before any. `linear`:
 /// the model has linear attention, which has neither a window nor tiles. `decoder`: its
 /// attention is causal whatever the Mask says. `encoder_decoder`: the Sentence is the source
@@ -79,35 +102,16 @@ pub fn ProbeForm(
     };
     view! {
         <div class="probe-form">
-            <label class="field text">
-                <span class="field-label">"Sentence"</span>
-                <input type="text" spellcheck="false" autocomplete="off"
-                    placeholder="Type a sentence; [MASK] hides a word"
-                    prop:value=move || probe.with(|p| p.text.clone())
-                    on:input=move |ev| probe.update(|p| p.text = event_target_value(&ev))/>
-            </label>
+            {text_field(probe, ("Sentence", "", None, "Type a sentence; [MASK] hides a word"),
+                |p| &p.text, |p| &mut p.text)}
             {move || if encoder_decoder.get() {
-                view! {
-                    <label class="field text target" title="The decoder reads [CLS] and these tokens; Generate fills it with what the model writes for the Sentence.">
-                        <span class="field-label">"Target"</span>
-                        <input type="text" spellcheck="false" autocomplete="off"
-                            placeholder="The output: press Generate, or type one"
-                            prop:value=move || probe.with(|p| p.target.clone())
-                            on:input=move |ev| probe.update(|p| p.target = event_target_value(&ev))/>
-                    </label>
-                }
-                .into_any()
+                text_field(probe, ("Target", "target",
+                    Some("The decoder reads [CLS] and these tokens; Generate fills it with what the model writes for the Sentence."),
+                    "The output: press Generate, or type one"),
+                    |p| &p.target, |p| &mut p.target).into_any()
             } else {
-                view! {
-                    <label class="field text">
-                        <span class="field-label">"Second sentence"</span>
-                        <input type="text" spellcheck="false" autocomplete="off"
-                            placeholder="Optional: makes a [CLS] A [SEP] B [SEP] pair"
-                            prop:value=move || probe.with(|p| p.pair.clone())
-                            on:input=move |ev| probe.update(|p| p.pair = event_target_value(&ev))/>
-                    </label>
-                }
-                .into_any()
+                text_field(probe, ("Second sentence", "", None, "Optional: makes a [CLS] A [SEP] B [SEP] pair"),
+                    |p| &p.pair, |p| &mut p.pair).into_any()
             }}
             <div class="options">
             <label class="field pad">

@@ -5,7 +5,7 @@
 
 use super::lab::Lab;
 use engine::forward::ForwardOptions;
-use engine::generate::{kv_cache_bytes_without_groups, Generator};
+use engine::generate::{cross_kv_bytes, kv_cache_bytes_without_groups, Generator};
 use engine::inspect::{inspect_ids, Inspection};
 use engine::seq2seq::{self, EncoderDecoder};
 use engine::tokenizer::Tokenizer;
@@ -40,6 +40,8 @@ pub struct GenerationRun {
     tokenizer: Tokenizer,
     prompt: Vec<String>,
     steps: Vec<GenerationStep>,
+    /// An encoder–decoder's source tokens (Ts), `[CLS] … [SEP]`.
+    source_len: Option<usize>,
 }
 
 impl GenerationRun {
@@ -60,9 +62,11 @@ impl GenerationRun {
             return Err(LabError::setting(format!("the sentence is empty: {what}")));
         }
         let options = settings.options(vocab.sep_id().ok());
+        let mut source_len = None;
         let generator = match lab.encoder_decoder() {
             Some(ed) => {
                 ids.push(vocab.sep_id()?);
+                source_len = Some(ids.len());
                 let source = seq2seq::encode(ed, &ids)?;
                 let start = [ed.decoder_start_token_id];
                 let weights = Weights::Seq2Seq {
@@ -83,6 +87,7 @@ impl GenerationRun {
             tokenizer: tokenizer.clone(),
             prompt,
             steps: Vec::new(),
+            source_len,
         })
     }
 
@@ -103,6 +108,7 @@ impl GenerationRun {
                         config,
                         self.generator.ids().len(),
                     ),
+                    cross_kv_bytes: self.source_len.map(|ts| cross_kv_bytes(config, ts)),
                 });
                 // Peek: a run that just made its last token ends now, not a tick later.
                 self.generator.finished()

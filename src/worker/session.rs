@@ -803,6 +803,12 @@ mod tests {
         );
         let first = generated(&replies).unwrap();
         assert_eq!(first, (1, first.1, 2));
+        // Beside the cache: the source's cross-attention K and V, L × 2 × Ts × C × 4 bytes.
+        let cross_bytes = replies.iter().find_map(|r| match &r.message {
+            FromWorker::Generated { steps, .. } => Some(steps[0].cross_kv_bytes),
+            _ => None,
+        });
+        assert_eq!(cross_bytes, Some(Some(2 * 2 * 6 * 64 * 4)));
         while s.generating() {
             s.generation_step();
         }
