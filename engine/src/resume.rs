@@ -105,27 +105,33 @@ pub fn decode_parts(bytes: &[u8], parts: &mut [(&str, &mut Optimizer)]) -> Resul
     } else {
         None
     };
-    // Restored into copies, so one part's failure leaves every optimiser as it was.
-    let mut restored = Vec::with_capacity(parts.len());
-    for (prefix, optimizer) in parts.iter() {
-        let mut copy = (**optimizer).clone();
-        copy.restore(optimizer_step, |name, shape| {
-            let name = format!("{prefix}{name}");
-            let view = st
-                .tensor(&name)
-                .map_err(|_| bad(format!("has no tensor {name}: it is another model's")))?;
-            if view.shape() != shape {
-                return Err(bad(format!(
-                    "has {name} of shape {:?}, the model needs {shape:?}",
-                    view.shape()
-                )));
-            }
-            to_f32(&name, &view)
-        })?;
-        restored.push(copy);
-    }
-    for ((_, optimizer), copy) in parts.iter_mut().zip(restored) {
-        **optimizer = copy;
+    let read = |prefix: &str, name: &str, shape: &[usize]| {
+        let name = format!("{prefix}{name}");
+        let view = st
+            .tensor(&name)
+            .map_err(|_| bad(format!("has no tensor {name}: it is another model's")))?;
+        if view.shape() != shape {
+            return Err(bad(format!(
+                "has {name} of shape {:?}, the model needs {shape:?}",
+                view.shape()
+            )));
+        }
+        to_f32(&name, &view)
+    };
+    if let [(prefix, optimizer)] = parts {
+        // `restore` is all or nothing by itself.
+        optimizer.restore(optimizer_step, |name, shape| read(prefix, name, shape))?;
+    } else {
+        // Restored into copies, so one part's failure leaves every optimiser as it was.
+        let mut restored = Vec::with_capacity(parts.len());
+        for (prefix, optimizer) in parts.iter() {
+            let mut copy = (**optimizer).clone();
+            copy.restore(optimizer_step, |name, shape| read(prefix, name, shape))?;
+            restored.push(copy);
+        }
+        for ((_, optimizer), copy) in parts.iter_mut().zip(restored) {
+            **optimizer = copy;
+        }
     }
     Ok(RunState {
         step,
