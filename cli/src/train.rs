@@ -220,7 +220,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if a.task.is_some() && !seq2seq {
         return Err(usage_error("--task is for --objective seq2seq"));
     }
-    match (a.model.is_some(), a.init.is_some()) {
+    // Training runs inside the pool, so this thread works on every split too.
+    engine::threads::in_pool(|| match (a.model.is_some(), a.init.is_some()) {
         (true, false) if seq2seq => crate::seq2seq::fixed_batch(a),
         (false, true) if seq2seq => crate::seq2seq::from_scratch(a),
         (true, false) => fixed_batch(a),
@@ -228,7 +229,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         _ => Err(usage_error(
             "give either --model DIR (with --batch) or --init CONFIG.json (with --corpus)",
         )),
-    }
+    })
 }
 
 /// Refuses flags of the other form of the command.

@@ -7,6 +7,7 @@
 //! backward, weight gradient), per attention head `nt` = Q·Kᵀ and `nn` = P·V.
 //! tiny: C 64, I 256, T 32, D 16, N = B·T = 256, 40 labelled rows; small: C 256, I 1024,
 //! T 64, D 64, N = 512, 80 labelled rows; V = 2000.
+//! `split/…` times the blocks the engine cuts a product into for the threads (`-- split`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use engine::Rng;
@@ -84,5 +85,80 @@ fn products(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, products);
+/// The gemm crate, one thread, C += A·B in one call: what `engine::ops::matmul` runs per block.
+fn gemm_crate(a: ArrayView2<f32>, b: ArrayView2<f32>, mut c: ndarray::ArrayViewMut2<f32>) {
+    use ndarray::Axis;
+    let ((m, k), n) = (a.dim(), b.ncols());
+    // SAFETY: the pointers and strides describe the three views; C overlaps neither input.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            c.stride_of(Axis(1)),
+            c.stride_of(Axis(0)),
+            true,
+            a.as_ptr(),
+            a.stride_of(Axis(1)),
+            a.stride_of(Axis(0)),
+            b.as_ptr(),
+            b.stride_of(Axis(1)),
+            b.stride_of(Axis(0)),
+            1.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
+    }
+}
+
+/// Why the engine cuts a linear layer's product into blocks of columns for the threads, not
+/// rows: A·Wᵀ (W stored (out, in)) whole, in blocks of 64 rows of C, in blocks of 128 columns,
+/// all on one thread. gemm packs all of its left operand (our Wᵀ, as it computes Cᵀ) in every
+/// call, so row blocks pack W again and again.
+fn splits(c: &mut Criterion) {
+    let mut rng = Rng::new(2);
+    for (name, m, k, n) in [
+        ("small/intermediate", 512, 256, 1024),
+        ("small/output", 512, 1024, 256),
+    ] {
+        let x = random(&mut rng, (m, k));
+        let w = random(&mut rng, (n, k));
+        let mut out = Array2::<f32>::zeros((m, n));
+        let mut group = c.benchmark_group(format!("split/{name}/{m}x{k}x{n}"));
+        group.throughput(Throughput::Elements((2 * m * k * n) as u64));
+        group.warm_up_time(Duration::from_millis(300));
+        group.measurement_time(Duration::from_secs(1));
+        group.bench_function(BenchmarkId::from_parameter("whole"), |bench| {
+            bench.iter(|| gemm_crate(x.view(), w.t(), out.view_mut()))
+        });
+        group.bench_function(BenchmarkId::from_parameter("rows-of-64"), |bench| {
+            bench.iter(|| {
+                for (x, out) in x
+                    .axis_chunks_iter(ndarray::Axis(0), 64)
+                    .zip(out.axis_chunks_iter_mut(ndarray::Axis(0), 64))
+                {
+                    gemm_crate(x, w.t(), out);
+                }
+            })
+        });
+        group.bench_function(BenchmarkId::from_parameter("columns-of-128"), |bench| {
+            bench.iter(|| {
+                let wt = w.t();
+                for (wt, out) in wt
+                    .axis_chunks_iter(ndarray::Axis(1), 128)
+                    .zip(out.axis_chunks_iter_mut(ndarray::Axis(1), 128))
+                {
+                    gemm_crate(x.view(), wt, out);
+                }
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, products, splits);
 criterion_main!(benches);

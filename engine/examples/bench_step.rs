@@ -104,6 +104,14 @@ fn main() {
         engine::threads::set_threads(n).unwrap();
     }
     let threads = rayon::current_num_threads();
+    // As the CLI does: the timed thread is one of the pool's, and works on every split.
+    let presets = engine::threads::in_pool(|| measure(iters, warmup));
+    let report = serde_json::json!({ "iters": iters, "warmup": warmup, "threads": threads, "presets": presets });
+    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+}
+
+/// Every preset's phases: medians over `iters` steps after `warmup`, on both clocks.
+fn measure(iters: usize, warmup: usize) -> serde_json::Map<String, serde_json::Value> {
     let mut presets = serde_json::Map::new();
     for preset in common::presets() {
         let batch = common::fixed_batch(preset.seq_len, 7);
@@ -158,6 +166,5 @@ fn main() {
         entry.insert("cpu_median_ms".into(), cpu_medians.into());
         presets.insert(preset.name.into(), entry.into());
     }
-    let report = serde_json::json!({ "iters": iters, "warmup": warmup, "threads": threads, "presets": presets });
-    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+    presets
 }

@@ -17,6 +17,7 @@
 
 use crate::error::{EngineError, Result};
 use crate::model::BertForPreTraining;
+use crate::threads;
 use ndarray::{ArrayD, Zip};
 use serde::{Deserialize, Serialize};
 
@@ -270,16 +271,30 @@ impl Optimizer {
                 grads.len()
             )));
         }
-        let mut sum_sq = 0.0f64;
-        for ((name, g), (state_name, _)) in grads.iter().zip(&self.state) {
+        for ((name, g), ((state_name, _), (_, p))) in
+            grads.iter().zip(self.state.iter().zip(&params))
+        {
             if name != state_name {
                 return Err(EngineError::Training(format!(
                     "gradient {name} does not match parameter {state_name}"
                 )));
             }
-            sum_sq += g.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>();
+            if p.shape() != g.shape() {
+                return Err(EngineError::Training(format!(
+                    "gradient shape {:?} ≠ parameter shape {:?}",
+                    g.shape(),
+                    p.shape()
+                )));
+            }
         }
-        let norm = sum_sq.sqrt();
+        // ‖g‖² per tensor on the threads, then added up in the parameters' order: the same bits
+        // on any number of threads.
+        let mut sums_sq = vec![0.0f64; grads.len()];
+        let tensors = grads.iter().zip(sums_sq.iter_mut()).collect();
+        threads::for_each(tensors, |((_, g), sum_sq)| {
+            *sum_sq = g.iter().map(|&x| (x as f64) * (x as f64)).sum::<f64>()
+        });
+        let norm = sums_sq.iter().sum::<f64>().sqrt();
         if !norm.is_finite() {
             return Err(EngineError::Training(
                 "a gradient is NaN or infinite: training diverged; lower the learning rate. Weights left unchanged".into(),
@@ -293,17 +308,14 @@ impl Optimizer {
         self.t += 1;
         let c = &self.config;
         let t = self.t as f64;
-        for ((_, mut p), ((_, g), (_, state))) in params
+        let first = self.t == 1;
+        // Each tensor's update reads and writes only its own entries: the tensors run on the
+        // threads.
+        let tensors = params
             .into_iter()
             .zip(grads.iter().zip(self.state.iter_mut()))
-        {
-            if p.shape() != g.shape() {
-                return Err(EngineError::Training(format!(
-                    "gradient shape {:?} ≠ parameter shape {:?}",
-                    g.shape(),
-                    p.shape()
-                )));
-            }
+            .collect();
+        threads::for_each(tensors, |((_, mut p), ((_, g), (_, state)))| {
             match state {
                 State::Sgd { momentum_buffer } => {
                     let (lr, wd, mu) = (c.lr as f32, c.weight_decay as f32, c.momentum as f32);
@@ -316,7 +328,6 @@ impl Optimizer {
                         }
                     };
                     if let Some(buf) = momentum_buffer {
-                        let first = self.t == 1;
                         Zip::from(&mut p).and(g).and(buf).for_each(|p, &g, b| {
                             // b = d on the first step, μ·b + d afterwards
                             *b = if first { d(*p, g) } else { *b * mu + d(*p, g) };
@@ -352,7 +363,7 @@ impl Optimizer {
                         });
                 }
             }
-        }
+        });
         Ok(())
     }
 }

@@ -7,8 +7,12 @@ use crate::ops::dropout;
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::rng::Rng;
+use crate::threads;
 use crate::trace::{HeadTrace, Matrix};
-use ndarray::{s, Array2, Array3, Array4, ArrayView2, ArrayView3, ArrayViewMut3, Ix4, Zip};
+use ndarray::{
+    s, Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3,
+    Axis, Ix4, Zip,
+};
 
 /// What the full kernel's backward needs besides q, k, v.
 #[derive(Clone, Debug)]
@@ -20,6 +24,8 @@ pub struct FullCache {
 }
 
 /// The full kernel: per (b, h), W = softmax(Q·Kᵀ·scale + M) kept whole, context = W̃·V.
+/// Batch rows are independent, so they run on the threads (`crate::threads`); row 0 runs
+/// first on this thread, being the one the trace reads.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forward(
     q: ArrayView3<f32>,
@@ -27,67 +33,38 @@ pub(crate) fn forward(
     v: ArrayView3<f32>,
     key_mask: ArrayView2<u8>,
     opts: &AttentionOptions,
-    Dims {
+    dims: Dims,
+    rng: &mut Rng,
+    trace: Option<&mut Vec<HeadTrace>>,
+) -> (Array3<f32>, FullCache) {
+    let Dims {
         b: b_size,
         tq,
         tk,
         h: h_count,
-        dk,
         dv,
-    }: Dims,
-    rng: &mut Rng,
-    mut trace: Option<&mut Vec<HeadTrace>>,
-) -> (Array3<f32>, FullCache) {
+        ..
+    } = dims;
     let mut weights = Array4::zeros((b_size, h_count, tq, tk));
     let dropout_mask = dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng);
     let mut context = Array3::zeros((b_size, tq, h_count * dv));
-    let mut dropped = Array2::zeros((tq, tk)); // scratch: weights ⊙ dropout mask
-    let mut allowed = Vec::with_capacity(tq * tk);
-    let mut key_row = Vec::with_capacity(tk);
-    for b in 0..b_size {
-        key_row.clear();
-        key_row.extend(key_mask.row(b).iter().copied());
-        fill_allowed(&mut allowed, opts, &key_row, tq);
-        for h in 0..h_count {
-            let g = opts.kv_group(h);
-            let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
-            let kh = k.slice(s![b, .., g * dk..(g + 1) * dk]);
-            let vh = v.slice(s![b, .., g * dv..(g + 1) * dv]);
-            let mut w = weights.slice_mut(s![b, h, .., ..]);
-            gemm(1.0, &qh, &kh.t(), 0.0, &mut w); // scores = Q·Kᵀ
-            let scores = (trace.is_some() && b == 0).then(|| Matrix::from_view(w.view()));
-            let w_rows = w
-                .as_slice_mut()
-                .expect("weights are contiguous (B, H, Tq, Tk)");
-            for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
-                masked_softmax_row(row, allowed, opts.scale);
-            }
-            let mut ctx = context.slice_mut(s![b, .., h * dv..(h + 1) * dv]);
-            match &dropout_mask {
-                Some(mask) => {
-                    Zip::from(&mut dropped)
-                        .and(&w)
-                        .and(mask.slice(s![b, h, .., ..]))
-                        .for_each(|d, &w, &m| *d = w * m);
-                    gemm(1.0, &dropped, &vh, 0.0, &mut ctx);
-                }
-                None => gemm(1.0, &w, &vh, 0.0, &mut ctx),
-            }
-            if let (Some(heads), Some(scores)) = (trace.as_deref_mut(), scores) {
-                heads.push(softmax_head_trace(
-                    qh,
-                    kh,
-                    vh,
-                    g,
-                    scores,
-                    &allowed,
-                    opts.scale,
-                    w.view(),
-                    ctx.view(),
-                ));
-            }
-        }
+    let mut rows = weights
+        .outer_iter_mut()
+        .zip(context.outer_iter_mut())
+        .enumerate()
+        .map(|(b, (weights, context))| BatchRow {
+            q: q.index_axis(Axis(0), b),
+            k: k.index_axis(Axis(0), b),
+            v: v.index_axis(Axis(0), b),
+            key_mask: key_mask.row(b),
+            dropout_mask: dropout_mask.as_ref().map(|m| m.index_axis(Axis(0), b)),
+            weights,
+            context,
+        });
+    if let Some(row) = rows.next() {
+        attend(row, opts, dims, trace);
     }
+    threads::for_each(rows.collect(), |row| attend(row, opts, dims, None));
     (
         context,
         FullCache {
@@ -97,9 +74,91 @@ pub(crate) fn forward(
     )
 }
 
+/// One batch row's inputs and the outputs it fills: q (Tq, H·Dk), k (Tk, G·Dk),
+/// v (Tk, G·Dv), key_mask (Tk), dropout_mask (H, Tq, Tk), weights (H, Tq, Tk),
+/// context (Tq, H·Dv).
+struct BatchRow<'a> {
+    q: ArrayView2<'a, f32>,
+    k: ArrayView2<'a, f32>,
+    v: ArrayView2<'a, f32>,
+    key_mask: ArrayView1<'a, u8>,
+    dropout_mask: Option<ArrayView3<'a, f32>>,
+    weights: ArrayViewMut3<'a, f32>,
+    context: ArrayViewMut2<'a, f32>,
+}
+
+/// Every head of one batch row: W = softmax(Q·Kᵀ·scale + M), context = (W ⊙ dropout)·V.
+fn attend(
+    BatchRow {
+        q,
+        k,
+        v,
+        key_mask,
+        dropout_mask,
+        mut weights,
+        mut context,
+    }: BatchRow,
+    opts: &AttentionOptions,
+    Dims {
+        tq,
+        tk,
+        h: h_count,
+        dk,
+        dv,
+        ..
+    }: Dims,
+    mut trace: Option<&mut Vec<HeadTrace>>,
+) {
+    let mut dropped = Array2::zeros((tq, tk)); // scratch: weights ⊙ dropout mask
+    let mut allowed = Vec::with_capacity(tq * tk);
+    let key_row: Vec<u8> = key_mask.iter().copied().collect();
+    fill_allowed(&mut allowed, opts, &key_row, tq);
+    for h in 0..h_count {
+        let g = opts.kv_group(h);
+        let qh = q.slice(s![.., h * dk..(h + 1) * dk]);
+        let kh = k.slice(s![.., g * dk..(g + 1) * dk]);
+        let vh = v.slice(s![.., g * dv..(g + 1) * dv]);
+        let mut w = weights.index_axis_mut(Axis(0), h);
+        gemm(1.0, &qh, &kh.t(), 0.0, &mut w); // scores = Q·Kᵀ
+        let scores = trace.is_some().then(|| Matrix::from_view(w.view()));
+        let w_rows = w
+            .as_slice_mut()
+            .expect("weights are contiguous (B, H, Tq, Tk)");
+        for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
+            masked_softmax_row(row, allowed, opts.scale);
+        }
+        let mut ctx = context.slice_mut(s![.., h * dv..(h + 1) * dv]);
+        match &dropout_mask {
+            Some(mask) => {
+                Zip::from(&mut dropped)
+                    .and(&w)
+                    .and(mask.index_axis(Axis(0), h))
+                    .for_each(|d, &w, &m| *d = w * m);
+                gemm(1.0, &dropped, &vh, 0.0, &mut ctx);
+            }
+            None => gemm(1.0, &w, &vh, 0.0, &mut ctx),
+        }
+        if let (Some(heads), Some(scores)) = (trace.as_deref_mut(), scores) {
+            heads.push(softmax_head_trace(
+                qh,
+                kh,
+                vh,
+                g,
+                scores,
+                &allowed,
+                opts.scale,
+                w.view(),
+                ctx.view(),
+            ));
+        }
+    }
+}
+
 /// Backward of the full kernel. Per head, with P the weights, P̃ = P ⊙ dropout mask and
 /// G = dL/dP: dV += P̃ᵀ·dC,  G = (dC·Vᵀ) ⊙ mask,  dS = P ⊙ (G − rowsum(G ⊙ P)),
 /// dQ += scale·dS·K,  dK += scale·dSᵀ·Q. Masked entries have P = 0, so they pass nothing back.
+/// Batch rows are independent (each writes only its own rows of dQ, dK, dV), so they run on
+/// the threads.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
     d_q: &mut ArrayViewMut3<f32>,
@@ -112,66 +171,103 @@ pub(crate) fn backward(
     weights: &Array4<f32>,
     dropout_mask: Option<&Array4<f32>>,
     opts: &AttentionOptions,
+    dims: Dims,
+) {
+    let rows: Vec<_> = d_q
+        .outer_iter_mut()
+        .zip(d_k.outer_iter_mut())
+        .zip(d_v.outer_iter_mut())
+        .enumerate()
+        .collect();
+    threads::for_each(rows, |(b, ((d_q, d_k), d_v))| {
+        attend_backward(
+            d_q,
+            d_k,
+            d_v,
+            d_context.index_axis(Axis(0), b),
+            q.index_axis(Axis(0), b),
+            k.index_axis(Axis(0), b),
+            v.index_axis(Axis(0), b),
+            weights.index_axis(Axis(0), b),
+            dropout_mask.map(|m| m.index_axis(Axis(0), b)),
+            opts,
+            dims,
+        );
+    });
+}
+
+/// Backward of `attend`, one batch row: d_q (Tq, H·Dk), d_k (Tk, G·Dk), d_v (Tk, G·Dv),
+/// d_context (Tq, H·Dv), weights and dropout_mask (H, Tq, Tk).
+#[allow(clippy::too_many_arguments)]
+fn attend_backward(
+    mut d_q: ArrayViewMut2<f32>,
+    mut d_k: ArrayViewMut2<f32>,
+    mut d_v: ArrayViewMut2<f32>,
+    d_context: ArrayView2<f32>,
+    q: ArrayView2<f32>,
+    k: ArrayView2<f32>,
+    v: ArrayView2<f32>,
+    weights: ArrayView3<f32>,
+    dropout_mask: Option<ArrayView3<f32>>,
+    opts: &AttentionOptions,
     Dims {
-        b: b_size,
         tq,
         tk,
         h: h_count,
         dk,
         dv,
+        ..
     }: Dims,
 ) {
     let mut dropped = Array2::zeros((tq, tk)); // P̃
     let mut grad = Array2::zeros((tq, tk)); // G, then dS
-    for b in 0..b_size {
-        for h in 0..h_count {
-            let g = opts.kv_group(h);
-            let p = weights.slice(s![b, h, .., ..]);
-            let (qh, kh) = (
-                q.slice(s![b, .., h * dk..(h + 1) * dk]),
-                k.slice(s![b, .., g * dk..(g + 1) * dk]),
-            );
-            let vh = v.slice(s![b, .., g * dv..(g + 1) * dv]);
-            let dc = d_context.slice(s![b, .., h * dv..(h + 1) * dv]);
-            let mut d_vh = d_v.slice_mut(s![b, .., g * dv..(g + 1) * dv]);
-            gemm(1.0, &dc, &vh.t(), 0.0, &mut grad);
-            match dropout_mask {
-                Some(mask) => {
-                    let m = mask.slice(s![b, h, .., ..]);
-                    Zip::from(&mut dropped)
-                        .and(p)
-                        .and(m)
-                        .for_each(|d, &p, &m| *d = p * m);
-                    grad *= &m;
-                    gemm(1.0, &dropped.t(), &dc, 1.0, &mut d_vh);
-                }
-                None => gemm(1.0, &p.t(), &dc, 1.0, &mut d_vh),
+    for h in 0..h_count {
+        let g = opts.kv_group(h);
+        let p = weights.index_axis(Axis(0), h);
+        let (qh, kh) = (
+            q.slice(s![.., h * dk..(h + 1) * dk]),
+            k.slice(s![.., g * dk..(g + 1) * dk]),
+        );
+        let vh = v.slice(s![.., g * dv..(g + 1) * dv]);
+        let dc = d_context.slice(s![.., h * dv..(h + 1) * dv]);
+        let mut d_vh = d_v.slice_mut(s![.., g * dv..(g + 1) * dv]);
+        gemm(1.0, &dc, &vh.t(), 0.0, &mut grad);
+        match dropout_mask {
+            Some(mask) => {
+                let m = mask.index_axis(Axis(0), h);
+                Zip::from(&mut dropped)
+                    .and(p)
+                    .and(m)
+                    .for_each(|d, &p, &m| *d = p * m);
+                grad *= &m;
+                gemm(1.0, &dropped.t(), &dc, 1.0, &mut d_vh);
             }
-            Zip::from(grad.rows_mut())
-                .and(p.rows())
-                .for_each(|mut g, p| {
-                    let dot = Zip::from(&g)
-                        .and(&p)
-                        .fold(0.0f32, |acc, &g, &p| acc + g * p);
-                    Zip::from(&mut g)
-                        .and(&p)
-                        .for_each(|g, &p| *g = p * (*g - dot));
-                });
-            gemm(
-                opts.scale,
-                &grad,
-                &kh,
-                1.0,
-                &mut d_q.slice_mut(s![b, .., h * dk..(h + 1) * dk]),
-            );
-            gemm(
-                opts.scale,
-                &grad.t(),
-                &qh,
-                1.0,
-                &mut d_k.slice_mut(s![b, .., g * dk..(g + 1) * dk]),
-            );
+            None => gemm(1.0, &p.t(), &dc, 1.0, &mut d_vh),
         }
+        Zip::from(grad.rows_mut())
+            .and(p.rows())
+            .for_each(|mut g, p| {
+                let dot = Zip::from(&g)
+                    .and(&p)
+                    .fold(0.0f32, |acc, &g, &p| acc + g * p);
+                Zip::from(&mut g)
+                    .and(&p)
+                    .for_each(|g, &p| *g = p * (*g - dot));
+            });
+        gemm(
+            opts.scale,
+            &grad,
+            &kh,
+            1.0,
+            &mut d_q.slice_mut(s![.., h * dk..(h + 1) * dk]),
+        );
+        gemm(
+            opts.scale,
+            &grad.t(),
+            &qh,
+            1.0,
+            &mut d_k.slice_mut(s![.., g * dk..(g + 1) * dk]),
+        );
     }
 }
 

@@ -2,7 +2,8 @@
 //! `erf` and `exp` come from `ops::math` (vectorisable f32; std has no erf).
 
 use crate::ops::math::{erf, exp};
-use ndarray::{Array2, ArrayView2, ArrayViewMut2, Zip};
+use crate::threads;
+use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
 use std::f32::consts::FRAC_1_SQRT_2;
 
 /// 1/√(2π), the standard normal density at 0.
@@ -21,16 +22,35 @@ pub fn gelu_grad(x: f32) -> f32 {
     cdf + x * pdf
 }
 
+/// Rows per block of work for the threads (`crate::threads`): each entry is computed alone,
+/// so the cut changes nothing but who computes it.
+const ROWS: usize = 64;
+
 pub fn forward(inp: ArrayView2<f32>) -> Array2<f32> {
-    inp.mapv(gelu)
+    let mut out = Array2::zeros(inp.raw_dim());
+    let blocks: Vec<_> = out
+        .axis_chunks_iter_mut(Axis(0), ROWS)
+        .zip(inp.axis_chunks_iter(Axis(0), ROWS))
+        .collect();
+    threads::for_each(blocks, |(mut y, x)| {
+        Zip::from(&mut y).and(&x).for_each(|y, &x| *y = gelu(x))
+    });
+    out
 }
 
 /// d_inp += d_out ⊙ gelu′(inp).
 pub fn backward(d_inp: &mut ArrayViewMut2<f32>, d_out: ArrayView2<f32>, inp: ArrayView2<f32>) {
-    Zip::from(d_inp)
-        .and(d_out)
-        .and(inp)
-        .for_each(|dx, &dy, &x| *dx += dy * gelu_grad(x));
+    let blocks: Vec<_> = d_inp
+        .axis_chunks_iter_mut(Axis(0), ROWS)
+        .zip(d_out.axis_chunks_iter(Axis(0), ROWS))
+        .zip(inp.axis_chunks_iter(Axis(0), ROWS))
+        .collect();
+    threads::for_each(blocks, |((mut dx, dy), x)| {
+        Zip::from(&mut dx)
+            .and(&dy)
+            .and(&x)
+            .for_each(|dx, &dy, &x| *dx += dy * gelu_grad(x))
+    });
 }
 
 #[cfg(test)]
