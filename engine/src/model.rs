@@ -498,9 +498,7 @@ impl BertForPreTraining {
 
     /// Zero every parameter in place (a gradient buffer between steps).
     pub fn fill_zero(&mut self) {
-        for (_, mut p) in self.named_params_mut() {
-            p.fill(0.0);
-        }
+        crate::threads::for_each(self.named_params_mut(), |(_, mut p)| p.fill(0.0));
     }
 
     pub fn num_params(&self) -> usize {

@@ -1,7 +1,8 @@
 //! LayerNorm over the feature axis, as torch.nn.LayerNorm:
 //! y = (x − μ) / √(σ² + ε) · γ + β, with the biased variance σ² = mean((x − μ)²).
 
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Zip};
+use crate::threads;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
 
 /// Per-row statistics backward needs besides the input.
 #[derive(Clone, Debug, Default)]
@@ -9,6 +10,11 @@ pub struct LayerNormCache {
     pub mean: Array1<f32>, // (N)
     pub rstd: Array1<f32>, // (N) 1/√(σ² + ε)
 }
+
+/// Rows (or, for dγ and dβ, columns) per block of work for the threads (`crate::threads`).
+/// Every row is normalised alone, and every column of dγ and dβ sums its rows in order, so
+/// the cut changes no bit.
+const BLOCK: usize = 64;
 
 /// out (N, C) from inp (N, C). Two passes per row (mean, then squared deviations) keep σ²
 /// accurate in f32 when |μ| ≫ σ.
@@ -22,22 +28,30 @@ pub fn forward(
     let mut out = Array2::zeros((n, c));
     let mut mean = Array1::zeros(n);
     let mut rstd = Array1::zeros(n);
-    Zip::from(out.rows_mut())
-        .and(inp.rows())
-        .and(&mut mean)
-        .and(&mut rstd)
-        .for_each(|mut y, x, m, r| {
-            let mu = x.sum() / c as f32;
-            let var = x.fold(0.0f32, |acc, &v| acc + (v - mu) * (v - mu)) / c as f32;
-            let rs = 1.0 / (var + eps as f32).sqrt();
-            Zip::from(&mut y)
-                .and(&x)
-                .and(&gamma)
-                .and(&beta)
-                .for_each(|y, &x, &g, &b| *y = (x - mu) * rs * g + b);
-            *m = mu;
-            *r = rs;
-        });
+    let blocks: Vec<_> = out
+        .axis_chunks_iter_mut(Axis(0), BLOCK)
+        .zip(inp.axis_chunks_iter(Axis(0), BLOCK))
+        .zip(mean.axis_chunks_iter_mut(Axis(0), BLOCK))
+        .zip(rstd.axis_chunks_iter_mut(Axis(0), BLOCK))
+        .collect();
+    threads::for_each(blocks, |(((mut out, inp), mut mean), mut rstd)| {
+        Zip::from(out.rows_mut())
+            .and(inp.rows())
+            .and(&mut mean)
+            .and(&mut rstd)
+            .for_each(|mut y, x, m, r| {
+                let mu = x.sum() / c as f32;
+                let var = x.fold(0.0f32, |acc, &v| acc + (v - mu) * (v - mu)) / c as f32;
+                let rs = 1.0 / (var + eps as f32).sqrt();
+                Zip::from(&mut y)
+                    .and(&x)
+                    .and(&gamma)
+                    .and(&beta)
+                    .for_each(|y, &x, &g, &b| *y = (x - mu) * rs * g + b);
+                *m = mu;
+                *r = rs;
+            })
+    });
     (out, LayerNormCache { mean, rstd })
 }
 
@@ -53,33 +67,60 @@ pub fn backward(
     cache: &LayerNormCache,
 ) {
     let c = inp.ncols() as f32;
-    Zip::from(d_inp.rows_mut())
-        .and(d_out.rows())
-        .and(inp.rows())
-        .and(&cache.mean)
-        .and(&cache.rstd)
-        .for_each(|mut dx, dy, x, &mu, &rs| {
-            let (mut g_mean, mut gx_mean) = (0.0f32, 0.0f32);
-            Zip::from(&dy).and(&x).and(&gamma).for_each(|&dy, &x, &gm| {
-                let g = dy * gm;
-                g_mean += g;
-                gx_mean += g * (x - mu) * rs;
-            });
-            g_mean /= c;
-            gx_mean /= c;
-            Zip::from(&mut dx)
+    let rows: Vec<_> = d_inp
+        .axis_chunks_iter_mut(Axis(0), BLOCK)
+        .zip(d_out.axis_chunks_iter(Axis(0), BLOCK))
+        .zip(inp.axis_chunks_iter(Axis(0), BLOCK))
+        .zip(cache.mean.axis_chunks_iter(Axis(0), BLOCK))
+        .zip(cache.rstd.axis_chunks_iter(Axis(0), BLOCK))
+        .collect();
+    threads::for_each(rows, |((((mut d_inp, d_out), inp), mean), rstd)| {
+        Zip::from(d_inp.rows_mut())
+            .and(d_out.rows())
+            .and(inp.rows())
+            .and(&mean)
+            .and(&rstd)
+            .for_each(|mut dx, dy, x, &mu, &rs| {
+                let (mut g_mean, mut gx_mean) = (0.0f32, 0.0f32);
+                Zip::from(&dy).and(&x).and(&gamma).for_each(|&dy, &x, &gm| {
+                    let g = dy * gm;
+                    g_mean += g;
+                    gx_mean += g * (x - mu) * rs;
+                });
+                g_mean /= c;
+                gx_mean /= c;
+                Zip::from(&mut dx)
+                    .and(&dy)
+                    .and(&x)
+                    .and(&gamma)
+                    .for_each(|dx, &dy, &x, &gm| {
+                        *dx += rs * (dy * gm - g_mean - (x - mu) * rs * gx_mean);
+                    });
+            })
+    });
+    let columns: Vec<_> = d_gamma
+        .axis_chunks_iter_mut(Axis(0), BLOCK)
+        .zip(d_beta.axis_chunks_iter_mut(Axis(0), BLOCK))
+        .zip(d_out.axis_chunks_iter(Axis(1), BLOCK))
+        .zip(inp.axis_chunks_iter(Axis(1), BLOCK))
+        .collect();
+    threads::for_each(columns, |(((mut d_gamma, mut d_beta), d_out), inp)| {
+        for ((dy, x), (&mu, &rs)) in d_out
+            .rows()
+            .into_iter()
+            .zip(inp.rows())
+            .zip(cache.mean.iter().zip(&cache.rstd))
+        {
+            Zip::from(&mut d_gamma)
+                .and(&mut d_beta)
                 .and(&dy)
                 .and(&x)
-                .and(&gamma)
-                .and(&mut *d_gamma)
-                .and(&mut *d_beta)
-                .for_each(|dx, &dy, &x, &gm, dg, db| {
-                    let xhat = (x - mu) * rs;
-                    *dx += rs * (dy * gm - g_mean - xhat * gx_mean);
-                    *dg += dy * xhat;
+                .for_each(|dg, db, &dy, &x| {
+                    *dg += dy * ((x - mu) * rs);
                     *db += dy;
                 });
-        });
+        }
+    });
 }
 
 #[cfg(test)]

@@ -9,8 +9,11 @@ pub fn forward(
     weight: ArrayView2<f32>,
     bias: ArrayView1<f32>,
 ) -> Array2<f32> {
-    let mut out = Array2::zeros((inp.nrows(), weight.nrows()));
-    out += &bias;
+    // The bias, one row per input row, then += inp·Wᵀ.
+    let mut out = bias
+        .broadcast((inp.nrows(), weight.nrows()))
+        .expect("bias has the output width")
+        .to_owned();
     gemm(1.0, &inp, &weight.t(), 1.0, &mut out);
     out
 }
