@@ -5,10 +5,13 @@
 //
 //   node e2e/bench/longtasks.mjs [seconds per run] [runs]     defaults: 10 s, 3 runs
 //
-// Two measures per run, both taken while the tiny preset trains:
+// Three measures per run, all taken while the tiny preset trains:
+//  - tasks: every task of the page's main thread from a DevTools trace (category `toplevel`,
+//    the lightest that has them: `ThreadControllerImpl::RunTask` on CrRendererMain), whatever
+//    its length; the worst one is what the budget and the target judge;
 //  - long tasks: Chromium's PerformanceObserver `longtask` entries (tasks over 50 ms);
-//  - gaps: the largest delay of a 10 ms setInterval, a stand-in for the longest task of any
-//    length (a task under 50 ms never shows up as a longtask entry).
+//  - gaps: the largest delay of a 10 ms setInterval. A gap can span two tasks back to back
+//    (a message handler, then the frame it caused), so it is reported, not judged.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDir, launch } from '../harness.mjs';
@@ -40,8 +43,19 @@ for (let r = 0; r < runs; r++) {
     let last = performance.now();
     window.__gapTimer = setInterval(() => { const now = performance.now(); window.__gaps.push(now - last - 10); last = now; }, 10);
   });
+  const cdp = await context.newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+  const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+  await cdp.send('Tracing.start', { categories: 'toplevel', transferMode: 'ReportEvents' });
   await page.getByRole('button', { name: 'Play', exact: true }).click();
   await page.waitForTimeout(seconds * 1000);
+  await cdp.send('Tracing.end');
+  await traced;
+  const mainThreads = new Set(events.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+    .map((e) => `${e.pid}:${e.tid}`));
+  const tasks = events.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && mainThreads.has(`${e.pid}:${e.tid}`))
+    .map((e) => e.dur / 1000);
   const { longTasks, gaps, steps } = await page.evaluate(() => {
     clearInterval(window.__gapTimer);
     return { longTasks: window.__longTasks, gaps: window.__gaps, steps: Number(document.querySelector('[data-step]')?.dataset.step) };
@@ -50,6 +64,9 @@ for (let r = 0; r < runs; r++) {
   const row = {
     run: r + 1,
     steps,
+    tasks: tasks.length,
+    worst_task_ms: Math.max(...tasks),
+    p99_task_ms: quantile(tasks, 0.99),
     long_tasks: longTasks.length,
     worst_long_task_ms: longTasks.length ? Math.max(...longTasks) : null,
     worst_gap_ms: Math.max(...gaps),
@@ -61,10 +78,11 @@ for (let r = 0; r < runs; r++) {
 await browser.close();
 server.close();
 
-const worstTask = Math.max(...results.map((r) => r.worst_long_task_ms ?? 0));
+if (results.some((r) => !r.tasks)) throw new Error('the trace holds no main-thread task: nothing to judge');
+const worstTask = Math.max(...results.map((r) => r.worst_task_ms));
+const medianWorstTask = quantile(results.map((r) => r.worst_task_ms), 0.5);
 const worstGap = Math.max(...results.map((r) => r.worst_gap_ms));
-const medianGap = quantile(results.map((r) => r.worst_gap_ms), 0.5);
-console.log(`longtasks over ${runs} runs of ${seconds} s: ${results.reduce((s, r) => s + r.long_tasks, 0)} tasks over ${BUDGET_MS} ms` +
-  (worstTask ? ` (worst ${worstTask.toFixed(0)} ms)` : '') +
-  `; worst gap ${worstGap.toFixed(0)} ms, median of worst gaps ${medianGap.toFixed(0)} ms` +
-  ` — budget ${BUDGET_MS} ms: ${worstTask <= BUDGET_MS ? 'held' : 'MISSED'}; target ≤ ${TARGET_MS} ms: ${medianGap <= TARGET_MS ? 'held' : 'missed'}`);
+console.log(`main-thread tasks over ${runs} runs of ${seconds} s: worst ${worstTask.toFixed(1)} ms, ` +
+  `median of the runs' worst ${medianWorstTask.toFixed(1)} ms; ` +
+  `${results.reduce((s, r) => s + r.long_tasks, 0)} longtask entries over ${BUDGET_MS} ms; worst gap ${worstGap.toFixed(0)} ms` +
+  ` — budget ${BUDGET_MS} ms: ${worstTask <= BUDGET_MS ? 'held' : 'MISSED'}; target ≤ ${TARGET_MS} ms: ${medianWorstTask <= TARGET_MS ? 'held' : 'missed'}`);
