@@ -24,8 +24,8 @@ pub struct FullCache {
 }
 
 /// The full kernel: per (b, h), W = softmax(Q·Kᵀ·scale + M) kept whole, context = W̃·V.
-/// Batch rows are independent, so they run on the threads (`crate::threads`); row 0 runs
-/// first on this thread, being the one the trace reads.
+/// Batch rows are independent, so they run on the threads (`crate::threads`). With a trace,
+/// row 0, the one it reads, runs first on this thread.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forward(
     q: ArrayView3<f32>,
@@ -48,7 +48,7 @@ pub(crate) fn forward(
     let mut weights = Array4::zeros((b_size, h_count, tq, tk));
     let dropout_mask = dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng);
     let mut context = Array3::zeros((b_size, tq, h_count * dv));
-    let mut rows = weights
+    let mut rows: Vec<_> = weights
         .outer_iter_mut()
         .zip(context.outer_iter_mut())
         .enumerate()
@@ -60,11 +60,12 @@ pub(crate) fn forward(
             dropout_mask: dropout_mask.as_ref().map(|m| m.index_axis(Axis(0), b)),
             weights,
             context,
-        });
-    if let Some(row) = rows.next() {
-        attend(row, opts, dims, trace);
+        })
+        .collect();
+    if let (Some(trace), false) = (trace, rows.is_empty()) {
+        attend(rows.remove(0), opts, dims, Some(trace));
     }
-    threads::for_each(rows.collect(), |row| attend(row, opts, dims, None));
+    threads::for_each(rows, |row| attend(row, opts, dims, None));
     (
         context,
         FullCache {
