@@ -583,6 +583,23 @@ mod tests {
     }
 
     #[test]
+    fn misshapen_gradients_leave_every_weight_untouched() {
+        let (mut model, _) = setup();
+        // Same names, other shapes: the gradients of a model whose feed-forward is 16 wide,
+        // not 8. The embeddings come first and match, so a check made tensor by tensor while
+        // updating would have updated them before it found the feed-forward.
+        let mut config = BertConfig::new(8, 4, 1, 2, 16);
+        config.max_position_embeddings = 4;
+        let wider = BertForPreTraining::init(&config, &mut Rng::new(0)).unwrap();
+        let before = model.clone();
+        let mut opt = Optimizer::new(OptimizerConfig::adam(0.1), &model).unwrap();
+        let e = opt.step(&mut model, &wider).unwrap_err().to_string();
+        assert!(e.contains("shape"), "{e}");
+        assert_eq!(model, before);
+        assert_eq!(opt.t, 0);
+    }
+
+    #[test]
     fn bad_settings_are_refused() {
         for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             assert!(OptimizerConfig::adam(bad).validate().is_err(), "lr {bad}");
