@@ -85,36 +85,6 @@ fn products(c: &mut Criterion) {
     }
 }
 
-/// The gemm crate, one thread, C += A·B in one call: what `engine::ops::matmul` runs per block.
-fn gemm_crate(a: ArrayView2<f32>, b: ArrayView2<f32>, mut c: ndarray::ArrayViewMut2<f32>) {
-    use ndarray::Axis;
-    let ((m, k), n) = (a.dim(), b.ncols());
-    // SAFETY: the pointers and strides describe the three views; C overlaps neither input.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            c.as_mut_ptr(),
-            c.stride_of(Axis(1)),
-            c.stride_of(Axis(0)),
-            true,
-            a.as_ptr(),
-            a.stride_of(Axis(1)),
-            a.stride_of(Axis(0)),
-            b.as_ptr(),
-            b.stride_of(Axis(1)),
-            b.stride_of(Axis(0)),
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        )
-    }
-}
-
 /// Why the engine cuts a linear layer's product into blocks of columns for the threads, not
 /// rows: A·Wᵀ (W stored (out, in)) whole, in blocks of 64 rows of C, in blocks of 128 columns,
 /// all on one thread. gemm packs all of its left operand (our Wᵀ, as it computes Cᵀ) in every
@@ -133,7 +103,9 @@ fn splits(c: &mut Criterion) {
         group.warm_up_time(Duration::from_millis(300));
         group.measurement_time(Duration::from_secs(1));
         group.bench_function(BenchmarkId::from_parameter("whole"), |bench| {
-            bench.iter(|| gemm_crate(x.view(), w.t(), out.view_mut()))
+            bench.iter(|| {
+                engine::ops::matmul::gemm_unsplit(1.0, x.view(), w.t(), 1.0, out.view_mut())
+            })
         });
         group.bench_function(BenchmarkId::from_parameter("rows-of-64"), |bench| {
             bench.iter(|| {
@@ -141,7 +113,7 @@ fn splits(c: &mut Criterion) {
                     .axis_chunks_iter(ndarray::Axis(0), 64)
                     .zip(out.axis_chunks_iter_mut(ndarray::Axis(0), 64))
                 {
-                    gemm_crate(x, w.t(), out);
+                    engine::ops::matmul::gemm_unsplit(1.0, x, w.t(), 1.0, out);
                 }
             })
         });
@@ -152,7 +124,7 @@ fn splits(c: &mut Criterion) {
                     .axis_chunks_iter(ndarray::Axis(1), 128)
                     .zip(out.axis_chunks_iter_mut(ndarray::Axis(1), 128))
                 {
-                    gemm_crate(x.view(), wt, out);
+                    engine::ops::matmul::gemm_unsplit(1.0, x.view(), wt, 1.0, out);
                 }
             })
         });

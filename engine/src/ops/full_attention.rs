@@ -112,8 +112,7 @@ fn attend(
 ) {
     let mut dropped = Array2::zeros((tq, tk)); // scratch: weights ⊙ dropout mask
     let mut allowed = Vec::with_capacity(tq * tk);
-    let key_row: Vec<u8> = key_mask.iter().copied().collect();
-    fill_allowed(&mut allowed, opts, &key_row, tq);
+    fill_allowed(&mut allowed, opts, &key_mask.to_vec(), tq);
     for h in 0..h_count {
         let g = opts.kv_group(h);
         let qh = q.slice(s![.., h * dk..(h + 1) * dk]);

@@ -41,6 +41,12 @@ pub fn gemm<SA, SB, SC>(
     native::gemm_blocks(alpha, a.view(), b.view(), beta, c.view_mut());
 }
 
+/// One call of the native kernel on one thread, never split into blocks: what each block of
+/// `gemm` runs. For `benches/gemm.rs`, which times the splits against it.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub use native::gemm as gemm_unsplit;
+
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
     use ndarray::{ArrayView2, ArrayViewMut2, Axis};
