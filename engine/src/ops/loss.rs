@@ -56,11 +56,13 @@ pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> (CrossEntropy, Array
         *lse = max + math::sum_exp(z, max).ln(); // stable: every exponent ≤ 0
         total += (*lse - z[t]) as f64;
         count += 1;
-        // argmax, first index on ties
-        let best = z
-            .iter()
-            .enumerate()
-            .fold(0, |b, (k, &v)| if v > z[b] { k } else { b });
+        // argmax, first index on ties: the first entry equal to the max (which skips NaN),
+        // found without a serial compare-and-select chain; a NaN first entry counts as 0.
+        let best = if z.first().is_some_and(|v| v.is_nan()) {
+            0
+        } else {
+            z.iter().position(|&v| v == max).unwrap_or(0)
+        };
         correct += usize::from(best == t);
     }
     let loss = if count == 0 {
@@ -130,6 +132,26 @@ mod tests {
         assert_eq!(lse[1], 0.0);
         assert!((ce.loss - 0.407_605_96).abs() < 1e-6, "{}", ce.loss);
         assert_eq!((ce.count, ce.correct), (1, 1));
+    }
+
+    /// Accuracy's argmax is the first maximum, as a left-to-right `v > best` scan finds it:
+    /// ties go to the earlier token, a NaN is never the maximum, and a NaN first entry is.
+    #[test]
+    fn accuracy_takes_the_first_maximum_and_passes_over_nan() {
+        let nan = f32::NAN;
+        let rows = [
+            ([1.0f32, 3.0, 3.0], 1, 1),
+            ([1.0, 3.0, 3.0], 2, 0),
+            ([2.0, nan, 1.0], 0, 1),
+            ([0.0, nan, 4.0], 2, 1),
+            ([nan, 5.0, 1.0], 0, 1),
+            ([nan, 5.0, 1.0], 1, 0),
+        ];
+        for (z, target, correct) in rows {
+            let logits = ndarray::Array2::from_shape_vec((1, 3), z.to_vec()).unwrap();
+            let (ce, _) = forward(logits.view(), &[target]);
+            assert_eq!(ce.correct, correct, "{z:?}, target {target}");
+        }
     }
 
     #[test]
