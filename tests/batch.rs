@@ -1,6 +1,6 @@
 //! The Batch view against real training: `make_batch`'s counts over a 2,000-step run of the
 //! page's own settings converge to its recipe, and the view draws a trained batch as its
-//! `data-batch` says.
+//! `data-batch` says, keeping its elements from one batch to the next.
 
 use attention_lab_web::testing::{select_all, tick};
 use attention_lab_web::training::batch::data::{self, ROWS_SHOWN};
@@ -114,10 +114,46 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
         24
     );
 
+    assert_rows_show(&first);
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let more: web_sys::HtmlElement = container
+        .query_selector("button.batch-more")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(more.text_content().unwrap(), "+4 more: show all");
+    more.click();
+    tick(20).await;
+    assert_eq!(select_all(&doc, ".batch-view .batch-example").len(), 8);
+
+    // Collapsed: no rows drawn, but data-batch stays current.
+    let toggle: web_sys::HtmlElement = container
+        .query_selector("button.batch-toggle")
+        .unwrap()
+        .unwrap()
+        .unchecked_into();
+    toggle.click();
+    let (later, _) = trained_batch(1);
+    batch.set(Some(Arc::new(later.clone())));
+    tick(20).await;
+    assert!(container
+        .query_selector(".batch-example")
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        section.get_attribute("data-batch").unwrap(),
+        data::batch_json(Some(&later))
+    );
+    container.remove();
+}
+
+/// The rows drawn show the first `ROWS_SHOWN` examples of `batch`: a chip per token, with its
+/// segment, and each chosen position's mark, original token and prediction; and each pair's NSP.
+fn assert_rows_show(batch: &BatchView) {
     let doc = web_sys::window().unwrap().document().unwrap();
     let rows = select_all(&doc, ".batch-view .batch-example");
     assert_eq!(rows.len(), ROWS_SHOWN);
-    for (r, (row, example)) in rows.iter().zip(&first.examples).enumerate() {
+    for (r, (row, example)) in rows.iter().zip(&batch.examples).enumerate() {
         let chips = select_all(
             &doc,
             &format!(
@@ -177,33 +213,59 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
             .unwrap();
         assert!(nsp.contains(data::nsp_name(example.nsp_label)), "{nsp}");
     }
-    let more: web_sys::HtmlElement = container
-        .query_selector("button.batch-more")
-        .unwrap()
-        .unwrap()
-        .unchecked_into();
-    assert_eq!(more.text_content().unwrap(), "+4 more: show all");
-    more.click();
-    tick(20).await;
-    assert_eq!(select_all(&doc, ".batch-view .batch-example").len(), 8);
+}
 
-    // Collapsed: no rows drawn, but data-batch stays current.
-    let toggle: web_sys::HtmlElement = container
-        .query_selector("button.batch-toggle")
-        .unwrap()
-        .unwrap()
-        .unchecked_into();
-    toggle.click();
-    let (later, _) = trained_batch(1);
+/// The element of the chip at position `p` of row `r` (1-based, as in CSS).
+fn chip_at(r: usize, p: usize) -> web_sys::Element {
+    let doc = web_sys::window().unwrap().document().unwrap();
+    let selector =
+        format!(".batch-view .batch-rows > li:nth-child({r}) .batch-chip[data-pos=\"{p}\"]");
+    doc.query_selector(&selector).unwrap().unwrap()
+}
+
+/// The view redraws a few times a second while training. Leptos rebuilds a re-rendered view
+/// over the elements it already has (new words and classes), and only a chip that turns from
+/// plain to chosen or back gets new elements; new elements for every chip would add style and
+/// layout work to the page's frames.
+#[wasm_bindgen_test]
+async fn a_new_batch_changes_the_chips_in_place() {
+    let (first, _) = trained_batch(3);
+    let (later, _) = trained_batch(4);
+    let container = fresh_container();
+    let batch = RwSignal::new(Some(Arc::new(first.clone())));
+    let _handle = leptos::mount::mount_to(container.clone(), move || {
+        view! { <BatchPanel batch=batch counts=MaskingCounts::default() mask_prob=Signal::stored(0.15)/> }
+    });
+    tick(20).await;
+    assert_rows_show(&first);
+    // [CLS] opens every example and is never chosen: its chip should survive the new batch.
+    let cls = chip_at(1, 0);
+    let row = container.query_selector(".batch-example").unwrap().unwrap();
+    // A position chosen in one batch and plain in the other changes its kind of chip.
+    let first_chosen = &first.examples[0].chosen;
+    let turned = later.examples[0]
+        .chosen
+        .iter()
+        .find(|p| !first_chosen.contains(p))
+        .copied()
+        .expect("the batches choose different positions in their first example");
+
     batch.set(Some(Arc::new(later.clone())));
     tick(20).await;
-    assert!(container
-        .query_selector(".batch-example")
-        .unwrap()
-        .is_none());
-    assert_eq!(
-        section.get_attribute("data-batch").unwrap(),
-        data::batch_json(Some(&later))
+    assert_rows_show(&later);
+    assert!(
+        cls.is_connected() && cls.is_same_node(Some(&chip_at(1, 0))),
+        "the [CLS] chip was rebuilt"
     );
+    let same_row = container.query_selector(".batch-example").unwrap().unwrap();
+    assert!(row.is_same_node(Some(&same_row)), "the row was rebuilt");
+    assert!(
+        chip_at(1, turned).class_name().contains("chosen"),
+        "position {turned} is chosen now"
+    );
+    // And back: the first batch again shows exactly as it did.
+    batch.set(Some(Arc::new(first.clone())));
+    tick(20).await;
+    assert_rows_show(&first);
     container.remove();
 }
