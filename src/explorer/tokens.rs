@@ -143,9 +143,6 @@ mod tests {
     }
 
     #[test]
-    fn pad_to_accepts_blank_or_a_whole_number() {}
-
-    #[test]
     fn padding_shorter_than_the_text_is_explained() {
         let probe = ProbeInput {
             pad_to: Some(3),
