@@ -4,17 +4,29 @@
 //! canvas's `PaintSlot`, and a queue runs the draws in macrotasks of their own, about
 //! `BUDGET_MS` of drawing each. A newer draw for a canvas replaces one still waiting.
 //!
+//! Only figures in view are kept up to date. A canvas is drawn the first time at once, wherever
+//! it is; after that, while an IntersectionObserver says it is out of view (farther than
+//! `AHEAD` from the viewport, or inside a hidden panel), its latest draw is held, and it runs
+//! when the canvas comes near. While training, snapshots arrive five times a second and most
+//! of the explorer's figures are below the fold.
+//!
 //! Draws run after the effect that queued them, possibly after its component is gone: they read
 //! signals with `try_` methods.
 
+use leptos::prelude::on_cleanup;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::MessageChannel;
+use web_sys::{Element, IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
 
 /// Drawing per task before the queue yields to the browser (input, rendering, messages).
 const BUDGET_MS: f64 = 8.0;
+
+/// How near the viewport a canvas counts as in view (the observer's root margin): half a
+/// screen above and below, so a figure is redrawn before scrolling brings it in.
+const AHEAD: &str = "50% 0px";
 
 type Draw = Box<dyn FnOnce()>;
 
@@ -24,6 +36,16 @@ thread_local! {
     static WAKING: Cell<bool> = const { Cell::new(false) };
     /// A message to oneself is a new task without `setTimeout`'s 4 ms clamp.
     static CHANNEL: Option<MessageChannel> = wake_channel();
+    static WATCHED: RefCell<Vec<Watched>> = RefCell::default();
+    static OBSERVER: Option<IntersectionObserver> = visibility_observer();
+}
+
+/// A slot's canvas, whether it is in view, and the draw held while it is not.
+struct Watched {
+    slot: u64,
+    canvas: Element,
+    in_view: bool,
+    held: Option<Draw>,
 }
 
 /// One canvas's place in the paint queue.
@@ -31,24 +53,118 @@ thread_local! {
 pub struct PaintSlot(u64);
 
 impl PaintSlot {
+    /// A slot for one canvas. Inside a component, the slot stops watching its canvas when the
+    /// component is gone.
     #[allow(clippy::new_without_default)]
     pub fn new() -> PaintSlot {
         let id = NEXT_SLOT.get();
         NEXT_SLOT.set(id + 1);
+        on_cleanup(move || forget(id));
         PaintSlot(id)
     }
 
-    /// Run `draw` soon, in a later task. It replaces this slot's draw if that has not run yet,
-    /// and keeps its place in the queue.
-    pub fn paint(self, draw: impl FnOnce() + 'static) {
-        QUEUE.with_borrow_mut(
-            |queue| match queue.iter_mut().find(|(slot, _)| *slot == self.0) {
-                Some(waiting) => waiting.1 = Box::new(draw),
-                None => queue.push_back((self.0, Box::new(draw))),
-            },
-        );
-        wake();
+    /// Draw on `canvas` soon, in a later task; or, if the canvas has been drawn before and is
+    /// out of view now, when it comes into view. `draw` replaces this slot's draw if that has
+    /// not run yet, and keeps its place in the queue.
+    pub fn paint(self, canvas: &Element, draw: impl FnOnce() + 'static) {
+        if let Some(draw) = self.hold_if_out_of_view(canvas, Box::new(draw)) {
+            enqueue(self.0, draw);
+        }
     }
+
+    /// `Some(draw)` to draw now. The first draw on a canvas is never held: the observer has not
+    /// yet said where the canvas is, and every figure shows something from the start.
+    fn hold_if_out_of_view(self, canvas: &Element, draw: Draw) -> Option<Draw> {
+        let watch_anew = WATCHED.with_borrow_mut(|watched| {
+            match watched.iter_mut().find(|w| w.slot == self.0) {
+                Some(w) if w.canvas == *canvas => {
+                    if w.in_view {
+                        return Ok(Some(draw));
+                    }
+                    w.held = Some(draw);
+                    Ok(None)
+                }
+                // The component made a new canvas: watch that one instead.
+                Some(w) => {
+                    let old = std::mem::replace(&mut w.canvas, canvas.clone());
+                    (w.in_view, w.held) = (true, None);
+                    Err((Some(old), draw))
+                }
+                None => {
+                    watched.push(Watched {
+                        slot: self.0,
+                        canvas: canvas.clone(),
+                        in_view: true,
+                        held: None,
+                    });
+                    Err((None, draw))
+                }
+            }
+        });
+        match watch_anew {
+            Ok(draw) => draw,
+            Err((old, draw)) => {
+                OBSERVER.with(|o| {
+                    if let Some(o) = o {
+                        if let Some(old) = &old {
+                            o.unobserve(old);
+                        }
+                        o.observe(canvas);
+                    }
+                });
+                Some(draw)
+            }
+        }
+    }
+}
+
+fn enqueue(slot: u64, draw: Draw) {
+    QUEUE.with_borrow_mut(|queue| match queue.iter_mut().find(|(s, _)| *s == slot) {
+        Some(waiting) => waiting.1 = draw,
+        None => queue.push_back((slot, draw)),
+    });
+    wake();
+}
+
+/// The observer's news of a canvas: into view, its held draw is queued.
+fn seen(canvas: &Element, in_view: bool) {
+    let released = WATCHED.with_borrow_mut(|watched| {
+        let w = watched.iter_mut().find(|w| w.canvas == *canvas)?;
+        w.in_view = in_view;
+        let draw = if in_view { w.held.take() } else { None };
+        draw.map(|draw| (w.slot, draw))
+    });
+    if let Some((slot, draw)) = released {
+        enqueue(slot, draw);
+    }
+}
+
+/// The slot's component is gone: stop watching its canvas.
+fn forget(slot: u64) {
+    let gone = WATCHED.with_borrow_mut(|watched| {
+        let at = watched.iter().position(|w| w.slot == slot)?;
+        Some(watched.swap_remove(at).canvas)
+    });
+    if let Some(canvas) = gone {
+        OBSERVER.with(|o| o.as_ref().map(|o| o.unobserve(&canvas)));
+    }
+}
+
+/// Without an observer (it could not be made), every canvas counts as in view.
+fn visibility_observer() -> Option<IntersectionObserver> {
+    let on_change = Closure::<dyn FnMut(js_sys::Array)>::new(|entries: js_sys::Array| {
+        for entry in entries.iter() {
+            let entry: IntersectionObserverEntry = entry.unchecked_into();
+            seen(&entry.target(), entry.is_intersecting());
+        }
+    });
+    let options = IntersectionObserverInit::new();
+    options.set_root_margin(AHEAD);
+    let observer =
+        IntersectionObserver::new_with_options(on_change.as_ref().unchecked_ref(), &options).ok();
+    // Lives as long as the page, like the observer.
+    on_change.forget();
+    observer
 }
 
 /// Draws still waiting (tests wait for 0).
@@ -109,17 +225,28 @@ mod tests {
     use std::rc::Rc;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
+    /// A 10×10 canvas fixed at `top` (CSS), in the test page.
+    fn canvas_at(top: &str) -> Element {
+        let doc = web_sys::window().unwrap().document().unwrap();
+        let canvas = doc.create_element("canvas").unwrap();
+        let style = format!("position: fixed; left: 0; top: {top}; width: 10px; height: 10px");
+        canvas.set_attribute("style", &style).unwrap();
+        doc.body().unwrap().append_child(&canvas).unwrap();
+        canvas
+    }
+
     #[test]
     async fn draws_run_later_once_per_slot_in_order() {
         let log: Rc<RefCell<Vec<&str>>> = Rc::default();
         let (a, b) = (PaintSlot::new(), PaintSlot::new());
+        let (canvas_a, canvas_b) = (canvas_at("0"), canvas_at("0"));
         let push = |s: &'static str| {
             let log = log.clone();
             move || log.borrow_mut().push(s)
         };
-        a.paint(push("a1"));
-        b.paint(push("b"));
-        a.paint(push("a2"));
+        a.paint(&canvas_a, push("a1"));
+        b.paint(&canvas_b, push("b"));
+        a.paint(&canvas_a, push("a2"));
         assert!(
             log.borrow().is_empty(),
             "nothing is drawn in the caller's task"
@@ -127,14 +254,59 @@ mod tests {
         tick(20).await;
         assert_eq!(*log.borrow(), ["a2", "b"], "a2 replaced a1 in a1's place");
         assert_eq!(pending(), 0);
+        canvas_a.remove();
+        canvas_b.remove();
+    }
+
+    #[test]
+    async fn a_canvas_out_of_view_is_redrawn_when_it_comes_into_view() {
+        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
+        let push = |s: &'static str| {
+            let log = log.clone();
+            move || log.borrow_mut().push(s)
+        };
+        // Far above the viewport, beyond the margin that counts as near.
+        let canvas = canvas_at("-100000px");
+        let slot = PaintSlot::new();
+        slot.paint(&canvas, push("first"));
+        tick(100).await;
+        assert_eq!(
+            *log.borrow(),
+            ["first"],
+            "the first draw runs wherever the canvas is"
+        );
+        slot.paint(&canvas, push("second"));
+        slot.paint(&canvas, push("third"));
+        tick(100).await;
+        assert_eq!(
+            *log.borrow(),
+            ["first"],
+            "out of view, the newer draws wait"
+        );
+        assert_eq!(pending(), 0, "a held draw is not in the queue");
+        canvas
+            .set_attribute(
+                "style",
+                "position: fixed; left: 0; top: 0; width: 10px; height: 10px",
+            )
+            .unwrap();
+        tick(200).await;
+        assert_eq!(
+            *log.borrow(),
+            ["first", "third"],
+            "in view, the latest draw runs once"
+        );
+        canvas.remove();
     }
 
     #[test]
     async fn a_long_queue_yields_between_tasks() {
         let ran = Rc::new(Cell::new(0));
+        let doc = web_sys::window().unwrap().document().unwrap();
         for _ in 0..6 {
             let ran = ran.clone();
-            PaintSlot::new().paint(move || {
+            let canvas = doc.create_element("canvas").unwrap();
+            PaintSlot::new().paint(&canvas, move || {
                 let start = now();
                 while now() - start < 5.0 {}
                 ran.set(ran.get() + 1);

@@ -94,6 +94,28 @@ export const tests = [
     },
   },
   {
+    name: 'training: a figure out of view waits while training, and is brought up to date when scrolled to',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      // The Heads panel's last figure, far below the first screen.
+      const far = page.locator('figure.heatmap canvas').last();
+      const pixels = () => far.evaluate((c) => c.toDataURL());
+      const top = await far.evaluate((c) => c.getBoundingClientRect().top);
+      assert(top > 800 * 1.5 + 100, `the figure is not far enough below the screen to test this (top ${top})`);
+      const drawn = await pixels();
+      await playUntil(page, 30);
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.waitForTimeout(500);
+      assert((await pixels()) === drawn, 'a figure out of view was redrawn while training');
+      await far.scrollIntoViewIfNeeded();
+      await page.waitForFunction((before) => document.querySelectorAll('figure.heatmap canvas')[document.querySelectorAll('figure.heatmap canvas').length - 1].toDataURL() !== before,
+        drawn, { timeout: 5000 });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
     name: 'training: Pause then Step adds exactly one step; History scrubs back',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);

@@ -165,7 +165,7 @@ pub fn HeatmapFigure(
         data.track();
         layout.track();
         opts.track();
-        slot.paint(move || {
+        slot.paint(&canvas.clone(), move || {
             let (Some(layout), Some(opts)) = (layout.try_get_untracked(), opts.try_get_untracked())
             else {
                 return;

@@ -19,7 +19,7 @@ pub fn HeatmapThumb(
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
         matrix.track();
-        slot.paint(move || {
+        slot.paint(&canvas.clone(), move || {
             let problem = matrix.try_with_untracked(|m| {
                 let (lo, hi) = m.finite_range().unwrap_or((0.0, 1.0));
                 let spec = HeatmapSpec {

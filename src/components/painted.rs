@@ -16,10 +16,10 @@ pub fn paint_on_change<T: Send + Sync + 'static>(
     let slot = PaintSlot::new();
     Effect::new(move |_| {
         data.track();
-        if canvas.get().is_none() {
+        let Some(shown) = canvas.get() else {
             return;
-        }
-        slot.paint(move || {
+        };
+        slot.paint(&shown, move || {
             let Some(canvas) = canvas.try_get_untracked().flatten() else {
                 return;
             };

@@ -162,7 +162,7 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
         curves.track();
         smooth.track();
         b.smooth.track();
-        slot.paint(move || {
+        slot.paint(&canvas.clone(), move || {
             let Some(known) = width.try_get_untracked() else {
                 return;
             };
