@@ -7,8 +7,8 @@
 //! Only figures in view are kept up to date. A canvas is drawn the first time at once, wherever
 //! it is; after that, while an IntersectionObserver says it is out of view (farther than
 //! `AHEAD` from the viewport, or inside a hidden panel), its latest draw is held, and it runs
-//! when the canvas comes near. While training, snapshots arrive five times a second and most
-//! of the explorer's figures are below the fold.
+//! when the canvas comes near, or the page is printed. While training, snapshots arrive five
+//! times a second and most of the explorer's figures are below the fold.
 //!
 //! Draws run after the effect that queued them, possibly after its component is gone: they read
 //! signals with `try_` methods.
@@ -164,7 +164,32 @@ fn visibility_observer() -> Option<IntersectionObserver> {
         IntersectionObserver::new_with_options(on_change.as_ref().unchecked_ref(), &options).ok();
     // Lives as long as the page, like the observer.
     on_change.forget();
+    if observer.is_some() {
+        let before_print = Closure::<dyn FnMut()>::new(draw_everything);
+        if let Some(window) = web_sys::window() {
+            let _ = window.add_event_listener_with_callback(
+                "beforeprint",
+                before_print.as_ref().unchecked_ref(),
+            );
+        }
+        before_print.forget();
+    }
     observer
+}
+
+/// A printout shows every figure, in view or not: run every held and queued draw now, before
+/// the page is laid out for print.
+fn draw_everything() {
+    let held: Vec<(u64, Draw)> = WATCHED.with_borrow_mut(|watched| {
+        watched
+            .iter_mut()
+            .filter_map(|w| w.held.take().map(|draw| (w.slot, draw)))
+            .collect()
+    });
+    for (slot, draw) in held {
+        enqueue(slot, draw);
+    }
+    run_for(f64::INFINITY);
 }
 
 /// Draws still waiting (tests wait for 0).
@@ -295,6 +320,30 @@ mod tests {
             *log.borrow(),
             ["first", "third"],
             "in view, the latest draw runs once"
+        );
+        canvas.remove();
+    }
+
+    #[test]
+    async fn printing_draws_every_held_figure_at_once() {
+        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
+        let push = |s: &'static str| {
+            let log = log.clone();
+            move || log.borrow_mut().push(s)
+        };
+        let canvas = canvas_at("-100000px");
+        let slot = PaintSlot::new();
+        slot.paint(&canvas, push("first"));
+        tick(100).await;
+        slot.paint(&canvas, push("held"));
+        tick(100).await;
+        assert_eq!(*log.borrow(), ["first"]);
+        let event = web_sys::Event::new("beforeprint").unwrap();
+        web_sys::window().unwrap().dispatch_event(&event).unwrap();
+        assert_eq!(
+            *log.borrow(),
+            ["first", "held"],
+            "drawn within the beforeprint event"
         );
         canvas.remove();
     }
