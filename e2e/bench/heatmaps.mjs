@@ -67,6 +67,13 @@ for (let r = 0; r < ROUNDS; r++) {
 const thumbLayer = thumbRounds.map((ds) => ds.slice(0, heads).reduce((s, d) => s + d.ms, 0));
 const thumbArea = thumbRounds[0].slice(0, heads).reduce((s, d) => s + d.width * d.height, 0);
 
+// The page redraws only figures near the viewport (src/paint.rs). The sections below time the
+// draws of figures from the model view down to the stepper's, so they get a screen tall enough
+// to hold them all; what one draw costs does not depend on the screen's height.
+await page.setViewportSize({ width: 1280, height: 2400 });
+await page.evaluate(() => window.scrollTo(0, 0));
+await page.waitForTimeout(300);
+
 // Labelled: select each head of layer 1 in turn; the summary figure (T×T) redraws each time.
 await page.locator('.stepper .step', { hasText: 'QKᵀ' }).first().click();
 const labelledRounds = [];
