@@ -260,24 +260,54 @@ mod tests {
         canvas
     }
 
+    /// The names of the draws that ran, in order.
+    #[derive(Clone, Default)]
+    struct Ran(Rc<RefCell<Vec<&'static str>>>);
+
+    impl Ran {
+        fn draw(&self, name: &'static str) -> impl FnOnce() + 'static {
+            let log = self.0.clone();
+            move || log.borrow_mut().push(name)
+        }
+
+        fn names(&self) -> Vec<&'static str> {
+            self.0.borrow().clone()
+        }
+    }
+
+    /// A canvas far above the viewport (beyond the margin that counts as near), drawn once as
+    /// "first", then given the draw `held`, which waits.
+    async fn far_canvas_holding(ran: &Ran, held: &'static str) -> (Element, PaintSlot) {
+        let canvas = canvas_at("-100000px");
+        let slot = PaintSlot::new();
+        slot.paint(&canvas, ran.draw("first"));
+        tick(100).await;
+        assert_eq!(
+            ran.names(),
+            ["first"],
+            "the first draw runs wherever the canvas is"
+        );
+        slot.paint(&canvas, ran.draw(held));
+        tick(100).await;
+        assert_eq!(ran.names(), ["first"], "out of view, a newer draw waits");
+        assert_eq!(pending(), 0, "a held draw is not in the queue");
+        (canvas, slot)
+    }
+
     #[test]
     async fn draws_run_later_once_per_slot_in_order() {
-        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
+        let ran = Ran::default();
         let (a, b) = (PaintSlot::new(), PaintSlot::new());
         let (canvas_a, canvas_b) = (canvas_at("0"), canvas_at("0"));
-        let push = |s: &'static str| {
-            let log = log.clone();
-            move || log.borrow_mut().push(s)
-        };
-        a.paint(&canvas_a, push("a1"));
-        b.paint(&canvas_b, push("b"));
-        a.paint(&canvas_a, push("a2"));
+        a.paint(&canvas_a, ran.draw("a1"));
+        b.paint(&canvas_b, ran.draw("b"));
+        a.paint(&canvas_a, ran.draw("a2"));
         assert!(
-            log.borrow().is_empty(),
+            ran.names().is_empty(),
             "nothing is drawn in the caller's task"
         );
         tick(20).await;
-        assert_eq!(*log.borrow(), ["a2", "b"], "a2 replaced a1 in a1's place");
+        assert_eq!(ran.names(), ["a2", "b"], "a2 replaced a1 in a1's place");
         assert_eq!(pending(), 0);
         canvas_a.remove();
         canvas_b.remove();
@@ -285,39 +315,14 @@ mod tests {
 
     #[test]
     async fn a_canvas_out_of_view_is_redrawn_when_it_comes_into_view() {
-        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
-        let push = |s: &'static str| {
-            let log = log.clone();
-            move || log.borrow_mut().push(s)
-        };
-        // Far above the viewport, beyond the margin that counts as near.
-        let canvas = canvas_at("-100000px");
-        let slot = PaintSlot::new();
-        slot.paint(&canvas, push("first"));
-        tick(100).await;
-        assert_eq!(
-            *log.borrow(),
-            ["first"],
-            "the first draw runs wherever the canvas is"
-        );
-        slot.paint(&canvas, push("second"));
-        slot.paint(&canvas, push("third"));
-        tick(100).await;
-        assert_eq!(
-            *log.borrow(),
-            ["first"],
-            "out of view, the newer draws wait"
-        );
-        assert_eq!(pending(), 0, "a held draw is not in the queue");
-        canvas
-            .set_attribute(
-                "style",
-                "position: fixed; left: 0; top: 0; width: 10px; height: 10px",
-            )
-            .unwrap();
+        let ran = Ran::default();
+        let (canvas, slot) = far_canvas_holding(&ran, "second").await;
+        slot.paint(&canvas, ran.draw("third"));
+        let in_view = "position: fixed; left: 0; top: 0; width: 10px; height: 10px";
+        canvas.set_attribute("style", in_view).unwrap();
         tick(200).await;
         assert_eq!(
-            *log.borrow(),
+            ran.names(),
             ["first", "third"],
             "in view, the latest draw runs once"
         );
@@ -326,22 +331,12 @@ mod tests {
 
     #[test]
     async fn printing_draws_every_held_figure_at_once() {
-        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
-        let push = |s: &'static str| {
-            let log = log.clone();
-            move || log.borrow_mut().push(s)
-        };
-        let canvas = canvas_at("-100000px");
-        let slot = PaintSlot::new();
-        slot.paint(&canvas, push("first"));
-        tick(100).await;
-        slot.paint(&canvas, push("held"));
-        tick(100).await;
-        assert_eq!(*log.borrow(), ["first"]);
+        let ran = Ran::default();
+        let (canvas, _slot) = far_canvas_holding(&ran, "held").await;
         let event = web_sys::Event::new("beforeprint").unwrap();
         web_sys::window().unwrap().dispatch_event(&event).unwrap();
         assert_eq!(
-            *log.borrow(),
+            ran.names(),
             ["first", "held"],
             "drawn within the beforeprint event"
         );
