@@ -67,28 +67,30 @@ impl PaintSlot {
     /// out of view now, when it comes into view. `draw` replaces this slot's draw if that has
     /// not run yet, and keeps its place in the queue.
     pub fn paint(self, canvas: &Element, draw: impl FnOnce() + 'static) {
-        if let Some(draw) = self.hold_if_out_of_view(canvas, Box::new(draw)) {
+        let draw: Draw = Box::new(draw);
+        if self.in_view(canvas) {
             enqueue(self.0, draw);
+        } else {
+            WATCHED.with_borrow_mut(|watched| {
+                if let Some(w) = watched.iter_mut().find(|w| w.slot == self.0) {
+                    w.held = Some(draw);
+                }
+            });
         }
     }
 
-    /// `Some(draw)` to draw now. The first draw on a canvas is never held: the observer has not
-    /// yet said where the canvas is, and every figure shows something from the start.
-    fn hold_if_out_of_view(self, canvas: &Element, draw: Draw) -> Option<Draw> {
-        let watch_anew = WATCHED.with_borrow_mut(|watched| {
+    /// Whether `canvas` is in view, as the observer last said. A canvas new to this slot starts
+    /// being watched and counts as in view: the observer has not said where it is yet, and every
+    /// figure shows something from the start.
+    fn in_view(self, canvas: &Element) -> bool {
+        let (known, replaced) = WATCHED.with_borrow_mut(|watched| {
             match watched.iter_mut().find(|w| w.slot == self.0) {
-                Some(w) if w.canvas == *canvas => {
-                    if w.in_view {
-                        return Ok(Some(draw));
-                    }
-                    w.held = Some(draw);
-                    Ok(None)
-                }
+                Some(w) if w.canvas == *canvas => (Some(w.in_view), None),
                 // The component made a new canvas: watch that one instead.
                 Some(w) => {
                     let old = std::mem::replace(&mut w.canvas, canvas.clone());
                     (w.in_view, w.held) = (true, None);
-                    Err((Some(old), draw))
+                    (None, Some(old))
                 }
                 None => {
                     watched.push(Watched {
@@ -97,24 +99,21 @@ impl PaintSlot {
                         in_view: true,
                         held: None,
                     });
-                    Err((None, draw))
+                    (None, None)
                 }
             }
         });
-        match watch_anew {
-            Ok(draw) => draw,
-            Err((old, draw)) => {
-                OBSERVER.with(|o| {
-                    if let Some(o) = o {
-                        if let Some(old) = &old {
-                            o.unobserve(old);
-                        }
-                        o.observe(canvas);
+        if known.is_none() {
+            OBSERVER.with(|observer| {
+                if let Some(observer) = observer {
+                    if let Some(old) = &replaced {
+                        observer.unobserve(old);
                     }
-                });
-                Some(draw)
-            }
+                    observer.observe(canvas);
+                }
+            });
         }
+        known.unwrap_or(true)
     }
 }
 
