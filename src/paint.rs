@@ -67,53 +67,52 @@ impl PaintSlot {
     /// out of view now, when it comes into view. `draw` replaces this slot's draw if that has
     /// not run yet, and keeps its place in the queue.
     pub fn paint(self, canvas: &Element, draw: impl FnOnce() + 'static) {
-        let draw: Draw = Box::new(draw);
-        if self.in_view(canvas) {
-            enqueue(self.0, draw);
-        } else {
-            WATCHED.with_borrow_mut(|watched| {
-                if let Some(w) = watched.iter_mut().find(|w| w.slot == self.0) {
-                    w.held = Some(draw);
+        self.watch(canvas);
+        let draw_now = WATCHED.with_borrow_mut(|watched| {
+            match watched.iter_mut().find(|w| w.slot == self.0) {
+                Some(w) if !w.in_view => {
+                    w.held = Some(Box::new(draw));
+                    None
                 }
-            });
+                _ => Some(Box::new(draw)),
+            }
+        });
+        if let Some(draw) = draw_now {
+            enqueue(self.0, draw);
         }
     }
 
-    /// Whether `canvas` is in view, as the observer last said. A canvas new to this slot starts
-    /// being watched and counts as in view: the observer has not said where it is yet, and every
-    /// figure shows something from the start.
-    fn in_view(self, canvas: &Element) -> bool {
-        let (known, replaced) = WATCHED.with_borrow_mut(|watched| {
+    /// Start watching `canvas` unless this slot already does. A canvas new to the slot counts
+    /// as in view: the observer has not said where it is yet, and every figure shows something
+    /// from the start.
+    fn watch(self, canvas: &Element) {
+        // None: already watched. Some(old): watched from now on, in place of `old` if any.
+        let started: Option<Option<Element>> = WATCHED.with_borrow_mut(|watched| {
+            let fresh = || Watched {
+                slot: self.0,
+                canvas: canvas.clone(),
+                in_view: true,
+                held: None,
+            };
             match watched.iter_mut().find(|w| w.slot == self.0) {
-                Some(w) if w.canvas == *canvas => (Some(w.in_view), None),
+                Some(w) if w.canvas == *canvas => None,
                 // The component made a new canvas: watch that one instead.
-                Some(w) => {
-                    let old = std::mem::replace(&mut w.canvas, canvas.clone());
-                    (w.in_view, w.held) = (true, None);
-                    (None, Some(old))
-                }
+                Some(w) => Some(Some(std::mem::replace(w, fresh()).canvas)),
                 None => {
-                    watched.push(Watched {
-                        slot: self.0,
-                        canvas: canvas.clone(),
-                        in_view: true,
-                        held: None,
-                    });
-                    (None, None)
+                    watched.push(fresh());
+                    Some(None)
                 }
             }
         });
-        if known.is_none() {
-            OBSERVER.with(|observer| {
-                if let Some(observer) = observer {
-                    if let Some(old) = &replaced {
-                        observer.unobserve(old);
-                    }
-                    observer.observe(canvas);
+        let Some(replaced) = started else { return };
+        OBSERVER.with(|observer| {
+            if let Some(observer) = observer {
+                if let Some(old) = &replaced {
+                    observer.unobserve(old);
                 }
-            });
-        }
-        known.unwrap_or(true)
+                observer.observe(canvas);
+            }
+        });
     }
 }
 

@@ -109,7 +109,7 @@ export const tests = [
       await page.waitForTimeout(500);
       assert((await pixels()) === drawn, 'a figure out of view was redrawn while training');
       await far.scrollIntoViewIfNeeded();
-      await page.waitForFunction((before) => document.querySelectorAll('figure.heatmap canvas')[document.querySelectorAll('figure.heatmap canvas').length - 1].toDataURL() !== before,
+      await page.waitForFunction((before) => [...document.querySelectorAll('figure.heatmap canvas')].at(-1).toDataURL() !== before,
         drawn, { timeout: 5000 });
       assert(problems.length === 0, problems.join('\n'));
       await context.close();
