@@ -20,6 +20,7 @@ pub mod paint;
 mod panel;
 pub mod storage;
 pub mod svg;
+pub mod tasks;
 mod test_hooks;
 #[doc(hidden)]
 pub mod testing;

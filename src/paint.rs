@@ -18,7 +18,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::MessageChannel;
 use web_sys::{Element, IntersectionObserver, IntersectionObserverEntry, IntersectionObserverInit};
 
 /// Drawing per task before the queue yields to the browser (input, rendering, messages).
@@ -34,8 +33,6 @@ thread_local! {
     static QUEUE: RefCell<VecDeque<(u64, Draw)>> = RefCell::default();
     static NEXT_SLOT: Cell<u64> = const { Cell::new(0) };
     static WAKING: Cell<bool> = const { Cell::new(false) };
-    /// A message to oneself is a new task without `setTimeout`'s 4 ms clamp.
-    static CHANNEL: Option<MessageChannel> = wake_channel();
     static WATCHED: RefCell<Vec<Watched>> = RefCell::default();
     static OBSERVER: Option<IntersectionObserver> = visibility_observer();
 }
@@ -199,26 +196,10 @@ fn wake() {
     if WAKING.replace(true) {
         return;
     }
-    let posted = CHANNEL.with(|c| c.as_ref().map(|c| c.port1().post_message(&JsValue::NULL)));
-    if !matches!(posted, Some(Ok(()))) {
-        // No channel (it could not be made): draw now rather than never.
-        WAKING.set(false);
-        run_for(f64::INFINITY);
-    }
-}
-
-fn wake_channel() -> Option<MessageChannel> {
-    let channel = MessageChannel::new().ok()?;
-    let on_message = Closure::<dyn FnMut()>::new(|| {
+    crate::tasks::next_task(|| {
         WAKING.set(false);
         run_for(BUDGET_MS);
     });
-    channel
-        .port2()
-        .set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    // Lives as long as the page, like the channel.
-    on_message.forget();
-    Some(channel)
 }
 
 /// Draw from the front of the queue until `budget_ms` have passed; wake again for the rest.
@@ -354,14 +335,11 @@ mod tests {
                 ran.set(ran.get() + 1);
             });
         }
-        // A message to oneself runs after the current task, before a 0 ms timer at the latest.
+        // A task queued behind the queue's first: how many draws ran before it.
         let first = Rc::new(Cell::new(0));
         let seen = first.clone();
         let ran_now = ran.clone();
-        let probe = Closure::once_into_js(move || seen.set(ran_now.get()));
-        let port = MessageChannel::new().unwrap();
-        port.port2().set_onmessage(Some(probe.unchecked_ref()));
-        port.port1().post_message(&JsValue::NULL).unwrap();
+        crate::tasks::next_task(move || seen.set(ran_now.get()));
         tick(100).await;
         assert_eq!(ran.get(), 6, "every draw ran");
         assert!(

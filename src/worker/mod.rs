@@ -1,5 +1,6 @@
 //! Worker side of the training loop (see bin/worker.rs). Time slicing: at most ~`SLICE_MS` of
-//! steps per macrotask, then yield so Pause/Step/Inspect messages get through.
+//! steps per macrotask, then yield (`tasks::next_task`) so Pause/Step/Inspect messages get
+//! through.
 
 pub mod claims;
 pub mod generation;
@@ -197,13 +198,12 @@ fn schedule_claim() {
         return;
     }
     CLAIM_PENDING.set(true);
-    let tick = Closure::once_into_js(|| {
+    crate::tasks::next_task(|| {
         CLAIM_PENDING.set(false);
         let replies = SESSION.with_borrow_mut(|s| s.claim_step(&now));
         replies.into_iter().for_each(post);
         schedule_claim();
     });
-    let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), 0);
 }
 
 fn schedule_tick() {
@@ -212,12 +212,16 @@ fn schedule_tick() {
     }
     TICK_PENDING.set(true);
     LAST_TICK.set(now());
-    let delay = SESSION
-        .with_borrow(|s| s.speed)
-        .map_or(0, |sps| (1000.0 / sps).clamp(0.0, 250.0) as i32);
-    let tick = Closure::once_into_js(tick);
-    let _ =
-        scope().set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), delay);
+    match SESSION.with_borrow(|s| s.speed) {
+        // Full speed: the next slice at once (a 0 ms timer would idle 4 ms between slices).
+        None => crate::tasks::next_task(tick),
+        Some(steps_per_second) => {
+            let delay = (1000.0 / steps_per_second).clamp(0.0, 250.0) as i32;
+            let tick = Closure::once_into_js(tick);
+            let _ = scope()
+                .set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), delay);
+        }
+    }
 }
 
 fn tick() {
