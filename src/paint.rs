@@ -159,17 +159,22 @@ fn visibility_observer() -> Option<IntersectionObserver> {
         IntersectionObserver::new_with_options(on_change.as_ref().unchecked_ref(), &options).ok();
     // Lives as long as the page, like the observer.
     on_change.forget();
+    // Draws are held only where there is an observer: only then has printing any to release.
     if observer.is_some() {
-        let before_print = Closure::<dyn FnMut()>::new(draw_everything);
-        if let Some(window) = web_sys::window() {
-            let _ = window.add_event_listener_with_callback(
-                "beforeprint",
-                before_print.as_ref().unchecked_ref(),
-            );
-        }
-        before_print.forget();
+        before_print(draw_everything);
     }
     observer
+}
+
+/// Run `f` each time the page is about to be laid out for print.
+fn before_print(f: fn()) {
+    let listener = Closure::<dyn FnMut()>::new(f);
+    if let Some(window) = web_sys::window() {
+        let _ = window
+            .add_event_listener_with_callback("beforeprint", listener.as_ref().unchecked_ref());
+    }
+    // Lives as long as the page.
+    listener.forget();
 }
 
 /// A printout shows every figure, in view or not: run every held and queued draw now, before
