@@ -85,31 +85,55 @@ pub fn is_pair(ins: &Inspection) -> bool {
     ins.token_type_ids.contains(&1)
 }
 
+/// One chip as shown. Equal chips are the same on screen: a snapshot that changes only the
+/// weights (five a second while training) leaves the chips alone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chip {
+    pub token: String,
+    pub classes: String,
+    pub title: String,
+    /// "A" or "B"
+    pub segment: &'static str,
+    pub unknown: bool,
+}
+
+/// The chips of every position, in order.
+pub fn chips(ins: &Inspection) -> Vec<Chip> {
+    (0..ins.tokens.len())
+        .map(|i| {
+            let token = ins.tokens[i].clone();
+            let type_id = ins.token_type_ids.get(i).copied().unwrap_or(0);
+            let attention = ins.attention_mask.get(i).copied().unwrap_or(1);
+            Chip {
+                classes: chip_classes(&token, type_id, attention),
+                title: chip_title(ins, i),
+                segment: if type_id == 1 { "B" } else { "A" },
+                unknown: token == "[UNK]",
+                token,
+            }
+        })
+        .collect()
+}
+
 #[component]
 pub fn TokenChips(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
+    let shown = Memo::new(move |_| ins.with(|ins| ins.as_deref().map(chips)));
     let chips = move || {
-        ins.with(|ins| {
-            let ins = ins.as_ref()?;
-            let chips = (0..ins.tokens.len())
-                .map(|i| {
-                    let token = ins.tokens[i].clone();
-                    let type_id = ins.token_type_ids.get(i).copied().unwrap_or(0);
-                    let attention = ins.attention_mask.get(i).copied().unwrap_or(1);
-                    let unk = token == "[UNK]";
-                    let classes = chip_classes(&token, type_id, attention);
+        shown.get().map(|chips| {
+            chips
+                .into_iter()
+                .map(|chip| {
                     view! {
-                        <li class=classes title=chip_title(ins, i)
-                            data-segment=if type_id == 1 { "B" } else { "A" }>
-                            {token}
-                            {unk.then(|| view! { <span class="unk-flag" aria-label="unknown word">"?"</span> })}
+                        <li class=chip.classes title=chip.title data-segment=chip.segment>
+                            {chip.token}
+                            {chip.unknown.then(|| view! { <span class="unk-flag" aria-label="unknown word">"?"</span> })}
                         </li>
                     }
                 })
-                .collect_view();
-            Some(chips)
+                .collect_view()
         })
     };
-    let count = move || ins.with(|i| i.as_ref().map(|i| i.tokens.len()).unwrap_or(0));
+    let count = move || shown.with(|chips| chips.as_ref().map_or(0, Vec::len));
     view! {
         <div class="tokens-row">
             <span class="row-label">"Tokens " <span class="count">{count}</span></span>
@@ -128,7 +152,10 @@ pub fn TokenChips(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
 mod tests {
     use super::*;
     use crate::explorer::figures::tests::inspection;
+    use crate::testing::tick;
     use protocol::ProbeInput;
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen::JsCast;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
@@ -140,6 +167,60 @@ mod tests {
         assert_eq!(chip_classes("[PAD]", 0, 0), "chip special pad");
         // Whatever the token, a position the mask switches off is padding.
         assert_eq!(chip_kind("dog", 0), ChipKind::Pad);
+    }
+
+    #[test]
+    async fn a_snapshot_with_new_weights_and_the_same_tokens_leaves_the_chips_alone() {
+        let doc = web_sys::window().unwrap().document().unwrap();
+        let container: web_sys::HtmlElement = doc.create_element("div").unwrap().unchecked_into();
+        doc.body().unwrap().append_child(&container).unwrap();
+        let first = inspection(ProbeInput::default());
+        let snapshot = RwSignal::new(Some(Arc::new(first.clone())));
+        let ins = Memo::new(move |_| snapshot.get());
+        let _handle = leptos::mount::mount_to(container.clone(), move || {
+            view! { <TokenChips ins=ins/> }
+        });
+        tick(5).await;
+        let shown = container.query_selector_all(".tokens li").unwrap().length();
+        assert_eq!(shown as usize, first.tokens.len());
+
+        let writes = std::rc::Rc::new(std::cell::Cell::new(0));
+        let count = writes.clone();
+        let on_change = Closure::<dyn FnMut(js_sys::Array)>::new(move |records: js_sys::Array| {
+            count.set(count.get() + records.length());
+        });
+        let observer = web_sys::MutationObserver::new(on_change.as_ref().unchecked_ref()).unwrap();
+        let options = web_sys::MutationObserverInit::new();
+        options.set_subtree(true);
+        options.set_attributes(true);
+        options.set_child_list(true);
+        options.set_character_data(true);
+        observer.observe_with_options(&container, &options).unwrap();
+
+        let mut trained = first.clone();
+        trained.hidden.data.iter_mut().for_each(|x| *x += 1.0);
+        snapshot.set(Some(Arc::new(trained)));
+        tick(5).await;
+        assert_eq!(
+            writes.get(),
+            0,
+            "new weights, same tokens: the chips were written again"
+        );
+
+        // Without the pair, padded to 24: other chips.
+        let other = ProbeInput {
+            pair: String::new(),
+            pad_to: Some(24),
+            ..ProbeInput::default()
+        };
+        let other = inspection(other);
+        snapshot.set(Some(Arc::new(other.clone())));
+        tick(5).await;
+        assert!(writes.get() > 0, "new tokens: the chips changed");
+        let shown = container.query_selector_all(".tokens li").unwrap().length();
+        assert_eq!(shown as usize, other.tokens.len());
+        observer.disconnect();
+        container.remove();
     }
 
     #[test]
