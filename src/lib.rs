@@ -3,7 +3,7 @@
 //!
 //! Imports point one way: page modules → `worker_client`/`storage` → `protocol` → engine data;
 //! the worker (`worker`) → `storage` → `protocol` → engine. No page module imports the worker's,
-//! nor the other way round.
+//! nor the other way round. Both use `tasks` (a new task without the timer clamp).
 
 mod alerts;
 mod app;
