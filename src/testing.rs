@@ -14,6 +14,21 @@ pub async fn tick(ms: i32) {
         .expect("a timer never rejects");
 }
 
+/// Wait until `done()` holds, looking every 10 ms, for at most `deadline_ms`, for work whose
+/// length depends on how busy the machine is (files read through streams). The deadline is a
+/// line a healthy run never comes near, not a measure. Says whether `done()` held.
+pub async fn until(done: impl Fn() -> bool, deadline_ms: i32) -> bool {
+    let mut waited = 0;
+    while !done() {
+        if waited >= deadline_ms {
+            return false;
+        }
+        tick(10).await;
+        waited += 10;
+    }
+    true
+}
+
 /// The downloads `act` starts, as (file name, href): every `<a download>` click on the page is
 /// caught before the browser saves anything.
 pub fn catch_downloads(act: impl FnOnce()) -> Vec<(String, String)> {

@@ -153,7 +153,7 @@ pub fn DownloadCheckpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::tick;
+    use crate::testing::{tick, until};
     use js_sys::{Reflect, Uint8Array};
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -221,8 +221,11 @@ mod tests {
         off.set(false);
         tick(10).await;
         pick(&input, &three);
-        tick(50).await;
-        let picked = got.get_untracked().expect("the files were handed over");
+        // The files are read through streams: on a busy machine that took more than 50 ms.
+        until(|| got.get_untracked().is_some(), 5000).await;
+        let picked = got
+            .get_untracked()
+            .expect("the files were handed over within 5 s");
         assert_eq!(
             (picked.name.as_str(), picked.safetensors.as_slice()),
             ("model.safetensors", &[7u8; 10][..])
