@@ -7,8 +7,9 @@ use std::time::Instant;
 
 fn main() {
     // One thread, as the worker has: the ratio compares the code, not the core count.
-    engine::threads::set_threads(1).expect("a 1-thread pool");
+    // Before any thread starts: the allocator's settings hold for threads started after them.
     engine::threads::keep_freed_memory();
+    engine::threads::set_threads(1).expect("a 1-thread pool");
     let mut args = std::env::args().skip(1).map(|a| a.parse::<usize>());
     let iters = args.next().and_then(Result::ok).unwrap_or(20);
     let warmup = args.next().and_then(Result::ok).unwrap_or(3);

@@ -28,12 +28,20 @@ pub fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// Keeps memory a step frees in the process for the next step, instead of glibc returning
-/// each large buffer to the OS (`munmap`) as it is freed. A step allocates and frees the same
-/// large buffers every time: unmapped, each comes back as fresh pages (a fault apiece), and each
-/// unmapping stops every other thread of the process to flush its TLB. On small with two
-/// threads, `perf` found most of a step there, and the second thread bought nothing. Call it
-/// once, at the start of a binary that trains. The threshold is glibc's largest (32 MiB).
-/// Returns whether the allocator took both settings.
+/// each large buffer to the OS as it is freed. A step allocates and frees the same large
+/// buffers every time: returned, each comes back as fresh pages (a fault apiece), and each
+/// unmapping stops every other thread of the process to flush its TLB. Call it once, at the
+/// start of a binary that trains, before it starts threads. Three settings:
+/// - `M_MMAP_THRESHOLD` 32 MiB (glibc's largest): a large buffer comes from the heap, not from
+///   a mapping of its own that is unmapped when freed;
+/// - `M_TRIM_THRESHOLD` 1 GiB: the heap's free top is kept, not handed back after each step;
+/// - `M_ARENA_MAX` 1: every thread allocates from that heap. A step runs on a pool thread
+///   (`in_pool`), and glibc gives such a thread an arena of its own, built of 64 MiB heaps that
+///   are unmapped as soon as they are wholly free, whatever the trim threshold: small allocates
+///   about 150 MB a step, so every step faulted it all in again (585 000 page faults in one
+///   `bench_step` run, 38 000 with one arena; tests/freed_memory.rs).
+///
+/// Returns whether the allocator took all three.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn keep_freed_memory() -> bool {
     // SAFETY: mallopt only sets allocator parameters; it is called before any training thread
@@ -41,6 +49,7 @@ pub fn keep_freed_memory() -> bool {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20) == 1
             && libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30) == 1
+            && libc::mallopt(libc::M_ARENA_MAX, 1) == 1
     }
 }
 
