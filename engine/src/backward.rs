@@ -235,19 +235,18 @@ fn linear_backward(
     );
 }
 
+/// In place: `d` holds dL/d(LN output) and becomes dL/d(LN input).
 fn ln_backward(
-    d_inp: &mut Array2<f32>,
+    d: &mut Array2<f32>,
     g: &mut LayerNorm,
-    d_out: ArrayView2<f32>,
     inp: ArrayView2<f32>,
     ln: &LayerNorm,
     cache: &LayerNormCache,
 ) {
     layernorm::backward(
-        &mut d_inp.view_mut(),
+        &mut d.view_mut(),
         &mut g.weight.view_mut(),
         &mut g.bias.view_mut(),
-        d_out,
         inp,
         ln.weight.view(),
         cache,
@@ -275,21 +274,16 @@ fn mlm_head_backward(
         head.transformed.view(),
         model.bert.embeddings.word_embeddings.view(),
     );
-    let mut d_activated = Array2::zeros(head.activated.raw_dim());
+    // In place, (M, C): dL/d(LN output), of its input (the GELU's output), of the GELU's input.
+    let mut d_dense_out = d_transformed;
     ln_backward(
-        &mut d_activated,
+        &mut d_dense_out,
         &mut g_transform.layer_norm,
-        d_transformed.view(),
         head.activated.view(),
         &transform.layer_norm,
         &head.ln,
     );
-    let mut d_dense_out = Array2::zeros(head.dense_out.raw_dim());
-    gelu::backward(
-        &mut d_dense_out.view_mut(),
-        d_activated.view(),
-        head.dense_out.view(),
-    );
+    gelu::backward(&mut d_dense_out.view_mut(), head.dense_out.view());
     let mut d_input = Array2::zeros(head.input.raw_dim());
     linear_backward(
         Some(&mut d_input),
@@ -321,11 +315,10 @@ fn layer_backward(
         .cross
         .as_ref()
         .map_or(&cache.attention_out, |c| &c.out);
-    let mut d_sum = Array2::zeros((n, c));
+    let mut d_sum = d_out; // dL/d(layer output), then (in place) of the LN's input
     ln_backward(
         &mut d_sum,
         &mut g.output.layer_norm,
-        d_out.view(),
         cache.output_sum.view(),
         &layer.output.layer_norm,
         &cache.output_ln,
@@ -340,12 +333,8 @@ fn layer_backward(
         cache.intermediate.view(),
         &layer.output.dense,
     );
-    let mut d_pre = Array2::zeros(cache.intermediate_pre.raw_dim()); // (N, I)
-    gelu::backward(
-        &mut d_pre.view_mut(),
-        d_intermediate.view(),
-        cache.intermediate_pre.view(),
-    );
+    let mut d_pre = d_intermediate; // (N, I) dL/d(GELU output), then (in place) of its input
+    gelu::backward(&mut d_pre.view_mut(), cache.intermediate_pre.view());
     linear_backward(
         Some(&mut d_ffn_input),
         &mut g.intermediate.dense,
@@ -372,7 +361,7 @@ fn layer_backward(
     };
 
     // attention_out = LN(dropout(context·W_Oᵀ + b_O) + x)
-    let mut d_sum = Array2::zeros((n, c));
+    let mut d_sum = d_attention_out; // then (in place) dL/d(the LN's input)
     let (sa, g_sa) = (
         &layer.attention.self_attention,
         &mut g.attention.self_attention,
@@ -380,7 +369,6 @@ fn layer_backward(
     ln_backward(
         &mut d_sum,
         &mut g.attention.output.layer_norm,
-        d_attention_out.view(),
         cache.attention_sum.view(),
         &layer.attention.output.layer_norm,
         &cache.attention_ln,
@@ -466,11 +454,10 @@ fn embeddings_backward(
 ) {
     let (b_size, t) = batch.input_ids.dim();
     dropout::backward(&mut d_out.view_mut(), cache.dropout.as_ref());
-    let mut d_sum = Array2::zeros(d_out.raw_dim()); // (N, C)
+    let mut d_sum = d_out; // (N, C) then (in place) dL/d(the LN's input)
     ln_backward(
         &mut d_sum,
         &mut g.layer_norm,
-        d_out.view(),
         cache.sum.view(),
         &emb.layer_norm,
         &cache.ln,
@@ -516,11 +503,10 @@ fn cross_backward(
     (b_size, t): (usize, usize),
 ) -> Array2<f32> {
     let ts = encoder.mask.ncols();
-    let mut d_sum = Array2::zeros(d_out.raw_dim());
+    let mut d_sum = d_out; // then (in place) dL/d(the LN's input)
     ln_backward(
         &mut d_sum,
         &mut g.output.layer_norm,
-        d_out.view(),
         c.sum.view(),
         &weights.output.layer_norm,
         &c.ln,

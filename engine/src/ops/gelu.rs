@@ -41,18 +41,17 @@ pub fn forward(inp: ArrayView2<f32>) -> Array2<f32> {
     unsafe { out.assume_init() }
 }
 
-/// d_inp += d_out ⊙ gelu′(inp).
-pub fn backward(d_inp: &mut ArrayViewMut2<f32>, d_out: ArrayView2<f32>, inp: ArrayView2<f32>) {
-    let blocks: Vec<_> = d_inp
+/// In place: `d` holds dL/d(out) and becomes dL/d(inp) = d ⊙ gelu′(inp). Its callers need
+/// dL/d(out) for nothing else, so backward zeroes no second buffer of the input's size for it.
+pub fn backward(d: &mut ArrayViewMut2<f32>, inp: ArrayView2<f32>) {
+    let blocks: Vec<_> = d
         .axis_chunks_iter_mut(Axis(0), ROWS)
-        .zip(d_out.axis_chunks_iter(Axis(0), ROWS))
         .zip(inp.axis_chunks_iter(Axis(0), ROWS))
         .collect();
-    threads::for_each(blocks, |((mut dx, dy), x)| {
-        Zip::from(&mut dx)
-            .and(&dy)
+    threads::for_each(blocks, |(mut d, x)| {
+        Zip::from(&mut d)
             .and(&x)
-            .for_each(|dx, &dy, &x| *dx += dy * gelu_grad(x))
+            .for_each(|d, &x| *d *= gelu_grad(x))
     });
 }
 
@@ -86,8 +85,8 @@ mod tests {
         let mut rng = Rng::new(4);
         let x = random(&mut rng, (4, 6)).mapv(|v| 2.0 * v);
         let r = random(&mut rng, (4, 6));
-        let mut dx = Array2::zeros((4, 6));
-        backward(&mut dx.view_mut(), r.view(), x.view());
+        let mut dx = r.clone();
+        backward(&mut dx.view_mut(), x.view());
         assert_grads_match(
             "d_inp",
             &dx,

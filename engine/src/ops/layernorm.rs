@@ -56,48 +56,19 @@ pub fn forward(
 }
 
 /// With x̂ = (x − μ)·rstd and g = dout ⊙ γ:
-/// dx += rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂)),  dγ += Σ_rows dout ⊙ x̂,  dβ += Σ_rows dout.
+/// dγ += Σ_rows dout ⊙ x̂,  dβ += Σ_rows dout,  dx = rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂)).
+/// In place: `d` holds dout and becomes dx. Its callers need dout for nothing else, so backward
+/// zeroes no second buffer for dx. dγ and dβ read dout first, then each row turns into dx.
 pub fn backward(
-    d_inp: &mut ArrayViewMut2<f32>,
+    d: &mut ArrayViewMut2<f32>,
     d_gamma: &mut ArrayViewMut1<f32>,
     d_beta: &mut ArrayViewMut1<f32>,
-    d_out: ArrayView2<f32>,
     inp: ArrayView2<f32>,
     gamma: ArrayView1<f32>,
     cache: &LayerNormCache,
 ) {
     let c = inp.ncols() as f32;
-    let rows: Vec<_> = d_inp
-        .axis_chunks_iter_mut(Axis(0), BLOCK)
-        .zip(d_out.axis_chunks_iter(Axis(0), BLOCK))
-        .zip(inp.axis_chunks_iter(Axis(0), BLOCK))
-        .zip(cache.mean.axis_chunks_iter(Axis(0), BLOCK))
-        .zip(cache.rstd.axis_chunks_iter(Axis(0), BLOCK))
-        .collect();
-    threads::for_each(rows, |((((mut d_inp, d_out), inp), mean), rstd)| {
-        Zip::from(d_inp.rows_mut())
-            .and(d_out.rows())
-            .and(inp.rows())
-            .and(&mean)
-            .and(&rstd)
-            .for_each(|mut dx, dy, x, &mu, &rs| {
-                let (mut g_mean, mut gx_mean) = (0.0f32, 0.0f32);
-                Zip::from(&dy).and(&x).and(&gamma).for_each(|&dy, &x, &gm| {
-                    let g = dy * gm;
-                    g_mean += g;
-                    gx_mean += g * (x - mu) * rs;
-                });
-                g_mean /= c;
-                gx_mean /= c;
-                Zip::from(&mut dx)
-                    .and(&dy)
-                    .and(&x)
-                    .and(&gamma)
-                    .for_each(|dx, &dy, &x, &gm| {
-                        *dx += rs * (dy * gm - g_mean - (x - mu) * rs * gx_mean);
-                    });
-            })
-    });
+    let d_out = d.view();
     let columns: Vec<_> = d_gamma
         .axis_chunks_iter_mut(Axis(0), BLOCK)
         .zip(d_beta.axis_chunks_iter_mut(Axis(0), BLOCK))
@@ -120,6 +91,34 @@ pub fn backward(
                     *db += dy;
                 });
         }
+    });
+    let rows: Vec<_> = d
+        .axis_chunks_iter_mut(Axis(0), BLOCK)
+        .zip(inp.axis_chunks_iter(Axis(0), BLOCK))
+        .zip(cache.mean.axis_chunks_iter(Axis(0), BLOCK))
+        .zip(cache.rstd.axis_chunks_iter(Axis(0), BLOCK))
+        .collect();
+    threads::for_each(rows, |(((mut d, inp), mean), rstd)| {
+        Zip::from(d.rows_mut())
+            .and(inp.rows())
+            .and(&mean)
+            .and(&rstd)
+            .for_each(|mut d, x, &mu, &rs| {
+                let (mut g_mean, mut gx_mean) = (0.0f32, 0.0f32);
+                Zip::from(&d).and(&x).and(&gamma).for_each(|&dy, &x, &gm| {
+                    let g = dy * gm;
+                    g_mean += g;
+                    gx_mean += g * (x - mu) * rs;
+                });
+                g_mean /= c;
+                gx_mean /= c;
+                Zip::from(&mut d)
+                    .and(&x)
+                    .and(&gamma)
+                    .for_each(|d, &x, &gm| {
+                        *d = rs * (*d * gm - g_mean - (x - mu) * rs * gx_mean);
+                    });
+            })
     });
 }
 
@@ -163,12 +162,11 @@ mod tests {
             project(&forward(x.view(), g.view(), b.view(), 1e-5).0, &r)
         };
         let (_, cache) = forward(x.view(), g.view(), b.view(), 1e-5);
-        let (mut dx, mut dg, mut db) = (Array2::zeros((4, 5)), Array1::zeros(5), Array1::zeros(5));
+        let (mut dx, mut dg, mut db) = (r.clone(), Array1::zeros(5), Array1::zeros(5));
         backward(
             &mut dx.view_mut(),
             &mut dg.view_mut(),
             &mut db.view_mut(),
-            r.view(),
             x.view(),
             g.view(),
             &cache,
