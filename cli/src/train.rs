@@ -13,7 +13,7 @@ use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
 use engine::seq2seq::Task;
-use engine::train::{train_step, Objective, TrainSettings, Trainer};
+use engine::train::{train_step, Objective, StepBuffers, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -327,6 +327,7 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
     let mut optimizer = Optimizer::new(opt_config, &model)?;
     let mut grads = model.zeros_like();
     let mut rng = Rng::new(a.seed);
+    let mut buffers = StepBuffers::default();
     for step in 1..=steps {
         let l = train_step(
             &mut model,
@@ -335,6 +336,7 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
             &batch,
             &opts,
             &mut rng,
+            &mut buffers,
         )
         .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
         match objective {

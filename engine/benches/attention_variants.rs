@@ -69,6 +69,7 @@ fn forward_backward(c: &mut Criterion) {
                         &opts,
                         &mut Rng::new(0),
                         None,
+                        Default::default(),
                     );
                     let (mut dq, mut dk, mut dv) = (
                         Array3::zeros(q.dim()),

@@ -11,8 +11,8 @@
 
 use engine::workload as common;
 
-use engine::backward::backward;
-use engine::forward::{forward, MlmScope};
+use engine::backward::{backward_reusing, BackwardScratch};
+use engine::forward::{forward_reusing, MlmScope};
 use engine::optim::{Optimizer, OptimizerConfig};
 use engine::Rng;
 use std::time::Instant;
@@ -128,6 +128,8 @@ fn measure(iters: usize, warmup: usize) -> serde_json::Map<String, serde_json::V
             let mut model = common::model(&preset);
             let mut grads = model.zeros_like();
             let mut opt = Optimizer::new(OptimizerConfig::adam(1e-3), &model).unwrap();
+            // As `train_step`: each step writes into the buffers of the step before.
+            let (mut spare, mut scratch) = (None, BackwardScratch::default());
             // [phase][iteration] on each clock
             let mut wall: [Vec<f64>; 4] = Default::default();
             let mut cpu: [Vec<f64>; 4] = Default::default();
@@ -135,13 +137,14 @@ fn measure(iters: usize, warmup: usize) -> serde_json::Map<String, serde_json::V
                 let t0 = Stamp::now();
                 grads.fill_zero();
                 let t1 = Stamp::now();
-                let out = forward(&model, &batch, &opts, &mut rng).unwrap();
+                let out = forward_reusing(&model, &batch, &opts, &mut rng, spare.take()).unwrap();
                 let t2 = Stamp::now();
-                backward(&model, &batch, &out, &mut grads).unwrap();
+                backward_reusing(&model, &batch, &out, &mut grads, &mut scratch).unwrap();
                 let t3 = Stamp::now();
                 opt.step(&mut model, &grads).unwrap();
                 let t4 = Stamp::now();
                 assert!(out.losses.unwrap().total.is_finite());
+                spare = Some(out);
                 if i >= warmup {
                     for (p, (a, b)) in [(t1, t2), (t2, t3), (t3, t4), (t0, t4)]
                         .into_iter()

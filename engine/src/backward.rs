@@ -13,8 +13,35 @@ use crate::model::{
 };
 use crate::ops::attention::{self, AttentionOptions};
 use crate::ops::layernorm::{self, LayerNormCache};
-use crate::ops::{dropout, embedding, gelu, linear, loss, rope, tanh};
+use crate::ops::linear::Write;
+use crate::ops::{dropout, embedding, gelu, linear, loss, reuse, rope, tanh};
 use ndarray::{s, Array2, ArrayView2};
+
+/// Backward's temporaries, the gradients of the activations, kept from one call for the next
+/// (a training step's for the next step) so that, once they have their sizes, backward
+/// allocates none of them. Every layer has the same shapes, so one set serves them all.
+#[derive(Default)]
+pub struct BackwardScratch {
+    hidden: Array2<f32>,          // (N, C) dL/d(last layer output)
+    rows: Array2<f32>,            // (N, C) becomes dL/d(a layer's input); the output's comes back
+    ffn_input: Array2<f32>,       // (N, C) dL/d(FFN input)
+    intermediate: Array2<f32>,    // (N, I)
+    context: Array2<f32>,         // (N, H·Dv)
+    q: Array2<f32>,               // (N, H·Dk)
+    k: Array2<f32>,               // (N, G·Dk)
+    v: Array2<f32>,               // (N, G·Dv)
+    mlm_logits: Array2<f32>,      // (M, V)
+    mlm_transformed: Array2<f32>, // (M, C)
+    mlm_input: Array2<f32>,       // (M, C)
+}
+
+/// `scratch`'s buffer `field` shaped `shape`, its entries stale (`ops::reuse`).
+fn take<S: ndarray::IntoDimension<Dim = ndarray::Ix2>>(
+    field: &mut Array2<f32>,
+    shape: S,
+) -> Array2<f32> {
+    reuse(std::mem::take(field), shape)
+}
 
 /// Accumulates d(losses.total)/dθ into `grads` (zero it first with `fill_zero`). `out` must
 /// come from `forward(model, batch, …)` with the same model and batch.
@@ -24,7 +51,18 @@ pub fn backward(
     out: &ForwardOutput,
     grads: &mut BertForPreTraining,
 ) -> Result<()> {
-    backward_with_encoder(model, batch, out, grads, None).map(|_| ())
+    backward_reusing(model, batch, out, grads, &mut BackwardScratch::default())
+}
+
+/// `backward` with its temporaries in `scratch`, kept from an earlier call.
+pub fn backward_reusing(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &mut BertForPreTraining,
+    scratch: &mut BackwardScratch,
+) -> Result<()> {
+    run(model, batch, out, grads, None, scratch).map(|_| ())
 }
 
 /// `backward` for a decoder with cross-attention: `encoder` is what `forward_with_encoder`
@@ -37,6 +75,24 @@ pub fn backward_with_encoder(
     grads: &mut BertForPreTraining,
     encoder: Option<&EncoderStates>,
 ) -> Result<Option<Array2<f32>>> {
+    run(
+        model,
+        batch,
+        out,
+        grads,
+        encoder,
+        &mut BackwardScratch::default(),
+    )
+}
+
+fn run(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &mut BertForPreTraining,
+    encoder: Option<&EncoderStates>,
+    scratch: &mut BackwardScratch,
+) -> Result<Option<Array2<f32>>> {
     if out.losses.is_none() {
         return Err(EngineError::Input(
             "nothing to differentiate: the batch has no MLM/NSP labels or the model has no pre-training heads".into(),
@@ -45,7 +101,8 @@ pub fn backward_with_encoder(
     check_shapes(model, batch, out, grads)?;
     let cache = &out.cache;
     let t = batch.seq_len();
-    let mut d_hidden = Array2::zeros(out.hidden.raw_dim()); // (N, C) dL/d(last layer output)
+    let mut d_hidden = take(&mut scratch.hidden, out.hidden.raw_dim()); // (N, C)
+    d_hidden.fill(0.0); // the heads' parts add up in it
 
     let BertForPreTraining {
         bert: g_bert,
@@ -86,7 +143,7 @@ pub fn backward_with_encoder(
             );
             let mut d_pooled = Array2::zeros(pooled.raw_dim()); // (B, C)
             linear_backward(
-                Some(&mut d_pooled),
+                Some((&mut d_pooled, Write::Add)),
                 g_nsp,
                 d_logits.view(),
                 pooled.view(),
@@ -97,7 +154,7 @@ pub fn backward_with_encoder(
             let cls_rows = cache.cls_rows.as_ref().expect("pooler ran");
             let mut d_cls = Array2::zeros(cls_rows.raw_dim()); // (B, C)
             linear_backward(
-                Some(&mut d_cls),
+                Some((&mut d_cls, Write::Add)),
                 &mut g_pooler.dense,
                 d_pre.view(),
                 cls_rows.view(),
@@ -110,7 +167,8 @@ pub fn backward_with_encoder(
             let head = cache.mlm_head.as_ref().expect("MLM head ran");
             let logits = out.mlm_logits.as_ref().expect("MLM head ran");
             let targets = mlm_targets(batch.mlm_labels.as_ref().expect("MLM loss"), &out.mlm_rows);
-            let mut d_logits = Array2::zeros(logits.raw_dim()); // (M, V)
+            let mut d_logits = take(&mut scratch.mlm_logits, logits.raw_dim()); // (M, V)
+            d_logits.fill(0.0);
             loss::backward(
                 &mut d_logits.view_mut(),
                 logits.view(),
@@ -118,15 +176,18 @@ pub fn backward_with_encoder(
                 mlm_lse.view(),
                 1.0,
             );
-            let d_input = mlm_head_backward(model, g_bert, g_cls, head, d_logits.view());
+            let d_input = mlm_head_backward(model, g_bert, g_cls, head, d_logits.view(), scratch);
             for (d_row, &n) in d_input.rows().into_iter().zip(&out.mlm_rows) {
                 let mut row = d_hidden.row_mut(n);
                 row += &d_row;
             }
+            (scratch.mlm_logits, scratch.mlm_input) = (d_logits, d_input);
         }
     }
 
-    backward_from_hidden(model, batch, out, grads, d_hidden, encoder)
+    let d_encoder = from_hidden(model, batch, out, grads, &mut d_hidden, encoder, scratch);
+    scratch.hidden = d_hidden;
+    d_encoder
 }
 
 /// The encoder stack's backward from dL/d(last layer output) (N, C): the layers in reverse,
@@ -139,6 +200,21 @@ pub fn backward_from_hidden(
     grads: &mut BertForPreTraining,
     mut d_hidden: Array2<f32>,
     encoder: Option<&EncoderStates>,
+) -> Result<Option<Array2<f32>>> {
+    let scratch = &mut BackwardScratch::default();
+    from_hidden(model, batch, out, grads, &mut d_hidden, encoder, scratch)
+}
+
+/// `backward_from_hidden` with its temporaries in `scratch`. `d_hidden`'s buffer is left
+/// holding dL/d(embeddings' LN input), and the caller keeps it.
+fn from_hidden(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    out: &ForwardOutput,
+    grads: &mut BertForPreTraining,
+    d_hidden: &mut Array2<f32>,
+    encoder: Option<&EncoderStates>,
+    scratch: &mut BackwardScratch,
 ) -> Result<Option<Array2<f32>>> {
     check_shapes(model, batch, out, grads)?;
     if d_hidden.dim() != out.hidden.dim() {
@@ -165,15 +241,16 @@ pub fn backward_from_hidden(
         .zip(&cache.layers)
         .rev()
     {
-        d_hidden = layer_backward(
+        *d_hidden = layer_backward(
             layer,
             g_layer,
             layer_cache,
-            d_hidden,
+            std::mem::take(d_hidden),
             batch,
             &cache.attention_opts,
             cache.rotary,
             cross.zip(d_encoder.as_mut()),
+            scratch,
         );
     }
     embeddings_backward(
@@ -218,15 +295,15 @@ fn check_shapes(
 }
 
 fn linear_backward(
-    d_inp: Option<&mut Array2<f32>>,
+    d_inp: Option<(&mut Array2<f32>, Write)>,
     g: &mut Linear,
     d_out: ArrayView2<f32>,
     inp: ArrayView2<f32>,
     l: &Linear,
 ) {
-    let mut d_inp_view = d_inp.map(|d| d.view_mut());
+    let mut d_inp_view = d_inp.map(|(d, write)| (d.view_mut(), write));
     linear::backward(
-        d_inp_view.as_mut(),
+        d_inp_view.as_mut().map(|(d, write)| (d, *write)),
         &mut g.weight.view_mut(),
         &mut g.bias.view_mut(),
         d_out,
@@ -260,14 +337,15 @@ fn mlm_head_backward(
     g_cls: &mut crate::model::BertPreTrainingHeads,
     head: &MlmHeadCache,
     d_logits: ArrayView2<f32>,
+    scratch: &mut BackwardScratch,
 ) -> Array2<f32> {
     let predictions = &model.cls.as_ref().expect("MLM head ran").predictions;
     let transform = &predictions.transform;
     let g_transform = &mut g_cls.predictions.transform;
     // Tied decoder: logits = transformed·Eᵀ + bias, so dE gets doutᵀ·transformed.
-    let mut d_transformed = Array2::zeros(head.transformed.raw_dim()); // (M, C)
+    let mut d_transformed = take(&mut scratch.mlm_transformed, head.transformed.raw_dim());
     linear::backward(
-        Some(&mut d_transformed.view_mut()),
+        Some((&mut d_transformed.view_mut(), Write::Over)),
         &mut g_bert.embeddings.word_embeddings.view_mut(),
         &mut g_cls.predictions.bias.view_mut(),
         d_logits,
@@ -284,19 +362,21 @@ fn mlm_head_backward(
         &head.ln,
     );
     gelu::backward(&mut d_dense_out.view_mut(), head.dense_out.view());
-    let mut d_input = Array2::zeros(head.input.raw_dim());
+    let mut d_input = take(&mut scratch.mlm_input, head.input.raw_dim()); // (M, C)
     linear_backward(
-        Some(&mut d_input),
+        Some((&mut d_input, Write::Over)),
         &mut g_transform.dense,
         d_dense_out.view(),
         head.input.view(),
         &transform.dense,
     );
+    scratch.mlm_transformed = d_dense_out;
     d_input
 }
 
 /// From dL/d(layer output) (N, C) to dL/d(layer input) (N, C); with cross-attention, also
-/// accumulates dL/d(encoder output) into the `cross` buffer.
+/// accumulates dL/d(encoder output) into the `cross` buffer. The temporaries are `scratch`'s,
+/// and `d_out`'s buffer goes back to it.
 #[allow(clippy::too_many_arguments)]
 fn layer_backward(
     layer: &BertLayer,
@@ -307,6 +387,7 @@ fn layer_backward(
     attention_opts: &AttentionOptions,
     rotary: bool,
     cross: Option<((&EncoderStates, &AttentionOptions), &mut Array2<f32>)>,
+    scratch: &mut BackwardScratch,
 ) -> Array2<f32> {
     let (b_size, t) = batch.input_ids.dim();
     let (n, c) = d_out.dim();
@@ -323,11 +404,12 @@ fn layer_backward(
         &layer.output.layer_norm,
         &cache.output_ln,
     );
-    let mut d_ffn_input = d_sum.clone(); // the residual branch
+    let mut d_ffn_input = take(&mut scratch.ffn_input, (n, c));
+    d_ffn_input.assign(&d_sum); // the residual branch
     dropout::backward(&mut d_sum.view_mut(), cache.output_dropout.as_ref());
-    let mut d_intermediate = Array2::zeros(cache.intermediate.raw_dim()); // (N, I)
+    let mut d_intermediate = take(&mut scratch.intermediate, cache.intermediate.raw_dim()); // (N, I)
     linear_backward(
-        Some(&mut d_intermediate),
+        Some((&mut d_intermediate, Write::Over)),
         &mut g.output.dense,
         d_sum.view(),
         cache.intermediate.view(),
@@ -336,12 +418,13 @@ fn layer_backward(
     let mut d_pre = d_intermediate; // (N, I) dL/d(GELU output), then (in place) of its input
     gelu::backward(&mut d_pre.view_mut(), cache.intermediate_pre.view());
     linear_backward(
-        Some(&mut d_ffn_input),
+        Some((&mut d_ffn_input, Write::Add)),
         &mut g.intermediate.dense,
         d_pre.view(),
         ffn_input.view(),
         &layer.intermediate.dense,
     );
+    scratch.intermediate = d_pre;
     let d_attention_out = match (cross, &cache.cross, &layer.crossattention) {
         (Some(((encoder, opts), d_encoder)), Some(c), Some(weights)) => {
             let g_cross = g.crossattention.as_mut().expect("same structure");
@@ -361,35 +444,45 @@ fn layer_backward(
     };
 
     // attention_out = LN(dropout(context·W_Oᵀ + b_O) + x)
-    let mut d_sum = d_attention_out; // then (in place) dL/d(the LN's input)
+    let mut d_attention_sum = d_attention_out; // then (in place) dL/d(the LN's input)
     let (sa, g_sa) = (
         &layer.attention.self_attention,
         &mut g.attention.self_attention,
     );
     ln_backward(
-        &mut d_sum,
+        &mut d_attention_sum,
         &mut g.attention.output.layer_norm,
         cache.attention_sum.view(),
         &layer.attention.output.layer_norm,
         &cache.attention_ln,
     );
-    let mut d_x = d_sum.clone(); // the residual branch
-    dropout::backward(&mut d_sum.view_mut(), cache.attention_dropout.as_ref());
-    let mut d_context = Array2::zeros((n, c));
+    let mut d_x = take(&mut scratch.rows, (n, c));
+    d_x.assign(&d_attention_sum); // the residual branch
+    dropout::backward(
+        &mut d_attention_sum.view_mut(),
+        cache.attention_dropout.as_ref(),
+    );
+    let mut d_context = take(&mut scratch.context, cache.context.raw_dim()); // (N, H·Dv)
     linear_backward(
-        Some(&mut d_context),
+        Some((&mut d_context, Write::Over)),
         &mut g.attention.output.dense,
-        d_sum.view(),
+        d_attention_sum.view(),
         cache.context.view(),
         &layer.attention.output.dense,
     );
+    // Both (N, C) buffers this layer received go back: the next layer down takes them.
+    (scratch.ffn_input, scratch.rows) = (d_attention_sum, d_sum);
 
     // context = attention(q, k, v), q = rope(x·W_Qᵀ + b_Q) (rope only if rotary), …
+    // Each head adds its part to its group's slice of dK and dV: they start at zero.
     let (mut d_q, mut d_k, mut d_v) = (
-        Array2::zeros(cache.q.raw_dim()), // (N, H·D)
-        Array2::zeros(cache.k.raw_dim()), // (N, G·D)
-        Array2::zeros(cache.v.raw_dim()), // (N, G·D)
+        take(&mut scratch.q, cache.q.raw_dim()), // (N, H·D)
+        take(&mut scratch.k, cache.k.raw_dim()), // (N, G·D)
+        take(&mut scratch.v, cache.v.raw_dim()), // (N, G·D)
     );
+    for d in [&mut d_q, &mut d_k, &mut d_v] {
+        d.fill(0.0);
+    }
     {
         let as3 = |a| as_sequences(a, b_size, t);
         let as3_mut = |a| as_sequences_mut(a, b_size, t);
@@ -407,6 +500,7 @@ fn layer_backward(
             attention_opts,
         );
     }
+    scratch.context = d_context;
     if rotary {
         let head_dim = c / attention_opts.num_heads;
         let unrotate = |d: Array2<f32>| {
@@ -421,26 +515,27 @@ fn layer_backward(
         (d_q, d_k) = (unrotate(d_q), unrotate(d_k));
     }
     linear_backward(
-        Some(&mut d_x),
+        Some((&mut d_x, Write::Add)),
         &mut g_sa.query,
         d_q.view(),
         cache.input.view(),
         &sa.query,
     );
     linear_backward(
-        Some(&mut d_x),
+        Some((&mut d_x, Write::Add)),
         &mut g_sa.key,
         d_k.view(),
         cache.input.view(),
         &sa.key,
     );
     linear_backward(
-        Some(&mut d_x),
+        Some((&mut d_x, Write::Add)),
         &mut g_sa.value,
         d_v.view(),
         cache.input.view(),
         &sa.value,
     );
+    (scratch.q, scratch.k, scratch.v) = (d_q, d_k, d_v);
     d_x
 }
 
@@ -448,15 +543,15 @@ fn embeddings_backward(
     emb: &BertEmbeddings,
     g: &mut BertEmbeddings,
     cache: &EmbeddingsCache,
-    mut d_out: Array2<f32>,
+    d_out: &mut Array2<f32>, // (N, C), then (in place) dL/d(the LN's input)
     batch: &Batch,
     pad_token_id: usize,
 ) {
     let (b_size, t) = batch.input_ids.dim();
     dropout::backward(&mut d_out.view_mut(), cache.dropout.as_ref());
-    let mut d_sum = d_out; // (N, C) then (in place) dL/d(the LN's input)
+    let d_sum = d_out;
     ln_backward(
-        &mut d_sum,
+        d_sum,
         &mut g.layer_norm,
         cache.sum.view(),
         &emb.layer_norm,
@@ -515,7 +610,7 @@ fn cross_backward(
     dropout::backward(&mut d_sum.view_mut(), c.dropout.as_ref());
     let mut d_context = Array2::zeros(c.context.raw_dim());
     linear_backward(
-        Some(&mut d_context),
+        Some((&mut d_context, Write::Add)),
         &mut g.output.dense,
         d_sum.view(),
         c.context.view(),
@@ -541,14 +636,26 @@ fn cross_backward(
     );
     let (sa, g_sa) = (&weights.self_attention, &mut g.self_attention);
     linear_backward(
-        Some(&mut d_a),
+        Some((&mut d_a, Write::Add)),
         &mut g_sa.query,
         d_q.view(),
         a.view(),
         &sa.query,
     );
     let e = encoder.hidden.view();
-    linear_backward(Some(d_encoder), &mut g_sa.key, d_k.view(), e, &sa.key);
-    linear_backward(Some(d_encoder), &mut g_sa.value, d_v.view(), e, &sa.value);
+    linear_backward(
+        Some((d_encoder, Write::Add)),
+        &mut g_sa.key,
+        d_k.view(),
+        e,
+        &sa.key,
+    );
+    linear_backward(
+        Some((d_encoder, Write::Add)),
+        &mut g_sa.value,
+        d_v.view(),
+        e,
+        &sa.value,
+    );
     d_a
 }

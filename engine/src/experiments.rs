@@ -66,6 +66,7 @@ pub fn measure_attention(
         opts,
         &mut op_rng,
         None,
+        Default::default(),
     );
     let forward_ms = now_ms() - start;
     let start = now_ms();

@@ -332,7 +332,7 @@ fn prefill(
         mask: s.mask.view(),
     });
     let out = forward_with_encoder(model, &batch, &opts, states.as_ref(), &mut Rng::new(0))?;
-    let (logits, _) = mlm_head_forward(model, &out.hidden, &[t - 1]);
+    let (logits, _) = mlm_head_forward(model, &out.hidden, &[t - 1], Default::default());
     let cache = keep.then(|| {
         let mut cache = KvCache {
             k: Vec::new(),
@@ -384,7 +384,7 @@ fn decode_step(
             rotary,
         );
     }
-    let (logits, _) = mlm_head_forward(model, &x, &[0]);
+    let (logits, _) = mlm_head_forward(model, &x, &[0], Default::default());
     logits.row(0).to_owned()
 }
 

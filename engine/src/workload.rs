@@ -91,6 +91,7 @@ pub fn median_step_ms(
     let mut grads = model.zeros_like();
     let mut optimizer =
         Optimizer::new(OptimizerConfig::adam(1e-3), &model).expect("valid Adam settings");
+    let mut buffers = crate::train::StepBuffers::default();
     let mut times = Vec::with_capacity(iters);
     for i in 0..warmup + iters {
         let t0 = now_ms();
@@ -101,6 +102,7 @@ pub fn median_step_ms(
             &batch,
             &train_options(),
             &mut rng,
+            &mut buffers,
         )
         .expect("the benchmark workload trains");
         if i >= warmup {

@@ -117,6 +117,7 @@ fn check(c: &Case, kernel: AttentionKernel) -> f32 {
         &opts,
         &mut Rng::new(0),
         None,
+        Default::default(),
     );
     let (mut dq, mut dk, mut dv) = (
         Array3::zeros(q.dim()),

@@ -16,7 +16,7 @@ use engine::checkpoint::{load_dir, Checkpoint};
 use engine::forward::{forward, ForwardOptions, ForwardOutput};
 use engine::generate::{generate, GenerateOptions};
 use engine::optim::{Optimizer, OptimizerConfig};
-use engine::train::train_step;
+use engine::train::{train_step, StepBuffers};
 use engine::{Batch, BertForPreTraining, MaskMode, Rng};
 use serde::Deserialize;
 use std::path::PathBuf;
@@ -151,6 +151,7 @@ fn one_adam_step_matches_torch() {
         &batch,
         &opts,
         &mut Rng::new(0),
+        &mut StepBuffers::default(),
     )
     .expect("a step");
     for (name, p) in model.named_params() {

@@ -3,7 +3,7 @@
 
 use engine::forward::ForwardOptions;
 use engine::optim::{Optimizer, OptimizerConfig};
-use engine::train::train_step;
+use engine::train::{train_step, StepBuffers};
 use engine::{workload, MaskMode, Rng};
 
 /// Losses of 3 Adam steps and the weights after them, as bits.
@@ -19,6 +19,7 @@ fn run(threads: usize) -> (Vec<u32>, Vec<u32>) {
         let mut grads = model.zeros_like();
         let mut optimizer = Optimizer::new(OptimizerConfig::adam(1e-3), &model).unwrap();
         let mut rng = Rng::new(5);
+        let mut buffers = StepBuffers::default();
         let losses = (0..3)
             .flat_map(|_| {
                 let l = train_step(
@@ -28,6 +29,7 @@ fn run(threads: usize) -> (Vec<u32>, Vec<u32>) {
                     &batch,
                     &ForwardOptions::training(MaskMode::Padding),
                     &mut rng,
+                    &mut buffers,
                 )
                 .unwrap();
                 [l.total.to_bits(), l.mlm.to_bits(), l.nsp.to_bits()]

@@ -2,15 +2,16 @@
 //! its backward reads. Rotary models have no position term here (their positions rotate q and
 //! k in every layer).
 
-use super::ln_forward;
+use super::ln_reusing;
 use crate::batch::Batch;
 use crate::model::BertEmbeddings;
 use crate::ops::layernorm::LayerNormCache;
-use crate::ops::{dropout, embedding};
+use crate::ops::{dropout, embedding, reuse};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, Matrix};
 use ndarray::{s, Array2, Axis};
 
+#[derive(Default)]
 pub(crate) struct EmbeddingsCache {
     pub(crate) sum: Array2<f32>, // (N, C) word + position (absolute only) + token type, LN input
     pub(crate) ln: LayerNormCache,
@@ -28,9 +29,11 @@ pub(super) fn embeddings_forward(
     hidden_p: f32,
     rng: &mut Rng,
     trace: Option<&mut AttentionTrace>,
+    (spare_out, spare): (Array2<f32>, EmbeddingsCache), // an earlier call's, to write into
 ) -> (Array2<f32>, EmbeddingsCache) {
     let (b_size, t) = batch.input_ids.dim();
-    let mut sum = Array2::zeros((b_size * t, emb.word_embeddings.ncols())); // (N, C)
+    let mut sum = reuse(spare.sum, (b_size * t, emb.word_embeddings.ncols())); // (N, C)
+    sum.fill(0.0); // the three lookups add up into it
     embedding::forward_add(
         &mut sum.view_mut(),
         batch.input_ids.iter().map(|&id| id as usize),
@@ -48,7 +51,7 @@ pub(super) fn embeddings_forward(
         batch.token_type_ids.iter().map(|&tt| tt as usize),
         emb.token_type_embeddings.view(),
     );
-    let (mut x, ln) = ln_forward(sum.view(), &emb.layer_norm, eps);
+    let (mut x, ln) = ln_reusing(sum.view(), &emb.layer_norm, eps, (spare_out, spare.ln));
     if let Some(tr) = trace {
         // Row 0's three lookups, read again from the tables: only when tracing.
         let lookup = |table: &Array2<f32>, ids: &mut dyn Iterator<Item = usize>| {
@@ -69,6 +72,6 @@ pub(super) fn embeddings_forward(
         tr.embeddings_sum = Matrix::from_view(sum.slice(s![..t, ..]));
         tr.embeddings = Matrix::from_view(x.slice(s![..t, ..]));
     }
-    let dropout = dropout::forward(&mut x, hidden_p, rng);
+    let dropout = dropout::forward(&mut x, hidden_p, rng, spare.dropout);
     (x, EmbeddingsCache { sum, ln, dropout })
 }

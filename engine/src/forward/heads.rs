@@ -2,12 +2,13 @@
 //! the cache its backward reads. (The pooler and the NSP head are one dense each: inline in
 //! `forward`.)
 
-use super::{linear_forward, ln_forward};
+use super::{gelu_reusing, linear_reusing, ln_reusing};
 use crate::model::BertForPreTraining;
 use crate::ops::layernorm::LayerNormCache;
-use crate::ops::{gelu, linear};
-use ndarray::{Array2, Axis};
+use crate::ops::{linear, reuse};
+use ndarray::Array2;
 
+#[derive(Default)]
 pub(crate) struct MlmHeadCache {
     pub(crate) input: Array2<f32>, // (M, C) hidden rows `mlm_rows`, dense input
     pub(crate) dense_out: Array2<f32>, // (M, C) GELU input
@@ -20,26 +21,35 @@ pub(crate) fn mlm_targets(labels: &Array2<i64>, rows: &[usize]) -> Vec<i64> {
     let t = labels.ncols();
     rows.iter().map(|&n| labels[[n / t, n % t]]).collect()
 }
-/// logits (M, V) = LN(GELU(h·W_tᵀ + b_t))·word_embeddingsᵀ + bias over the rows `rows`.
+/// logits (M, V) = LN(GELU(h·W_tᵀ + b_t))·word_embeddingsᵀ + bias over the rows `rows`,
+/// written into the buffers of `spare`, an earlier call's logits and cache (`ops::reuse`).
 pub(crate) fn mlm_head_forward(
     model: &BertForPreTraining,
     hidden: &Array2<f32>,
     rows: &[usize],
+    (spare_logits, spare): (Array2<f32>, MlmHeadCache),
 ) -> (Array2<f32>, MlmHeadCache) {
     let cls = model.cls.as_ref().expect("called with heads");
     let transform = &cls.predictions.transform;
-    let input = hidden.select(Axis(0), rows); // (M, C)
-    let dense_out = linear_forward(input.view(), &transform.dense);
-    let activated = gelu::forward(dense_out.view());
-    let (transformed, ln) = ln_forward(
+    let mut input = reuse(spare.input, (rows.len(), hidden.ncols())); // (M, C)
+    for (mut dst, &n) in input.rows_mut().into_iter().zip(rows) {
+        dst.assign(&hidden.row(n));
+    }
+    let dense_out = linear_reusing(input.view(), &transform.dense, spare.dense_out);
+    let activated = gelu_reusing(dense_out.view(), spare.activated);
+    let (transformed, ln) = ln_reusing(
         activated.view(),
         &transform.layer_norm,
         model.config.layer_norm_eps,
+        (spare.transformed, spare.ln),
     );
-    let logits = linear::forward(
+    let words = model.bert.embeddings.word_embeddings.view();
+    let mut logits = reuse(spare_logits, (rows.len(), words.nrows()));
+    linear::forward_into(
         transformed.view(),
-        model.bert.embeddings.word_embeddings.view(),
+        words,
         cls.predictions.bias.view(),
+        &mut logits.view_mut(),
     );
     (
         logits,

@@ -4,12 +4,12 @@
 //! a   = LN(dropout(attention(q, k, x·W_Vᵀ + b_V)·W_Oᵀ + b_O) + x)
 //! out = LN(dropout(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2) + a)
 
-use super::{as_sequences, linear_forward, ln_forward};
+use super::{as_sequences, gelu_reusing, linear_forward, linear_reusing, ln_forward, ln_reusing};
 use crate::batch::Batch;
 use crate::model::{BertAttention, BertLayer};
 use crate::ops::attention::{self, AttentionCache, AttentionOptions};
 use crate::ops::layernorm::LayerNormCache;
-use crate::ops::{dropout, gelu, rope};
+use crate::ops::{dropout, rope};
 use crate::rng::Rng;
 use crate::trace::{LayerTrace, Matrix};
 use ndarray::{s, Array2, ArrayView2};
@@ -34,6 +34,7 @@ pub(crate) struct CrossCache {
     pub(crate) out: Array2<f32>, // (N, C) LN output: W_I input, residual
 }
 
+#[derive(Default)]
 pub(crate) struct LayerCache {
     pub(crate) input: Array2<f32>,        // (N, C) X: Q/K/V input, residual
     pub(crate) q: Array2<f32>,            // (N, H·D) attention's input (rotated if rotary)
@@ -52,6 +53,9 @@ pub(crate) struct LayerCache {
     pub(crate) output_sum: Array2<f32>,       // (N, C) LN input
     pub(crate) output_ln: LayerNormCache,
 }
+/// The layer's output and cache, written into the buffers of `spare`, this layer's cache from
+/// an earlier step (`ops::reuse`; `LayerCache::default()` for none). Its `input` holds the
+/// output: the same shape, and this step's input is `x`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn layer_forward(
     layer: &BertLayer,
@@ -64,14 +68,15 @@ pub(super) fn layer_forward(
     hidden_p: f32,
     rng: &mut Rng,
     mut trace: Option<&mut LayerTrace>,
+    spare: LayerCache,
 ) -> (Array2<f32>, LayerCache) {
     let (b_size, t) = batch.input_ids.dim();
     let c = x.ncols();
     let sa = &layer.attention.self_attention;
     let (mut q, mut k, v) = (
-        linear_forward(x.view(), &sa.query),
-        linear_forward(x.view(), &sa.key),
-        linear_forward(x.view(), &sa.value),
+        linear_reusing(x.view(), &sa.query, spare.q),
+        linear_reusing(x.view(), &sa.key, spare.k),
+        linear_reusing(x.view(), &sa.value, spare.v),
     );
     let head_dim = c / attention_opts.num_heads;
     let unrotated = if rotary {
@@ -97,6 +102,10 @@ pub(super) fn layer_forward(
         attention_opts,
         rng,
         trace.as_deref_mut().map(|tr| &mut tr.heads),
+        attention::Spare {
+            context: spare.context,
+            cache: Some(spare.attention),
+        },
     );
     if let (Some(tr), Some((q0, k0))) = (trace.as_deref_mut(), &unrotated) {
         // The attention op saw rotated q and k; the trace shows both.
@@ -112,18 +121,24 @@ pub(super) fn layer_forward(
         .into_shape_with_order((b_size * t, c))
         .expect("contiguous (B, T, C)");
 
-    let mut attention_sum = linear_forward(context.view(), &layer.attention.output.dense);
+    let mut attention_sum = linear_reusing(
+        context.view(),
+        &layer.attention.output.dense,
+        spare.attention_sum,
+    );
     if let Some(tr) = trace.as_deref_mut() {
         tr.input = Matrix::from_view(x.slice(s![..t, ..]));
         tr.context = Matrix::from_view(context.slice(s![..t, ..]));
         tr.attention_output = Matrix::from_view(attention_sum.slice(s![..t, ..]));
     }
-    let attention_dropout = dropout::forward(&mut attention_sum, hidden_p, rng);
+    let attention_dropout =
+        dropout::forward(&mut attention_sum, hidden_p, rng, spare.attention_dropout);
     attention_sum += &x;
-    let (attention_out, attention_ln) = ln_forward(
+    let (attention_out, attention_ln) = ln_reusing(
         attention_sum.view(),
         &layer.attention.output.layer_norm,
         eps,
+        (spare.attention_out, spare.attention_ln),
     );
 
     let cross = match (cross, &layer.crossattention) {
@@ -141,18 +156,27 @@ pub(super) fn layer_forward(
         _ => None,
     };
     let ffn_input = cross.as_ref().map_or(&attention_out, |c| &c.out);
-    let intermediate_pre = linear_forward(ffn_input.view(), &layer.intermediate.dense);
-    let intermediate = gelu::forward(intermediate_pre.view());
-    let mut output_sum = linear_forward(intermediate.view(), &layer.output.dense);
+    let intermediate_pre = linear_reusing(
+        ffn_input.view(),
+        &layer.intermediate.dense,
+        spare.intermediate_pre,
+    );
+    let intermediate = gelu_reusing(intermediate_pre.view(), spare.intermediate);
+    let mut output_sum = linear_reusing(intermediate.view(), &layer.output.dense, spare.output_sum);
     if let Some(tr) = trace.as_deref_mut() {
         tr.attention_norm = Matrix::from_view(attention_out.slice(s![..t, ..]));
         tr.intermediate_pre = Matrix::from_view(intermediate_pre.slice(s![..t, ..]));
         tr.intermediate = Matrix::from_view(intermediate.slice(s![..t, ..]));
         tr.ffn_output = Matrix::from_view(output_sum.slice(s![..t, ..]));
     }
-    let output_dropout = dropout::forward(&mut output_sum, hidden_p, rng);
+    let output_dropout = dropout::forward(&mut output_sum, hidden_p, rng, spare.output_dropout);
     output_sum += ffn_input;
-    let (out, output_ln) = ln_forward(output_sum.view(), &layer.output.layer_norm, eps);
+    let (out, output_ln) = ln_reusing(
+        output_sum.view(),
+        &layer.output.layer_norm,
+        eps,
+        (spare.input, spare.output_ln),
+    );
     if let Some(tr) = trace {
         tr.output = Matrix::from_view(out.slice(s![..t, ..]));
     }
@@ -205,12 +229,13 @@ fn cross_forward(
         opts,
         rng,
         trace,
+        attention::Spare::default(),
     );
     let context = context
         .into_shape_with_order((b_size * t, c))
         .expect("contiguous (B, Tt, C)");
     let mut sum = linear_forward(context.view(), &weights.output.dense);
-    let dropout = dropout::forward(&mut sum, hidden_p, rng);
+    let dropout = dropout::forward(&mut sum, hidden_p, rng, None);
     sum += a;
     let (out, ln) = ln_forward(sum.view(), &weights.output.layer_norm, eps);
     CrossCache {

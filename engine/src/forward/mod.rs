@@ -30,7 +30,7 @@ use crate::model::{BertForPreTraining, LayerNorm, Linear};
 use crate::ops::attention::{AttentionKernel, AttentionOptions};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::loss;
-use crate::ops::{linear, tanh};
+use crate::ops::{gelu, linear, reuse, tanh};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, HeadsTrace, LayerTrace, Matrix};
 use embeddings::embeddings_forward;
@@ -151,6 +151,54 @@ pub fn forward_with_encoder(
     encoder: Option<&EncoderStates>,
     rng: &mut Rng,
 ) -> Result<ForwardOutput> {
+    run(model, batch, opts, encoder, rng, Spare::default())
+}
+
+/// `forward`, writing its activations and caches into the buffers of `spare`, an earlier
+/// output that is done with (a training step's, for the next step): after the first step,
+/// no buffer the size of an activation is allocated. The result is the same as `forward`'s.
+pub fn forward_reusing(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    rng: &mut Rng,
+    spare: Option<ForwardOutput>,
+) -> Result<ForwardOutput> {
+    let spare = spare.map(Spare::from).unwrap_or_default();
+    run(model, batch, opts, None, rng, spare)
+}
+
+/// The buffers of an earlier forward pass that the next one writes into (`ops::reuse`). The
+/// small ones ((B, C) pooler rows, per-row losses) are not kept.
+#[derive(Default)]
+struct Spare {
+    hidden: Array2<f32>,
+    embeddings: EmbeddingsCache,
+    layers: Vec<LayerCache>,
+    mlm_head: MlmHeadCache,
+    mlm_logits: Array2<f32>,
+}
+
+impl From<ForwardOutput> for Spare {
+    fn from(out: ForwardOutput) -> Self {
+        Spare {
+            hidden: out.hidden,
+            embeddings: out.cache.embeddings,
+            layers: out.cache.layers,
+            mlm_head: out.cache.mlm_head.unwrap_or_default(),
+            mlm_logits: out.mlm_logits.unwrap_or_default(),
+        }
+    }
+}
+
+fn run(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    encoder: Option<&EncoderStates>,
+    rng: &mut Rng,
+    spare: Spare,
+) -> Result<ForwardOutput> {
     check_model(model)?;
     validate(model, batch)?;
     let cross_opts = cross_options(model, batch, opts, encoder)?;
@@ -171,9 +219,11 @@ pub fn forward_with_encoder(
         hidden_p,
         rng,
         trace.as_mut(),
+        (spare.hidden, spare.embeddings),
     );
     let (attention_opts, rotary) = attention_options(config, opts)?;
-    let mut layers = Vec::with_capacity(model.bert.layers.len());
+    let mut layers = spare.layers;
+    let mut spare_layers = std::mem::take(&mut layers).into_iter();
     for layer in &model.bert.layers {
         let layer_trace = trace.as_mut().map(|tr| {
             tr.layers.push(LayerTrace::default());
@@ -191,6 +241,7 @@ pub fn forward_with_encoder(
             hidden_p,
             rng,
             layer_trace,
+            spare_layers.next().unwrap_or_default(),
         );
         layers.push(cache);
     }
@@ -217,7 +268,12 @@ pub fn forward_with_encoder(
     };
     let (mut mlm_logits, mut mlm_head, mut nsp_logits) = (None, None, None);
     if let Some(cls) = &model.cls {
-        let (logits, head) = mlm_head_forward(model, &hidden, &mlm_rows);
+        let (logits, head) = mlm_head_forward(
+            model,
+            &hidden,
+            &mlm_rows,
+            (spare.mlm_logits, spare.mlm_head),
+        );
         (mlm_logits, mlm_head) = (Some(logits), Some(head));
         nsp_logits = pooled
             .as_ref()
@@ -384,7 +440,14 @@ fn cross_options(
 }
 
 pub(crate) fn linear_forward(x: ArrayView2<f32>, l: &Linear) -> Array2<f32> {
-    linear::forward(x, l.weight.view(), l.bias.view())
+    linear_reusing(x, l, Default::default())
+}
+
+/// `linear_forward` into `spare`'s storage (`ops::reuse`).
+pub(crate) fn linear_reusing(x: ArrayView2<f32>, l: &Linear, spare: Array2<f32>) -> Array2<f32> {
+    let mut out = reuse(spare, (x.nrows(), l.weight.nrows()));
+    linear::forward_into(x, l.weight.view(), l.bias.view(), &mut out.view_mut());
+    out
 }
 
 pub(crate) fn ln_forward(
@@ -392,7 +455,27 @@ pub(crate) fn ln_forward(
     ln: &LayerNorm,
     eps: f64,
 ) -> (Array2<f32>, LayerNormCache) {
-    layernorm::forward(x, ln.weight.view(), ln.bias.view(), eps)
+    ln_reusing(x, ln, eps, Default::default())
+}
+
+/// `ln_forward` into the storage of `spare`, an earlier output and cache (`ops::reuse`).
+pub(crate) fn ln_reusing(
+    x: ArrayView2<f32>,
+    ln: &LayerNorm,
+    eps: f64,
+    (spare, mut cache): (Array2<f32>, LayerNormCache),
+) -> (Array2<f32>, LayerNormCache) {
+    let mut out = reuse(spare, x.raw_dim());
+    let (gamma, beta) = (ln.weight.view(), ln.bias.view());
+    layernorm::forward_into(x, gamma, beta, eps, &mut out.view_mut(), &mut cache);
+    (out, cache)
+}
+
+/// GELU into `spare`'s storage (`ops::reuse`).
+pub(crate) fn gelu_reusing(x: ArrayView2<f32>, spare: Array2<f32>) -> Array2<f32> {
+    let mut out = reuse(spare, x.raw_dim());
+    gelu::forward_into(x, &mut out.view_mut());
+    out
 }
 
 /// (N, C) rows seen as (B, T, C) sequences.

@@ -17,7 +17,7 @@ pub use crate::ops::attention_options::{AttentionKernel, AttentionOptions};
 use crate::ops::{flash, full_attention, linear_attention};
 use crate::rng::Rng;
 use crate::trace::HeadTrace;
-use ndarray::{Array3, ArrayView2, ArrayView3, ArrayViewMut3};
+use ndarray::{Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut3};
 
 /// What backward needs besides q, k, v and the output, by kernel.
 #[derive(Clone, Debug)]
@@ -27,9 +27,26 @@ pub enum AttentionCache {
     Linear(linear_attention::LinearCache),
 }
 
+/// An empty full-kernel cache: what a first step has to reuse.
+impl Default for AttentionCache {
+    fn default() -> Self {
+        AttentionCache::Full(full_attention::FullCache::default())
+    }
+}
+
+/// What an earlier call leaves for the next to write into (`ops::reuse`): its context, as
+/// the layer keeps it (B·Tq, H·Dv), and its cache. The full kernel reuses both; the others
+/// allocate theirs.
+#[derive(Default)]
+pub struct Spare {
+    pub context: Array2<f32>,
+    pub cache: Option<AttentionCache>,
+}
+
 /// q (B, Tq, H·Dk), k (B, Tk, G·Dk), v (B, Tk, G·Dv), key_mask (B, Tk) 1 = real key.
 /// Returns the merged context (B, Tq, H·Dv). With `trace`, pushes every head's
 /// intermediates for batch row 0. `opts` must have passed `validate`.
+#[allow(clippy::too_many_arguments)]
 pub fn forward(
     q: ArrayView3<f32>,
     k: ArrayView3<f32>,
@@ -38,6 +55,7 @@ pub fn forward(
     opts: &AttentionOptions,
     rng: &mut Rng,
     trace: Option<&mut Vec<HeadTrace>>,
+    spare: Spare,
 ) -> (Array3<f32>, AttentionCache) {
     let dims = Dims::of(&q, &k, &v, &key_mask, opts);
     if opts.linear {
@@ -47,7 +65,7 @@ pub fn forward(
     match opts.kernel {
         AttentionKernel::Full => {
             let (context, cache) =
-                full_attention::forward(q, k, v, key_mask, opts, dims, rng, trace);
+                full_attention::forward(q, k, v, key_mask, opts, dims, rng, trace, spare);
             (context, AttentionCache::Full(cache))
         }
         AttentionKernel::Tiled { block } => {

@@ -8,19 +8,21 @@
 use crate::rng::Rng;
 use ndarray::{Array, ArrayViewMut, Dimension, Zip};
 
-/// Draws a mask of `shape` from `rng` in row-major order. None when p = 0 (nothing to drop).
-pub fn draw_mask<D: Dimension>(shape: D, p: f32, rng: &mut Rng) -> Option<Array<f32, D>> {
+/// Draws a mask of `shape` from `rng` in row-major order, into `spare`'s storage when it fits
+/// (`ops::reuse`). None when p = 0 (nothing to drop).
+pub fn draw_mask<D: Dimension>(
+    shape: D,
+    p: f32,
+    rng: &mut Rng,
+    spare: Option<Array<f32, D>>,
+) -> Option<Array<f32, D>> {
     if p <= 0.0 {
         return None;
     }
     let keep = 1.0 / (1.0 - p);
-    Some(Array::from_shape_simple_fn(shape, || {
-        if rng.uniform() < p {
-            0.0
-        } else {
-            keep
-        }
-    }))
+    let mut mask = super::reuse(spare.unwrap_or_default(), shape);
+    mask.map_inplace(|m| *m = if rng.uniform() < p { 0.0 } else { keep });
+    Some(mask)
 }
 
 /// The dropout factor (0 or 1/(1 − p)) of entry `index` under `seed`, from a hash instead of a
@@ -39,13 +41,15 @@ pub fn counter_factor(seed: u64, index: u64, p: f32) -> f32 {
     }
 }
 
-/// x ⊙= mask; returns the mask for backward (None when p = 0: x untouched).
+/// x ⊙= mask; returns the mask for backward (None when p = 0: x untouched), drawn into
+/// `spare` when it fits.
 pub fn forward<D: Dimension>(
     x: &mut Array<f32, D>,
     p: f32,
     rng: &mut Rng,
+    spare: Option<Array<f32, D>>,
 ) -> Option<Array<f32, D>> {
-    let mask = draw_mask(x.raw_dim(), p, rng)?;
+    let mask = draw_mask(x.raw_dim(), p, rng, spare)?;
     *x *= &mask;
     Some(mask)
 }
@@ -66,19 +70,19 @@ mod tests {
     #[test]
     fn drops_about_p_and_scales_the_rest() {
         let mut x = Array2::<f32>::ones((100, 100));
-        let mask = forward(&mut x, 0.25, &mut Rng::new(6)).unwrap();
+        let mask = forward(&mut x, 0.25, &mut Rng::new(6), None).unwrap();
         let dropped = x.iter().filter(|&&v| v == 0.0).count() as f32 / 10_000.0;
         assert!((dropped - 0.25).abs() < 0.02, "dropped {dropped}");
         assert!(x.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.75).abs() < 1e-6));
         assert_eq!(x, mask);
-        assert!(forward(&mut x, 0.0, &mut Rng::new(6)).is_none());
+        assert!(forward(&mut x, 0.0, &mut Rng::new(6), None).is_none());
     }
 
     #[test]
     fn same_seed_same_mask() {
-        let a = draw_mask(ndarray::Ix2(8, 8), 0.5, &mut Rng::new(9)).unwrap();
-        let b = draw_mask(ndarray::Ix2(8, 8), 0.5, &mut Rng::new(9)).unwrap();
-        let c = draw_mask(ndarray::Ix2(8, 8), 0.5, &mut Rng::new(10)).unwrap();
+        let a = draw_mask(ndarray::Ix2(8, 8), 0.5, &mut Rng::new(9), None).unwrap();
+        let b = draw_mask(ndarray::Ix2(8, 8), 0.5, &mut Rng::new(9), None).unwrap();
+        let c = draw_mask(ndarray::Ix2(8, 8), 0.5, &mut Rng::new(10), None).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }
@@ -91,10 +95,10 @@ mod tests {
         // The same seed gives the same mask on every evaluation: the function is then linear.
         let run = |x: &Array2<f32>| {
             let mut y = x.clone();
-            forward(&mut y, 0.4, &mut Rng::new(11));
+            forward(&mut y, 0.4, &mut Rng::new(11), None);
             project(&y, &r)
         };
-        let mask = draw_mask(x.raw_dim(), 0.4, &mut Rng::new(11)).unwrap();
+        let mask = draw_mask(x.raw_dim(), 0.4, &mut Rng::new(11), None).unwrap();
         let mut d = r.clone();
         backward(&mut d.view_mut(), Some(&mask));
         assert!(mask.iter().any(|&m| m == 0.0));

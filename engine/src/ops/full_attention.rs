@@ -2,20 +2,21 @@
 //! backward, context = W̃·V (W̃ = W ⊙ dropout mask). Its row softmax and head trace also serve
 //! the tiled kernel (`flash`), whose trace is the full kernel's by construction.
 
+use crate::ops::attention::{AttentionCache, Spare};
 use crate::ops::attention_options::{fill_allowed, mask_matrix, AttentionOptions, Dims};
-use crate::ops::dropout;
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
+use crate::ops::{dropout, reuse};
 use crate::rng::Rng;
 use crate::threads;
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::{
     s, Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3,
-    Axis, Ix4, Zip,
+    Axis, Ix3, Ix4, Zip,
 };
 
 /// What the full kernel's backward needs besides q, k, v.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct FullCache {
     /// softmax(Q·Kᵀ·scale + M) before dropout (B, H, Tq, Tk).
     pub weights: Array4<f32>,
@@ -36,6 +37,7 @@ pub(crate) fn forward(
     dims: Dims,
     rng: &mut Rng,
     trace: Option<&mut Vec<HeadTrace>>,
+    spare: Spare,
 ) -> (Array3<f32>, FullCache) {
     let Dims {
         b: b_size,
@@ -45,9 +47,18 @@ pub(crate) fn forward(
         dv,
         ..
     } = dims;
-    let mut weights = Array4::zeros((b_size, h_count, tq, tk));
-    let dropout_mask = dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng);
-    let mut context = Array3::zeros((b_size, tq, h_count * dv));
+    let FullCache {
+        weights: spare_weights,
+        dropout_mask: spare_mask,
+    } = match spare.cache {
+        Some(AttentionCache::Full(c)) => c,
+        _ => FullCache::default(),
+    };
+    // Every entry of each is written below: a head's scores and context by gemm with β = 0.
+    let mut weights = reuse(spare_weights, Ix4(b_size, h_count, tq, tk));
+    let dropout_mask =
+        dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng, spare_mask);
+    let mut context = reuse(spare.context, Ix3(b_size, tq, h_count * dv));
     let mut rows: Vec<_> = weights
         .outer_iter_mut()
         .zip(context.outer_iter_mut())

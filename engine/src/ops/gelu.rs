@@ -27,18 +27,20 @@ pub fn gelu_grad(x: f32) -> f32 {
 const ROWS: usize = 64;
 
 pub fn forward(inp: ArrayView2<f32>) -> Array2<f32> {
-    let mut out = Array2::uninit(inp.raw_dim());
+    let mut out = Array2::zeros(inp.raw_dim());
+    forward_into(inp, &mut out.view_mut());
+    out
+}
+
+/// `forward` into `out`, every entry written.
+pub fn forward_into(inp: ArrayView2<f32>, out: &mut ArrayViewMut2<f32>) {
     let blocks: Vec<_> = out
         .axis_chunks_iter_mut(Axis(0), ROWS)
         .zip(inp.axis_chunks_iter(Axis(0), ROWS))
         .collect();
     threads::for_each(blocks, |(mut y, x)| {
-        Zip::from(&mut y).and(&x).for_each(|y, &x| {
-            y.write(gelu(x));
-        })
+        Zip::from(&mut y).and(&x).for_each(|y, &x| *y = gelu(x))
     });
-    // SAFETY: the blocks cover every row, and each entry was written above.
-    unsafe { out.assume_init() }
 }
 
 /// In place: `d` holds dL/d(out) and becomes dL/d(inp) = d ⊙ gelu′(inp). Its callers need

@@ -2,7 +2,9 @@
 //! y = (x − μ) / √(σ² + ε) · γ + β, with the biased variance σ² = mean((x − μ)²).
 
 use crate::threads;
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
+use ndarray::{
+    Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Ix1, Zip,
+};
 
 /// Per-row statistics backward needs besides the input.
 #[derive(Clone, Debug, Default)]
@@ -24,10 +26,25 @@ pub fn forward(
     beta: ArrayView1<f32>,
     eps: f64,
 ) -> (Array2<f32>, LayerNormCache) {
+    let mut out = Array2::zeros(inp.raw_dim());
+    let mut cache = LayerNormCache::default();
+    forward_into(inp, gamma, beta, eps, &mut out.view_mut(), &mut cache);
+    (out, cache)
+}
+
+/// `forward` into `out` (N, C) and `cache`, whose buffers are reused (`ops::reuse`); every
+/// entry written.
+pub fn forward_into(
+    inp: ArrayView2<f32>,
+    gamma: ArrayView1<f32>,
+    beta: ArrayView1<f32>,
+    eps: f64,
+    out: &mut ArrayViewMut2<f32>,
+    cache: &mut LayerNormCache,
+) {
     let (n, c) = inp.dim();
-    let mut out = Array2::zeros((n, c));
-    let mut mean = Array1::zeros(n);
-    let mut rstd = Array1::zeros(n);
+    let mut mean = super::reuse(std::mem::take(&mut cache.mean), Ix1(n));
+    let mut rstd = super::reuse(std::mem::take(&mut cache.rstd), Ix1(n));
     let blocks: Vec<_> = out
         .axis_chunks_iter_mut(Axis(0), BLOCK)
         .zip(inp.axis_chunks_iter(Axis(0), BLOCK))
@@ -52,7 +69,7 @@ pub fn forward(
                 *r = rs;
             })
     });
-    (out, LayerNormCache { mean, rstd })
+    *cache = LayerNormCache { mean, rstd };
 }
 
 /// With x̂ = (x − μ)·rstd and g = dout ⊙ γ:

@@ -57,6 +57,7 @@ fn run(
         o,
         &mut Rng::new(15),
         None,
+        Default::default(),
     )
 }
 
@@ -404,6 +405,7 @@ fn linear_attention_equals_its_implied_weights_times_v() {
             &o,
             &mut Rng::new(0),
             Some(&mut heads),
+            Default::default(),
         );
         for (h, head) in heads.iter().enumerate() {
             assert!(head.scores.is_empty() && head.scaled.is_empty() && head.masked.is_empty());
@@ -431,6 +433,7 @@ fn traced(c: &Case, o: &AttentionOptions) -> Vec<HeadTrace> {
         o,
         &mut Rng::new(0),
         Some(&mut heads),
+        Default::default(),
     );
     heads
 }
@@ -574,6 +577,7 @@ fn cross_attention_shapes_work() {
             &o,
             &mut rng,
             None,
+            Default::default(),
         );
         assert_eq!(ctx.dim(), (1, 2, 6));
     }
