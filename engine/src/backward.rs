@@ -35,7 +35,8 @@ pub struct BackwardScratch {
     mlm_input: Array2<f32>,       // (M, C)
 }
 
-/// `scratch`'s buffer `field` shaped `shape`, its entries stale (`ops::reuse`).
+/// A scratch buffer taken out of `field` (which is left empty until it is put back) and
+/// shaped `shape`; its entries are stale (`ops::reuse`).
 fn take<S: ndarray::IntoDimension<Dim = ndarray::Ix2>>(
     field: &mut Array2<f32>,
     shape: S,
