@@ -11,7 +11,7 @@ use crate::data::{
     make_batch, make_batch_recorded, make_next_token_batch, BatchConfig, BatchRecord, Corpus,
 };
 use crate::error::{EngineError, Result};
-use crate::forward::{forward, forward_reusing, ForwardOptions, ForwardOutput, Losses};
+use crate::forward::{forward_reusing, ForwardOptions, ForwardOutput, Losses};
 use crate::model::BertForPreTraining;
 use crate::ops::attention::AttentionKernel;
 use crate::optim::{Optimizer, OptimizerConfig};
@@ -19,6 +19,7 @@ use crate::resume::{self, RunState};
 use crate::rng::Rng;
 use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use serde::{Deserialize, Serialize};
+use std::sync::{Mutex, PoisonError};
 
 /// What a run trains the model to do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -125,6 +126,17 @@ pub fn predict(
     batch: &Batch,
     opts: &ForwardOptions,
 ) -> Result<StepPredictions> {
+    predict_reusing(model, batch, opts, &mut StepBuffers::default())
+}
+
+/// `predict`, its forward written into a training run's `buffers` (and left there), so that
+/// it needs no second set of activations beside the ones the run keeps.
+fn predict_reusing(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    buffers: &mut StepBuffers,
+) -> Result<StepPredictions> {
     let eval = ForwardOptions {
         train: false,
         trace: false,
@@ -132,8 +144,16 @@ pub fn predict(
         ..*opts
     };
     // No dropout: the generator is never drawn from.
-    let out = forward(model, batch, &eval, &mut Rng::new(0))?;
-    Ok(predictions_of(&out))
+    let out = forward_reusing(
+        model,
+        batch,
+        &eval,
+        &mut Rng::new(0),
+        buffers.forward.take(),
+    )?;
+    let predictions = predictions_of(&out);
+    buffers.forward = Some(out);
+    Ok(predictions)
 }
 
 fn predictions_of(out: &ForwardOutput) -> StepPredictions {
@@ -209,8 +229,9 @@ pub struct Trainer {
     last: Option<LastStep>,
     /// Every batch drawn in this run (kept and restored runs count from the restore).
     counts: MaskingCounts,
-    /// The last step's activations and scratch, which the next step writes into.
-    buffers: StepBuffers,
+    /// The last step's activations and scratch, which the next step writes into; `batch_view`
+    /// (`&self`) writes its evaluation forward into them too, hence the lock.
+    buffers: Mutex<StepBuffers>,
 }
 
 /// The last step's batch and how it was made.
@@ -338,7 +359,7 @@ impl Trainer {
             fixed: None,
             last: None,
             counts: MaskingCounts::default(),
-            buffers: StepBuffers::default(),
+            buffers: Mutex::default(),
         })
     }
 
@@ -380,13 +401,16 @@ impl Trainer {
     /// The batch of the last `step`, as the page shows it, with what the model predicts on it
     /// after that step (None before the first step, after a `step_on`, whose batch
     /// `make_batch` did not record, and for next-token training, which masks nothing). Costs
-    /// one evaluation forward on the batch.
+    /// one evaluation forward on the batch, written into the buffers the run keeps for its
+    /// steps (no second set of activations).
     pub fn batch_view(&self) -> Option<BatchView> {
         if self.objective != Objective::MlmNsp {
             return None;
         }
         let l = self.last.as_ref()?;
-        let predictions = predict(&self.model, &l.batch, &self.forward_options()).ok()?;
+        let mut buffers = self.buffers.lock().unwrap_or_else(PoisonError::into_inner);
+        let opts = self.forward_options();
+        let predictions = predict_reusing(&self.model, &l.batch, &opts, &mut buffers).ok()?;
         Some(BatchView::new(
             l.step,
             l.fixed,
@@ -452,7 +476,9 @@ impl Trainer {
             batch,
             &opts,
             &mut self.rng,
-            &mut self.buffers,
+            self.buffers
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
         )?;
         self.step += 1;
         Ok(StepReport {
@@ -866,6 +892,26 @@ mod tests {
         };
         let corpus = include_str!("../../assets/default_corpus.txt");
         Trainer::from_corpus(corpus, config, settings, 0).unwrap()
+    }
+
+    /// The Batch view's evaluation forward writes into the buffers the run keeps for its
+    /// steps; the steps after it train exactly as if it had not run.
+    #[test]
+    fn a_batch_view_between_steps_changes_no_bit() {
+        let (mut plain, mut viewed) = (tiny(4, true), tiny(4, true));
+        for _ in 0..4 {
+            let (a, b) = (plain.step().unwrap(), viewed.step().unwrap());
+            assert_eq!(a.losses.total.to_bits(), b.losses.total.to_bits());
+            assert!(viewed.batch_view().is_some());
+        }
+        let bits = |t: &Trainer| -> Vec<u32> {
+            let params = t.model.named_params();
+            params
+                .iter()
+                .flat_map(|(_, p)| p.iter().map(|x| x.to_bits()))
+                .collect()
+        };
+        assert!(bits(&plain) == bits(&viewed));
     }
 
     #[test]
