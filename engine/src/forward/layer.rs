@@ -104,7 +104,7 @@ pub(super) fn layer_forward(
         trace.as_deref_mut().map(|tr| &mut tr.heads),
         attention::Spare {
             context: spare.context,
-            cache: Some(spare.attention),
+            cache: spare.attention,
         },
     );
     if let (Some(tr), Some((q0, k0))) = (trace.as_deref_mut(), &unrotated) {

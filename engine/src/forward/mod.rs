@@ -222,8 +222,8 @@ fn run(
         (spare.hidden, spare.embeddings),
     );
     let (attention_opts, rotary) = attention_options(config, opts)?;
-    let mut layers = spare.layers;
-    let mut spare_layers = std::mem::take(&mut layers).into_iter();
+    let mut layers = Vec::with_capacity(model.bert.layers.len());
+    let mut spare_layers = spare.layers.into_iter();
     for layer in &model.bert.layers {
         let layer_trace = trace.as_mut().map(|tr| {
             tr.layers.push(LayerTrace::default());

@@ -27,7 +27,7 @@ pub enum AttentionCache {
     Linear(linear_attention::LinearCache),
 }
 
-/// An empty full-kernel cache: what a first step has to reuse.
+/// An empty full-kernel cache: what a first call has to reuse.
 impl Default for AttentionCache {
     fn default() -> Self {
         AttentionCache::Full(full_attention::FullCache::default())
@@ -40,7 +40,7 @@ impl Default for AttentionCache {
 #[derive(Default)]
 pub struct Spare {
     pub context: Array2<f32>,
-    pub cache: Option<AttentionCache>,
+    pub cache: AttentionCache,
 }
 
 /// q (B, Tq, H·Dk), k (B, Tk, G·Dk), v (B, Tk, G·Dv), key_mask (B, Tk) 1 = real key.

@@ -51,7 +51,7 @@ pub(crate) fn forward(
         weights: spare_weights,
         dropout_mask: spare_mask,
     } = match spare.cache {
-        Some(AttentionCache::Full(c)) => c,
+        AttentionCache::Full(c) => c,
         _ => FullCache::default(),
     };
     // Every entry of each is written below: a head's scores and context by gemm with β = 0.
