@@ -1,12 +1,13 @@
-//! Page-wide messages above the explorer and the panel: the trainer stopped (with Restart), and
+//! Page-wide messages above the explorer and the panel: the trainer stopped or could not start
+//! (with Restart), and
 //! what was reset on the way in because what the browser kept was invalid.
 
 use crate::live::Live;
 use leptos::prelude::*;
 use protocol::LabSettings;
 
-/// "The trainer stopped: MESSAGE" and a Restart button, while the worker is dead. It stays at
-/// the top of the window, so it is seen wherever the page is scrolled.
+/// "The trainer stopped: MESSAGE" (or "could not start") and a Restart button, while the worker
+/// is dead. It stays at the top of the window, so it is seen wherever the page is scrolled.
 #[component]
 pub fn CrashBanner(
     live: Live,
@@ -18,7 +19,7 @@ pub fn CrashBanner(
         live.crashed.get().map(|message| {
             view! {
                 <div class="crashed" role="alert">
-                    <p>{format!("The trainer stopped: {message}")}</p>
+                    <p>{message}</p>
                     <button on:click=restart>"Restart"</button>
                 </div>
             }

@@ -4,7 +4,7 @@
 use crate::claims::state::{ClaimState, Claims};
 use crate::storage::{self, Kept};
 use crate::training::checkpoint::download::download_files;
-use crate::worker_client::LabClient;
+use crate::worker_client::{Death, LabClient};
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
 use engine::inspect::Inspection;
@@ -62,7 +62,8 @@ pub struct Live {
     pub bench: RwSignal<Option<String>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
     pub busy: RwSignal<Option<String>>,
-    /// Why the worker died (a panic, out of memory), until Restart starts another.
+    /// Why the worker died (a panic, out of memory) or never started, as the sentence the page
+    /// shows, until Restart starts another.
     pub crashed: RwSignal<Option<String>>,
     /// What was kept from an earlier visit but unreadable or invalid, and so reset: one
     /// sentence each, shown until dismissed.
@@ -151,23 +152,26 @@ impl Live {
                     live.apply(message, attachments);
                 }
             },
-            move |message| {
+            move |death| {
                 if current() {
-                    live.died(message, false);
+                    live.died(death, false);
                 }
             },
         );
         match spawned {
             Ok(client) => self.client.set_value(Some(client)),
-            Err(e) => self.error.set(Some(e)),
+            Err(death) => {
+                self.client.set_value(None);
+                self.died(death, false);
+            }
         }
     }
 
     /// The worker died. Its panic message (`from_panic`) says more than the `error` event that
     /// follows it, so it replaces that, never the other way round.
-    fn died(&self, message: String, from_panic: bool) {
+    fn died(&self, death: Death, from_panic: bool) {
         if from_panic || self.crashed.with_untracked(Option::is_none) {
-            self.crashed.set(Some(message));
+            self.crashed.set(Some(death.to_string()));
         }
         self.playing.set(false);
         self.busy.set(None);
@@ -489,7 +493,7 @@ impl Live {
                 self.playing.set(false);
                 self.stopped.set(Some(reason));
             }
-            FromWorker::Crashed { message } => self.died(message, true),
+            FromWorker::Crashed { message } => self.died(Death::Stopped(message), true),
             FromWorker::ClaimProgress { claim, done, total } => {
                 self.claims
                     .update(|c| c.set(claim, ClaimState::Running { done, total }));

@@ -125,8 +125,9 @@ fn viewport_width() -> f64 {
         .unwrap_or(f64::MAX)
 }
 
-/// Where the pointer is: the cell under it and its position in the viewport, px (the tooltip
-/// is `position: fixed`, so no scrolling figure can clip it).
+/// Where the pointer is, or where a finger tapped (phones have no hover; a tap elsewhere closes
+/// it): the cell and its position in the viewport, px (the tooltip is `position: fixed`, so no
+/// scrolling figure can clip it).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Hover {
     row: usize,
@@ -280,7 +281,7 @@ pub fn HeatmapFigure(
             data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))>
             <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
             <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
-                on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+                on:mousemove=on_move on:click=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
             {legend}
             {tools}
             {tooltip}

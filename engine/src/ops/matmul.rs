@@ -2,9 +2,11 @@
 //!
 //! Natively this is the `gemm` crate, whose AVX-512 kernels (picked at run time; AVX2/FMA on
 //! CPUs without) beat matrixmultiply's AVX2 ones at the engine's shapes: `benches/gemm.rs`.
-//! On wasm32 matrixmultiply's simd128 kernel has no fused multiply-add, so there a small packed
-//! GEMM with a 4×8 register-blocked micro-kernel on relaxed SIMD's `f32x4_relaxed_madd` (an FMA
-//! on x86/ARM hosts) does the work instead (matrixmultiply in unoptimised wasm builds).
+//! On wasm32 a small packed GEMM with a 4×8 register-blocked micro-kernel on SIMD128 does the work
+//! (matrixmultiply in unoptimised wasm builds). With the `relaxed-simd` feature it multiplies and
+//! adds in one `f32x4_relaxed_madd` (an FMA on x86/ARM hosts); without, in an `f32x4_mul` and an
+//! `f32x4_add`. A module holding one relaxed-SIMD instruction does not compile in Safari, so the
+//! page ships the worker built both ways and starts the one the browser validates.
 //! Transposes are just strided views (`w.t()`): both kernels read any layout. Large native
 //! products are split into blocks of C that run on the threads (`crate::threads`).
 
@@ -13,7 +15,7 @@ use ndarray::{ArrayBase, Data, DataMut, Ix2};
 /// C (m, n) = α·A (m, k)·B (k, n) + β·C; with β = 0, C is overwritten and never read
 /// (same contract as `ndarray::linalg::general_mat_mul`). Panics on mismatched shapes.
 ///
-/// Optimised wasm32 builds take the relaxed-SIMD kernel. Unoptimised (debug) wasm builds keep
+/// Optimised wasm32 builds take the SIMD128 kernel. Unoptimised (debug) wasm builds keep
 /// matrixmultiply: at opt-level 0 the kernel's intrinsics are function calls, not instructions.
 pub fn gemm<SA, SB, SC>(
     alpha: f32,
@@ -28,13 +30,13 @@ pub fn gemm<SA, SB, SC>(
 {
     #[cfg(all(
         target_arch = "wasm32",
-        target_feature = "relaxed-simd",
+        target_feature = "simd128",
         not(debug_assertions)
     ))]
     wasm::gemm(alpha, a.view(), b.view(), beta, c.view_mut());
     #[cfg(all(
         target_arch = "wasm32",
-        not(all(target_feature = "relaxed-simd", not(debug_assertions)))
+        not(all(target_feature = "simd128", not(debug_assertions)))
     ))]
     ndarray::linalg::general_mat_mul(alpha, a, b, beta, c);
     #[cfg(not(target_arch = "wasm32"))]
@@ -147,10 +149,10 @@ mod native {
     }
 }
 
-/// The wasm32 relaxed-SIMD kernel itself, in every build, so the browser tests
-/// (tests/matmul.rs) can compare it with a naive product.
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-pub fn gemm_relaxed_simd(
+/// The wasm32 SIMD kernel itself, in every build, so the browser tests (tests/matmul.rs) can
+/// compare it with a naive product, with and without relaxed SIMD.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub fn gemm_simd(
     alpha: f32,
     a: ndarray::ArrayView2<f32>,
     b: ndarray::ArrayView2<f32>,
@@ -160,7 +162,7 @@ pub fn gemm_relaxed_simd(
     wasm::gemm(alpha, a, b, beta, c);
 }
 
-#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod wasm {
     //! Goto-style blocking: for each depth block of KC, pack B's rows into NR-column panels and
     //! each MC-row block of A into MR-row panels, then run the micro-kernel over every
@@ -168,8 +170,8 @@ mod wasm {
     //! attention heads make hundreds of 32×16×32 products per step, where ndarray's per-call
     //! slicing cost more than the arithmetic.
     use core::arch::wasm32::{
-        f32x4_add, f32x4_mul, f32x4_relaxed_madd, f32x4_splat, i32x4_shuffle, v128, v128_load,
-        v128_load32_splat, v128_store,
+        f32x4_add, f32x4_mul, f32x4_splat, i32x4_shuffle, v128, v128_load, v128_load32_splat,
+        v128_store,
     };
     use ndarray::{ArrayView2, ArrayViewMut2, Axis};
     use std::cell::RefCell;
@@ -415,9 +417,30 @@ mod wasm {
         unsafe { v128_store(xs.as_mut_ptr().cast(), v) }
     }
 
-    /// acc[r][h] = Σ_p A[i0+r, p] · B[p, j0+4h..j0+4h+4], one fused multiply-add per
-    /// (row, half) and depth step: 8 FMAs per 2 B loads and 4 A broadcasts.
+    /// a·b + acc: one fused multiply-add with the `relaxed-simd` feature (V8 and Firefox on x86
+    /// and ARM emit an FMA), else a rounded product, then a sum.
+    #[cfg(feature = "relaxed-simd")]
+    #[inline]
+    #[target_feature(enable = "relaxed-simd")]
+    fn madd(a: v128, b: v128, acc: v128) -> v128 {
+        core::arch::wasm32::f32x4_relaxed_madd(a, b, acc)
+    }
+    #[cfg(not(feature = "relaxed-simd"))]
     #[inline(always)]
+    fn madd(a: v128, b: v128, acc: v128) -> v128 {
+        f32x4_add(f32x4_mul(a, b), acc)
+    }
+
+    /// acc[r][h] = Σ_p A[i0+r, p] · B[p, j0+4h..j0+4h+4], one multiply-add per (row, half) and
+    /// depth step: 8 multiply-adds per 2 B loads and 4 A broadcasts.
+    /// (`#[inline(always)]` cannot go with a target feature: the relaxed build calls it once a
+    /// tile.)
+    #[cfg_attr(not(feature = "relaxed-simd"), inline(always))]
+    #[cfg_attr(
+        feature = "relaxed-simd",
+        inline,
+        target_feature(enable = "relaxed-simd")
+    )]
     fn micro_kernel(a_panel: &[f32], b_panel: &[f32]) -> [[v128; 2]; MR] {
         let mut acc = [[f32x4_splat(0.0); 2]; MR];
         for (a, b) in a_panel.chunks_exact(MR).zip(b_panel.chunks_exact(NR)) {
@@ -425,8 +448,8 @@ mod wasm {
             for (acc, a) in acc.iter_mut().zip(a) {
                 // SAFETY: `a` is a reference to one readable f32.
                 let a = unsafe { v128_load32_splat((a as *const f32).cast()) };
-                acc[0] = f32x4_relaxed_madd(a, b0, acc[0]);
-                acc[1] = f32x4_relaxed_madd(a, b1, acc[1]);
+                acc[0] = madd(a, b0, acc[0]);
+                acc[1] = madd(a, b1, acc[1]);
             }
         }
         acc

@@ -1,17 +1,18 @@
-//! The wasm32 relaxed-SIMD kernel (engine::ops::matmul) in the browser, against
-//! a naive triple loop: odd shapes (edge tiles), transposed and strided views, α/β, and depths
-//! and rows past one packing block.
+//! The wasm32 SIMD kernel (engine::ops::matmul) in the browser, against a naive triple loop: odd
+//! shapes (edge tiles), transposed and strided views, α/β, and depths and rows past one packing
+//! block. `./dev test` runs it twice: built with SIMD128 alone (what Safari runs) and with relaxed
+//! SIMD's fused multiply-add (`build/relaxed.sh`, what Chromium and Firefox run).
+#![cfg(target_arch = "wasm32")]
 
-use engine::ops::matmul::{gemm, gemm_relaxed_simd};
+use engine::ops::matmul::{gemm, gemm_simd};
 use ndarray::{s, Array2, ArrayView2};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-// This file only tests the relaxed-SIMD kernel when the wasm build enables it (.cargo/config.toml);
-// without it there is no kernel to test (gemm falls back to matrixmultiply).
-#[cfg(all(target_arch = "wasm32", not(target_feature = "relaxed-simd")))]
-compile_error!("tests/matmul.rs needs the wasm build with +relaxed-simd (see .cargo/config.toml)");
+// Without SIMD128 there is no kernel to test (gemm falls back to matrixmultiply).
+#[cfg(not(target_feature = "simd128"))]
+compile_error!("wasm_matmul.rs needs the wasm build with +simd128 (see .cargo/config.toml)");
 
 /// Deterministic values in (-1, 1) that differ per (seed, i, j).
 fn filled(rows: usize, cols: usize, seed: u32) -> Array2<f32> {
@@ -43,7 +44,7 @@ fn check(alpha: f32, a: ArrayView2<f32>, b: ArrayView2<f32>, beta: f32) {
     let c0 = filled(m, n, 9);
     let want = naive(alpha, &a, &b, beta, &c0);
     let mut got = c0.clone();
-    gemm_relaxed_simd(alpha, a.view(), b.view(), beta, got.view_mut());
+    gemm_simd(alpha, a.view(), b.view(), beta, got.view_mut());
     let tol = 1e-5 * (k as f32).max(1.0);
     for ((i, j), &g) in got.indexed_iter() {
         let w = want[[i, j]];
@@ -91,7 +92,7 @@ fn strided_views_and_strided_output_match_a_naive_product() {
     let c0 = filled(33, 50, 9);
     let want = naive(1.0, &a, &b, 1.0, &c0.slice(s![.., 10..27]).to_owned());
     let mut c = c0.clone();
-    gemm_relaxed_simd(1.0, a, b, 1.0, c.slice_mut(s![.., 10..27]));
+    gemm_simd(1.0, a, b, 1.0, c.slice_mut(s![.., 10..27]));
     for ((i, j), &g) in c.indexed_iter() {
         let w = if (10..27).contains(&j) {
             want[[i, j - 10]]
@@ -104,7 +105,7 @@ fn strided_views_and_strided_output_match_a_naive_product() {
     let mut c = c0.clone();
     let mut every_other = c.slice_mut(s![.., ..;3]);
     let want = naive(2.0, &a, &b, 0.0, &every_other.to_owned());
-    gemm_relaxed_simd(2.0, a, b, 0.0, every_other.view_mut());
+    gemm_simd(2.0, a, b, 0.0, every_other.view_mut());
     assert!(every_other
         .iter()
         .zip(&want)
@@ -123,7 +124,7 @@ fn reversed_views_match_a_naive_product() {
 fn beta_zero_overwrites_nan() {
     let (a, b) = (filled(5, 3, 1), filled(3, 9, 2));
     let mut c = Array2::from_elem((5, 9), f32::NAN);
-    gemm_relaxed_simd(1.0, a.view(), b.view(), 0.0, c.view_mut());
+    gemm_simd(1.0, a.view(), b.view(), 0.0, c.view_mut());
     let want = naive(1.0, &a.view(), &b.view(), 0.0, &Array2::zeros((5, 9)));
     assert!(
         c.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-5),
@@ -138,7 +139,7 @@ fn the_dispatcher_matches_the_kernel() {
     let (a, b) = (filled(37, 70, 1), filled(70, 21, 2));
     let (mut via_ops, mut kernel) = (filled(37, 21, 3), filled(37, 21, 3));
     gemm(0.5, &a, &b.t().to_owned().t(), 2.0, &mut via_ops);
-    gemm_relaxed_simd(0.5, a.view(), b.view(), 2.0, kernel.view_mut());
+    gemm_simd(0.5, a.view(), b.view(), 2.0, kernel.view_mut());
     assert!(via_ops
         .iter()
         .zip(&kernel)

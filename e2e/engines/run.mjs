@@ -1,0 +1,45 @@
+// Runs the cross-engine suite (suite.mjs) against the release build in dist/, in Firefox ESR and
+// in WebKitGTK, one after the other (each trains, and this machine has two cores).
+// `node e2e/engines/run.mjs [firefox|webkit]` runs one of them.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveDir } from '../harness.mjs';
+import { firefox, webkit } from './drivers.mjs';
+import { runChecks } from './suite.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const dist = path.join(root, 'dist');
+const artifacts = path.join(root, 'artifacts');
+fs.mkdirSync(artifacts, { recursive: true });
+
+// Which worker build each engine must start: WebKit has no relaxed SIMD.
+const ENGINES = [
+  { name: 'firefox', open: firefox, expectBuild: 'relaxed-simd' },
+  { name: 'webkit', open: webkit, expectBuild: 'simd128' },
+];
+
+const only = process.argv[2];
+const server = await serveDir(dist);
+const baseUrl = `http://127.0.0.1:${server.address().port}/`;
+let passed = 0;
+let failed = 0;
+for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
+  let session;
+  try {
+    session = await engine.open();
+    console.log(`${session.name} ${session.version}`);
+    const r = await runChecks(session, { baseUrl, artifacts, expectBuild: engine.expectBuild, log: console.log });
+    passed += r.passed;
+    failed += r.failed;
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${engine.name}: could not run the suite\n     ${e.stack || e}`);
+  } finally {
+    if (session) await session.close();
+  }
+}
+server.close();
+console.log(`engines: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -1,0 +1,271 @@
+// What a learner does first, checked in each engine (drivers.mjs): the explorer's heatmaps,
+// Play with a falling loss, the stepper's every stage, a claim run to its plot, a checkpoint
+// downloaded and loaded back, a reload that keeps the model, Generate on a next-token model, and
+// no page error on the way. Everything runs inside the page through the session's `run`, so one
+// text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
+import path from 'node:path';
+
+/// Helpers defined in the page for every check (serialised with the check's own source).
+function pageHelpers() {
+  const HANG_MS = 240000;
+  const waitFor = (what, test) => new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const poll = () => {
+      let value;
+      try { value = test(); } catch (e) { reject(e); return; }
+      if (value) resolve(value);
+      else if (performance.now() - t0 > HANG_MS) reject(new Error(`hung: still waiting for ${what}`));
+      else setTimeout(poll, 50);
+    };
+    poll();
+  });
+  const button = (name) => [...document.querySelectorAll('button')].find((b) => b.textContent.trim() === name);
+  const click = async (name) => {
+    const b = await waitFor(`an enabled "${name}" button`, () => { const x = button(name); return x && !x.disabled && x; });
+    b.click();
+  };
+  const step = () => Number(document.querySelector('[data-step]')?.dataset.step);
+  const ready = () => waitFor('the first heatmap, nothing busy', () =>
+    document.querySelector('figure.heatmap canvas') && !document.querySelector('.busy') && document.querySelector('button.play'));
+  const problems = () => {
+    const found = [...(window.__problems || [])];
+    for (const sel of ['.crashed', '.boot-failed']) {
+      const el = document.querySelector(sel);
+      if (el) found.push(`${sel}: ${el.textContent}`);
+    }
+    return found;
+  };
+  const select = (label, value) => {
+    const el = [...document.querySelectorAll('label')].find((l) => l.textContent.trim().startsWith(label))?.querySelector('select');
+    if (!el) throw new Error(`no select labelled ${label}`);
+    el.value = value;
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  };
+  return { waitFor, button, click, step, ready, problems, select };
+}
+
+/// Records errors from here on (console.error, uncaught errors, rejections): the harness cannot
+/// listen before the page loads in every driver, and the page shows its own load failures.
+const listen = () => {
+  if (window.__problems) return;
+  window.__problems = [];
+  const error = console.error.bind(console);
+  console.error = (...args) => { window.__problems.push(`console error: ${args.join(' ')}`); error(...args); };
+  addEventListener('error', (e) => window.__problems.push(`page error: ${e.message}`));
+  addEventListener('unhandledrejection', (e) => window.__problems.push(`unhandled rejection: ${e.reason}`));
+  document.addEventListener('securitypolicyviolation', (e) => window.__problems.push(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+};
+
+const inPage = (session) => (fn, arg) =>
+  session.run(`async (arg) => { const h = (${pageHelpers})(); return (${fn})(h, arg); }`, arg);
+
+export const checks = [
+  {
+    name: 'the explorer shows its heatmaps, from the worker build this browser compiles',
+    async run({ session, run, baseUrl, artifacts, expectBuild }) {
+      await session.goto(baseUrl);
+      await run(`${listen}`);
+      const r = await run(async (h) => {
+        await h.ready();
+        const canvases = [...document.querySelectorAll('figure.heatmap canvas')];
+        const inked = canvases.filter((c) => {
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250)) return true;
+          return false;
+        }).length;
+        return { heatmaps: canvases.length, inked, build: document.documentElement.dataset.workerSimd, problems: h.problems() };
+      });
+      await session.screenshot(path.join(artifacts, `engine-${session.name.toLowerCase()}-1280.png`));
+      if (r.heatmaps === 0 || r.inked === 0) throw new Error(`heatmaps: ${r.heatmaps}, with ink: ${r.inked}`);
+      if (r.build !== expectBuild) throw new Error(`worker build ${r.build}, expected ${expectBuild}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `${r.heatmaps} heatmaps, worker build ${r.build}`;
+    },
+  },
+  {
+    name: 'Play trains, with a falling loss; Pause keeps the step',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        const loss = () => Number(document.querySelector('p.readout')?.dataset.smoothedLoss);
+        await h.click('Play');
+        await h.waitFor('step 10', () => h.step() >= 10 && Number.isFinite(loss()));
+        const first = { step: h.step(), loss: loss() };
+        await h.waitFor('step 300', () => h.step() >= 300);
+        const last = { step: h.step(), loss: loss() };
+        await h.click('Pause');
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+        return { first, last, problems: h.problems() };
+      });
+      if (!(r.last.loss < r.first.loss)) throw new Error(`the loss did not fall: ${JSON.stringify(r)}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `loss ${r.first.loss.toFixed(3)} at step ${r.first.step} → ${r.last.loss.toFixed(3)} at step ${r.last.step}`;
+    },
+  },
+  {
+    name: 'the stepper walks every stage',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        const title = () => document.querySelector('.stage-title').textContent;
+        while (!h.button('Previous').disabled) h.button('Previous').click(), await h.waitFor('a stage', () => true);
+        const seen = [];
+        for (;;) {
+          await h.waitFor('the stage\'s heatmaps', () => document.querySelector('.stage-panel figure.heatmap figcaption'));
+          seen.push(title());
+          if (h.button('Next').disabled) break;
+          const before = title();
+          h.button('Next').click();
+          await h.waitFor('the next stage', () => title() !== before);
+        }
+        return { seen, problems: h.problems() };
+      });
+      const last = r.seen[r.seen.length - 1];
+      if (r.seen.length !== 13 || !/^Step 12 of 12/.test(last)) throw new Error(`stages: ${r.seen.join(' | ')}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `${r.seen.length} stages`;
+    },
+  },
+  {
+    name: 'a claim runs to its plot',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        const card = () => document.querySelector('article.claim[data-claim="Leakage"]');
+        [...card().querySelectorAll('button')].find((b) => b.textContent.trim() === 'Run').click();
+        await h.waitFor('the claim to end', () => ['done', 'failed'].includes(card().dataset.state));
+        const series = JSON.parse(card().querySelector('figure.claim-chart')?.dataset.series || '[]');
+        return { state: card().dataset.state, error: card().querySelector('.error')?.textContent, series, problems: h.problems() };
+      });
+      if (r.state !== 'done') throw new Error(`Leakage: ${r.state} ${r.error}`);
+      const causal = r.series.find((s) => s.name === 'Causal');
+      if (!causal || !causal.y.length || causal.y[0] !== 0) throw new Error(`series: ${JSON.stringify(r.series).slice(0, 300)}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `Leakage: ${r.series.length} series of ${causal.y.length} points`;
+    },
+  },
+  {
+    name: 'a checkpoint downloads, and loads back',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        // Catch the download links: their blobs become the files picked for "Load checkpoint".
+        // (The page's CSP allows no fetch of a blob: URL, so the blobs are caught as they get one.)
+        const links = [];
+        const blobs = new Map();
+        const click = HTMLAnchorElement.prototype.click;
+        const createObjectURL = URL.createObjectURL;
+        URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
+        HTMLAnchorElement.prototype.click = function () {
+          if (this.download) links.push({ name: this.download, blob: blobs.get(this.href) });
+          else click.call(this);
+        };
+        const step = h.step();
+        await h.click('Download checkpoint');
+        await h.waitFor('four files', () => links.length >= 4);
+        HTMLAnchorElement.prototype.click = click;
+        URL.createObjectURL = createObjectURL;
+        const files = links.map((l) => new File([l.blob], l.name));
+        const picked = new DataTransfer();
+        files.forEach((f) => picked.items.add(f));
+        const input = document.querySelector('.load-checkpoint input[type=file]');
+        input.files = picked.files;
+        input.dispatchEvent(new Event('change', { bubbles: true }));
+        await h.waitFor('the files read', () => document.querySelector('.load-checkpoint .loaded, .load-checkpoint .error'));
+        const read = document.querySelector('.load-checkpoint .loaded, .load-checkpoint .error');
+        if (read.classList.contains('error')) throw new Error(`load: ${read.textContent}`);
+        await h.waitFor('the loaded model', () => !document.querySelector('.busy'));
+        await h.ready();
+        return { names: links.map((l) => l.name).sort(), sizes: files.map((f) => f.size), step, after: h.step(),
+          read: read.textContent, problems: h.problems() };
+      });
+      if (r.names.join() !== 'config.json,model.safetensors,tokenizer_config.json,vocab.txt') throw new Error(`files: ${r.names}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `${r.names.length} files (${r.sizes.reduce((a, b) => a + b, 0)} bytes) at step ${r.step}; "${r.read}"`;
+    },
+  },
+  {
+    name: 'a reload keeps the model',
+    async run({ session, run }) {
+      const before = await run(async (h) => {
+        const start = h.step();
+        await h.click('Step');
+        await h.waitFor('one more step', () => h.step() > start);
+        const step = h.step();
+        // Pause keeps the model; Step then Pause asks for it once more.
+        await new Promise((r) => setTimeout(r, 1500));
+        return step;
+      });
+      await session.reload();
+      await run(`${listen}`);
+      const after = await run(async (h) => { await h.ready(); await h.waitFor('a step count', () => Number.isFinite(h.step())); return { step: h.step(), problems: h.problems() }; });
+      if (after.step !== before) throw new Error(`step ${before} before the reload, ${after.step} after`);
+      if (after.problems.length) throw new Error(after.problems.join('\n'));
+      return `step ${before} kept`;
+    },
+  },
+  {
+    name: 'Generate writes tokens for a next-token model',
+    async run({ session, run, artifacts }) {
+      const r = await run(async (h) => {
+        h.select('Objective', 'next-token');
+        await h.waitFor('a decoder', () => document.querySelector('header')?.textContent.includes('decoder'));
+        await h.ready();
+        await h.click('Play');
+        const start = h.step();
+        await h.waitFor('400 steps', () => h.step() >= start + 400);
+        await h.click('Pause');
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+        await h.click('Generate');
+        const out = () => document.querySelector('[data-generated]');
+        await h.waitFor('generated tokens', () => out()?.dataset.running === 'false' && JSON.parse(out().dataset.generated).length > 0);
+        return { tokens: JSON.parse(out().dataset.generated), problems: h.problems() };
+      });
+      await session.screenshot(path.join(artifacts, `engine-${session.name.toLowerCase()}-generate.png`));
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `${r.tokens.length} tokens: ${r.tokens.map((t) => t.token ?? t).join(' ').slice(0, 80)}`;
+    },
+  },
+  {
+    // A desktop browser's window may not shrink to a phone's width (the MiniBrowser stops at
+    // about 450 px), so the page opens again in a 390 × 844 frame: a layout viewport of exactly
+    // that size, as on a phone.
+    name: 'no page errors, and nothing scrolls sideways at 390 × 844',
+    async run({ session, run, baseUrl, artifacts }) {
+      const r = await run(async (h, url) => {
+        const frame = document.createElement('iframe');
+        frame.className = 'phone-test-frame';
+        frame.width = '390';
+        frame.height = '844';
+        Object.assign(frame.style, { position: 'fixed', left: '0', top: '0', zIndex: '1000', border: '0', background: '#fff' });
+        frame.src = url;
+        document.body.append(frame);
+        const inner = () => frame.contentDocument;
+        await h.waitFor('the app in the frame', () => inner()?.querySelector('figure.heatmap canvas') && !inner().querySelector('.busy'));
+        const root = inner().documentElement;
+        // clientWidth leaves out a classic scrollbar (Firefox's is 12 px): the viewport is innerWidth.
+        return { width: root.scrollWidth, client: root.clientWidth, viewport: frame.contentWindow.innerWidth, problems: h.problems() };
+      }, baseUrl);
+      await session.screenshot(path.join(artifacts, `engine-${session.name.toLowerCase()}-390.png`));
+      await run(() => document.querySelector('.phone-test-frame').remove());
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      if (r.viewport !== 390 || r.width > r.client) throw new Error(`the page is ${r.width} px wide in ${r.client} of a ${r.viewport} px viewport`);
+      return `${r.width} px wide in ${r.client} of ${r.viewport} px`;
+    },
+  },
+];
+
+/// Runs every check in one session; a failed check does not stop the others.
+export async function runChecks(session, { baseUrl, artifacts, expectBuild, log }) {
+  const run = inPage(session);
+  let passed = 0;
+  let failed = 0;
+  for (const check of checks) {
+    const started = Date.now();
+    try {
+      const detail = await check.run({ session, run, baseUrl, artifacts, expectBuild });
+      passed++;
+      log(`ok   ${session.name} › ${check.name} (${Date.now() - started} ms)${detail ? `: ${detail}` : ''}`);
+    } catch (e) {
+      failed++;
+      log(`FAIL ${session.name} › ${check.name}\n     ${e.stack || e}`);
+    }
+  }
+  return { passed, failed };
+}
