@@ -5,6 +5,10 @@
 // If the page's own module cannot be fetched, compiled or started, nothing of the app exists to
 // say so: this writes the message into the page itself.
 const query = new URL(import.meta.url).searchParams;
+// Keeps the app's files for the next visit without a network (assets/sw.js). Without it (a
+// browser that refuses service workers here) the app works as before, online only.
+navigator.serviceWorker?.register(new URL('sw.js', import.meta.url))
+  .catch((e) => console.warn(`Attention Lab will not open offline: ${e.message}`));
 try {
   const { default: init } = await import(query.get('js'));
   await init({ module_or_path: query.get('wasm') });

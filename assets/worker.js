@@ -25,7 +25,7 @@ const fail = (stage, error) =>
 
 (async () => {
   if (typeof WebAssembly !== 'object' || !WebAssembly.validate(SIMD128)) {
-    fail('simd', 'WebAssembly SIMD is not supported');
+    fail('simd', '');
     return;
   }
   const relaxed = WebAssembly.validate(RELAXED_SIMD);

@@ -8,7 +8,8 @@ import { chromium } from 'playwright-core';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css',
   '.png': 'image/png', '.svg': 'image/svg+xml', '.json': 'application/json', '.txt': 'text/plain' };
 
-export function serveDir(dir) {
+/// Serves `dir` on loopback, on `port` (default: any free one).
+export function serveDir(dir, port = 0) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     let file = path.join(dir, decodeURIComponent(url.pathname));
@@ -20,7 +21,7 @@ export function serveDir(dir) {
       res.end(body);
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
 export async function launch() {

@@ -202,7 +202,7 @@ impl Live {
     /// the new worker's arrive, and its curves, which training then continues.
     pub fn restart(&self, corpus: String, settings: LabSettings) {
         self.revive();
-        self.busy.set(Some("Restarting the trainer…".into()));
+        self.set_busy("Restarting the trainer…".into());
         let live = *self;
         leptos::task::spawn_local(async move {
             match storage::load_model().await {
@@ -234,6 +234,14 @@ impl Live {
         self.send(ToWorker::Speed(self.speed.get_value()));
         if let Some(probe) = self.probe.get_value() {
             self.send(ToWorker::Inspect { probe, at: None });
+        }
+    }
+
+    /// What the worker is busy with, unless there is no worker: a dead one does nothing, and
+    /// the banner says why.
+    fn set_busy(&self, what: String) {
+        if self.crashed.with_untracked(Option::is_none) {
+            self.busy.set(Some(what));
         }
     }
 
@@ -277,14 +285,14 @@ impl Live {
         if self.crashed.with_untracked(Option::is_some) {
             self.revive();
         }
-        self.busy.set(Some("Building a fresh model…".into()));
+        self.set_busy("Building a fresh model…".into());
         self.keep_when_ready.set_value(true);
         self.send(ToWorker::Reset { corpus, settings });
     }
 
     /// Checkpoint files the user picked.
     pub fn load(&self, picked: ModelBundle, corpus: String, settings: LabSettings) {
-        self.busy.set(Some(format!("Loading {}…", picked.name)));
+        self.set_busy(format!("Loading {}…", picked.name));
         self.keep_when_ready.set_value(true);
         if settings.compare.is_some() {
             self.ready_notice.set_value(Some(
@@ -302,10 +310,10 @@ impl Live {
             compare,
         } = kept;
         let (compare, curves_b) = compare.unzip();
-        self.busy.set(Some(format!(
+        self.set_busy(format!(
             "Restoring {} at step {}…",
             bundle.name, bundle.step
-        )));
+        ));
         self.kept.set_value((bundle.step, js_sys::Date::now()));
         self.restored_curves.set_value(Some((curves, curves_b)));
         self.restoring

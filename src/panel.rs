@@ -62,7 +62,7 @@ pub fn TrainingPanel(
 
 #[component]
 fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    // Without a worker nothing here can work: disabled, while the banner says why.
+    // Without a worker, Play, Step and Speed cannot work: disabled, while the banner says why.
     let no_worker = move || live.crashed.with(|c| c.is_some());
     let untrainable = move || {
         live.trainable.with(|t| t.is_err()) || live.info.with(|i| i.is_none()) || no_worker()
@@ -73,7 +73,8 @@ fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> i
                 on:click=move |_| live.send(ToWorker::Play)>"Play"</button>
             <button disabled=move || !live.playing.get() on:click=move |_| live.send(ToWorker::Pause)>"Pause"</button>
             <button disabled=untrainable on:click=move |_| live.send(ToWorker::Step)>"Step"</button>
-            <button disabled=no_worker on:click=move |_| on_reset()>"Reset"</button>
+            // Reset works without a worker: it starts a new one.
+            <button on:click=move |_| on_reset()>"Reset"</button>
             <label class="speed">"Speed"
                 <select disabled=no_worker on:change=move |ev| live.send(ToWorker::Speed(parse_speed(&event_target_value(&ev))))>
                     <option value="max" selected>"max"</option>

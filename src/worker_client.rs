@@ -59,6 +59,9 @@ pub fn start_failure(stage: &str, detail: &str) -> Death {
         "instantiate" => format!(
             "the trainer's WebAssembly would not start{detail}. Reload the page; if this stays, update the browser."
         ),
+        "run" => format!(
+            "it failed as it started{detail}. Reload the page; if this stays, update the browser."
+        ),
         "blocked" => format!(
             "the browser refused to start a web worker{detail}. Private browsing, a content blocker or a site policy can forbid them: allow workers for this page, then press Restart."
         ),

@@ -1,6 +1,6 @@
-//! Decoders and encoder–decoders in the browser's wasm32 build (the relaxed-SIMD matmul the
-//! worker runs): the KV cache's logits equal a full re-run at every step, and cross-attention
-//! has Tt rows and Ts columns, every target row over the real source tokens only.
+//! Decoders and encoder–decoders in the browser's wasm32 build (the code the worker runs): the
+//! KV cache's logits equal a full re-run at every step, and cross-attention has Tt rows and Ts
+//! columns, every target row over the real source tokens only.
 
 use engine::forward::ForwardOptions;
 use engine::generate::{kv_cache_bytes, GenerateOptions, Generator};
