@@ -6,14 +6,16 @@
 // one on the next visit; with it off, the files of the last visit answer. Only this origin's GETs
 // are handled: the page loads nothing else (its Content-Security-Policy allows only 'self').
 
+importScripts('./worker-build.js');
+
 const CACHE = 'attention-lab';
-// Both builds of the training worker (assets/worker.js picks one) and their loader: fixed names,
-// which index.html does not list.
-const WORKER_FILES = [
-  'worker.js',
-  'attention-lab-worker.js', 'attention-lab-worker_bg.wasm',
-  'attention-lab-worker-relaxed.js', 'attention-lab-worker-relaxed_bg.wasm',
-];
+
+/// The training worker's files, which index.html does not name: its loader and the one build of
+/// it this browser compiles (as assets/worker.js chooses).
+function workerFiles() {
+  const build = self.attentionLabWorkerBuild();
+  return ['worker.js', 'worker-build.js', ...(build ? [`${build.name}.js`, `${build.name}_bg.wasm`] : [])];
+}
 
 const scope = () => new URL(self.registration.scope);
 
@@ -25,11 +27,12 @@ const key = (url) => {
 };
 
 /// Every file of the current version: index.html and what it names (the hashed page module,
-/// styles, icon, boot.js and the files in boot.js's query), and the worker's.
+/// styles, icon, boot.js and the files in boot.js's query), and the worker's that this browser
+/// runs.
 async function currentFiles() {
   const index = new URL('./', scope()).href;
   const html = await (await fetch(index, { cache: 'no-cache' })).text();
-  const files = new Set([index, ...WORKER_FILES.map((f) => new URL(f, scope()).href)]);
+  const files = new Set([index, ...workerFiles().map((f) => new URL(f, scope()).href)]);
   for (const [, ref] of html.matchAll(/(?:href|src)="([^"]+)"/g)) {
     const url = new URL(ref.replaceAll('&amp;', '&'), index);
     if (url.origin !== scope().origin) continue;

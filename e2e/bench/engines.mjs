@@ -47,7 +47,7 @@ async function chromium({ withoutRelaxed = false } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   if (withoutRelaxed) {
-    // The relaxed-SIMD probe in assets/worker.js is the only 37-byte module it validates.
+    // The relaxed-SIMD probe (assets/worker-build.js) is the only 37-byte module the worker validates.
     await context.route('**/worker.js', async (route) => {
       const response = await route.fetch();
       const prefix = '{ const v = WebAssembly.validate; WebAssembly.validate = (b) => b.byteLength !== 37 && v(b); }\n';

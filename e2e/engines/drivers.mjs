@@ -97,6 +97,8 @@ export async function webkit() {
   return {
     name: 'WebKit',
     version: session.capabilities.browserVersion,
+    /// What WebKitWebDriver and the MiniBrowser printed (a crashed web process says so here).
+    log: () => driverLog,
     async goto(url) { await call('POST', at('/url'), { url }); },
     async reload() { await call('POST', at('/refresh'), {}); },
     async run(fn, arg) {

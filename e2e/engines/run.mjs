@@ -33,6 +33,7 @@ for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
     const r = await runChecks(session, { baseUrl, artifacts, expectBuild: engine.expectBuild, log: console.log });
     passed += r.passed;
     failed += r.failed;
+    if (r.failed && session.log) console.log(`${session.name}'s log:\n${session.log().slice(-4000)}`);
   } catch (e) {
     failed++;
     console.log(`FAIL ${engine.name}: could not run the suite\n     ${e.stack || e}`);

@@ -68,11 +68,14 @@ export const checks = [
       const r = await run(async (h) => {
         await h.ready();
         const canvases = [...document.querySelectorAll('figure.heatmap canvas')];
-        const inked = canvases.filter((c) => {
+        const hasInk = (c) => {
           const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
           for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250)) return true;
           return false;
-        }).length;
+        };
+        // The figures are drawn in tasks of their own after they appear (src/paint.rs).
+        await h.waitFor('a drawn heatmap', () => canvases.some(hasInk));
+        const inked = canvases.filter(hasInk).length;
         return { heatmaps: canvases.length, inked, build: document.documentElement.dataset.workerSimd, problems: h.problems() };
       });
       await session.screenshot(path.join(artifacts, `engine-${session.name.toLowerCase()}-1280.png`));

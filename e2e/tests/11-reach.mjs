@@ -10,7 +10,7 @@ import { assert } from '../harness.mjs';
 // 30 s "did not start" fallback, whose text none of them accepts.
 const WATCHDOG_MS = 20000;
 
-// The relaxed-SIMD probe in assets/worker.js is the only 37-byte module it validates.
+// The relaxed-SIMD probe (assets/worker-build.js) is the only 37-byte module the worker validates.
 const WITHOUT_RELAXED_SIMD = `{ const validate = WebAssembly.validate;
   WebAssembly.validate = (bytes) => bytes.byteLength !== 37 && validate(bytes); }\n`;
 const WITHOUT_SIMD = 'WebAssembly.validate = () => false;\n';
