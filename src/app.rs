@@ -75,7 +75,8 @@ pub fn App() -> impl IntoView {
                     inspection_b=live.inspection_b info_b=live.info_b
                     generation=live.generated
                     on_generate=Callback::new(move |(sentence, settings)| live.generate(sentence, settings))
-                    on_stop_generating=Callback::new(move |()| live.stop_generating())/>
+                    on_stop_generating=Callback::new(move |()| live.stop_generating())
+                    no_trainer=Signal::derive(move || live.crashed.with(Option::is_some))/>
                 <ClaimsPanel live=live/>
             </main>
             <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>

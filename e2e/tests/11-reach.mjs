@@ -56,61 +56,62 @@ export const tests = [
     name: 'reach: a worker that cannot start says what failed and what to do, for each cause; the controls are disabled',
     async run({ browser, baseUrl, artifacts }) {
       for (const c of CASES) {
-          const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-          const page = await context.newPage();
-          if (c.init) await page.addInitScript(c.init);
-          if (c.route) await context.route(...c.route);
-          await page.goto(baseUrl);
-          await page.waitForSelector('.crashed', { timeout: WATCHDOG_MS });
-          const text = (await page.locator('.crashed p').innerText()).trim();
-          console.log(`     ${c.what}: "${text}"`);
-          assert(c.expect.test(text), `${c.what}: ${text}`);
-          for (const name of ['Play', 'Step']) {
-            assert(await page.getByRole('button', { name, exact: true }).isDisabled(), `${c.what}: ${name} is enabled`);
-          }
-          assert(await page.locator('.controls select').isDisabled(), `${c.what}: Speed is enabled`);
-          assert(await page.locator('.busy').count() === 0, `${c.what}: still says it is busy`);
-          await page.screenshot({ path: path.join(artifacts, `reach-${c.what.replace(/\W+/g, '-')}.png`) });
-          await context.close();
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const page = await context.newPage();
+        if (c.init) await page.addInitScript(c.init);
+        if (c.route) await context.route(...c.route);
+        await page.goto(baseUrl);
+        await page.waitForSelector('.crashed', { timeout: WATCHDOG_MS });
+        const text = (await page.locator('.crashed p').innerText()).trim();
+        console.log(`     ${c.what}: "${text}"`);
+        assert(c.expect.test(text), `${c.what}: ${text}`);
+        for (const name of ['Play', 'Step']) {
+          assert(await page.getByRole('button', { name, exact: true }).isDisabled(), `${c.what}: ${name} is enabled`);
         }
+        assert(await page.locator('.controls select').isDisabled(), `${c.what}: Speed is enabled`);
+        assert(await page.locator('.busy').count() === 0, `${c.what}: still says it is busy`);
+        assert(!(await page.locator('.explorer').innerText()).includes('Reading the text'), `${c.what}: the explorer says it is reading`);
+        await page.screenshot({ path: path.join(artifacts, `reach-${c.what.replace(/\W+/g, '-')}.png`) });
+        await context.close();
+      }
     },
   },
   {
-    name: "reach: a page whose own WebAssembly cannot compile says so in the page",
+    name: 'reach: a page whose own WebAssembly cannot compile says so in the page',
     async run({ browser, baseUrl, artifacts }) {
-        const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-        const page = await context.newPage();
-        // By path: boot.js's query names the same file.
-        const pageWasm = (url) => /\/attention-lab-web-[^/]*_bg\.wasm$/.test(url.pathname);
-        await context.route(pageWasm, (route) => route.fulfill({ body: NOT_WASM, contentType: 'application/wasm' }));
-        await page.goto(baseUrl);
-        await page.waitForSelector('.boot-failed', { timeout: WATCHDOG_MS });
-        const text = await page.locator('.boot-failed').innerText();
-        await page.screenshot({ path: path.join(artifacts, 'reach-page-does-not-compile.png') });
-        assert(/could not compile the page's WebAssembly/.test(text) && /Safari 16\.4 or later/.test(text), text);
-        await context.close();
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      const page = await context.newPage();
+      // By path: boot.js's query names the same file.
+      const pageWasm = (url) => /\/attention-lab-web-[^/]*_bg\.wasm$/.test(url.pathname);
+      await context.route(pageWasm, (route) => route.fulfill({ body: NOT_WASM, contentType: 'application/wasm' }));
+      await page.goto(baseUrl);
+      await page.waitForSelector('.boot-failed', { timeout: WATCHDOG_MS });
+      const text = await page.locator('.boot-failed').innerText();
+      await page.screenshot({ path: path.join(artifacts, 'reach-page-does-not-compile.png') });
+      assert(/could not compile the page's WebAssembly/.test(text) && /Safari 16\.4 or later/.test(text), text);
+      await context.close();
     },
   },
   {
     name: 'reach: without relaxed SIMD (as in Safari) the SIMD128 worker starts and trains',
     async run({ browser, baseUrl }) {
-        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-        const page = await context.newPage();
-        const problems = [];
-        page.on('pageerror', (e) => problems.push(e.message));
-        const wasm = [];
-        page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(path.basename(new URL(r.url()).pathname)); });
-        await context.route('**/worker.js', prefixWorker(WITHOUT_RELAXED_SIMD));
-        await page.goto(baseUrl);
-        await page.waitForFunction(() => document.querySelector('figure.heatmap canvas') && !document.querySelector('.busy'), null, { timeout: 30000 });
-        const build = await page.evaluate(() => document.documentElement.dataset.workerSimd);
-        await page.getByRole('button', { name: 'Play', exact: true }).click();
-        await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 20, null, { timeout: 30000 });
-        await page.getByRole('button', { name: 'Pause', exact: true }).click();
-        assert(build === 'simd128', `worker build: ${build}`);
-        assert(wasm.includes('attention-lab-worker_bg.wasm') && !wasm.includes('attention-lab-worker-relaxed_bg.wasm'), `fetched: ${wasm}`);
-        assert(problems.length === 0, problems.join('\n'));
-        await context.close();
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      const problems = [];
+      page.on('pageerror', (e) => problems.push(e.message));
+      const wasm = [];
+      page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(path.basename(new URL(r.url()).pathname)); });
+      await context.route('**/worker.js', prefixWorker(WITHOUT_RELAXED_SIMD));
+      await page.goto(baseUrl);
+      await page.waitForFunction(() => document.querySelector('figure.heatmap canvas') && !document.querySelector('.busy'), null, { timeout: 30000 });
+      const build = await page.evaluate(() => document.documentElement.dataset.workerSimd);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 20, null, { timeout: 30000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      assert(build === 'simd128', `worker build: ${build}`);
+      assert(wasm.includes('attention-lab-worker_bg.wasm') && !wasm.includes('attention-lab-worker-relaxed_bg.wasm'), `fetched: ${wasm}`);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
     },
   },
 ];

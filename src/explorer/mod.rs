@@ -102,6 +102,10 @@ pub fn Explorer(
     generation: Signal<Generation>,
     #[prop(optional)] on_generate: Option<Callback<(String, GenerationSettings)>>,
     #[prop(optional)] on_stop_generating: Option<Callback<()>>,
+    /// No trainer runs (it stopped or could not start, and the page says why): nothing is
+    /// being read, so the explorer does not say it is.
+    #[prop(optional, into)]
+    no_trainer: Signal<bool>,
 ) -> impl IntoView {
     let (inspection_a, info_a) = (inspection, info);
     let chosen_model = RwSignal::new(Showing::A);
@@ -328,7 +332,7 @@ pub fn Explorer(
                     <span class="message">{e.to_string()}</span>
                 </div>
             })}
-            {move || waiting().then(|| view! { <p class="hint">"Reading the text…"</p> })}
+            {move || (waiting() && !no_trainer.get()).then(|| view! { <p class="hint">"Reading the text…"</p> })}
             <Show when=ok>
                 <div class="explorer-body">
                     <div class="overview">
