@@ -349,8 +349,8 @@ impl Live {
         self.send(ToWorker::RunClaim { claim, probe });
     }
 
-    pub fn cancel_claim(&self) {
-        self.send(ToWorker::CancelClaim);
+    pub fn cancel_claim(&self, claim: Claim) {
+        self.send(ToWorker::CancelClaim { claim });
     }
 
     pub fn inspect(&self, probe: ProbeInput) {
@@ -515,6 +515,9 @@ impl Live {
             }
             FromWorker::ClaimCancelled { claim } => {
                 self.claims.update(|c| c.set(claim, ClaimState::Cancelled));
+            }
+            FromWorker::ClaimQueued { claim } => {
+                self.claims.update(|c| c.set(claim, ClaimState::Queued));
             }
             FromWorker::Generated {
                 prompt,

@@ -58,13 +58,16 @@ pub enum ToWorker {
     /// `Kept` (or `Failed`).
     Keep,
     /// Run a claim's experiment (the probe's text for the leakage one). One runs at a time: a
-    /// new one replaces it.
+    /// claim asked for while another runs waits its turn (`ClaimQueued`); asked for again, a
+    /// claim starts over with this probe.
     RunClaim {
         claim: Claim,
         probe: ProbeInput,
     },
-    /// Stop the claim under way; the model is untouched by every claim.
-    CancelClaim,
+    /// Stop the claim's experiment, under way or waiting; the model is untouched by every claim.
+    CancelClaim {
+        claim: Claim,
+    },
     /// Continue `prompt` with the decoder, a token at a time (training pauses); each token
     /// comes back as `Generated`. Training, Reset, Load or Rewind stop it.
     Generate {
@@ -162,6 +165,8 @@ pub enum FromWorker {
     },
     /// A claim's experiment stopped at the page's request.
     ClaimCancelled { claim: Claim },
+    /// A claim's experiment waits for the one under way (and those asked for before it).
+    ClaimQueued { claim: Claim },
     /// Generation so far: the prompt's tokens, every new token, and the inspection of the whole
     /// sequence (its heatmaps gain a row per token). `done` once [SEP] came, `max_new` tokens
     /// were made, or it was stopped.

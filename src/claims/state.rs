@@ -8,6 +8,8 @@ use std::sync::Arc;
 pub enum ClaimState {
     #[default]
     Idle,
+    /// Waiting for the claim under way (and those asked for before it) to end.
+    Queued,
     /// `done` of `total` units measured (total 0: one go, no steps to count).
     Running {
         done: usize,
@@ -19,8 +21,9 @@ pub enum ClaimState {
 }
 
 impl ClaimState {
+    /// Under way or waiting its turn: it will end (done, failed or cancelled).
     pub fn running(&self) -> bool {
-        matches!(self, ClaimState::Running { .. })
+        matches!(self, ClaimState::Running { .. } | ClaimState::Queued)
     }
 
     /// Progress as a fraction in [0, 1], for the bar.
@@ -67,10 +70,12 @@ mod tests {
         assert_eq!(c.get(Claim::Memory), ClaimState::Idle);
         c.set(Claim::Memory, ClaimState::Running { done: 7, total: 14 });
         c.set(Claim::Time, ClaimState::Cancelled);
+        c.set(Claim::KvCache, ClaimState::Queued);
         assert_eq!(c.get(Claim::Memory).fraction(), Some(0.5));
         assert_eq!(c.get(Claim::Time).fraction(), None);
         c.abandon("the worker stopped");
         assert!(matches!(c.get(Claim::Memory), ClaimState::Failed(_)));
+        assert!(matches!(c.get(Claim::KvCache), ClaimState::Failed(_)));
         assert_eq!(c.get(Claim::Time), ClaimState::Cancelled);
     }
 }

@@ -85,23 +85,36 @@ fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
     let running = move || state.with(ClaimState::running);
     let status = move || match state.get() {
         ClaimState::Idle => "idle",
+        ClaimState::Queued => "queued",
         ClaimState::Running { .. } => "running",
         ClaimState::Done(_) => "done",
         ClaimState::Failed(_) => "failed",
         ClaimState::Cancelled => "cancelled",
     };
+    let cancel = move |_| live.cancel_claim(claim);
     let progress = move || {
-        state.get().fraction().map(|f| {
-            let (done, total) = match state.get() {
+        match state.get() {
+        // One claim runs at a time, so each is measured alone.
+        ClaimState::Queued => Some(
+            view! {
+                <span class="claim-count" role="status">"Waits for the run before it…"</span>
+                <button type="button" on:click=cancel>"Cancel"</button>
+            }
+            .into_any(),
+        ),
+        state => state.fraction().map(|f| {
+            let (done, total) = match state {
                 ClaimState::Running { done, total } => (done, total),
                 _ => (0, 0),
             };
             view! {
                 <progress max="1" prop:value=f aria-label=format!("{}: progress", claim.title())></progress>
                 <span class="claim-count">{(total > 0).then(|| format!("{done} of {total}"))}</span>
-                <button type="button" on:click=move |_| live.cancel_claim()>"Cancel"</button>
+                <button type="button" on:click=cancel>"Cancel"</button>
             }
-        })
+            .into_any()
+        }),
+    }
     };
     let outcome = move || {
         match state.get() {

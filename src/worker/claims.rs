@@ -14,7 +14,8 @@ use protocol::claims::{
     extrapolation_result, kv_cache_result, leakage_result, memory_result, time_result, units,
     ByPosition, KvShape, Unit,
 };
-use protocol::{Claim, ClaimResult, LabError, LabResult, Positions, ProbeInput};
+use protocol::{Claim, ClaimResult, FromWorker, LabError, LabResult, Positions, ProbeInput};
+use std::collections::VecDeque;
 
 /// A measurement shorter than this is repeated and averaged: the worker's clock ticks in
 /// 0.1 ms steps (5 µs when cross-origin isolated).
@@ -66,6 +67,123 @@ const STRIDE: usize = 7;
 pub enum Started {
     Done(LabResult<ClaimResult>),
     Running(ClaimRun),
+}
+
+/// The claims asked for: the one under way and those asked for meanwhile, which start in turn
+/// (`ClaimQueued` tells the page so). One runs at a time, so each is measured alone.
+#[derive(Default)]
+pub struct ClaimQueue {
+    running: Option<ClaimRun>,
+    waiting: VecDeque<(Claim, ProbeInput)>,
+}
+
+impl ClaimQueue {
+    /// A claim is under way: the worker calls `step` until it ends.
+    pub fn running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Asked to run `claim`: now if nothing runs, else after what runs and waits. Asked again
+    /// for the claim under way, it starts over; a waiting one keeps its place, with this probe.
+    pub fn run(
+        &mut self,
+        claim: Claim,
+        probe: ProbeInput,
+        lab: Option<&Lab>,
+        lab_b: Option<&Lab>,
+    ) -> Vec<FromWorker> {
+        if self.running.as_ref().is_some_and(|run| run.claim == claim) {
+            self.running = None;
+        }
+        if let Some(waiting) = self.waiting.iter_mut().find(|(c, _)| *c == claim) {
+            waiting.1 = probe;
+            return vec![FromWorker::ClaimQueued { claim }];
+        }
+        if self.running.is_some() {
+            self.waiting.push_back((claim, probe));
+            return vec![FromWorker::ClaimQueued { claim }];
+        }
+        self.waiting.push_back((claim, probe));
+        self.start_waiting(lab, lab_b)
+    }
+
+    /// Stops `claim`, under way or waiting; the next waiting one starts.
+    pub fn cancel(
+        &mut self,
+        claim: Claim,
+        lab: Option<&Lab>,
+        lab_b: Option<&Lab>,
+    ) -> Vec<FromWorker> {
+        let waiting = self.waiting.len();
+        self.waiting.retain(|(c, _)| *c != claim);
+        let stopped = self.running.take_if(|run| run.claim == claim).is_some();
+        if !stopped && waiting == self.waiting.len() {
+            return Vec::new();
+        }
+        let mut replies = vec![FromWorker::ClaimCancelled { claim }];
+        replies.extend(self.start_waiting(lab, lab_b));
+        replies
+    }
+
+    /// The models were replaced: length extrapolation, under way on copies of the old ones,
+    /// would measure them, so it stops (the other claims do not depend on the model).
+    pub fn models_replaced(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|run| run.claim == Claim::Extrapolation)
+        {
+            self.cancel(Claim::Extrapolation, lab, lab_b)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Measures the next unit of the claim under way: its progress, or its result after the
+    /// last (and then the next waiting claim starts).
+    pub fn step(
+        &mut self,
+        now_ms: &dyn Fn() -> f64,
+        lab: Option<&Lab>,
+        lab_b: Option<&Lab>,
+    ) -> Vec<FromWorker> {
+        let Some(run) = self.running.as_mut() else {
+            return Vec::new();
+        };
+        let claim = run.claim;
+        match run.step(now_ms) {
+            Some(result) => {
+                self.running = None;
+                let mut replies = vec![FromWorker::ClaimDone { claim, result }];
+                replies.extend(self.start_waiting(lab, lab_b));
+                replies
+            }
+            None => {
+                let (done, total) = run.progress();
+                vec![FromWorker::ClaimProgress { claim, done, total }]
+            }
+        }
+    }
+
+    /// With none under way, the next waiting claims start: those measured in one go answer at
+    /// once, until one runs unit by unit or none waits.
+    fn start_waiting(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
+        let mut replies = Vec::new();
+        while self.running.is_none() {
+            let Some((claim, probe)) = self.waiting.pop_front() else {
+                break;
+            };
+            replies.push(match start(claim, &probe, lab, lab_b) {
+                Started::Done(result) => FromWorker::ClaimDone { claim, result },
+                Started::Running(run) => {
+                    let (done, total) = run.progress();
+                    self.running = Some(run);
+                    FromWorker::ClaimProgress { claim, done, total }
+                }
+            });
+        }
+        replies
+    }
 }
 
 /// Starts `claim` on the current model (`lab`), Compare's model B (`lab_b`) and the probe.

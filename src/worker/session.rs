@@ -1,7 +1,7 @@
 //! The training worker's state machine: messages in, messages out, no DOM and no clock. The
 //! worker (`worker`) only moves messages and decides how many steps fit in a tick.
 
-use super::claims::{self, ClaimRun, Started};
+use super::claims::ClaimQueue;
 use super::generation::GenerationRun;
 use super::lab::Lab;
 use protocol::record::HistoryIndex;
@@ -40,8 +40,8 @@ pub struct Session {
     /// Which model this is: one more for each Reset or Load. What the worker stored of an
     /// earlier model's History is not this one's.
     generation: u64,
-    /// The Claims panel's experiment under way, if any.
-    claim: Option<ClaimRun>,
+    /// The Claims panel's experiments: the one under way, and those waiting their turn.
+    claims: ClaimQueue,
     /// The explorer's generation under way, if any.
     generating: Option<GenerationRun>,
 }
@@ -60,7 +60,7 @@ impl Session {
 
     /// A claim's experiment is under way: the worker calls `claim_step` until it ends.
     pub fn claim_running(&self) -> bool {
-        self.claim.is_some()
+        self.claims.running()
     }
 
     /// A generation is under way: the worker calls `generation_step` until it ends.
@@ -89,20 +89,10 @@ impl Session {
 
     /// Measures the claim's next unit: its progress, or its result after the last.
     pub fn claim_step(&mut self, now_ms: &dyn Fn() -> f64) -> Vec<Reply> {
-        let Some(run) = self.claim.as_mut() else {
-            return Vec::new();
-        };
-        let claim = run.claim;
-        match run.step(now_ms) {
-            Some(result) => {
-                self.claim = None;
-                vec![FromWorker::ClaimDone { claim, result }.into()]
-            }
-            None => {
-                let (done, total) = run.progress();
-                vec![FromWorker::ClaimProgress { claim, done, total }.into()]
-            }
-        }
+        let replies = self
+            .claims
+            .step(now_ms, self.lab.as_ref(), self.lab_b.as_ref());
+        replies.into_iter().map(Reply::from).collect()
     }
 
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
@@ -119,20 +109,17 @@ impl Session {
         }
         match message {
             ToWorker::RunClaim { claim, probe } => {
-                self.claim = None;
-                match claims::start(claim, &probe, self.lab.as_ref(), self.lab_b.as_ref()) {
-                    Started::Done(result) => vec![FromWorker::ClaimDone { claim, result }.into()],
-                    Started::Running(run) => {
-                        let (done, total) = run.progress();
-                        self.claim = Some(run);
-                        vec![FromWorker::ClaimProgress { claim, done, total }.into()]
-                    }
-                }
+                let replies = self
+                    .claims
+                    .run(claim, probe, self.lab.as_ref(), self.lab_b.as_ref());
+                replies.into_iter().map(Reply::from).collect()
             }
-            ToWorker::CancelClaim => match self.claim.take() {
-                Some(run) => vec![FromWorker::ClaimCancelled { claim: run.claim }.into()],
-                None => Vec::new(),
-            },
+            ToWorker::CancelClaim { claim } => {
+                let replies = self
+                    .claims
+                    .cancel(claim, self.lab.as_ref(), self.lab_b.as_ref());
+                replies.into_iter().map(Reply::from).collect()
+            }
             ToWorker::Reset { corpus, settings } => {
                 self.playing = false;
                 let labs = Lab::fresh(&corpus, &settings)
@@ -267,15 +254,11 @@ impl Session {
         };
         self.lab = Some(lab);
         self.lab_b = lab_b;
-        // Length extrapolation measures copies of the models just replaced: its result would be
-        // theirs, so it stops (the other claims do not depend on the model).
         let mut replies = vec![ready.into()];
-        if let Some(run) = self
-            .claim
-            .take_if(|run| run.claim == protocol::Claim::Extrapolation)
-        {
-            replies.push(FromWorker::ClaimCancelled { claim: run.claim }.into());
-        }
+        let stopped = self
+            .claims
+            .models_replaced(self.lab.as_ref(), self.lab_b.as_ref());
+        replies.extend(stopped.into_iter().map(Reply::from));
         self.corpus = corpus;
         self.settings = settings;
         self.generation += 1;
@@ -927,7 +910,10 @@ mod tests {
                 ..
             }
         ));
-        let replies = s.handle(ToWorker::CancelClaim, Vec::new());
+        let cancel = ToWorker::CancelClaim {
+            claim: protocol::Claim::Memory,
+        };
+        let replies = s.handle(cancel, Vec::new());
         assert!(matches!(
             replies[0].message,
             FromWorker::ClaimCancelled { .. }
@@ -940,6 +926,54 @@ mod tests {
         // Extrapolation needs Compare's two models: a clear refusal, not a panic.
         let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
         assert!(claim_done(&replies).unwrap().is_err());
+    }
+
+    /// Runs asked for one after another while one is under way: each waits its turn (the
+    /// page is told), then runs to its end; none is dropped. (A Run used to replace the run
+    /// under way, which then never ended on the page.)
+    #[test]
+    fn claims_asked_for_while_one_runs_wait_their_turn_and_all_finish() {
+        use protocol::Claim::{KvCache, Leakage, Memory, Time};
+        let mut s = started();
+        let run = |claim| ToWorker::RunClaim {
+            claim,
+            probe: ProbeInput::default(),
+        };
+        let clock = || js_sys::Date::now();
+        let mut replies = s.handle(run(Memory), Vec::new());
+        s.claim_step(&clock);
+        for claim in [Time, KvCache, Leakage] {
+            let queued = s.handle(run(claim), Vec::new());
+            assert!(
+                matches!(queued[..], [Reply { message: FromWorker::ClaimQueued { claim: c }, .. }] if c == claim),
+                "{claim:?} waits its turn"
+            );
+        }
+        // Cancel one that waits: the others keep their turn.
+        let cancelled = s.handle(ToWorker::CancelClaim { claim: Leakage }, Vec::new());
+        assert!(matches!(
+            cancelled[..],
+            [Reply {
+                message: FromWorker::ClaimCancelled { claim: Leakage },
+                ..
+            }]
+        ));
+        // Bounded by units, not by time: Memory's 14, Time's and KV cache's one go.
+        for _ in 0..200 {
+            if !s.claim_running() {
+                break;
+            }
+            replies.extend(s.claim_step(&clock));
+        }
+        let done: Vec<_> = replies
+            .iter()
+            .filter_map(|r| match &r.message {
+                FromWorker::ClaimDone { claim, result } => Some((*claim, result.is_ok())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(done, [(Memory, true), (Time, true), (KvCache, true)]);
+        assert!(!s.claim_running());
     }
 
     fn comparing() -> LabSettings {
