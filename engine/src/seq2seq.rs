@@ -147,6 +147,13 @@ impl EncoderDecoder {
                 e.hidden_size, d.hidden_size
             ));
         }
+        // Every use of an encoder–decoder (inspect's logits, generation, training) reads the
+        // decoder's next-token head.
+        if self.decoder.cls.is_none() {
+            return bad(
+                "the decoder has no LM head (decoder.cls.predictions.* in model.safetensors): an encoder–decoder predicts its next token with it".into(),
+            );
+        }
         Ok(())
     }
 }
@@ -364,13 +371,10 @@ pub fn inspect(
     let (enc, mut out) = traced_pass(model, tokenizer, source, &target_ids, None)?;
     let vocab = tokenizer.vocab();
     let name = |id: &u32| vocab.token(*id).unwrap_or(crate::vocab::UNK).to_string();
-    let logits = Matrix::from_view(
-        out.decoder
-            .mlm_logits
-            .as_ref()
-            .expect("the decoder has its LM head")
-            .view(),
-    );
+    let logits = out.decoder.mlm_logits.as_ref().ok_or_else(|| {
+        EngineError::Input("the decoder has no LM head: no next-token logits".into())
+    })?;
+    let logits = Matrix::from_view(logits.view());
     Ok(Seq2SeqInspection {
         source_tokens: enc.tokens,
         target_tokens: target_ids.iter().map(name).collect(),
@@ -1020,5 +1024,26 @@ mod tests {
         let before = format!("{:?}", other.optimizers);
         assert!(other.resume(&one).is_err());
         assert_eq!(format!("{:?}", other.optimizers), before);
+    }
+
+    /// A checkpoint whose decoder has no LM head (`decoder.cls.*`) is refused when it loads,
+    /// with the reason: `inspect` and `generate` read that head (inspect used to abort the
+    /// process on it).
+    #[test]
+    fn a_decoder_without_its_lm_head_is_refused_at_load() {
+        let files = to_files(&trainer().checkpoint());
+        let st = SafeTensors::deserialize(&files.safetensors).unwrap();
+        let kept: Vec<(String, TensorView)> = st
+            .tensors()
+            .into_iter()
+            .filter(|(name, _)| !name.starts_with("decoder.cls."))
+            .collect();
+        assert!(kept.len() < st.len(), "the decoder had an LM head to drop");
+        let headless = CheckpointFiles {
+            safetensors: safetensors::tensor::serialize(kept, None).unwrap(),
+            ..files
+        };
+        let e = load(&headless).unwrap_err().to_string();
+        assert!(e.contains("LM head") && e.contains("decoder.cls"), "{e}");
     }
 }

@@ -7,7 +7,9 @@ use engine::backward::backward;
 use engine::checkpoint::{self, CheckpointFiles};
 use engine::data::{make_batch, BatchConfig, Corpus};
 use engine::forward::{forward, ForwardOptions};
+use engine::generate::GenerateOptions;
 use engine::optim::OptimizerConfig;
+use engine::seq2seq;
 use engine::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use engine::train::{Objective, TrainSettings, Trainer};
 use engine::vocab::Vocab;
@@ -59,6 +61,13 @@ pub const ALL: &[Target] = &[
         // The 8-byte length and the JSON header; the rest is raw tensor data.
         hot_prefix: 4096,
         run: safetensors,
+    },
+    Target {
+        name: "encoder_decoder",
+        seeds: encoder_decoder_seeds,
+        dictionary: SAFETENSORS_WORDS,
+        hot_prefix: 4096,
+        run: encoder_decoder,
     },
     Target {
         name: "training_state",
@@ -373,6 +382,64 @@ fn safetensors(input: &[u8]) -> Result<(), String> {
         &mut Rng::new(0),
     )
     .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// An encoder–decoder checkpoint's files (a small `EncoderDecoderModel` of two BERTs, fresh),
+/// made once.
+fn encoder_decoder_files() -> &'static CheckpointFiles {
+    static FILES: OnceLock<CheckpointFiles> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let mut config = BertConfig::new(0, 16, 2, 2, 32);
+        config.max_position_embeddings = 16;
+        let batch = BatchConfig {
+            batch_size: 2,
+            max_len: 10,
+            ..BatchConfig::default()
+        };
+        let trainer = seq2seq::Seq2SeqTrainer::from_corpus(
+            "the cat sat on the mat.\nthe dog ate a bone.\n",
+            config,
+            OptimizerConfig::adam(1e-2),
+            batch,
+            seq2seq::Task::Reverse,
+            0,
+        )
+        .expect("a small encoder-decoder");
+        seq2seq::to_files(&trainer.checkpoint())
+    })
+}
+
+/// The checkpoint, and the same without the decoder's LM head (`decoder.cls.*`), which once
+/// loaded and then aborted `inspect`.
+fn encoder_decoder_seeds() -> Vec<Vec<u8>> {
+    let weights = &encoder_decoder_files().safetensors;
+    let st = safetensors::SafeTensors::deserialize(weights).expect("the seed's own weights");
+    let headless: Vec<_> = st
+        .tensors()
+        .into_iter()
+        .filter(|(name, _)| !name.starts_with("decoder.cls."))
+        .collect();
+    let headless = safetensors::tensor::serialize(headless, None).expect("tensors it just read");
+    vec![weights.clone(), headless]
+}
+
+/// An encoder–decoder's `model.safetensors` beside its config and vocabulary (both halves'
+/// tensors under `encoder.` and `decoder.`); one that loads is inspected and generates, as
+/// `attention-lab inspect` and `generate` do.
+fn encoder_decoder(input: &[u8]) -> Result<(), String> {
+    let files = CheckpointFiles {
+        safetensors: input.to_vec(),
+        ..encoder_decoder_files().clone()
+    };
+    let checkpoint = seq2seq::load(&files).map_err(|e| e.to_string())?;
+    let (model, tokenizer) = (&checkpoint.model, &checkpoint.tokenizer);
+    seq2seq::inspect(model, tokenizer, "the cat sat", "sat cat the").map_err(|e| e.to_string())?;
+    let source = tokenizer
+        .encode("the dog", None, 8, None)
+        .map_err(|e| e.to_string())?;
+    seq2seq::generate(model, &source.input_ids, GenerateOptions::greedy(3, None))
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
