@@ -2,6 +2,7 @@
 
 use crate::args::{value, UsageError};
 use engine::ops::attention::{AttentionKernel, AttentionOptions};
+use engine::EngineError;
 
 /// Tiled attention's block size when `--block` is not given: FlashAttention's 64 rows, where the
 /// per-block bookkeeping is small against the block's products (16 was 1.55× slower than full at
@@ -71,31 +72,17 @@ pub fn resolve(
     Ok((window, kernel))
 }
 
-/// The most bytes of T×T attention weights a command may ask for (4 GiB): full attention keeps
-/// L·B·H·T² floats for backward, so sizes given as flags are checked before they allocate
-/// (a failed allocation aborts the process with no message).
-pub const MAX_WEIGHT_BYTES: u64 = 4 << 30;
-
-/// Refuses full attention weights over [`MAX_WEIGHT_BYTES`]; `sizes` names the flags that set
-/// them. Tiled and linear attention never hold T×T and are not bounded here.
+/// Refuses full attention weights over the engine's limit
+/// (`engine::ops::attention_options::MAX_WEIGHT_BYTES`) before a command allocates them; `sizes`
+/// names the flags that set them, and the refusal is a usage error naming them.
 pub fn check_weight_bytes(
     opts: &AttentionOptions,
     (layers, b, t): (usize, usize, usize),
     sizes: &str,
 ) -> Result<(), String> {
-    if opts.linear || opts.kernel != AttentionKernel::Full {
-        return Ok(());
-    }
-    let h = opts.num_heads;
-    let bytes = [layers, b, h, t, t, 4]
-        .iter()
-        .fold(1u64, |n, &x| n.saturating_mul(x as u64));
-    if bytes > MAX_WEIGHT_BYTES {
-        return Err(format!(
-            "{sizes} would need {:.1} GB for full attention's weights ({layers} layers × {b} × {h} heads × {t}² floats); the limit is {} GB (tiled attention holds no T×T)",
-            bytes as f64 / 1e9,
-            MAX_WEIGHT_BYTES >> 30
-        ));
-    }
-    Ok(())
+    opts.check_weight_bytes((layers, b, t, t), sizes)
+        .map_err(|e| match e {
+            EngineError::Input(message) => message,
+            other => other.to_string(),
+        })
 }

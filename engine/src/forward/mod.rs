@@ -202,9 +202,19 @@ fn run(
     check_model(model)?;
     validate(model, batch)?;
     let cross_opts = cross_options(model, batch, opts, encoder)?;
-    attention_options(&model.config, opts)?;
+    let (attention_opts, rotary) = attention_options(&model.config, opts)?;
     let config = &model.config;
     let (b_size, t) = (batch.batch_size(), batch.seq_len());
+    // Before anything of the input's size is allocated.
+    let layer_count = model.bert.layers.len();
+    attention_opts.check_weight_bytes((layer_count, b_size, t, t), "this input")?;
+    if let (Some(cross), Some(encoder)) = (&cross_opts, encoder) {
+        let source_len = encoder.mask.ncols(); // Ts
+        cross.check_weight_bytes(
+            (layer_count, b_size, t, source_len),
+            "this input and its source",
+        )?;
+    }
     let hidden_p = if opts.train {
         config.hidden_dropout_prob
     } else {
@@ -221,8 +231,7 @@ fn run(
         trace.as_mut(),
         (spare.hidden, spare.embeddings),
     );
-    let (attention_opts, rotary) = attention_options(config, opts)?;
-    let mut layers = Vec::with_capacity(model.bert.layers.len());
+    let mut layers = Vec::with_capacity(layer_count);
     let mut spare_layers = spare.layers.into_iter();
     for layer in &model.bert.layers {
         let layer_trace = trace.as_mut().map(|tr| {

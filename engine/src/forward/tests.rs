@@ -4,7 +4,7 @@
 use super::*;
 use crate::config::BertConfig;
 use crate::error::EngineError;
-use ndarray::{array, Array1};
+use ndarray::{array, Array1, Array2};
 
 fn model() -> BertForPreTraining {
     let mut config = BertConfig::new(40, 16, 2, 4, 32);
@@ -354,5 +354,35 @@ fn a_bare_bert_model_runs_without_heads_or_losses() {
     assert_eq!(
         out.hidden,
         run(&model(), &batch(), eval(MaskMode::Padding), 0).hidden
+    );
+}
+
+/// Full attention's weights past the engine's limit are refused before anything of the input's
+/// size is allocated, whoever calls (the CLI checked its flags; the browser's worker, which runs
+/// the same forward, did not).
+#[test]
+fn full_attention_weights_past_the_limit_are_an_input_error() {
+    let mut config = BertConfig::new(40, 16, 2, 4, 32);
+    config.position_embedding_type = crate::config::PositionEmbeddingType::Rotary;
+    let model = BertForPreTraining::init(&config, &mut Rng::new(5)).unwrap();
+    // 2 layers × 1 row × 4 heads × 12 000² floats: 4.6 GB.
+    let t = 12_000;
+    let input_ids = Array2::from_elem((1, t), 5u32);
+    let batch = Batch {
+        token_type_ids: Array2::zeros((1, t)),
+        attention_mask: Array2::ones((1, t)),
+        input_ids,
+        mlm_labels: None,
+        nsp_labels: None,
+    };
+    let Err(e) = forward(&model, &batch, &eval(MaskMode::Padding), &mut Rng::new(0)) else {
+        panic!("a forward pass that needs 4.6 GB of weights ran");
+    };
+    assert!(matches!(e, EngineError::Input(_)), "{e}");
+    let message = e.to_string();
+    assert!(
+        message.contains("would need 4.6 GB for full attention's weights")
+            && message.contains("tiled"),
+        "{message}"
     );
 }

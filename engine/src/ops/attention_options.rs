@@ -38,7 +38,44 @@ pub struct AttentionOptions {
     pub kernel: AttentionKernel,
 }
 
+/// The most bytes of attention weights one forward pass may hold (4 GiB). The full kernel keeps
+/// its (B, H, Tq, Tk) weights in every layer for backward (and the trace copies them), so a
+/// size past this is refused before anything is allocated: a failed allocation aborts the
+/// process, or traps the browser's worker, with no message.
+pub const MAX_WEIGHT_BYTES: u64 = 4 << 30;
+
 impl AttentionOptions {
+    /// Refuses full attention whose weights over `layers` layers of a batch of `b` rows would
+    /// pass [`MAX_WEIGHT_BYTES`]: L·B·H·Tq·Tk floats. `what` names what set the sizes, to
+    /// begin the message ("the input", or a command's flags). Tiled and linear attention never
+    /// hold Tq×Tk and pass.
+    pub fn check_weight_bytes(
+        &self,
+        (layers, b, tq, tk): (usize, usize, usize, usize),
+        what: &str,
+    ) -> Result<()> {
+        if self.linear || self.kernel != AttentionKernel::Full {
+            return Ok(());
+        }
+        let h = self.num_heads;
+        let bytes = [layers, b, h, tq, tk, 4]
+            .iter()
+            .fold(1u64, |n, &x| n.saturating_mul(x as u64));
+        if bytes <= MAX_WEIGHT_BYTES {
+            return Ok(());
+        }
+        let sides = if tq == tk {
+            format!("{tq}²")
+        } else {
+            format!("{tq} × {tk}")
+        };
+        Err(EngineError::Input(format!(
+            "{what} would need {:.1} GB for full attention's weights ({layers} layers × {b} × {h} heads × {sides} floats); the limit is {} GB (tiled attention holds no T×T)",
+            bytes as f64 / 1e9,
+            MAX_WEIGHT_BYTES >> 30
+        )))
+    }
+
     /// Plain multi-head softmax attention, full kernel, no window: today's BERT.
     pub fn softmax(num_heads: usize, mask: MaskMode, scale: f32, dropout: f32) -> Self {
         AttentionOptions {
