@@ -21,7 +21,7 @@ use std::path::PathBuf;
     help_template = COMMAND_HELP,
     after_help = "\
 Output, one JSON object:
-  tokens, input_ids, token_type_ids, attention_mask, truncated (cut to max_position_embeddings)
+  tokens, input_ids, token_type_ids, attention_mask, truncated (cut to max_position_embeddings; rotary models take at least 512 tokens)
   layers: [{\"heads\": [{\"kv_group\", \"q\", \"k\", \"v\", \"scores\", \"scaled\", \"masked\", \"weights\", \"context\"}]}]
           q, k, v, context are T×d_k (k, v: the head's K/V group's); scores = QKᵀ, scaled = QKᵀ/√d_k,
           masked = scaled + M (masked-out entries null), weights = softmax(masked); all T×T, row = query
@@ -246,7 +246,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     )?;
     if ins.truncated {
         eprintln!(
-            "note: the input was cut to {} tokens (max_position_embeddings)",
+            "note: the input was cut to {} tokens (the model's max_position_embeddings, or 512 for rotary positions)",
             ins.tokens.len()
         );
     }

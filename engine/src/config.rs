@@ -16,6 +16,11 @@ pub const MAX_INTERMEDIATE_SIZE: usize = 32_768; // 4 × MAX_HIDDEN_SIZE
 pub const MAX_HIDDEN_LAYERS: usize = 128;
 pub const MAX_ATTENTION_HEADS: usize = 256;
 pub const MAX_POSITION_EMBEDDINGS: usize = 65_536;
+
+/// The longest input a rotary model inspects or generates, at least (`max_input_tokens`): BERT's
+/// own P. A traced pass keeps several T×T matrices per head, so this stays a sentence's or a
+/// paragraph's length, not a book's.
+pub const ROTARY_INPUT_TOKENS: usize = 512;
 pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
 
 /// How positions enter the model: learned `position_embeddings` added to the input
@@ -247,6 +252,18 @@ impl BertConfig {
     /// `model_type: "roformer"`.
     pub fn is_roformer(&self) -> bool {
         self.extra.get("model_type").and_then(|v| v.as_str()) == Some("roformer")
+    }
+
+    /// The longest input one traced pass takes (inspection, generation): P with learned
+    /// absolute positions, which stop there. Rotary positions have no table, so at least
+    /// [`ROTARY_INPUT_TOKENS`], whatever P. (A training batch keeps to P either way: its T×T
+    /// weights are kept for backward. Every forward also refuses weights past
+    /// `ops::attention_options::MAX_WEIGHT_BYTES`.)
+    pub fn max_input_tokens(&self) -> usize {
+        match self.position_embedding_type {
+            PositionEmbeddingType::Absolute => self.max_position_embeddings,
+            PositionEmbeddingType::Rotary => self.max_position_embeddings.max(ROTARY_INPUT_TOKENS),
+        }
     }
 
     /// D = C / H.

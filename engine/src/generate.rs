@@ -270,7 +270,7 @@ fn check(model: &BertForPreTraining, prompt: &[u32], options: &GenerateOptions) 
             config.vocab_size
         ));
     }
-    let positions = config.max_position_embeddings;
+    let positions = config.max_input_tokens();
     if prompt.len() >= positions {
         return bad(format!(
             "the prompt has {} tokens and the model has {positions} positions: no room for a \

@@ -42,7 +42,7 @@ pub struct Inspection {
     pub token_type_ids: Vec<u32>,
     /// 1 = real token, 0 = padding.
     pub attention_mask: Vec<u8>,
-    /// The text was cut to `max_position_embeddings` tokens.
+    /// The text was cut to the model's longest input (`BertConfig::max_input_tokens`).
     pub truncated: bool,
     pub mask: MaskMode,
     pub trace: AttentionTrace,
@@ -67,7 +67,7 @@ pub struct Inspection {
     pub source: Option<Box<Inspection>>,
 }
 
-/// Encodes `text` (and `pair`), cut to `max_position_embeddings` and padded with `[PAD]` up to
+/// Encodes `text` (and `pair`), cut to the model's longest input and padded with `[PAD]` up to
 /// `pad_to`, and runs the model on it without dropout, recording the trace.
 pub fn inspect(
     model: &BertForPreTraining,
@@ -91,7 +91,7 @@ pub fn inspect_with(
     opts: &ForwardOptions,
     pad_to: Option<usize>,
 ) -> Result<Inspection> {
-    let max_len = model.config.max_position_embeddings;
+    let max_len = model.config.max_input_tokens();
     if let Some(n) = pad_to {
         if n > max_len {
             return Err(EngineError::Input(format!(
@@ -119,7 +119,7 @@ pub fn inspect_ids(
     ids: &[u32],
     opts: &ForwardOptions,
 ) -> Result<Inspection> {
-    let max_len = model.config.max_position_embeddings;
+    let max_len = model.config.max_input_tokens();
     if ids.is_empty() || ids.len() > max_len {
         return Err(EngineError::Input(format!(
             "{} tokens: the model takes 1 to {max_len}",
@@ -405,6 +405,34 @@ mod tests {
         let ins = inspect(&model, &tok, "the [MASK]", None, MaskMode::Padding, None).unwrap();
         assert!(ins.mlm_logits.is_none() && ins.nsp_logits.is_none() && ins.p_is_next.is_none());
         assert!(ins.mask_predictions.is_empty());
+    }
+
+    /// Rotary positions have no table: a text longer than the config's P is inspected whole
+    /// (it used to be cut at P), and so are ids. Learned absolute positions stop at P.
+    #[test]
+    fn a_rotary_model_takes_inputs_longer_than_its_positions() {
+        let (mut model, tok) = setup();
+        let text = "the cat sat on the mat . a dog ran on the mat . the dog sat";
+        let cut = inspect(&model, &tok, text, None, MaskMode::Padding, None).unwrap();
+        assert!(
+            cut.truncated && cut.tokens.len() == 12,
+            "absolute: {:?}",
+            cut.tokens
+        );
+        model.config.position_embedding_type = crate::config::PositionEmbeddingType::Rotary;
+        model.bert.embeddings.position_embeddings = None;
+        let whole = inspect(&model, &tok, text, None, MaskMode::Padding, None).unwrap();
+        assert!(!whole.truncated, "rotary: {:?}", whole.tokens);
+        assert_eq!(whole.tokens.len(), 19);
+        assert_eq!(whole.trace.layers[0].heads[0].weights.rows, 19);
+        let ids = inspect_ids(
+            &model,
+            &tok,
+            &whole.input_ids,
+            &ForwardOptions::inspection(MaskMode::Causal),
+        )
+        .unwrap();
+        assert_eq!(ids.tokens.len(), 19);
     }
 }
 

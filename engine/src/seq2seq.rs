@@ -219,7 +219,7 @@ pub fn encode(model: &EncoderDecoder, source: &[u32]) -> Result<Source> {
             "the source is empty: give at least one token".into(),
         ));
     }
-    let positions = model.encoder.config.max_position_embeddings;
+    let positions = model.encoder.config.max_input_tokens();
     if source.len() > positions {
         return Err(EngineError::Input(format!(
             "the source has {} tokens and the encoder has {positions} positions",
@@ -300,7 +300,7 @@ fn traced_pass(
     pad_to: Option<usize>,
 ) -> Result<(crate::tokenizer::Encoding, Seq2SeqOutput)> {
     model.check()?;
-    let source_positions = model.encoder.config.max_position_embeddings;
+    let source_positions = model.encoder.config.max_input_tokens();
     if let Some(n) = pad_to.filter(|&n| n > source_positions) {
         return Err(EngineError::Input(format!(
             "cannot pad the source to {n} tokens: the encoder has only {source_positions} positions"
@@ -312,7 +312,7 @@ fn traced_pass(
             "the source does not fit the encoder's {source_positions} positions ([CLS] and [SEP] included)"
         )));
     }
-    let positions = model.decoder.config.max_position_embeddings;
+    let positions = model.decoder.config.max_input_tokens();
     if target_ids.is_empty() || target_ids.len() > positions {
         return Err(EngineError::Input(format!(
             "the target has {} tokens with [CLS]; the decoder has {positions} positions",
