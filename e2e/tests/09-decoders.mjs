@@ -1,15 +1,12 @@
 // Decoders, as a user meets them: Objective "Next token", train, then Generate from the
 // Sentence. Tokens arrive one at a time in the worker; the weights heatmap gains a row per
 // token (the causal triangle grows); the KV cache readout grows by the same bytes per token;
-// the page's longest main-thread task meanwhile is reported (target 50 ms).
+// the page's longest main-thread task meanwhile is reported (target 50 ms, measured by
+// e2e/bench/longtasks.mjs), not asserted: no clock decides a test.
 import path from 'node:path';
 import { openPage, assert } from '../harness.mjs';
 
 const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
-// A main-thread task this long is a regression, not machine noise. The 50 ms target is reported
-// by this test and checked in the note and e2e/bench/longtasks.mjs, not asserted: on a shared
-// 2-core machine any one task can be delayed.
-const GROSS_STALL_MS = 250;
 
 async function ready(page) {
   await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
@@ -39,7 +36,8 @@ export const tests = [
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 5, null, { timeout: 30000 });
       const first = await smoothedLoss(page);
-      await page.waitForTimeout(12000);
+      // Bounded by steps, however long they take.
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 1500, null, { timeout: 300000 });
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       await page.waitForFunction(() => !document.querySelector('button.play')?.disabled, null, { timeout: 10000 });
       const last = await smoothedLoss(page);
@@ -93,7 +91,6 @@ export const tests = [
       assert(rows.length >= 3 && rows.every((r, i) => i === 0 || r > rows[i - 1]), `rows did not grow one by one: ${rows}`);
       const matrix = JSON.parse(await page.locator('figure.heatmap').filter({ hasText: WEIGHTS }).first().getAttribute('data-matrix'));
       assert(matrix.every((row, i) => row.every((w, j) => j <= i || w === 0)), 'a generated row attends to a later token');
-      assert(longest < GROSS_STALL_MS, `a ${longest} ms main-thread task while generating`);
       const candidates = await page.locator('table.candidates tbody tr').count();
       assert(candidates === tokens.length, `${candidates} candidate rows for ${tokens.length} tokens`);
       await page.screenshot({ path: path.join(artifacts, 'e2e-generate.png'), fullPage: false });

@@ -368,9 +368,11 @@ fn a_one_megabyte_corpus_parses() {
     let t = Tokenizer::word_level(build_word_vocab(&unit).unwrap());
     let start = std::time::Instant::now();
     let corpus = Corpus::parse(&text, &t).unwrap();
-    let secs = start.elapsed().as_secs_f64();
-    eprintln!("parsed {} bytes in {secs:.2} s", text.len());
+    // Reported, not asserted: no clock decides a test (an O(n²) parse would show here).
+    eprintln!(
+        "parsed {} bytes in {:.2} s",
+        text.len(),
+        start.elapsed().as_secs_f64()
+    );
     assert_eq!(corpus.len(), 60 * (1_000_000 / unit.len() + 1));
-    // Debug build on a shared 2-core machine: a generous bound that still catches O(n²).
-    assert!(secs < 20.0, "parsing 1 MB took {secs:.1} s");
 }
