@@ -2,7 +2,7 @@
 
 use crate::args::{value, UsageError};
 use engine::ops::attention::{AttentionKernel, AttentionOptions};
-use engine::EngineError;
+use engine::{EngineError, MaskMode};
 
 /// Tiled attention's block size when `--block` is not given: FlashAttention's 64 rows, where the
 /// per-block bookkeeping is small against the block's products (16 was 1.55× slower than full at
@@ -85,4 +85,25 @@ pub fn check_weight_bytes(
             EngineError::Input(message) => message,
             other => other.to_string(),
         })
+}
+
+/// The `--mask` choices.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Mask {
+    /// Padding keys masked (BERT's own mask)
+    Padding,
+    /// Padding and future keys masked (query i sees keys j ≤ i)
+    Causal,
+    /// Nothing masked, padding included
+    None,
+}
+
+impl From<Mask> for MaskMode {
+    fn from(m: Mask) -> Self {
+        match m {
+            Mask::Padding => MaskMode::Padding,
+            Mask::Causal => MaskMode::Causal,
+            Mask::None => MaskMode::None,
+        }
+    }
 }

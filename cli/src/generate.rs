@@ -87,8 +87,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         use_cache: !a.no_cache,
     };
     // An encoder–decoder: the text is the source, and generation starts from [CLS].
-    if crate::seq2seq::is_encoder_decoder_dir(&a.model) {
-        let checkpoint = crate::seq2seq::load(&a.model)?;
+    if crate::is_encoder_decoder_dir(&a.model) {
+        let checkpoint = crate::load_seq2seq_checkpoint(&a.model)?;
         let tokenizer = &checkpoint.tokenizer;
         let vocab = tokenizer.vocab();
         let mut source = vec![vocab.cls_id()?];

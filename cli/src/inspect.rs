@@ -1,7 +1,7 @@
 //! `attention-lab inspect`: every intermediate of attention for one text, as JSON.
 
 use crate::args::value;
-use crate::attention_flags::AttentionFlags;
+use crate::attention_flags::{AttentionFlags, Mask};
 use crate::json;
 use crate::{load_checkpoint, CliError, COMMAND_HELP};
 use engine::forward::ForwardOptions;
@@ -54,27 +54,6 @@ pub struct Args {
     /// Encoder–decoder checkpoints: the target (the decoder reads [CLS] then its tokens)
     #[arg(long, allow_hyphen_values = true, value_parser = value::<String>("valid UTF-8"))]
     target: Option<String>,
-}
-
-/// The `--mask` choices.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum Mask {
-    /// Padding keys masked (BERT's own mask)
-    Padding,
-    /// Padding and future keys masked (query i sees keys j ≤ i)
-    Causal,
-    /// Nothing masked, padding included
-    None,
-}
-
-impl From<Mask> for MaskMode {
-    fn from(m: Mask) -> Self {
-        match m {
-            Mask::Padding => MaskMode::Padding,
-            Mask::Causal => MaskMode::Causal,
-            Mask::None => MaskMode::None,
-        }
-    }
 }
 
 /// One head. `k`, `v` are its K/V group's. Rotary models add `q_rotated`, `k_rotated`; linear
@@ -190,7 +169,7 @@ fn seq2seq(a: &Args) -> Result<(), CliError> {
         )
         .into());
     }
-    let checkpoint = crate::seq2seq::load(&a.model)?;
+    let checkpoint = crate::load_seq2seq_checkpoint(&a.model)?;
     let ins = engine::seq2seq::inspect(&checkpoint.model, &checkpoint.tokenizer, &a.text, target)?;
     json::print(&Seq2SeqOutput {
         source_tokens: &ins.source_tokens,
@@ -218,7 +197,7 @@ fn seq2seq(a: &Args) -> Result<(), CliError> {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
-    if crate::seq2seq::is_encoder_decoder_dir(&a.model) {
+    if crate::is_encoder_decoder_dir(&a.model) {
         return seq2seq(a);
     }
     if a.target.is_some() {

@@ -10,7 +10,6 @@ mod generate;
 mod inspect;
 mod json;
 mod scaling;
-mod seq2seq;
 mod train;
 
 /// Counts live heap bytes for `scaling`'s peak_bytes.
@@ -20,6 +19,7 @@ static ALLOCATOR: engine::counting_alloc::Counting = engine::counting_alloc::Cou
 use args::{value, UsageError};
 use clap::{CommandFactory, Parser, Subcommand};
 use engine::checkpoint::Checkpoint;
+use engine::seq2seq::Seq2SeqCheckpoint;
 use engine::EngineError;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -94,6 +94,17 @@ impl From<UsageError> for CliError {
 /// A path as engine errors show it.
 pub fn shown(path: &Path) -> String {
     path.display().to_string()
+}
+
+/// A directory whose config.json says `model_type: "encoder-decoder"`.
+pub fn is_encoder_decoder_dir(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(engine::checkpoint::CONFIG_FILE))
+        .is_ok_and(|text| engine::seq2seq::is_encoder_decoder(&text))
+}
+
+/// Loads an encoder–decoder checkpoint directory.
+pub fn load_seq2seq_checkpoint(dir: &Path) -> Result<Seq2SeqCheckpoint, CliError> {
+    Ok(engine::seq2seq::load(&engine::checkpoint::read_dir(dir)?)?)
 }
 
 /// Loads a checkpoint directory and says on stderr which of its tensors are not used.

@@ -1,9 +1,10 @@
 //! `attention-lab train`: fine-tune a checkpoint on one fixed batch, or pre-train from scratch
 //! on a corpus through the data pipeline. One JSON line per step on stdout.
 
+mod seq2seq;
+
 use crate::args::{value, UsageError};
-use crate::attention_flags::{check_weight_bytes, AttentionFlags};
-use crate::inspect::Mask;
+use crate::attention_flags::{check_weight_bytes, AttentionFlags, Mask};
 use crate::json;
 use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -211,7 +212,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     let seq2seq = a.objective == Some(ObjectiveFlag::Seq2seq)
         || a.model
             .as_deref()
-            .is_some_and(crate::seq2seq::is_encoder_decoder_dir);
+            .is_some_and(crate::is_encoder_decoder_dir);
     if seq2seq && a.objective.is_some_and(|o| o != ObjectiveFlag::Seq2seq) {
         return Err(usage_error(
             "an encoder–decoder checkpoint trains with --objective seq2seq",
@@ -222,8 +223,8 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     }
     // Training runs inside the pool, so this thread works on every split too.
     engine::threads::in_pool(|| match (a.model.is_some(), a.init.is_some()) {
-        (true, false) if seq2seq => crate::seq2seq::fixed_batch(a),
-        (false, true) if seq2seq => crate::seq2seq::from_scratch(a),
+        (true, false) if seq2seq => seq2seq::fixed_batch(a),
+        (false, true) if seq2seq => seq2seq::from_scratch(a),
         (true, false) => fixed_batch(a),
         (false, true) => from_scratch(a),
         _ => Err(usage_error(

@@ -64,8 +64,21 @@ pub fn forward(
     }
     match opts.kernel {
         AttentionKernel::Full => {
-            let (context, cache) =
-                full_attention::forward(q, k, v, key_mask, opts, dims, rng, trace, spare);
+            let spare_cache = match spare.cache {
+                AttentionCache::Full(c) => c,
+                _ => full_attention::FullCache::default(),
+            };
+            let (context, cache) = full_attention::forward(
+                q,
+                k,
+                v,
+                key_mask,
+                opts,
+                dims,
+                rng,
+                trace,
+                (spare.context, spare_cache),
+            );
             (context, AttentionCache::Full(cache))
         }
         AttentionKernel::Tiled { block } => {

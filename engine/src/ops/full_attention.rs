@@ -2,7 +2,6 @@
 //! backward, context = W̃·V (W̃ = W ⊙ dropout mask). Its row softmax and head trace also serve
 //! the tiled kernel (`flash`), whose trace is the full kernel's by construction.
 
-use crate::ops::attention::{AttentionCache, Spare};
 use crate::ops::attention_options::{fill_allowed, mask_matrix, AttentionOptions, Dims};
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
@@ -26,7 +25,8 @@ pub struct FullCache {
 
 /// The full kernel: per (b, h), W = softmax(Q·Kᵀ·scale + M) kept whole, context = W̃·V.
 /// Batch rows are independent, so they run on the threads (`crate::threads`). With a trace,
-/// row 0, the one it reads, runs first on this thread.
+/// row 0, the one it reads, runs first on this thread. The last call's context and cache are
+/// written over (`ops::reuse`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn forward(
     q: ArrayView3<f32>,
@@ -37,7 +37,7 @@ pub(crate) fn forward(
     dims: Dims,
     rng: &mut Rng,
     trace: Option<&mut Vec<HeadTrace>>,
-    spare: Spare,
+    (spare_context, spare_cache): (Array2<f32>, FullCache),
 ) -> (Array3<f32>, FullCache) {
     let Dims {
         b: b_size,
@@ -50,15 +50,12 @@ pub(crate) fn forward(
     let FullCache {
         weights: spare_weights,
         dropout_mask: spare_mask,
-    } = match spare.cache {
-        AttentionCache::Full(c) => c,
-        _ => FullCache::default(),
-    };
+    } = spare_cache;
     // Every entry of each is written below: a head's scores and context by gemm with β = 0.
     let mut weights = reuse(spare_weights, Ix4(b_size, h_count, tq, tk));
     let dropout_mask =
         dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng, spare_mask);
-    let mut context = reuse(spare.context, Ix3(b_size, tq, h_count * dv));
+    let mut context = reuse(spare_context, Ix3(b_size, tq, h_count * dv));
     let mut rows: Vec<_> = weights
         .outer_iter_mut()
         .zip(context.outer_iter_mut())

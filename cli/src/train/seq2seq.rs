@@ -1,11 +1,11 @@
-//! Encoder–decoder checkpoints from the command line: `train --objective seq2seq` (from a
-//! corpus task, or a checkpoint on a fixed batch) and the source side of `generate`.
+//! `train --objective seq2seq` for encoder–decoders: from a corpus task, or a checkpoint on a
+//! fixed batch. (Their checkpoints are read by `crate::load_seq2seq_checkpoint`.)
 
-use crate::inspect::Mask;
+use super::{optimizer, read_text, refuse, required, required_path, usage_error, Args};
+use crate::attention_flags::Mask;
 use crate::json;
-use crate::train::{optimizer, read_text, refuse, required, required_path, usage_error, Args};
 use crate::CliError;
-use engine::checkpoint::{read_dir, write_dir};
+use engine::checkpoint::write_dir;
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::ops::attention::AttentionKernel;
@@ -17,16 +17,6 @@ use engine::{BertConfig, EngineError, MaskMode, Rng};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// A directory whose config.json says `model_type: "encoder-decoder"`.
-pub fn is_encoder_decoder_dir(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join(engine::checkpoint::CONFIG_FILE))
-        .is_ok_and(|text| seq2seq::is_encoder_decoder(&text))
-}
-
-pub fn load(dir: &Path) -> Result<Seq2SeqCheckpoint, CliError> {
-    Ok(seq2seq::load(&read_dir(dir)?)?)
-}
 
 #[derive(Serialize)]
 struct Step {
@@ -140,7 +130,7 @@ pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
     let Seq2SeqCheckpoint {
         mut model,
         tokenizer,
-    } = load(dir)?;
+    } = crate::load_seq2seq_checkpoint(dir)?;
     let text = read_text(batch_path)?;
     let file: BatchFile = serde_json::from_str(&text).map_err(|e| {
         EngineError::Input(format!(
