@@ -25,7 +25,9 @@ prob: the softmax probability of the token before temperature and top-k; kv_cach
 self-attention keys and values of every position so far (layers x 2 x positions x K/V heads x
 head size x 4). An encoder-decoder also holds the source's cross-attention keys and values,
 computed once before the first token and not counted here.
-Then a last line {\"text\": ...}: the new tokens joined as the tokenizer would write them."
+Then a last line {\"text\": ...}: the new tokens joined as the tokenizer would write them.
+With an encoder–decoder checkpoint, PROMPT is the source ([CLS] PROMPT [SEP]) and the decoder
+starts from [CLS]."
 )]
 pub struct Args {
     /// Decoder checkpoint directory

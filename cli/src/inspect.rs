@@ -31,7 +31,14 @@ Output, one JSON object:
           --attention tiled: also tiles, [{\"q_block\", \"k_block\", \"row_max\", \"row_sum\"}] in schedule order
   hidden: the last layer's output, T×hidden
   with pre-training heads only: mlm_logits (T×vocab), nsp_logits ([IsNext, NotNext]),
-  p_is_next (softmax of nsp_logits; meaningful for a pair), mask_predictions (top 5 per [MASK])"
+  p_is_next (softmax of nsp_logits; meaningful for a pair), mask_predictions (top 5 per [MASK])
+
+An encoder–decoder checkpoint (model_type \"encoder-decoder\") takes --text SOURCE --target TARGET:
+  source_tokens ([CLS] source [SEP]), target_tokens ([CLS] then the target's: the decoder's input)
+  encoder_layers: as layers above
+  decoder_layers: [{\"self\": [heads], \"cross\": [heads]}], self causal (Tt×Tt), cross Tt×Ts
+          (target rows, source columns)
+  logits: Tt×vocab, the next-token logits after each target position"
 )]
 pub struct Args {
     /// Checkpoint directory

@@ -47,6 +47,12 @@ attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --
   BertLMHeadModel shifts them) instead of mlm_labels and nsp_labels. Prints one line per step:
   {\"step\", \"loss\", \"accuracy\"} (accuracy: how often the argmax was the next token).
 
+--objective seq2seq: trains an encoder–decoder (EncoderDecoderModel of two BERTs, the decoder's
+  layers with cross-attention). With --init both halves are built from CONFIG's sizes and train
+  on --task copy|reverse|reply made from the corpus; with --model DIR (model_type
+  \"encoder-decoder\") the batch JSON carries input_ids, attention_mask, labels,
+  decoder_input_ids and decoder_attention_mask. Prints {\"step\", \"loss\", \"accuracy\"}.
+
 Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults, changed by --momentum,
 --weight-decay and --clip-grad-norm. A NaN or infinite loss stops the run with exit code 1,
 nothing saved."
