@@ -12,6 +12,7 @@ pub mod model_view;
 pub mod predictions;
 pub mod rotation;
 pub mod stage;
+pub mod stage_figures;
 pub mod stepper;
 pub mod tiles;
 pub mod tokens;

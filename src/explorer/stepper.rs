@@ -3,10 +3,11 @@
 //! the part it adds highlighted, a plain reason, and its heatmaps.
 
 use super::figure_list::FigureList;
-use super::figures::{dims, query_key_tokens, stage_figures, stage_hint, Dims, Part, Selection};
+use super::figures::{dims, query_key_tokens, Dims, Part, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
+use super::stage_figures::{stage_figures, stage_hint};
 use super::tiles::TilesPanel;
 use engine::inspect::Inspection;
 use engine::MaskMode;
