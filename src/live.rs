@@ -344,8 +344,15 @@ impl Live {
     /// Run `claim`'s experiment in the worker, on the current model and probe.
     pub fn run_claim(&self, claim: Claim) {
         let probe = self.probe.get_value().unwrap_or_default();
-        self.claims
-            .update(|c| c.set(claim, ClaimState::Running { done: 0, total: 0 }));
+        // Shown at once as the worker will take it: now, or after the runs before it.
+        self.claims.update(|c| {
+            let state = if c.busy() && !c.get(claim).running() {
+                ClaimState::Queued
+            } else {
+                ClaimState::Running { done: 0, total: 0 }
+            };
+            c.set(claim, state);
+        });
         self.send(ToWorker::RunClaim { claim, probe });
     }
 

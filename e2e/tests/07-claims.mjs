@@ -144,13 +144,13 @@ export const tests = [
       for (const claim of all) await card(page, claim).getByRole('button', { name: 'Run', exact: true }).click();
       await page.waitForFunction(() => document.querySelector('article.claim[data-claim="Time"]')?.dataset.state === 'queued'
         || document.querySelector('article.claim[data-claim="Time"]')?.dataset.state === 'done', null, { timeout: 10000 });
-      const waiting = await card(page, 'Time').innerText();
+      const waiting = (await card(page, 'Time').locator('.claim-count').allInnerTexts()).join(' ');
       await page.locator('section.claims').screenshot({ path: path.join(artifacts, 'claims-queued.png') });
       await page.waitForFunction((claims) => claims.every((c) =>
         ['done', 'failed'].includes(document.querySelector(`article.claim[data-claim="${c}"]`)?.dataset.state)), all, { timeout: 240000 });
       const states = {};
       for (const claim of all) states[claim] = await card(page, claim).getAttribute('data-state');
-      console.log(`     while Memory ran, Time read "${waiting.split('\n').find((l) => /Waits|of/.test(l))}"; then ${JSON.stringify(states)}`);
+      console.log(`     while Memory ran, Time read "${waiting}"; then ${JSON.stringify(states)}`);
       // Extrapolation needs Compare's two models: it ends with its reason, the others with their plots.
       for (const claim of ['Memory', 'Time', 'Leakage', 'KvCache']) assert(states[claim] === 'done', `${claim}: ${states[claim]}`);
       assert(states.Extrapolation === 'failed', `Extrapolation: ${states.Extrapolation}`);

@@ -49,6 +49,11 @@ impl Claims {
         self.0.insert(claim, state);
     }
 
+    /// A claim is under way or waiting: a new one waits its turn (as the worker queues it).
+    pub fn busy(&self) -> bool {
+        self.0.values().any(ClaimState::running)
+    }
+
     /// The worker is gone: what it was running will not finish.
     pub fn abandon(&mut self, why: &str) {
         for state in self.0.values_mut() {
@@ -71,11 +76,13 @@ mod tests {
         c.set(Claim::Memory, ClaimState::Running { done: 7, total: 14 });
         c.set(Claim::Time, ClaimState::Cancelled);
         c.set(Claim::KvCache, ClaimState::Queued);
+        assert!(c.busy());
         assert_eq!(c.get(Claim::Memory).fraction(), Some(0.5));
         assert_eq!(c.get(Claim::Time).fraction(), None);
         c.abandon("the worker stopped");
         assert!(matches!(c.get(Claim::Memory), ClaimState::Failed(_)));
         assert!(matches!(c.get(Claim::KvCache), ClaimState::Failed(_)));
+        assert!(!c.busy());
         assert_eq!(c.get(Claim::Time), ClaimState::Cancelled);
     }
 }
