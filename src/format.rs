@@ -37,17 +37,17 @@ pub fn facts(info: &ModelInfo) -> String {
 /// The attention architecture as the facts line states it: " · GQA 2 KV heads · rotary ·
 /// linear", each part only when it is not BERT's (multi-head, absolute, softmax).
 pub fn architecture(info: &ModelInfo) -> String {
-    use protocol::{AttentionKind, Positions};
+    use engine::config::{AttentionType, PositionEmbeddingType};
     let mut parts = Vec::new();
     match info.kv_groups() {
         g if g == info.heads => {}
         1 => parts.push("multi-query (1 KV head)".to_string()),
         g => parts.push(format!("GQA {g} KV heads")),
     }
-    if info.architecture.positions == Positions::Rotary {
+    if info.architecture.positions == PositionEmbeddingType::Rotary {
         parts.push("rotary".into());
     }
-    if info.architecture.attention == AttentionKind::Linear {
+    if info.architecture.attention == AttentionType::Linear {
         parts.push("linear attention".into());
     }
     parts.iter().map(|p| format!(" · {p}")).collect()
@@ -56,19 +56,19 @@ pub fn architecture(info: &ModelInfo) -> String {
 /// The attention architecture named in full, BERT's parts too ("multi-head · absolute ·
 /// softmax"), to tell Compare's two models apart.
 pub fn architecture_name(info: &ModelInfo) -> String {
-    use protocol::{AttentionKind, Positions};
+    use engine::config::{AttentionType, PositionEmbeddingType};
     let kv = match info.kv_groups() {
         g if g == info.heads => "multi-head".to_string(),
         1 => "multi-query".to_string(),
         g => format!("GQA {g} KV heads"),
     };
     let positions = match info.architecture.positions {
-        Positions::Absolute => "absolute",
-        Positions::Rotary => "rotary",
+        PositionEmbeddingType::Absolute => "absolute",
+        PositionEmbeddingType::Rotary => "rotary",
     };
     let attention = match info.architecture.attention {
-        AttentionKind::Softmax => "softmax",
-        AttentionKind::Linear => "linear",
+        AttentionType::Softmax => "softmax",
+        AttentionType::Linear => "linear",
     };
     format!("{kv} · {positions} · {attention}")
 }
@@ -149,12 +149,12 @@ mod tests {
 
     #[test]
     fn the_facts_line_states_the_architecture() {
-        use protocol::{AttentionKind, Positions};
+        use engine::config::{AttentionType, PositionEmbeddingType};
         let mut i = info(300, None);
         assert_eq!(architecture(&i), "");
         i.architecture.kv_heads = Some(2);
-        i.architecture.positions = Positions::Rotary;
-        i.architecture.attention = AttentionKind::Linear;
+        i.architecture.positions = PositionEmbeddingType::Rotary;
+        i.architecture.attention = AttentionType::Linear;
         assert!(
             facts(&i).starts_with(
                 "2 layers × 4 heads · GQA 2 KV heads · rotary · linear attention · hidden 64"

@@ -7,13 +7,14 @@ use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
 use crate::training::curves::LossCurves;
 use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
+use engine::config::{AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::{
-    rules, Architecture, AttentionKind, Curves, LabError, LabResult, LabSettings, ModelBundle,
-    Positions, Preset, ProbeInput, ToWorker,
+    rules, Architecture, Curves, LabError, LabResult, LabSettings, ModelBundle, Preset, ProbeInput,
+    ToWorker,
 };
 
 #[component]
@@ -473,14 +474,14 @@ fn ArchitectureGroup(
             </label>
             <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer.">"Positions"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).positions = rules::positions(&v)?; Ok(()) }) }>
-                    <option value="absolute" prop:selected=move || settings.with(|s| model.get(s).positions == Positions::Absolute)>"Absolute"</option>
-                    <option value="rotary" prop:selected=move || settings.with(|s| model.get(s).positions == Positions::Rotary)>"Rotary"</option>
+                    <option value="absolute" prop:selected=move || settings.with(|s| model.get(s).positions == PositionEmbeddingType::Absolute)>"Absolute"</option>
+                    <option value="rotary" prop:selected=move || settings.with(|s| model.get(s).positions == PositionEmbeddingType::Rotary)>"Rotary"</option>
                 </select>
             </label>
             <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">"Attention"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).attention = rules::attention_type(&v)?; Ok(()) }) }>
-                    <option value="softmax" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionKind::Softmax)>"Softmax"</option>
-                    <option value="linear" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionKind::Linear)>"Linear"</option>
+                    <option value="softmax" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionType::Softmax)>"Softmax"</option>
+                    <option value="linear" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionType::Linear)>"Linear"</option>
                 </select>
             </label>
             <p class="hint">"For a new model: these take effect at Reset."</p>

@@ -36,9 +36,11 @@ fn mount_explorer() -> (HtmlElement, impl Drop) {
             let pair = Some(p.pair.trim()).filter(|s| !s.is_empty());
             // The probe's window and kernel, as the worker applies them.
             let opts = ForwardOptions {
-                window: p.window,
-                // A dozen tokens: blocks of 4, as the worker sizes them.
-                kernel: p.attention.kernel(16),
+                softmax: engine::ops::attention::Softmax {
+                    // A dozen tokens: blocks of 4, as the worker sizes them.
+                    kernel: p.attention.kernel(16),
+                    window: p.window,
+                },
                 ..ForwardOptions::inspection(p.mask)
             };
             let result = inspect_with(&model, &tokenizer, &p.text, pair, &opts, p.pad_to)

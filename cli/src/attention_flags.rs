@@ -1,7 +1,7 @@
 //! `--window W` and `--attention full|tiled [--block N]`, shared by `inspect`, `train` and `scaling`.
 
 use crate::args::{value, UsageError};
-use engine::ops::attention::{AttentionKernel, AttentionOptions};
+use engine::ops::attention::{AttentionKernel, AttentionOptions, Softmax};
 use engine::{EngineError, MaskMode};
 
 /// Tiled attention's block size when `--block` is not given: FlashAttention's 64 rows, where the
@@ -32,12 +32,10 @@ pub enum Kernel {
 }
 
 impl AttentionFlags {
-    /// The window and kernel, or a usage mistake of `command`.
-    pub fn resolve(
-        &self,
-        command: &'static str,
-    ) -> Result<(Option<usize>, AttentionKernel), UsageError> {
-        resolve(command, self.window, self.attention, self.block)
+    /// How softmax attention runs, or a usage mistake of `command`.
+    pub fn resolve(&self, command: &'static str) -> Result<Softmax, UsageError> {
+        let (window, kernel) = resolve(command, self.window, self.attention, self.block)?;
+        Ok(Softmax { kernel, window })
     }
 }
 

@@ -162,9 +162,8 @@ fn seq2seq(a: &Args) -> Result<(), CliError> {
             "an encoder–decoder needs --target (the output text, may be empty)",
         )
     })?;
-    let (window, kernel) = a.attention.resolve("inspect")?;
-    let default_attention =
-        window.is_none() && kernel == engine::ops::attention::AttentionKernel::Full;
+    let softmax = a.attention.resolve("inspect")?;
+    let default_attention = softmax == engine::ops::attention::Softmax::default();
     if a.pair.is_some()
         || a.pad_to.is_some()
         || !matches!(a.mask, Mask::Padding)
@@ -215,10 +214,9 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         .into());
     }
     let mask = MaskMode::from(a.mask);
-    let (window, kernel) = a.attention.resolve("inspect")?;
+    let softmax = a.attention.resolve("inspect")?;
     let opts = ForwardOptions {
-        window,
-        kernel,
+        softmax,
         ..ForwardOptions::inspection(mask)
     };
     let checkpoint = load_checkpoint(&a.model)?;

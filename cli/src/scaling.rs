@@ -4,9 +4,10 @@
 use crate::args::{value, UsageError};
 use crate::attention_flags::{self, Kernel};
 use crate::{json, CliError, COMMAND_HELP};
-use engine::experiments::{measure_attention, AttentionRun};
-use engine::ops::attention::AttentionOptions;
-use engine::{EngineError, MaskMode, Rng};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use engine::experiments::{measure_attention, AttentionRun, Variant, VariantSizes};
+use engine::ops::attention::{AttentionKernel, AttentionOptions};
+use engine::{EngineError, Rng};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -21,14 +22,12 @@ use std::time::Instant;
 /// minus those live just before (q, k, v, the key mask, dO and the zeroed dQ, dK, dV): what
 /// the op itself allocates, its output and cache included, counted by the binary's allocator.
 ///
-/// Variants: full (the whole T×T weights), tiled (FlashAttention-2 blocks of --block rows),
-/// window (tiled, with a sliding window of W keys, default 64), linear (elu+1 feature map),
-/// gqa (full, with G K/V groups, default 1). --window adds a window to full, tiled or gqa too.
+/// Variants: see --variant below. --window adds a window to full, tiled or gqa too.
 #[derive(clap::Args)]
 #[command(verbatim_doc_comment, help_template = COMMAND_HELP)]
 pub struct Args {
     /// Which attention to measure
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = variant_parser())]
     variant: Variant,
     /// Sliding window W [default: 64 with --variant window]
     #[arg(long, value_name = "W", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of keys"))]
@@ -47,23 +46,17 @@ pub struct Args {
     /// D, width of a head
     #[arg(long, value_name = "D", default_value_t = 16, allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
     head_dim: usize,
-    /// Rows per block of the tiled kernel (tiled, window) [default: 16]
+    /// Rows per block of the tiled kernel (tiled, window) [default: 64]
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number of rows"))]
     block: Option<usize>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Variant {
-    Full,
-    Tiled,
-    Window,
-    Linear,
-    Gqa,
+/// `--variant`'s values: the engine's list of variants, with their descriptions as help.
+fn variant_parser() -> impl clap::builder::TypedValueParser<Value = Variant> {
+    let values = Variant::ALL.map(|v| PossibleValue::new(v.name()).help(v.describe()));
+    PossibleValuesParser::new(values)
+        .try_map(|name| Variant::from_name(&name).ok_or("is not a variant"))
 }
-
-/// The window used by `--variant window` when `--window` is not given.
-const DEFAULT_WINDOW: usize = 64;
 
 #[derive(Serialize)]
 struct Line {
@@ -80,45 +73,41 @@ fn usage_error(message: impl Into<String>) -> CliError {
 
 /// The attention settings of the variant, checked.
 fn options(a: &Args) -> Result<AttentionOptions, CliError> {
-    let tiled = matches!(a.variant, Variant::Tiled | Variant::Window);
-    if a.block.is_some() && !tiled {
+    if a.block.is_some() && !a.variant.tiled() {
         return Err(usage_error("--block goes with --variant tiled or window"));
     }
-    let window = match a.variant {
-        Variant::Window => Some(a.window.unwrap_or(DEFAULT_WINDOW)),
-        _ => a.window,
-    };
-    let kernel = if tiled { Kernel::Tiled } else { Kernel::Full };
-    let (window, kernel) = attention_flags::resolve("scaling", window, kernel, a.block)?;
     if a.heads == 0 || a.head_dim == 0 {
         return Err(usage_error("--heads and --head-dim must be at least 1"));
     }
+    let (window, kernel) = attention_flags::resolve(
+        "scaling",
+        a.window,
+        if a.variant.tiled() {
+            Kernel::Tiled
+        } else {
+            Kernel::Full
+        },
+        a.block,
+    )?;
     if a.seq_lens.contains(&0) {
         return Err(usage_error("--seq-lens must be at least 1 each"));
     }
-    let kv_heads = match (a.kv_heads, a.variant) {
-        (Some(g), _) => g,
-        (None, Variant::Gqa) => 1,
-        (None, _) => a.heads,
+    let block = match kernel {
+        AttentionKernel::Tiled { block } => block,
+        AttentionKernel::Full => attention_flags::DEFAULT_BLOCK,
     };
-    let opts = AttentionOptions {
-        num_kv_heads: kv_heads,
+    let sizes = VariantSizes {
+        heads: a.heads,
+        head_dim: a.head_dim,
+        block,
         window,
-        linear: a.variant == Variant::Linear,
-        kernel,
-        ..AttentionOptions::softmax(
-            a.heads,
-            MaskMode::Padding,
-            1.0 / (a.head_dim as f32).sqrt(),
-            0.0,
-        )
+        kv_heads: a.kv_heads,
     };
     // Only flags made these settings: a refusal is a usage mistake.
-    opts.validate().map_err(|e| match e {
+    a.variant.options(sizes).map_err(|e| match e {
         EngineError::Input(m) => usage_error(m),
         other => CliError::Engine(other),
-    })?;
-    Ok(opts)
+    })
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {

@@ -300,10 +300,9 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
     let lr = required(a.lr, "lr")?;
     let steps = required(a.steps, "steps")?;
     let mask = MaskMode::from(a.mask);
-    let (window, kernel) = a.attention.resolve("train")?;
+    let softmax = a.attention.resolve("train")?;
     let opts = ForwardOptions {
-        window,
-        kernel,
+        softmax,
         ..ForwardOptions::training(mask)
     };
     let opt_config = optimizer(a, None, lr)?;
@@ -392,7 +391,7 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
         .objective
         .and_then(ObjectiveFlag::single)
         .unwrap_or_default();
-    let (window, kernel) = a.attention.resolve("train")?;
+    let softmax = a.attention.resolve("train")?;
     if batch_size > MAX_BATCH_SIZE {
         return Err(usage_error(format!(
             "--batch-size must be at most {MAX_BATCH_SIZE}, got {batch_size}"
@@ -424,11 +423,9 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
         objective,
     };
     let mut trainer = Trainer::from_corpus(&corpus, config, settings, seed)?;
-    trainer.window = window;
-    trainer.kernel = kernel;
+    trainer.softmax = softmax;
     let opts = ForwardOptions {
-        window,
-        kernel,
+        softmax,
         ..ForwardOptions::training(mask)
     };
     let config = &trainer.model.config;

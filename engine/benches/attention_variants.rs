@@ -5,7 +5,9 @@
 //! time against T per variant, whose log-log slope is ≈ 2 for full and ≈ 1 for the others.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use engine::ops::attention::{self, AttentionKernel, AttentionOptions};
+use engine::ops::attention::{
+    self, Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+};
 use engine::{MaskMode, Rng};
 use ndarray::{Array2, Array3};
 use std::hint::black_box;
@@ -23,22 +25,27 @@ fn variants() -> [(&'static str, AttentionOptions); 4] {
         (
             "tiled",
             AttentionOptions {
-                kernel: tiled,
+                attention: Attention::Softmax(Softmax {
+                    kernel: tiled,
+                    window: None,
+                }),
                 ..base
             },
         ),
         (
             "window64",
             AttentionOptions {
-                kernel: tiled,
-                window: Some(64),
+                attention: Attention::Softmax(Softmax {
+                    kernel: tiled,
+                    window: Some(64),
+                }),
                 ..base
             },
         ),
         (
             "linear",
             AttentionOptions {
-                linear: true,
+                attention: Attention::Linear,
                 ..base
             },
         ),
@@ -62,10 +69,12 @@ fn forward_backward(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("forward_backward", t), &t, |b, _| {
                 b.iter(|| {
                     let (out, cache) = attention::forward(
-                        q.view(),
-                        k.view(),
-                        v.view(),
-                        key_mask.view(),
+                        Qkv {
+                            q: q.view(),
+                            k: k.view(),
+                            v: v.view(),
+                            key_mask: key_mask.view(),
+                        },
                         &opts,
                         &mut Rng::new(0),
                         None,
@@ -77,15 +86,19 @@ fn forward_backward(c: &mut Criterion) {
                         Array3::zeros(v.dim()),
                     );
                     attention::backward(
-                        &mut dq.view_mut(),
-                        &mut dk.view_mut(),
-                        &mut dv.view_mut(),
+                        QkvGrads {
+                            d_q: dq.view_mut(),
+                            d_k: dk.view_mut(),
+                            d_v: dv.view_mut(),
+                        },
                         d_out.view(),
-                        q.view(),
-                        k.view(),
-                        v.view(),
+                        Qkv {
+                            q: q.view(),
+                            k: k.view(),
+                            v: v.view(),
+                            key_mask: key_mask.view(),
+                        },
                         out.view(),
-                        key_mask.view(),
                         &cache,
                         &opts,
                     );

@@ -11,7 +11,7 @@ use crate::forward::{
 use crate::model::{
     BertAttention, BertEmbeddings, BertForPreTraining, BertLayer, LayerNorm, Linear,
 };
-use crate::ops::attention::{self, AttentionOptions};
+use crate::ops::attention::{self, AttentionOptions, Qkv, QkvGrads};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::linear::Write;
 use crate::ops::{dropout, embedding, gelu, linear, loss, reuse, rope, tanh};
@@ -243,13 +243,11 @@ fn from_hidden(
         .rev()
     {
         *d_hidden = layer_backward(
-            layer,
-            g_layer,
+            (layer, g_layer),
             layer_cache,
             std::mem::take(d_hidden),
             batch,
-            &cache.attention_opts,
-            cache.rotary,
+            (&cache.attention_opts, cache.rotary),
             cross.zip(d_encoder.as_mut()),
             scratch,
         );
@@ -378,15 +376,14 @@ fn mlm_head_backward(
 /// From dL/d(layer output) (N, C) to dL/d(layer input) (N, C); with cross-attention, also
 /// accumulates dL/d(encoder output) into the `cross` buffer. The temporaries are `scratch`'s,
 /// and `d_out`'s buffer goes back to it.
-#[allow(clippy::too_many_arguments)]
+/// `layer` and `g`: the layer's weights and the gradients added to; `rotary`: q and k were
+/// rotated.
 fn layer_backward(
-    layer: &BertLayer,
-    g: &mut BertLayer,
+    (layer, g): (&BertLayer, &mut BertLayer),
     cache: &LayerCache,
     d_out: Array2<f32>,
     batch: &Batch,
-    attention_opts: &AttentionOptions,
-    rotary: bool,
+    (attention_opts, rotary): (&AttentionOptions, bool),
     cross: Option<((&EncoderStates, &AttentionOptions), &mut Array2<f32>)>,
     scratch: &mut BackwardScratch,
 ) -> Array2<f32> {
@@ -427,17 +424,14 @@ fn layer_backward(
     );
     scratch.intermediate = d_pre;
     let d_attention_out = match (cross, &cache.cross, &layer.crossattention) {
-        (Some(((encoder, opts), d_encoder)), Some(c), Some(weights)) => {
+        (Some(cross), Some(c), Some(weights)) => {
             let g_cross = g.crossattention.as_mut().expect("same structure");
             cross_backward(
-                weights,
-                g_cross,
+                (weights, g_cross),
                 c,
                 d_ffn_input,
                 &cache.attention_out,
-                encoder,
-                opts,
-                d_encoder,
+                cross,
                 batch.input_ids.dim(),
             )
         }
@@ -487,16 +481,23 @@ fn layer_backward(
     {
         let as3 = |a| as_sequences(a, b_size, t);
         let as3_mut = |a| as_sequences_mut(a, b_size, t);
+        let grads = QkvGrads {
+            d_q: as3_mut(&mut d_q),
+            d_k: as3_mut(&mut d_k),
+            d_v: as3_mut(&mut d_v),
+        };
+        let input = Qkv {
+            q: as3(&cache.q),
+            k: as3(&cache.k),
+            v: as3(&cache.v),
+            key_mask: batch.attention_mask.view(),
+        };
+        let (d_context, context) = (as3(&d_context), as3(&cache.context));
         attention::backward(
-            &mut as3_mut(&mut d_q),
-            &mut as3_mut(&mut d_k),
-            &mut as3_mut(&mut d_v),
-            as3(&d_context),
-            as3(&cache.q),
-            as3(&cache.k),
-            as3(&cache.v),
-            as3(&cache.context),
-            batch.attention_mask.view(),
+            grads,
+            d_context,
+            input,
+            context,
             &cache.attention,
             attention_opts,
         );
@@ -586,16 +587,13 @@ fn embeddings_backward(
 /// The cross-attention's backward: from dL/df (N, C), f = LN(dropout(ctx·W_Oᵀ + b_O) + a),
 /// to dL/da (N, C), a = the self-attention's output; dL/d(encoder output) accumulates the
 /// keys' and values' parts.
-#[allow(clippy::too_many_arguments)]
+/// `weights` and `g`: the cross-attention's weights and the gradients added to.
 fn cross_backward(
-    weights: &BertAttention,
-    g: &mut BertAttention,
+    (weights, g): (&BertAttention, &mut BertAttention),
     c: &CrossCache,
     d_out: Array2<f32>,
     a: &Array2<f32>,
-    encoder: &EncoderStates,
-    opts: &AttentionOptions,
-    d_encoder: &mut Array2<f32>,
+    ((encoder, opts), d_encoder): ((&EncoderStates, &AttentionOptions), &mut Array2<f32>),
     (b_size, t): (usize, usize),
 ) -> Array2<f32> {
     let ts = encoder.mask.ncols();
@@ -622,19 +620,20 @@ fn cross_backward(
         Array2::zeros(c.k.raw_dim()), // (B·Ts, C)
         Array2::zeros(c.v.raw_dim()), // (B·Ts, C)
     );
-    attention::backward(
-        &mut as_sequences_mut(&mut d_q, b_size, t),
-        &mut as_sequences_mut(&mut d_k, b_size, ts),
-        &mut as_sequences_mut(&mut d_v, b_size, ts),
-        as_sequences(&d_context, b_size, t),
-        as_sequences(&c.q, b_size, t),
-        as_sequences(&c.k, b_size, ts),
-        as_sequences(&c.v, b_size, ts),
-        as_sequences(&c.context, b_size, t),
-        encoder.mask,
-        &c.attention,
-        opts,
-    );
+    let grads = QkvGrads {
+        d_q: as_sequences_mut(&mut d_q, b_size, t),
+        d_k: as_sequences_mut(&mut d_k, b_size, ts),
+        d_v: as_sequences_mut(&mut d_v, b_size, ts),
+    };
+    let input = Qkv {
+        q: as_sequences(&c.q, b_size, t),
+        k: as_sequences(&c.k, b_size, ts),
+        v: as_sequences(&c.v, b_size, ts),
+        key_mask: encoder.mask,
+    };
+    let d_context = as_sequences(&d_context, b_size, t);
+    let context = as_sequences(&c.context, b_size, t);
+    attention::backward(grads, d_context, input, context, &c.attention, opts);
     let (sa, g_sa) = (&weights.self_attention, &mut g.self_attention);
     linear_backward(
         Some((&mut d_a, Write::Add)),

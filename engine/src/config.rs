@@ -4,6 +4,7 @@
 //! knows the count), which every model constructor runs.
 
 use crate::error::{EngineError, Result};
+use crate::ops::attention_options::{Attention, AttentionKernel, Softmax};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -27,7 +28,7 @@ pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
 /// (`"absolute"`, BERT), or rotations of q and k in every layer (`"rotary"`, RoFormer), which
 /// have no tensor and no length limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", try_from = "String")]
+#[serde(try_from = "String", into = "String")]
 pub enum PositionEmbeddingType {
     #[default]
     Absolute,
@@ -50,7 +51,7 @@ impl TryFrom<String> for PositionEmbeddingType {
 /// softmax(QKᵀ/√D)·V (`"softmax"`, BERT), or φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1
 /// (`"linear"`, Katharopoulos et al. 2020).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase", try_from = "String")]
+#[serde(try_from = "String", into = "String")]
 pub enum AttentionType {
     #[default]
     Softmax,
@@ -66,6 +67,39 @@ impl TryFrom<String> for AttentionType {
             other => Err(format!(
                 "attention_type {other:?} is not supported (only \"softmax\" or \"linear\")"
             )),
+        }
+    }
+}
+
+// Written and read as their names in every format, config.json and the page's postcard
+// messages alike, so that one type serves both and the error names the key.
+impl From<PositionEmbeddingType> for String {
+    fn from(p: PositionEmbeddingType) -> String {
+        p.to_string()
+    }
+}
+
+impl From<AttentionType> for String {
+    fn from(a: AttentionType) -> String {
+        a.to_string()
+    }
+}
+
+impl AttentionType {
+    /// What a model of this type computes, given how the call would run softmax: linear
+    /// attention has no kernel to choose and no window, so asking it for either is an error.
+    pub fn with(self, softmax: Softmax) -> Result<Attention> {
+        match (self, softmax) {
+            (AttentionType::Softmax, softmax) => Ok(Attention::Softmax(softmax)),
+            (AttentionType::Linear, Softmax { window: Some(_), .. }) => Err(EngineError::Input(
+                "linear attention with a sliding window is not supported: its running sums cover every earlier key".into(),
+            )),
+            (AttentionType::Linear, Softmax { kernel: AttentionKernel::Tiled { .. }, .. }) => {
+                Err(EngineError::Input(
+                    "linear attention has no softmax to tile: use --attention full with it".into(),
+                ))
+            }
+            (AttentionType::Linear, _) => Ok(Attention::Linear),
         }
     }
 }
@@ -547,6 +581,30 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("encoder–decoder checkpoint"), "{e}");
+    }
+
+    #[test]
+    fn linear_attention_refuses_a_softmax_kernel_or_window() {
+        let tiled = Softmax {
+            kernel: AttentionKernel::Tiled { block: 4 },
+            window: None,
+        };
+        let window = Softmax {
+            window: Some(3),
+            ..Softmax::default()
+        };
+        for (softmax, needle) in [(tiled, "tile"), (window, "window")] {
+            let e = AttentionType::Linear.with(softmax).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+            assert_eq!(
+                AttentionType::Softmax.with(softmax).unwrap(),
+                Attention::Softmax(softmax)
+            );
+        }
+        assert_eq!(
+            AttentionType::Linear.with(Softmax::default()).unwrap(),
+            Attention::Linear
+        );
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //! brings the clock (`now_ms`) and, for memory, installs `counting_alloc` as its allocator.
 
 use crate::batch::{Batch, IGNORE_INDEX};
+use crate::config::AttentionType;
 use crate::counting_alloc;
 use crate::data::Corpus;
 use crate::error::{EngineError, Result};
 use crate::forward::ForwardOptions;
 use crate::inspect::inspect_with;
-use crate::ops::attention::{self, AttentionOptions};
+use crate::ops::attention::{
+    self, Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+};
 use crate::tokenizer::Tokenizer;
 use crate::train::predict;
 use crate::{BertForPreTraining, MaskMode, Rng};
@@ -21,6 +24,139 @@ pub struct Series {
     pub name: String,
     pub x: Vec<f64>,
     pub y: Vec<f64>,
+}
+
+/// The attention variants the experiments compare: one list for the command line's
+/// `scaling --variant`, the page's Memory and Time claims and their charts. A new kind of
+/// attention joins the comparisons by a line here (and its `Attention` kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    Full,
+    Tiled,
+    Window,
+    Linear,
+    Gqa,
+}
+
+/// The window of [`Variant::Window`] when none is asked for.
+pub const VARIANT_WINDOW: usize = 64;
+
+/// The sizes a variant is measured at: H query heads of width D, the tiled kernel's block,
+/// and what the caller adds (a window on top of any softmax variant, another G).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VariantSizes {
+    pub heads: usize,
+    pub head_dim: usize,
+    pub block: usize,
+    /// A window for a variant without its own ([`Variant::Window`] takes
+    /// [`VARIANT_WINDOW`] when None).
+    pub window: Option<usize>,
+    /// G K/V groups; None = H, or 1 for [`Variant::Gqa`].
+    pub kv_heads: Option<usize>,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 5] = [
+        Variant::Full,
+        Variant::Tiled,
+        Variant::Window,
+        Variant::Linear,
+        Variant::Gqa,
+    ];
+
+    /// The name on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Full => "full",
+            Variant::Tiled => "tiled",
+            Variant::Window => "window",
+            Variant::Linear => "linear",
+            Variant::Gqa => "gqa",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The name on the page's charts.
+    pub fn label(self) -> String {
+        match self {
+            Variant::Full => "Full".into(),
+            Variant::Tiled => "Tiled".into(),
+            Variant::Window => format!("Window (W = {VARIANT_WINDOW})"),
+            Variant::Linear => "Linear".into(),
+            Variant::Gqa => "GQA (G = 1)".into(),
+        }
+    }
+
+    /// What it is, in a phrase (the command line's help).
+    pub fn describe(self) -> String {
+        match self {
+            Variant::Full => "softmax, the whole T×T weights kept for backward".into(),
+            Variant::Tiled => {
+                "softmax, FlashAttention-2 blocks; only each row's log-sum-exp kept".into()
+            }
+            Variant::Window => {
+                format!("tiled, with a sliding window of W keys (default {VARIANT_WINDOW})")
+            }
+            Variant::Linear => "linear attention, elu + 1 feature map; no T×T at all".into(),
+            Variant::Gqa => "full, with G K/V groups (default 1)".into(),
+        }
+    }
+
+    /// Whether its kernel is tiled (and so takes a block size).
+    pub fn tiled(self) -> bool {
+        matches!(self, Variant::Tiled | Variant::Window)
+    }
+
+    /// The options of one measurement: padding mask (every key real), no dropout, scale
+    /// 1/√D. Errors for sizes that make no sense, and for a window on linear attention.
+    pub fn options(self, sizes: VariantSizes) -> Result<AttentionOptions> {
+        let VariantSizes {
+            heads,
+            head_dim,
+            block,
+            window,
+            kv_heads,
+        } = sizes;
+        let softmax = |kernel| Attention::Softmax(Softmax { kernel, window });
+        let attention = match self {
+            Variant::Full | Variant::Gqa => softmax(AttentionKernel::Full),
+            Variant::Tiled => softmax(AttentionKernel::Tiled { block }),
+            Variant::Window => Attention::Softmax(Softmax {
+                kernel: AttentionKernel::Tiled { block },
+                window: Some(window.unwrap_or(VARIANT_WINDOW)),
+            }),
+            Variant::Linear => AttentionType::Linear.with(Softmax {
+                window,
+                ..Softmax::default()
+            })?,
+        };
+        let kv_heads = match (kv_heads, self) {
+            (Some(g), _) => g,
+            (None, Variant::Gqa) => 1,
+            (None, _) => heads,
+        };
+        if heads == 0 || head_dim == 0 {
+            return Err(EngineError::Input(
+                "the heads and their width must be at least 1".into(),
+            ));
+        }
+        let opts = AttentionOptions {
+            num_kv_heads: kv_heads,
+            attention,
+            ..AttentionOptions::softmax(
+                heads,
+                MaskMode::Padding,
+                1.0 / (head_dim as f32).sqrt(),
+                0.0,
+            )
+        };
+        opts.validate()?;
+        Ok(opts)
+    }
 }
 
 /// One attention forward + backward, measured.
@@ -58,31 +194,21 @@ pub fn measure_attention(
 
     let before = counting_alloc::reset_peak();
     let start = now_ms();
-    let (context, cache) = attention::forward(
-        q.view(),
-        k.view(),
-        v.view(),
-        key_mask.view(),
-        opts,
-        &mut op_rng,
-        None,
-        Default::default(),
-    );
+    let input = Qkv {
+        q: q.view(),
+        k: k.view(),
+        v: v.view(),
+        key_mask: key_mask.view(),
+    };
+    let (context, cache) = attention::forward(input, opts, &mut op_rng, None, Default::default());
     let forward_ms = now_ms() - start;
     let start = now_ms();
-    attention::backward(
-        &mut d_q.view_mut(),
-        &mut d_k.view_mut(),
-        &mut d_v.view_mut(),
-        d_context.view(),
-        q.view(),
-        k.view(),
-        v.view(),
-        context.view(),
-        key_mask.view(),
-        &cache,
-        opts,
-    );
+    let grads = QkvGrads {
+        d_q: d_q.view_mut(),
+        d_k: d_k.view_mut(),
+        d_v: d_v.view_mut(),
+    };
+    attention::backward(grads, d_context.view(), input, context.view(), &cache, opts);
     let backward_ms = now_ms() - start;
     let peak_bytes = counting_alloc::peak().saturating_sub(before);
     drop((context, cache));
@@ -311,7 +437,6 @@ pub fn mlm_hits_by_position(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::attention::AttentionKernel;
     use crate::BertConfig;
 
     #[test]
@@ -385,16 +510,57 @@ mod tests {
         // the CLI's scaling test checks them. The times must still be measured.
         let clock = std::time::Instant::now();
         let now = || clock.elapsed().as_secs_f64() * 1e3;
-        let opts = AttentionOptions::softmax(2, MaskMode::Padding, 0.25, 0.0);
-        let tiled = AttentionOptions {
-            kernel: AttentionKernel::Tiled { block: 16 },
-            ..opts
+        let sizes = VariantSizes {
+            heads: 2,
+            head_dim: 16,
+            block: 16,
+            window: None,
+            kv_heads: None,
         };
         let mut rng = Rng::new(3);
-        for o in [opts, tiled] {
+        for v in [Variant::Full, Variant::Tiled] {
+            let o = v.options(sizes).unwrap();
             let run = measure_attention(128, 16, &o, &mut rng, now);
             assert!(run.forward_ms > 0.0 && run.backward_ms > 0.0, "{run:?}");
         }
+    }
+
+    #[test]
+    fn every_variant_has_one_name_and_runs_what_it_says() {
+        let sizes = VariantSizes {
+            heads: 4,
+            head_dim: 8,
+            block: 16,
+            window: None,
+            kv_heads: None,
+        };
+        for v in Variant::ALL {
+            assert_eq!(Variant::from_name(v.name()), Some(v));
+            let o = v.options(sizes).unwrap();
+            let (tiled, linear) = match o.attention {
+                Attention::Softmax(s) => (s.kernel != AttentionKernel::Full, false),
+                Attention::Linear => (false, true),
+            };
+            assert_eq!(tiled, v.tiled(), "{v:?}");
+            assert_eq!(linear, v == Variant::Linear, "{v:?}");
+            assert_eq!(o.num_kv_heads, if v == Variant::Gqa { 1 } else { 4 });
+            assert_eq!(
+                o.attention.window(),
+                (v == Variant::Window).then_some(VARIANT_WINDOW)
+            );
+        }
+        let windowed = VariantSizes {
+            window: Some(8),
+            ..sizes
+        };
+        assert_eq!(
+            Variant::Full.options(windowed).unwrap().attention.window(),
+            Some(8)
+        );
+        let e = Variant::Linear.options(windowed).unwrap_err().to_string();
+        assert!(e.contains("window"), "{e}");
+        let none = VariantSizes { heads: 0, ..sizes };
+        assert!(Variant::Full.options(none).is_err());
     }
 
     #[test]

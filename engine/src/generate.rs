@@ -5,7 +5,8 @@
 //!
 //!   x = LN(word[id] + position[t] + token_type[0])           (no position term if rotary)
 //!   each layer: q, k, v = x·W_Qᵀ + b_Q, …  (k, v appended to the cache; q, k rotated at t if rotary)
-//!               context_h = softmax(q_h·K_gᵀ/√D)·V_g           (g = h ÷ (H/G): grouped K/V)
+//!               context_h = softmax(q_h·K_gᵀ/√D)·V_g           (g = h ÷ (H/G): grouped K/V;
+//!                                                              `ops::attention`, one query row)
 //!               a = LN(context·W_Oᵀ + b_O + x);  x = LN(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2 + a)
 //!   logits = LN(GELU(x·W_tᵀ + b_t))·word_embeddingsᵀ + bias
 //!
@@ -14,17 +15,17 @@
 //! the whole sequence through `forward` again; both give the same logits (tests/generate.rs).
 
 use crate::batch::{Batch, MaskMode};
-use crate::config::{AttentionType, BertConfig, PositionEmbeddingType};
+use crate::config::BertConfig;
 use crate::error::{EngineError, Result};
 use crate::forward::{
-    forward_with_encoder, linear_forward, ln_forward, mlm_head_forward, EncoderStates,
-    ForwardOptions, MlmScope,
+    attention_options, cross_attention_options, forward_with_encoder, linear_forward, ln_forward,
+    mlm_head_forward, EncoderStates, ForwardOptions, MlmScope,
 };
 use crate::model::{BertForPreTraining, BertLayer};
-use crate::ops::linear_attention::phi;
+use crate::ops::attention::{self, AttentionOptions, Qkv, Spare};
 use crate::ops::{gelu, math, rope};
 use crate::rng::Rng;
-use ndarray::{Array1, Array2, ArrayView1, Axis};
+use ndarray::{Array1, Array2, ArrayView2, ArrayView3, Axis};
 use std::borrow::Borrow;
 
 /// The most tokens one call may ask for; a model's positions usually allow fewer.
@@ -220,7 +221,7 @@ impl<M: Borrow<BertForPreTraining>> Generator<M> {
             let model = self.model.borrow();
             self.next_logits = match &mut self.cache {
                 Some(cache) => {
-                    decode_step(model, cache, self.source.as_ref(), id, self.ids.len() - 1)
+                    decode_step(model, cache, self.source.as_ref(), id, self.ids.len() - 1)?
                 }
                 None => prefill(model, &self.ids, self.source.as_ref(), false)?.0,
             };
@@ -360,7 +361,7 @@ fn decode_step(
     source: Option<&Source>,
     id: u32,
     pos: usize,
-) -> Array1<f32> {
+) -> Result<Array1<f32>> {
     let config = &model.config;
     let emb = &model.bert.embeddings;
     let eps = config.layer_norm_eps;
@@ -371,52 +372,52 @@ fn decode_step(
     sum += &emb.token_type_embeddings.row(0);
     let row = |a: Array1<f32>| a.insert_axis(Axis(0)); // (1, C)
     let mut x = ln_forward(row(sum).view(), &emb.layer_norm, eps).0; // (1, C)
-    let rotary = config.position_embedding_type == PositionEmbeddingType::Rotary;
+                                                                     // The same attention as training and inspection, for one query row. The cache holds only
+                                                                     // keys at or before this token, so the sequence's causal mask is, for this row, the
+                                                                     // padding mask of the cache: every cached key is seen.
+    let (mut self_opts, rotary) =
+        attention_options(config, &ForwardOptions::inspection(MaskMode::Padding))?;
+    self_opts.mask = MaskMode::Padding;
+    let cross_opts = cross_attention_options(&self_opts, config);
     for (l, layer) in model.bert.layers.iter().enumerate() {
-        let cross = source.map(|s| (&cache.cross_k[l], &cache.cross_v[l], s.mask.row(0)));
+        let cross = source.map(|s| (&cache.cross_k[l], &cache.cross_v[l], s.mask.view()));
         x = layer_step(
-            config,
-            layer,
+            (layer, eps),
             x,
             (&mut cache.k[l], &mut cache.v[l]),
+            (&self_opts, &cross_opts),
             cross,
-            pos,
-            rotary,
+            rotary.then_some(pos),
         );
     }
     let (logits, _) = mlm_head_forward(model, &x, &[0], Default::default());
-    logits.row(0).to_owned()
+    Ok(logits.row(0).to_owned())
 }
 
 /// One layer for one new token: x (1, C) in, (1, C) out; its k and v appended to the cache.
+/// `rotary_at`: the token's position, when q and k are rotated.
 fn layer_step(
-    config: &BertConfig,
-    layer: &BertLayer,
+    (layer, eps): (&BertLayer, f64),
     x: Array2<f32>,
     (k_cache, v_cache): (&mut Array2<f32>, &mut Array2<f32>), // (T, G·D) each
-    cross: Option<(&Array2<f32>, &Array2<f32>, ArrayView1<u8>)>, // (Ts, C), (Ts, C), (Ts)
-    pos: usize,
-    rotary: bool,
+    (self_opts, cross_opts): (&AttentionOptions, &AttentionOptions),
+    cross: Option<(&Array2<f32>, &Array2<f32>, ArrayView2<u8>)>, // (Ts, C), (Ts, C), (1, Ts)
+    rotary_at: Option<usize>,
 ) -> Array2<f32> {
-    let eps = config.layer_norm_eps;
-    let (h, g, d) = (
-        config.num_attention_heads,
-        config.num_kv_heads(),
-        config.head_size(),
-    );
     let sa = &layer.attention.self_attention;
     let mut q = linear_forward(x.view(), &sa.query); // (1, H·D)
     let mut k = linear_forward(x.view(), &sa.key); // (1, G·D)
     let v = linear_forward(x.view(), &sa.value); // (1, G·D)
-    if rotary {
+    if let Some(pos) = rotary_at {
+        let d = q.ncols() / self_opts.num_heads;
         rope::rotate_row_at(q.as_slice_mut().expect("contiguous"), pos, d);
         rope::rotate_row_at(k.as_slice_mut().expect("contiguous"), pos, d);
     }
     k_cache.push_row(k.row(0)).expect("G·D wide");
     v_cache.push_row(v.row(0)).expect("G·D wide");
 
-    let linear = config.attention_type == AttentionType::Linear;
-    let context = attend(&q, k_cache, v_cache, (h, g, d), linear, None);
+    let key_mask = Array2::<u8>::ones((1, k_cache.nrows())); // (1, T)
+    let context = attend_one(&q, (k_cache, v_cache), key_mask.view(), self_opts);
     let attention_sum = linear_forward(context.view(), &layer.attention.output.dense) + &x;
     let a = ln_forward(
         attention_sum.view(),
@@ -429,7 +430,7 @@ fn layer_step(
         (Some((k, v, mask)), Some(weights)) => {
             let sa = &weights.self_attention;
             let q = linear_forward(a.view(), &sa.query); // (1, C)
-            let context = attend(&q, k, v, (h, h, d), false, Some(mask));
+            let context = attend_one(&q, (k, v), mask, cross_opts);
             let sum = linear_forward(context.view(), &weights.output.dense) + &a;
             ln_forward(sum.view(), &weights.output.layer_norm, eps).0
         }
@@ -440,55 +441,25 @@ fn layer_step(
     ln_forward(output_sum.view(), &layer.output.layer_norm, eps).0
 }
 
-/// One query row (1, H·D) over keys and values (T, G·D), head h reading group h ÷ (H/G);
-/// keys where `mask` is 0 get no weight. softmax(q·Kᵀ/√D)·V, or linear attention's
-/// φ(q)·φ(k_j) / Σ_j φ(q)·φ(k_j) weights.
-fn attend(
+/// The attention kernel for one query row q (1, H·Dk) over keys (T, G·Dk) and values
+/// (T, G·Dv), key_mask (1, T): context (1, H·Dv). No dropout, so `rng` is never drawn from.
+fn attend_one(
     q: &Array2<f32>,
-    keys: &Array2<f32>,
-    values: &Array2<f32>,
-    (h, g, d): (usize, usize, usize),
-    linear: bool,
-    mask: Option<ArrayView1<u8>>,
+    (keys, values): (&Array2<f32>, &Array2<f32>),
+    key_mask: ArrayView2<u8>,
+    opts: &AttentionOptions,
 ) -> Array2<f32> {
-    let scale = 1.0 / (d as f32).sqrt();
-    let t = keys.nrows();
-    let allowed = |j: usize| mask.is_none_or(|m| m[j] != 0);
-    let mut context = Array2::<f32>::zeros((1, h * d)); // (1, H·D)
-    let mut weights = vec![0.0f32; t];
-    for head in 0..h {
-        let group = head / (h / g);
-        let q_h = q.slice(ndarray::s![0, head * d..(head + 1) * d]);
-        let k_g = keys.slice(ndarray::s![.., group * d..(group + 1) * d]); // (T, D)
-        let v_g = values.slice(ndarray::s![.., group * d..(group + 1) * d]); // (T, D)
-        if linear {
-            let phi_q = q_h.mapv(phi);
-            for (j, (w, key)) in weights.iter_mut().zip(k_g.rows()).enumerate() {
-                *w = if allowed(j) {
-                    phi_q.iter().zip(key).map(|(a, &b)| a * phi(b)).sum()
-                } else {
-                    0.0
-                };
-            }
-        } else {
-            for (j, (w, key)) in weights.iter_mut().zip(k_g.rows()).enumerate() {
-                *w = if allowed(j) {
-                    q_h.iter().zip(key).map(|(a, b)| a * b).sum::<f32>() * scale
-                } else {
-                    f32::NEG_INFINITY
-                };
-            }
-            let max = math::max(&weights);
-            weights.iter_mut().for_each(|w| *w = math::exp(*w - max));
-        }
-        let total: f32 = weights.iter().sum();
-        weights.iter_mut().for_each(|w| *w /= total);
-        let mut out = context.slice_mut(ndarray::s![0, head * d..(head + 1) * d]);
-        for (&w, value) in weights.iter().zip(v_g.rows()) {
-            out.scaled_add(w, &value);
-        }
+    fn one(a: &Array2<f32>) -> ArrayView3<'_, f32> {
+        a.view().insert_axis(Axis(0)) // (1, ·, ·)
     }
-    context
+    let input = Qkv {
+        q: one(q),
+        k: one(keys),
+        v: one(values),
+        key_mask,
+    };
+    let (context, _) = attention::forward(input, opts, &mut Rng::new(0), None, Spare::default());
+    context.index_axis_move(Axis(0), 0)
 }
 
 fn softmax(logits: &[f32]) -> Vec<f32> {

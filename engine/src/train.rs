@@ -13,7 +13,7 @@ use crate::data::{
 use crate::error::{EngineError, Result};
 use crate::forward::{forward_reusing, ForwardOptions, ForwardOutput, Losses};
 use crate::model::BertForPreTraining;
-use crate::ops::attention::AttentionKernel;
+use crate::ops::attention::Softmax;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
@@ -88,7 +88,7 @@ pub struct StepBuffers {
 
 /// One update on `batch`: zero `grads`, forward (dropout on), backward, optimiser step.
 /// A NaN/∞ loss is an error and leaves the weights untouched. `opts` is
-/// `ForwardOptions::training(mask)` with the call's attention choices (`window`, `kernel`).
+/// `ForwardOptions::training(mask)` with the call's softmax choices (kernel, window).
 /// The activations are written into `buffers`, which the step leaves for the next one.
 pub fn train_step(
     model: &mut BertForPreTraining,
@@ -208,10 +208,9 @@ pub struct Trainer {
     pub batch_config: BatchConfig,
     pub mask: MaskMode,
     pub objective: Objective,
-    /// Sliding window and softmax kernel of every step (`--window`, `--attention`); set them
-    /// after construction (None and full by default).
-    pub window: Option<usize>,
-    pub kernel: AttentionKernel,
+    /// Softmax kernel and sliding window of every step (`--attention`, `--window`); set
+    /// after construction (full, no window by default).
+    pub softmax: Softmax,
     rng: Rng,
     /// Steps taken.
     pub step: u64,
@@ -349,8 +348,7 @@ impl Trainer {
             batch_config: batch,
             mask,
             objective,
-            window: None,
-            kernel: AttentionKernel::Full,
+            softmax: Softmax::default(),
             rng,
             step: 0,
             naming,
@@ -461,8 +459,7 @@ impl Trainer {
     /// The forward options of a training step: this trainer's mask and attention choices.
     fn forward_options(&self) -> ForwardOptions {
         ForwardOptions {
-            window: self.window,
-            kernel: self.kernel,
+            softmax: self.softmax,
             ..ForwardOptions::training(self.mask)
         }
     }
@@ -592,9 +589,15 @@ mod tests {
             .enumerate()
             .map(|(i, t)| crate::workload::fixed_batch(t, i as u64))
             .collect();
-        for kernel in [AttentionKernel::Full, AttentionKernel::Tiled { block: 8 }] {
+        for kernel in [
+            crate::ops::attention::AttentionKernel::Full,
+            crate::ops::attention::AttentionKernel::Tiled { block: 8 },
+        ] {
             let opts = ForwardOptions {
-                kernel,
+                softmax: Softmax {
+                    kernel,
+                    window: None,
+                },
                 ..ForwardOptions::training(MaskMode::Padding)
             };
             let run = |keep_buffers: bool| {

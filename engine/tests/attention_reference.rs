@@ -5,7 +5,9 @@
 //! Forward and gradients of every input. Each test prints its largest differences.
 
 use engine::batch::MaskMode;
-use engine::ops::attention::{self, AttentionKernel, AttentionOptions};
+use engine::ops::attention::{
+    self, Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+};
 use engine::ops::rope;
 use engine::Rng;
 use ndarray::{Array2, Array3};
@@ -89,11 +91,16 @@ fn options(c: &Case, kernel: AttentionKernel) -> AttentionOptions {
         Some("causal") => MaskMode::Causal,
         _ => MaskMode::Padding,
     };
+    let attention = match c.kind.as_str() {
+        "linear" => Attention::Linear,
+        _ => Attention::Softmax(Softmax {
+            kernel,
+            window: c.window,
+        }),
+    };
     AttentionOptions {
         num_kv_heads: c.g,
-        window: c.window,
-        linear: c.kind == "linear",
-        kernel,
+        attention,
         ..AttentionOptions::softmax(c.h, mask, c.scale, 0.0)
     }
 }
@@ -110,10 +117,12 @@ fn check(c: &Case, kernel: AttentionKernel) -> f32 {
     let opts = options(c, kernel);
     opts.validate().unwrap();
     let (out, cache) = attention::forward(
-        q.view(),
-        k.view(),
-        v.view(),
-        key_mask.view(),
+        Qkv {
+            q: q.view(),
+            k: k.view(),
+            v: v.view(),
+            key_mask: key_mask.view(),
+        },
         &opts,
         &mut Rng::new(0),
         None,
@@ -126,15 +135,19 @@ fn check(c: &Case, kernel: AttentionKernel) -> f32 {
     );
     let r = arr(&c.r, b, t, c.h * c.d);
     attention::backward(
-        &mut dq.view_mut(),
-        &mut dk.view_mut(),
-        &mut dv.view_mut(),
+        QkvGrads {
+            d_q: dq.view_mut(),
+            d_k: dk.view_mut(),
+            d_v: dv.view_mut(),
+        },
         r.view(),
-        q.view(),
-        k.view(),
-        v.view(),
+        Qkv {
+            q: q.view(),
+            k: k.view(),
+            v: v.view(),
+            key_mask: key_mask.view(),
+        },
         out.view(),
-        key_mask.view(),
         &cache,
         &opts,
     );

@@ -12,7 +12,7 @@
 use engine::batch::{Batch, MaskMode, IGNORE_INDEX};
 use engine::config::{AttentionType, PositionEmbeddingType};
 use engine::forward::{forward, ForwardOptions, MlmScope};
-use engine::ops::attention::AttentionKernel;
+use engine::ops::attention::{AttentionKernel, Softmax};
 use engine::{backward::backward, BertConfig, BertForPreTraining, Rng};
 use ndarray::{array, Array1, Array2};
 
@@ -345,7 +345,10 @@ fn every_parameter_gradient_matches_finite_differences_with_a_sliding_window() {
     let model = tiny_model(0.0);
     for mask in [MaskMode::Padding, MaskMode::Causal] {
         let o = ForwardOptions {
-            window: Some(2),
+            softmax: Softmax {
+                window: Some(2),
+                ..Softmax::default()
+            },
             ..opts(mask, false)
         };
         check_variant(&model, &o);
@@ -358,7 +361,10 @@ fn every_parameter_gradient_matches_finite_differences_with_tiled_attention() {
     let tiled = AttentionKernel::Tiled { block: 4 };
     let model = tiny_model(0.2);
     let o = ForwardOptions {
-        kernel: tiled,
+        softmax: Softmax {
+            kernel: tiled,
+            window: None,
+        },
         ..opts(MaskMode::Padding, true)
     };
     check_variant(&model, &o);
@@ -369,8 +375,10 @@ fn every_parameter_gradient_matches_finite_differences_with_tiled_attention() {
         c.position_embedding_type = PositionEmbeddingType::Rotary;
     });
     let o = ForwardOptions {
-        kernel: tiled,
-        window: Some(3),
+        softmax: Softmax {
+            kernel: tiled,
+            window: Some(3),
+        },
         ..opts(MaskMode::Causal, false)
     };
     check_variant(&model, &o);

@@ -2,11 +2,11 @@
 //! worker runs in units (so it can report progress and stop between them), and its result as
 //! plain data: the lines to plot, the numbers beside them, a one-line verdict.
 
+pub use engine::experiments::Variant;
 use engine::experiments::{
-    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, Tally,
+    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, Tally, VariantSizes,
+    VARIANT_WINDOW,
 };
-use engine::ops::attention::{AttentionKernel, AttentionOptions};
-use engine::MaskMode;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,51 +60,29 @@ impl Claim {
     }
 }
 
-/// The attention variants the scaling claims measure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Variant {
-    Full,
-    Tiled,
-    Window,
-    Linear,
-}
-
-impl Variant {
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::Full => "Full",
-            Variant::Tiled => "Tiled",
-            Variant::Window => "Window (W = 64)",
-            Variant::Linear => "Linear",
-        }
-    }
-
-    /// One head of width `d`, padding mask (every key real), no dropout.
-    pub fn options(self, d: usize) -> AttentionOptions {
-        let base = AttentionOptions::softmax(1, MaskMode::Padding, 1.0 / (d as f32).sqrt(), 0.0);
-        match self {
-            Variant::Full => base,
-            Variant::Tiled => AttentionOptions {
-                kernel: AttentionKernel::Tiled { block: BLOCK },
-                ..base
-            },
-            Variant::Window => AttentionOptions {
-                kernel: AttentionKernel::Tiled { block: BLOCK },
-                window: Some(WINDOW),
-                ..base
-            },
-            Variant::Linear => AttentionOptions {
-                linear: true,
-                ..base
-            },
-        }
+/// The sizes every scaling claim measures at: one head of `d`, tiled blocks of [`BLOCK`].
+pub fn sizes(d: usize) -> VariantSizes {
+    VariantSizes {
+        heads: 1,
+        head_dim: d,
+        block: BLOCK,
+        window: None,
+        kv_heads: None,
     }
 }
 
 /// Rows per block of the tiled kernels in these experiments.
 pub const BLOCK: usize = 32;
-/// The window of the "window" variant.
-pub const WINDOW: usize = 64;
+/// What the Memory claim compares: the kernel that keeps T×T and the one that does not.
+pub const MEMORY_VARIANTS: [Variant; 2] = [Variant::Full, Variant::Tiled];
+/// What the Time claim compares.
+pub const TIME_VARIANTS: [Variant; 4] = [
+    Variant::Full,
+    Variant::Tiled,
+    Variant::Window,
+    Variant::Linear,
+];
+
 /// The sequence lengths of the scaling claims.
 pub const LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
 
@@ -119,13 +97,8 @@ pub struct Unit {
 /// progress bar moves at once). Claims computed in one go have none.
 pub fn units(claim: Claim) -> Vec<Unit> {
     let variants: &[Variant] = match claim {
-        Claim::Memory => &[Variant::Full, Variant::Tiled],
-        Claim::Time => &[
-            Variant::Full,
-            Variant::Tiled,
-            Variant::Window,
-            Variant::Linear,
-        ],
+        Claim::Memory => &MEMORY_VARIANTS,
+        Claim::Time => &TIME_VARIANTS,
         _ => &[],
     };
     LENGTHS
@@ -193,7 +166,7 @@ fn series_of(
     let picked: Vec<&(Unit, AttentionRun)> =
         units.iter().filter(|(u, _)| u.variant == variant).collect();
     Series {
-        name: variant.name().to_string(),
+        name: variant.label(),
         x: picked.iter().map(|(u, _)| u.seq_len as f64).collect(),
         y: picked.iter().map(|(_, r)| y(r)).collect(),
     }
@@ -205,7 +178,7 @@ fn slope_text(s: &Series) -> String {
 
 /// Claim 2 from its measurements. `d`: the head width measured.
 pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
-    let series: Vec<Series> = [Variant::Full, Variant::Tiled]
+    let series: Vec<Series> = MEMORY_VARIANTS
         .map(|v| series_of(runs, v, |r| r.peak_bytes as f64))
         .to_vec();
     let at = |s: &Series, t: f64| s.x.iter().position(|&x| x == t).map(|i| s.y[i]);
@@ -247,23 +220,24 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
 
 /// Claim 3 from its measurements.
 pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
-    let variants = [
-        Variant::Full,
-        Variant::Tiled,
-        Variant::Window,
-        Variant::Linear,
-    ];
-    let series: Vec<Series> = variants
+    let series: Vec<Series> = TIME_VARIANTS
         .map(|v| series_of(runs, v, |r| r.forward_ms + r.backward_ms))
         .to_vec();
     let numbers = series
         .iter()
         .map(|s| (format!("{} slope", s.name), slope_text(s)))
         .collect();
-    let slope = |i: usize| log_log_slope(&series[i].x, &series[i].y).unwrap_or(f64::NAN);
-    let (full, linear, window) = (slope(0), slope(3), slope(2));
+    let slope = |v: Variant| {
+        let s = series_of(runs, v, |r| r.forward_ms + r.backward_ms);
+        log_log_slope(&s.x, &s.y).unwrap_or(f64::NAN)
+    };
+    let (full, linear, window) = (
+        slope(Variant::Full),
+        slope(Variant::Linear),
+        slope(Variant::Window),
+    );
     let verdict = if linear < 1.3 && window < 1.3 && full > linear {
-        format!("Borne out: full attention's time grows as T^{full:.2}; linear as T^{linear:.2} and a window of 64 as T^{window:.2}, close to linear in T.")
+        format!("Borne out: full attention's time grows as T^{full:.2}; linear as T^{linear:.2} and a window of {VARIANT_WINDOW} as T^{window:.2}, close to linear in T.")
     } else {
         format!(
             "Not as claimed here: full T^{full:.2}, linear T^{linear:.2}, window T^{window:.2}."
@@ -679,13 +653,8 @@ mod tests {
                 seq_len: 64
             }
         );
-        for v in [
-            Variant::Full,
-            Variant::Tiled,
-            Variant::Window,
-            Variant::Linear,
-        ] {
-            assert_eq!(v.options(16).validate(), Ok(()), "{v:?}");
+        for v in TIME_VARIANTS {
+            assert!(v.options(sizes(16)).is_ok(), "{v:?}");
         }
     }
 

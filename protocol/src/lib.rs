@@ -25,7 +25,4 @@ pub use error::{LabError, LabResult};
 pub use generation::{GenerationSettings, GenerationStep};
 pub use messages::{Crash, FromWorker, ToWorker};
 pub use model_info::ModelInfo;
-pub use settings::{
-    Architecture, AttentionKind, LabSettings, Positions, Preset, ProbeInput, ProbeKernel,
-    DEFAULT_CORPUS,
-};
+pub use settings::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel, DEFAULT_CORPUS};

@@ -369,11 +369,11 @@ mod tests {
 
     #[test]
     fn compares_model_b_comes_back_and_is_checked_like_a() {
-        use crate::Positions;
+        use engine::config::PositionEmbeddingType;
         let s = LabSettings {
             compare: Some(Architecture {
                 kv_heads: Some(1),
-                positions: Positions::Rotary,
+                positions: PositionEmbeddingType::Rotary,
                 ..Architecture::default()
             }),
             ..LabSettings::default()
@@ -384,7 +384,10 @@ mod tests {
         let bad = kept.replace("\"kv_heads\":1", "\"kv_heads\":3");
         let restored = settings(Some(&bad));
         let b = restored.value.compare.unwrap();
-        assert_eq!((b.kv_heads, b.positions), (None, Positions::Rotary));
+        assert_eq!(
+            (b.kv_heads, b.positions),
+            (None, PositionEmbeddingType::Rotary)
+        );
         assert!(
             restored.notices[0].starts_with("Model B: KV heads 3"),
             "{:?}",
@@ -404,12 +407,12 @@ mod tests {
 
     #[test]
     fn the_architecture_comes_back_and_a_kv_heads_value_that_does_not_divide_falls_back() {
-        use crate::{AttentionKind, Positions};
+        use engine::config::{AttentionType, PositionEmbeddingType};
         let s = LabSettings {
             architecture: Architecture {
                 kv_heads: Some(2),
-                positions: Positions::Rotary,
-                attention: AttentionKind::Linear,
+                positions: PositionEmbeddingType::Rotary,
+                attention: AttentionType::Linear,
             },
             ..LabSettings::default()
         };
@@ -421,7 +424,10 @@ mod tests {
         let bad = kept.replace("\"kv_heads\":2", "\"kv_heads\":3");
         let restored = settings(Some(&bad));
         assert_eq!(restored.value.architecture.kv_heads, None);
-        assert_eq!(restored.value.architecture.positions, Positions::Rotary);
+        assert_eq!(
+            restored.value.architecture.positions,
+            PositionEmbeddingType::Rotary
+        );
         assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
         assert!(
             restored.notices[0].starts_with("KV heads 3 from the last visit was reset to none: KV heads must divide the 4 heads"),
@@ -432,7 +438,7 @@ mod tests {
         let restored = settings(Some(&bad));
         assert_eq!(
             restored.value.architecture.attention,
-            AttentionKind::Softmax
+            AttentionType::Softmax
         );
         assert_eq!(restored.notices.len(), 1);
         // Settings kept before the group existed load as BERT's, quietly.

@@ -1,8 +1,9 @@
 //! What each setting accepts, in one place: the settings panel checks what the user types with
 //! these, and `restore` checks what an earlier visit left in the browser with the same rules.
 
-use crate::{AttentionKind, LabError, LabResult, Positions, Preset, ProbeKernel};
+use crate::{LabError, LabResult, Preset, ProbeKernel};
 use engine::batch::MaskMode;
+use engine::config::{AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
@@ -175,19 +176,19 @@ pub fn kv_head_options(heads: usize) -> Vec<usize> {
 }
 
 /// "Positions": Absolute or Rotary.
-pub fn positions(v: &str) -> LabResult<Positions> {
+pub fn positions(v: &str) -> LabResult<PositionEmbeddingType> {
     match v.to_ascii_lowercase().as_str() {
-        "absolute" => Ok(Positions::Absolute),
-        "rotary" => Ok(Positions::Rotary),
+        "absolute" => Ok(PositionEmbeddingType::Absolute),
+        "rotary" => Ok(PositionEmbeddingType::Rotary),
         _ => bad("the positions must be Absolute or Rotary"),
     }
 }
 
 /// The training panel's "Attention": Softmax or Linear.
-pub fn attention_type(v: &str) -> LabResult<AttentionKind> {
+pub fn attention_type(v: &str) -> LabResult<AttentionType> {
     match v.to_ascii_lowercase().as_str() {
-        "softmax" => Ok(AttentionKind::Softmax),
-        "linear" => Ok(AttentionKind::Linear),
+        "softmax" => Ok(AttentionType::Softmax),
+        "linear" => Ok(AttentionType::Linear),
         _ => bad("the attention must be Softmax or Linear"),
     }
 }
@@ -236,8 +237,8 @@ mod tests {
         );
         assert!(kv_heads(0.0, 4).is_err() && kv_heads(8.0, 4).is_err());
         assert!(kv_heads(1.5, 4).is_err() && kv_heads(f64::NAN, 4).is_err());
-        assert_eq!(positions("Rotary"), Ok(Positions::Rotary));
-        assert_eq!(attention_type("linear"), Ok(AttentionKind::Linear));
+        assert_eq!(positions("Rotary"), Ok(PositionEmbeddingType::Rotary));
+        assert_eq!(attention_type("linear"), Ok(AttentionType::Linear));
         assert_eq!(kernel("Tiled"), Ok(ProbeKernel::Tiled));
         assert!(positions("alibi").is_err() && attention_type("sparse").is_err());
         assert!(kernel("flash").is_err());

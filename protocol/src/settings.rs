@@ -163,65 +163,10 @@ pub struct Architecture {
     pub kv_heads: Option<usize>,
     /// "Positions": absolute (learned) or rotary.
     #[serde(default)]
-    pub positions: Positions,
+    pub positions: PositionEmbeddingType,
     /// "Attention": softmax or linear.
     #[serde(default)]
-    pub attention: AttentionKind,
-}
-
-/// The engine's `PositionEmbeddingType`, as the page and worker exchange it: the engine's
-/// reads only from a string (config.json), which postcard does not write for an enum.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Positions {
-    #[default]
-    Absolute,
-    Rotary,
-}
-
-/// The engine's `AttentionType`, as the page and worker exchange it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AttentionKind {
-    #[default]
-    Softmax,
-    Linear,
-}
-
-impl From<Positions> for PositionEmbeddingType {
-    fn from(p: Positions) -> Self {
-        match p {
-            Positions::Absolute => PositionEmbeddingType::Absolute,
-            Positions::Rotary => PositionEmbeddingType::Rotary,
-        }
-    }
-}
-
-impl From<PositionEmbeddingType> for Positions {
-    fn from(p: PositionEmbeddingType) -> Self {
-        match p {
-            PositionEmbeddingType::Absolute => Positions::Absolute,
-            PositionEmbeddingType::Rotary => Positions::Rotary,
-        }
-    }
-}
-
-impl From<AttentionKind> for AttentionType {
-    fn from(a: AttentionKind) -> Self {
-        match a {
-            AttentionKind::Softmax => AttentionType::Softmax,
-            AttentionKind::Linear => AttentionType::Linear,
-        }
-    }
-}
-
-impl From<AttentionType> for AttentionKind {
-    fn from(a: AttentionType) -> Self {
-        match a {
-            AttentionType::Softmax => AttentionKind::Softmax,
-            AttentionType::Linear => AttentionKind::Linear,
-        }
-    }
+    pub attention: AttentionType,
 }
 
 impl Architecture {
@@ -229,8 +174,8 @@ impl Architecture {
     pub fn config(self, preset: Preset) -> BertConfig {
         let mut c = preset.config();
         c.num_key_value_heads = self.kv_heads.filter(|&g| g != c.num_attention_heads);
-        c.position_embedding_type = self.positions.into();
-        c.attention_type = self.attention.into();
+        c.position_embedding_type = self.positions;
+        c.attention_type = self.attention;
         c
     }
 }

@@ -35,8 +35,8 @@ mod tests {
             settings: LabSettings {
                 architecture: crate::Architecture {
                     kv_heads: Some(2),
-                    positions: crate::Positions::Rotary,
-                    attention: crate::AttentionKind::Linear,
+                    positions: engine::config::PositionEmbeddingType::Rotary,
+                    attention: engine::config::AttentionType::Linear,
                 },
                 ..LabSettings::default()
             },

@@ -384,7 +384,10 @@ pub(crate) mod tests {
         let tokenizer = Tokenizer::word_level(vocab);
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
         let opts = engine::forward::ForwardOptions {
-            kernel,
+            softmax: engine::ops::attention::Softmax {
+                kernel,
+                window: None,
+            },
             ..engine::forward::ForwardOptions::inspection(probe.mask)
         };
         engine::inspect::inspect_with(&model, &tokenizer, &probe.text, pair, &opts, probe.pad_to)

@@ -21,6 +21,7 @@ use crate::components::heatmap_figure::HeatmapFigure;
 use crate::format;
 use crate::keys;
 use crate::live::{Generation, Shown};
+use engine::config::AttentionType;
 use engine::inspect::Inspection;
 use figures::{is_encoder_decoder, part_shape, rollout_figure, weights_figure, Part, Selection};
 use generate::GeneratePanel;
@@ -29,7 +30,7 @@ use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
-use protocol::{AttentionKind, GenerationSettings, ModelInfo, ProbeInput};
+use protocol::{GenerationSettings, ModelInfo, ProbeInput};
 use stage::{Stage, Stages};
 use std::sync::Arc;
 use stepper::StagePanel;
@@ -192,7 +193,7 @@ pub fn Explorer(
     let linear = Signal::derive(move || {
         info.with(|i| {
             i.as_ref()
-                .is_some_and(|i| i.architecture.attention == AttentionKind::Linear)
+                .is_some_and(|i| i.architecture.attention == AttentionType::Linear)
         }) || ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i)))
     });
 

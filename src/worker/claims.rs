@@ -4,6 +4,7 @@
 //! units. Plain Rust: the caller brings the clock.
 
 use super::lab::Lab;
+use engine::config::PositionEmbeddingType;
 use engine::data::Corpus;
 use engine::experiments::{
     leakage, measure_attention, mlm_hits_by_position, packed_sequences, AttentionRun, Tally,
@@ -11,10 +12,10 @@ use engine::experiments::{
 use engine::model::BertForPreTraining;
 use engine::Rng;
 use protocol::claims::{
-    extrapolation_result, kv_cache_result, leakage_result, memory_result, time_result, units,
-    ByPosition, KvShape, Unit,
+    extrapolation_result, kv_cache_result, leakage_result, memory_result, sizes, time_result,
+    units, ByPosition, KvShape, Unit,
 };
-use protocol::{Claim, ClaimResult, FromWorker, LabError, LabResult, Positions, ProbeInput};
+use protocol::{Claim, ClaimResult, FromWorker, LabError, LabResult, ProbeInput};
 use std::collections::VecDeque;
 
 /// A measurement shorter than this is repeated and averaged: the worker's clock ticks in
@@ -253,11 +254,10 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
             "both models must train: {how}"
         )));
     };
-    let positions =
-        |t: &engine::train::Trainer| Positions::from(t.model.config.position_embedding_type);
+    let positions = |t: &engine::train::Trainer| t.model.config.position_embedding_type;
     let (absolute, rotary) = match (positions(ta), positions(tb)) {
-        (Positions::Absolute, Positions::Rotary) => (ta, tb),
-        (Positions::Rotary, Positions::Absolute) => (tb, ta),
+        (PositionEmbeddingType::Absolute, PositionEmbeddingType::Rotary) => (ta, tb),
+        (PositionEmbeddingType::Rotary, PositionEmbeddingType::Absolute) => (tb, ta),
         _ => {
             return Err(LabError::unavailable(format!(
                 "both models have the same positions: {how}"
@@ -339,16 +339,19 @@ impl ClaimRun {
     /// Measures the next unit; the result once the last is measured (or why it failed).
     pub fn step(&mut self, now_ms: &dyn Fn() -> f64) -> Option<LabResult<ClaimResult>> {
         match &mut self.work {
-            Work::Scaling(s) => s.step(self.claim, now_ms).map(Ok),
+            Work::Scaling(s) => s.step(self.claim, now_ms),
             Work::Extrapolation(e) => e.step().transpose(),
         }
     }
 }
 
 impl Scaling {
-    fn step(&mut self, claim: Claim, now_ms: &dyn Fn() -> f64) -> Option<ClaimResult> {
+    fn step(&mut self, claim: Claim, now_ms: &dyn Fn() -> f64) -> Option<LabResult<ClaimResult>> {
         if let Some(unit) = self.todo.pop() {
-            let opts = unit.variant.options(self.head_dim);
+            let opts = match unit.variant.options(sizes(self.head_dim)) {
+                Ok(opts) => opts,
+                Err(e) => return Some(Err(e.into())),
+            };
             let run =
                 |rng: &mut Rng| measure_attention(unit.seq_len, self.head_dim, &opts, rng, now_ms);
             let first = run(&mut self.rng);
@@ -371,9 +374,11 @@ impl Scaling {
             };
             self.measured.push((unit, measured));
         }
-        self.todo.is_empty().then(|| match claim {
-            Claim::Memory => memory_result(&self.measured, self.head_dim),
-            _ => time_result(&self.measured, self.head_dim),
+        self.todo.is_empty().then(|| {
+            Ok(match claim {
+                Claim::Memory => memory_result(&self.measured, self.head_dim),
+                _ => time_result(&self.measured, self.head_dim),
+            })
         })
     }
 }

@@ -8,7 +8,7 @@ use engine::config::AttentionType;
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
-use engine::ops::attention::AttentionKernel;
+use engine::ops::attention::Softmax;
 use engine::optim::Optimizer;
 use engine::rng::Rng;
 use engine::seq2seq::{self, EncoderDecoder, Seq2SeqTrainer, Task};
@@ -352,8 +352,8 @@ impl Lab {
             },
             architecture: Architecture {
                 kv_heads: c.num_key_value_heads,
-                positions: c.position_embedding_type.into(),
-                attention: c.attention_type.into(),
+                positions: c.position_embedding_type,
+                attention: c.attention_type,
             },
             // An encoder–decoder's decoder is not one that generates alone.
             decoder: c.is_decoder && !c.add_cross_attention,
@@ -382,9 +382,6 @@ impl Lab {
             }
         };
         let pair = Some(probe.pair.trim()).filter(|p| !p.is_empty());
-        // Linear attention has neither a window nor tiles (its running sums cover every key);
-        // the page greys both out for such a model and they do not apply.
-        let linear = model.config.attention_type == AttentionType::Linear;
         // T sizes the tiles; a text that does not encode fails in `inspect_with` with its reason.
         let t = tokenizer
             .encode(
@@ -394,18 +391,22 @@ impl Lab {
                 probe.pad_to,
             )
             .map_or(0, |e| e.input_ids.len());
-        let opts = ForwardOptions {
-            window: probe.window.filter(|_| !linear),
-            kernel: if linear {
-                AttentionKernel::Full
-            } else {
-                probe.attention.kernel(t)
+        let softmax = match model.config.attention_type {
+            AttentionType::Softmax => Softmax {
+                kernel: probe.attention.kernel(t),
+                window: probe.window,
             },
+            // Linear attention has neither a window nor tiles (its running sums cover every
+            // key); the page greys both out for such a model and they do not apply.
+            AttentionType::Linear => Softmax::default(),
+        };
+        let opts = ForwardOptions {
+            softmax,
             ..ForwardOptions::inspection(probe.mask)
         };
         let inspection = inspect_with(model, tokenizer, &probe.text, pair, &opts, probe.pad_to)?;
         // The page checks the window against the T it last saw; the text may have changed since.
-        if let Some(w) = opts.window {
+        if let Some(w) = opts.softmax.window {
             protocol::rules::window_fits(w, Some(inspection.tokens.len()))?;
         }
         // The page shows `mask_predictions`; the T×V logits behind them would be most of every
@@ -740,7 +741,8 @@ mod tests {
 
     #[test]
     fn each_architecture_choice_builds_trains_a_step_and_inspects() {
-        use protocol::{Architecture, AttentionKind, Positions, ProbeKernel};
+        use engine::config::{AttentionType, PositionEmbeddingType};
+        use protocol::{Architecture, ProbeKernel};
         let choices = [
             Architecture {
                 kv_heads: Some(1),
@@ -751,11 +753,11 @@ mod tests {
                 ..Architecture::default()
             },
             Architecture {
-                positions: Positions::Rotary,
+                positions: PositionEmbeddingType::Rotary,
                 ..Architecture::default()
             },
             Architecture {
-                attention: AttentionKind::Linear,
+                attention: AttentionType::Linear,
                 ..Architecture::default()
             },
         ];
@@ -774,7 +776,7 @@ mod tests {
             assert_eq!(head.kv_group, 3 / (4 / info.kv_groups()));
             assert_eq!(
                 head.phi_q.is_some(),
-                architecture.attention == AttentionKind::Linear
+                architecture.attention == AttentionType::Linear
             );
         }
         // A window and tiles on a softmax model; a window longer than the text is a message.

@@ -8,7 +8,7 @@ use crate::CliError;
 use engine::checkpoint::write_dir;
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
-use engine::ops::attention::AttentionKernel;
+use engine::ops::attention::Softmax;
 use engine::optim::{Optimizer, OptimizerKind};
 use engine::seq2seq::{
     self, backward_seq2seq, forward_seq2seq, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer,
@@ -37,8 +37,8 @@ fn save(checkpoint: &Seq2SeqCheckpoint, out: Option<&Path>) -> Result<(), CliErr
 /// `--mask`, `--window` and `--attention` choose the one-BERT attention; an encoder–decoder's
 /// source is padded, its decoder causal and its cross-attention full.
 fn refuse_attention_flags(a: &Args) -> Result<(), CliError> {
-    let (window, kernel) = a.attention.resolve("train")?;
-    if window.is_some() || kernel != AttentionKernel::Full || !matches!(a.mask, Mask::Padding) {
+    let softmax = a.attention.resolve("train")?;
+    if softmax != Softmax::default() || !matches!(a.mask, Mask::Padding) {
         return Err(usage_error(
             "--mask, --window and --attention are not for encoder–decoders (the source is padded, the decoder causal)",
         ));

@@ -7,7 +7,7 @@
 use super::{as_sequences, gelu_reusing, linear_forward, linear_reusing, ln_forward, ln_reusing};
 use crate::batch::Batch;
 use crate::model::{BertAttention, BertLayer};
-use crate::ops::attention::{self, AttentionCache, AttentionOptions};
+use crate::ops::attention::{self, AttentionCache, AttentionOptions, Qkv};
 use crate::ops::layernorm::LayerNormCache;
 use crate::ops::{dropout, rope};
 use crate::rng::Rng;
@@ -18,6 +18,19 @@ use ndarray::{s, Array2, ArrayView2};
 pub struct EncoderStates<'a> {
     pub hidden: &'a Array2<f32>,  // (B·Ts, C)
     pub mask: ArrayView2<'a, u8>, // (B, Ts) 1 = real source token
+}
+
+/// What every layer of one pass shares.
+pub(super) struct LayerSettings<'a, 'e> {
+    pub attention: &'a AttentionOptions,
+    /// q and k are rotated per head (rotary positions).
+    pub rotary: bool,
+    /// The encoder a decoder layer's cross-attention reads, with that attention's options.
+    pub cross: Option<(&'a EncoderStates<'e>, &'a AttentionOptions)>,
+    /// LayerNorm's ε.
+    pub eps: f64,
+    /// Dropout rate after each sublayer (0 outside training).
+    pub hidden_dropout: f32,
 }
 
 /// Cross-attention's activations: f = LN(dropout(attention(a·W_Qᵀ, e·W_Kᵀ, e·W_Vᵀ)·W_Oᵀ + b_O) + a),
@@ -56,16 +69,17 @@ pub(crate) struct LayerCache {
 /// The layer's output and cache, written into the buffers of `spare`, this layer's cache from
 /// an earlier step (`ops::reuse`; `LayerCache::default()` for none). Its `input` holds the
 /// output: the same shape, and this step's input is `x`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn layer_forward(
     layer: &BertLayer,
     x: Array2<f32>, // (N, C)
     batch: &Batch,
-    attention_opts: &AttentionOptions,
-    rotary: bool,
-    cross: Option<(&EncoderStates, &AttentionOptions)>,
-    eps: f64,
-    hidden_p: f32,
+    &LayerSettings {
+        attention: attention_opts,
+        rotary,
+        cross,
+        eps,
+        hidden_dropout: hidden_p,
+    }: &LayerSettings,
     rng: &mut Rng,
     mut trace: Option<&mut LayerTrace>,
     spare: LayerCache,
@@ -94,11 +108,14 @@ pub(super) fn layer_forward(
         None
     };
     let as3 = |a| as_sequences(a, b_size, t);
+    let input = Qkv {
+        q: as3(&q),
+        k: as3(&k),
+        v: as3(&v),
+        key_mask: batch.attention_mask.view(),
+    };
     let (context, attention) = attention::forward(
-        as3(&q),
-        as3(&k),
-        as3(&v),
-        batch.attention_mask.view(),
+        input,
         attention_opts,
         rng,
         trace.as_deref_mut().map(|tr| &mut tr.heads),
@@ -142,14 +159,12 @@ pub(super) fn layer_forward(
     );
 
     let cross = match (cross, &layer.crossattention) {
-        (Some((encoder, opts)), Some(weights)) => Some(cross_forward(
+        (Some(encoder), Some(weights)) => Some(cross_forward(
             weights,
             &attention_out,
             encoder,
-            opts,
             (b_size, t),
-            eps,
-            hidden_p,
+            (eps, hidden_p),
             rng,
             trace.as_deref_mut().map(|tr| &mut tr.cross_heads),
         )),
@@ -203,15 +218,12 @@ pub(super) fn layer_forward(
 
 /// f = LN(dropout(attention(a·W_Qᵀ + b_Q, e·W_Kᵀ + b_K, e·W_Vᵀ + b_V)·W_Oᵀ + b_O) + a): the
 /// decoder's queries against the encoder's keys and values, under the encoder's padding mask.
-#[allow(clippy::too_many_arguments)]
 fn cross_forward(
     weights: &BertAttention,
     a: &Array2<f32>, // (N, C)
-    encoder: &EncoderStates,
-    opts: &AttentionOptions,
+    (encoder, opts): (&EncoderStates, &AttentionOptions),
     (b_size, t): (usize, usize),
-    eps: f64,
-    hidden_p: f32,
+    (eps, hidden_p): (f64, f32),
     rng: &mut Rng,
     trace: Option<&mut Vec<crate::trace::HeadTrace>>,
 ) -> CrossCache {
@@ -221,16 +233,14 @@ fn cross_forward(
     let q = linear_forward(a.view(), &sa.query);
     let k = linear_forward(encoder.hidden.view(), &sa.key);
     let v = linear_forward(encoder.hidden.view(), &sa.value);
-    let (context, attention) = attention::forward(
-        as_sequences(&q, b_size, t),
-        as_sequences(&k, b_size, ts),
-        as_sequences(&v, b_size, ts),
-        encoder.mask,
-        opts,
-        rng,
-        trace,
-        attention::Spare::default(),
-    );
+    let input = Qkv {
+        q: as_sequences(&q, b_size, t),
+        k: as_sequences(&k, b_size, ts),
+        v: as_sequences(&v, b_size, ts),
+        key_mask: encoder.mask,
+    };
+    let (context, attention) =
+        attention::forward(input, opts, rng, trace, attention::Spare::default());
     let context = context
         .into_shape_with_order((b_size * t, c))
         .expect("contiguous (B, Tt, C)");

@@ -23,18 +23,18 @@ pub use layer::EncoderStates;
 pub(crate) use layer::{CrossCache, LayerCache};
 
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
-use crate::config::{AttentionType, BertConfig, PositionEmbeddingType};
+use crate::config::{BertConfig, PositionEmbeddingType};
 use crate::error::EngineError;
 use crate::error::Result;
 use crate::model::{BertForPreTraining, LayerNorm, Linear};
-use crate::ops::attention::{AttentionKernel, AttentionOptions};
+use crate::ops::attention::{Attention, AttentionOptions, Softmax};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::loss;
 use crate::ops::{gelu, linear, reuse, tanh};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, HeadsTrace, LayerTrace, Matrix};
 use embeddings::embeddings_forward;
-use layer::layer_forward;
+use layer::{layer_forward, LayerSettings};
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayView3, ArrayViewMut3};
 use validate::{check_model, validate};
 
@@ -54,10 +54,9 @@ pub struct ForwardOptions {
     /// Record an `AttentionTrace` for batch row 0. Off in training: costs nothing then.
     pub trace: bool,
     pub mlm_scope: MlmScope,
-    /// Sliding window W over the mask (`--window W`); None = the whole sequence.
-    pub window: Option<usize>,
-    /// Full or tiled softmax attention (`--attention full|tiled [--block N]`).
-    pub kernel: AttentionKernel,
+    /// How softmax attention runs (`--attention full|tiled [--block N]`, `--window W`); a
+    /// linear-attention model takes only the default.
+    pub softmax: Softmax,
 }
 
 impl ForwardOptions {
@@ -68,8 +67,7 @@ impl ForwardOptions {
             train: true,
             trace: false,
             mlm_scope: MlmScope::LabelledOnly,
-            window: None,
-            kernel: AttentionKernel::Full,
+            softmax: Softmax::default(),
         }
     }
 
@@ -80,8 +78,7 @@ impl ForwardOptions {
             train: false,
             trace: true,
             mlm_scope: MlmScope::AllPositions,
-            window: None,
-            kernel: AttentionKernel::Full,
+            softmax: Softmax::default(),
         }
     }
 }
@@ -231,6 +228,13 @@ fn run(
         trace.as_mut(),
         (spare.hidden, spare.embeddings),
     );
+    let settings = LayerSettings {
+        attention: &attention_opts,
+        rotary,
+        cross: encoder.zip(cross_opts.as_ref()),
+        eps: config.layer_norm_eps,
+        hidden_dropout: hidden_p,
+    };
     let mut layers = Vec::with_capacity(layer_count);
     let mut spare_layers = spare.layers.into_iter();
     for layer in &model.bert.layers {
@@ -243,11 +247,7 @@ fn run(
             layer,
             hidden,
             batch,
-            &attention_opts,
-            rotary,
-            encoder.zip(cross_opts.as_ref()),
-            config.layer_norm_eps,
-            hidden_p,
+            &settings,
             rng,
             layer_trace,
             spare_layers.next().unwrap_or_default(),
@@ -389,15 +389,13 @@ pub fn attention_options(
         } else {
             opts.mask
         },
-        window: opts.window,
         scale: 1.0 / (config.head_size() as f32).sqrt(),
         dropout: if opts.train {
             config.attention_probs_dropout_prob
         } else {
             0.0
         },
-        linear: config.attention_type == AttentionType::Linear,
-        kernel: opts.kernel,
+        attention: config.attention_type.with(opts.softmax)?,
     };
     attention_opts.validate()?;
     if rotary && !config.head_size().is_multiple_of(2) {
@@ -438,14 +436,22 @@ fn cross_options(
         ));
     }
     let (self_opts, _) = attention_options(config, opts)?;
-    Ok(Some(AttentionOptions {
+    Ok(Some(cross_attention_options(&self_opts, config)))
+}
+
+/// A decoder layer's cross-attention, from its self-attention's settings: plain multi-head
+/// softmax over every real source token (an encoder–decoder's decoder is a BERT), with the
+/// same scale and dropout.
+pub(crate) fn cross_attention_options(
+    self_opts: &AttentionOptions,
+    config: &BertConfig,
+) -> AttentionOptions {
+    AttentionOptions {
         num_kv_heads: config.num_attention_heads,
         mask: MaskMode::Padding,
-        window: None,
-        linear: false,
-        kernel: AttentionKernel::Full,
-        ..self_opts
-    }))
+        attention: Attention::default(),
+        ..*self_opts
+    }
 }
 
 pub(crate) fn linear_forward(x: ArrayView2<f32>, l: &Linear) -> Array2<f32> {

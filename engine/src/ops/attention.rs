@@ -4,20 +4,23 @@
 //! Kept apart from the Q/K/V projections and driven by plain options so that variants slot in
 //! here: K and V may come from another sequence (Tk ≠ Tq, cross-attention), the mask (with an
 //! optional sliding window) is a parameter, K/V may carry fewer groups than Q has heads (GQA),
-//! and the kernel is a choice: `Full` keeps the (B, H, Tq, Tk) weights for backward
-//! (`full_attention`), `Tiled` keeps only each row's log-sum-exp (`flash`), and linear attention
-//! replaces the softmax altogether (`linear_attention`). `forward`/`backward` here dispatch to
-//! them; the options and shapes they share are `attention_options`'.
+//! and what runs is an [`Attention`]: softmax with the `Full` kernel keeps the (B, H, Tq, Tk)
+//! weights for backward (`full_attention`), with `Tiled` only each row's log-sum-exp (`flash`),
+//! and linear attention replaces the softmax altogether (`linear_attention`). `forward` and
+//! `backward` here dispatch to them; the options, inputs and shapes they share are
+//! `attention_options`'.
 //!
 //! Shapes: B batch rows, Tq queries, Tk keys, H query heads, G K/V groups (H = G·(H/G)),
 //! Dk = key width per head, Dv = value width per head.
 
 use crate::ops::attention_options::Dims;
-pub use crate::ops::attention_options::{AttentionKernel, AttentionOptions};
+pub use crate::ops::attention_options::{
+    Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+};
 use crate::ops::{flash, full_attention, linear_attention};
 use crate::rng::Rng;
 use crate::trace::HeadTrace;
-use ndarray::{Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut3};
+use ndarray::{Array2, Array3, ArrayView3};
 
 /// What backward needs besides q, k, v and the output, by kernel.
 #[derive(Clone, Debug)]
@@ -43,88 +46,62 @@ pub struct Spare {
     pub cache: AttentionCache,
 }
 
-/// q (B, Tq, H·Dk), k (B, Tk, G·Dk), v (B, Tk, G·Dv), key_mask (B, Tk) 1 = real key.
 /// Returns the merged context (B, Tq, H·Dv). With `trace`, pushes every head's
 /// intermediates for batch row 0. `opts` must have passed `validate`.
-#[allow(clippy::too_many_arguments)]
 pub fn forward(
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
+    input: Qkv,
     opts: &AttentionOptions,
     rng: &mut Rng,
     trace: Option<&mut Vec<HeadTrace>>,
     spare: Spare,
 ) -> (Array3<f32>, AttentionCache) {
-    let dims = Dims::of(&q, &k, &v, &key_mask, opts);
-    if opts.linear {
-        let (context, cache) = linear_attention::forward(q, k, v, key_mask, opts, dims, trace);
-        return (context, AttentionCache::Linear(cache));
-    }
-    match opts.kernel {
-        AttentionKernel::Full => {
+    let dims = Dims::of(&input, opts);
+    match opts.attention {
+        Attention::Linear => {
+            let (context, cache) = linear_attention::forward(input, opts, dims, trace);
+            (context, AttentionCache::Linear(cache))
+        }
+        Attention::Softmax(Softmax {
+            kernel: AttentionKernel::Full,
+            ..
+        }) => {
             let spare_cache = match spare.cache {
                 AttentionCache::Full(c) => c,
                 _ => full_attention::FullCache::default(),
             };
-            let (context, cache) = full_attention::forward(
-                q,
-                k,
-                v,
-                key_mask,
-                opts,
-                dims,
-                rng,
-                trace,
-                (spare.context, spare_cache),
-            );
+            let spare = (spare.context, spare_cache);
+            let (context, cache) = full_attention::forward(input, opts, dims, rng, trace, spare);
             (context, AttentionCache::Full(cache))
         }
-        AttentionKernel::Tiled { block } => {
-            let (context, cache) = flash::forward(q, k, v, key_mask, opts, dims, block, rng, trace);
+        Attention::Softmax(Softmax {
+            kernel: AttentionKernel::Tiled { block },
+            ..
+        }) => {
+            let (context, cache) = flash::forward(input, opts, dims, block, rng, trace);
             (context, AttentionCache::Tiled(cache))
         }
     }
 }
 
-/// From d_context (B, Tq, H·Dv), accumulates into d_q, d_k (B, Tk, G·Dk) and d_v: every query
-/// head of a group adds its part to the group's dK and dV. `context` is forward's output.
-#[allow(clippy::too_many_arguments)]
+/// From d_context (B, Tq, H·Dv), accumulates into `grads`: every query head of a group adds
+/// its part to the group's dK and dV. `context` is forward's output, `cache` what it kept.
 pub fn backward(
-    d_q: &mut ArrayViewMut3<f32>,
-    d_k: &mut ArrayViewMut3<f32>,
-    d_v: &mut ArrayViewMut3<f32>,
+    grads: QkvGrads,
     d_context: ArrayView3<f32>,
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
+    input: Qkv,
     context: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
     cache: &AttentionCache,
     opts: &AttentionOptions,
 ) {
-    let dims = Dims::of(&q, &k, &v, &key_mask, opts);
+    let dims = Dims::of(&input, opts);
     match cache {
-        AttentionCache::Full(c) => full_attention::backward(
-            d_q,
-            d_k,
-            d_v,
-            d_context,
-            q,
-            k,
-            v,
-            &c.weights,
-            c.dropout_mask.as_ref(),
-            opts,
-            dims,
-        ),
-        AttentionCache::Tiled(c) => flash::backward(
-            d_q, d_k, d_v, d_context, q, k, v, context, key_mask, c, opts, dims,
-        ),
-        AttentionCache::Linear(c) => linear_attention::backward(
-            d_q, d_k, d_v, d_context, q, k, v, context, key_mask, c, opts, dims,
-        ),
+        AttentionCache::Full(c) => full_attention::backward(grads, d_context, input, c, opts, dims),
+        AttentionCache::Tiled(c) => {
+            flash::backward(grads, d_context, input, context, c, opts, dims)
+        }
+        AttentionCache::Linear(c) => {
+            linear_attention::backward(grads, d_context, input, context, c, opts, dims)
+        }
     }
 }
 

@@ -1,10 +1,11 @@
-//! What one attention call is, shared by every kernel: its options (heads and K/V groups,
-//! mask, sliding window, scale, dropout, kernel), its shapes, and the mask M they define.
+//! What one attention call is, shared by every kernel: what it computes (`Attention`: softmax
+//! with its kernel and band, or linear), its options (heads and K/V groups, mask, scale,
+//! dropout), its inputs and gradients as named views, its shapes, and the mask M they define.
 
 use crate::batch::MaskMode;
 use crate::error::{EngineError, Result};
 use crate::trace::Matrix;
-use ndarray::{ArrayView2, ArrayView3};
+use ndarray::{ArrayView2, ArrayView3, ArrayViewMut3};
 
 /// How softmax attention is computed; both give the same output and gradients.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -17,25 +18,77 @@ pub enum AttentionKernel {
     Tiled { block: usize },
 }
 
+/// How softmax attention runs: its kernel, and the band of keys each query sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Softmax {
+    pub kernel: AttentionKernel,
+    /// Sliding window W: on top of the mask, query i sees key j only if |i − j| < W
+    /// (with the causal mask: 0 ≤ i − j < W, W keys including itself). None = every key.
+    pub window: Option<usize>,
+}
+
+/// What an attention call computes. Every place that runs attention matches on this, so a new
+/// kind is a compile error wherever it is not yet handled, and no value can say "linear and
+/// tiled" or "linear in a window".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attention {
+    /// softmax(Q·Kᵀ·scale + M)·V (BERT).
+    Softmax(Softmax),
+    /// φ(Q)(φ(K)ᵀV) / φ(Q)(φ(K)ᵀ1), φ = elu + 1 (Katharopoulos et al. 2020): no weights to
+    /// keep, tile, band or drop.
+    Linear,
+}
+
+impl Default for Attention {
+    fn default() -> Self {
+        Attention::Softmax(Softmax::default())
+    }
+}
+
+impl Attention {
+    /// The sliding window, if any: only softmax attention has one.
+    pub fn window(self) -> Option<usize> {
+        match self {
+            Attention::Softmax(s) => s.window,
+            Attention::Linear => None,
+        }
+    }
+}
+
+/// One attention call's inputs: q (B, Tq, H·Dk), k (B, Tk, G·Dk), v (B, Tk, G·Dv), and
+/// key_mask (B, Tk), 1 = a real key.
+#[derive(Clone, Copy, Debug)]
+pub struct Qkv<'a> {
+    pub q: ArrayView3<'a, f32>,
+    pub k: ArrayView3<'a, f32>,
+    pub v: ArrayView3<'a, f32>,
+    pub key_mask: ArrayView2<'a, u8>,
+}
+
+/// The gradients backward adds into, shaped as [`Qkv`]'s q, k and v: a query head's dQ is
+/// its own, while every head of a K/V group adds into the group's dK and dV.
+#[derive(Debug)]
+pub struct QkvGrads<'a> {
+    pub d_q: ArrayViewMut3<'a, f32>,
+    pub d_k: ArrayViewMut3<'a, f32>,
+    pub d_v: ArrayViewMut3<'a, f32>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttentionOptions {
     /// H: q holds H heads side by side along its feature axis.
     pub num_heads: usize,
     /// G: k and v hold G groups; query head h reads group h ÷ (H/G). G = H is plain multi-head.
     pub num_kv_heads: usize,
-    /// Which additive mask M (0 or −∞) goes into the softmax.
+    /// Which additive mask M (0 or −∞) goes into the softmax; for linear attention, which
+    /// keys each query's running sums hold.
     pub mask: MaskMode,
-    /// Sliding window W: on top of the mask, query i sees key j only if |i − j| < W
-    /// (with the causal mask: 0 ≤ i − j < W, W keys including itself).
-    pub window: Option<usize>,
     /// Multiplies Q·Kᵀ; 1/√D for BERT. Unused by linear attention.
     pub scale: f32,
     /// Dropout rate on the attention weights; 0 = none (evaluation). Linear attention has no
     /// weights to drop and ignores it.
     pub dropout: f32,
-    /// Linear attention (Katharopoulos et al. 2020) instead of softmax.
-    pub linear: bool,
-    pub kernel: AttentionKernel,
+    pub attention: Attention,
 }
 
 /// The most bytes of attention weights one forward pass may hold (4 GiB). The full kernel keeps
@@ -54,7 +107,14 @@ impl AttentionOptions {
         (layers, b, tq, tk): (usize, usize, usize, usize),
         what: &str,
     ) -> Result<()> {
-        if self.linear || self.kernel != AttentionKernel::Full {
+        let full = matches!(
+            self.attention,
+            Attention::Softmax(Softmax {
+                kernel: AttentionKernel::Full,
+                ..
+            })
+        );
+        if !full {
             return Ok(());
         }
         let h = self.num_heads;
@@ -82,11 +142,9 @@ impl AttentionOptions {
             num_heads,
             num_kv_heads: num_heads,
             mask,
-            window: None,
             scale,
             dropout,
-            linear: false,
-            kernel: AttentionKernel::Full,
+            attention: Attention::default(),
         }
     }
 
@@ -102,19 +160,13 @@ impl AttentionOptions {
                 self.num_kv_heads, self.num_heads
             ));
         }
-        if self.window == Some(0) {
-            return err("the attention window must be at least 1 (a query sees itself)".into());
-        }
-        if self.kernel == (AttentionKernel::Tiled { block: 0 }) {
-            return err("the tiled attention block must be at least 1".into());
-        }
-        if self.linear && self.kernel != AttentionKernel::Full {
-            return err(
-                "linear attention has no softmax to tile: use --attention full with it".into(),
-            );
-        }
-        if self.linear && self.window.is_some() {
-            return err("linear attention with a sliding window is not supported: its running sums cover every earlier key".into());
+        if let Attention::Softmax(Softmax { kernel, window }) = self.attention {
+            if window == Some(0) {
+                return err("the attention window must be at least 1 (a query sees itself)".into());
+            }
+            if kernel == (AttentionKernel::Tiled { block: 0 }) {
+                return err("the tiled attention block must be at least 1".into());
+            }
         }
         if !(0.0..1.0).contains(&self.dropout) {
             return err(format!(
@@ -132,15 +184,17 @@ impl AttentionOptions {
 
     /// M[i][j] = 0 (not −∞) for one sequence with key padding mask `key_mask`.
     pub fn allows(&self, key_mask: &[u8], i: usize, j: usize) -> bool {
-        self.mask.allows(key_mask, i, j) && self.window.is_none_or(|w| i.abs_diff(j) < w)
+        self.mask.allows(key_mask, i, j)
+            && self.attention.window().is_none_or(|w| i.abs_diff(j) < w)
     }
 
     /// Keys [lo, hi) that queries [q0, q1) may see at all by mask and window (padding aside),
     /// so kernels can skip whole blocks outside the band.
     pub fn key_range(&self, q0: usize, q1: usize, tk: usize) -> (usize, usize) {
         let causal = self.mask == MaskMode::Causal;
-        let lo = self.window.map_or(0, |w| q0.saturating_sub(w - 1));
-        let hi = match (causal, self.window) {
+        let window = self.attention.window();
+        let lo = window.map_or(0, |w| q0.saturating_sub(w - 1));
+        let hi = match (causal, window) {
             (true, _) => q1,
             (false, Some(w)) => q1 - 1 + w,
             (false, None) => tk,
@@ -161,12 +215,10 @@ pub(crate) struct Dims {
 }
 
 impl Dims {
-    /// q (B, Tq, H·Dk), k (B, Tk, G·Dk), v (B, Tk, G·Dv), key_mask (B, Tk).
     pub(crate) fn of(
-        q: &ArrayView3<f32>,
-        k: &ArrayView3<f32>,
-        v: &ArrayView3<f32>,
-        key_mask: &ArrayView2<u8>,
+        Qkv {
+            q, k, v, key_mask, ..
+        }: &Qkv,
         opts: &AttentionOptions,
     ) -> Dims {
         let ((b, tq, qk_width), tk) = (q.dim(), k.dim().1);

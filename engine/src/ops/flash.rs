@@ -18,14 +18,14 @@
 //! full kernel's dropout, a different random stream.
 
 use crate::batch::MaskMode;
-use crate::ops::attention_options::{fill_allowed, AttentionOptions, Dims};
+use crate::ops::attention_options::{fill_allowed, AttentionOptions, Dims, Qkv, QkvGrads};
 use crate::ops::dropout;
-use crate::ops::full_attention::{masked_softmax_row, softmax_head_trace};
+use crate::ops::full_attention::{masked_softmax_row, softmax_head_trace, HeadQkv};
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix, TileStep};
-use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut3};
+use ndarray::{s, Array2, Array3, ArrayView3};
 
 #[derive(Clone, Debug)]
 pub struct TiledCache {
@@ -62,7 +62,8 @@ fn dense_block(
     let causal_ok = opts.mask != MaskMode::Causal || k1 - 1 <= q0;
     // The farthest pairs of the block are corners: (q0, k1 − 1) and (q1 − 1, k0).
     let window_ok = opts
-        .window
+        .attention
+        .window()
         .is_none_or(|w| (k1 - 1).abs_diff(q0) < w && (q1 - 1).abs_diff(k0) < w);
     keys_real && causal_ok && window_ok
 }
@@ -73,12 +74,8 @@ fn blocks(lo: usize, hi: usize, block: usize) -> impl Iterator<Item = usize> {
     (first..hi).step_by(block)
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn forward(
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
+    Qkv { q, k, v, key_mask }: Qkv,
     opts: &AttentionOptions,
     dims: Dims,
     block: usize,
@@ -189,11 +186,14 @@ pub(crate) fn forward(
                 for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
                     masked_softmax_row(row, allowed, opts.scale);
                 }
+                let head = HeadQkv {
+                    q: qh,
+                    k: kh,
+                    v: vh,
+                    kv_group: g,
+                };
                 let mut t = softmax_head_trace(
-                    qh,
-                    kh,
-                    vh,
-                    g,
+                    head,
                     scores,
                     &allowed,
                     opts.scale,
@@ -249,17 +249,15 @@ pub fn weights_from_tiles(head: &HeadTrace) -> Option<Matrix> {
     Some(weights)
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
-    d_q: &mut ArrayViewMut3<f32>,
-    d_k: &mut ArrayViewMut3<f32>,
-    d_v: &mut ArrayViewMut3<f32>,
+    QkvGrads {
+        mut d_q,
+        mut d_k,
+        mut d_v,
+    }: QkvGrads,
     d_context: ArrayView3<f32>,
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
+    Qkv { q, k, v, key_mask }: Qkv,
     context: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
     cache: &TiledCache,
     opts: &AttentionOptions,
     dims: Dims,

@@ -2,7 +2,9 @@
 //! backward, context = W̃·V (W̃ = W ⊙ dropout mask). Its row softmax and head trace also serve
 //! the tiled kernel (`flash`), whose trace is the full kernel's by construction.
 
-use crate::ops::attention_options::{fill_allowed, mask_matrix, AttentionOptions, Dims};
+use crate::ops::attention_options::{
+    fill_allowed, mask_matrix, AttentionOptions, Dims, Qkv, QkvGrads,
+};
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::ops::{dropout, reuse};
@@ -27,12 +29,8 @@ pub struct FullCache {
 /// Batch rows are independent, so they run on the threads (`crate::threads`). With a trace,
 /// row 0, the one it reads, runs first on this thread. The last call's context and cache are
 /// written over (`ops::reuse`).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn forward(
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
+    Qkv { q, k, v, key_mask }: Qkv,
     opts: &AttentionOptions,
     dims: Dims,
     rng: &mut Rng,
@@ -147,11 +145,14 @@ fn attend(
             None => gemm(1.0, &w, &vh, 0.0, &mut ctx),
         }
         if let (Some(heads), Some(scores)) = (trace.as_deref_mut(), scores) {
+            let head = HeadQkv {
+                q: qh,
+                k: kh,
+                v: vh,
+                kv_group: g,
+            };
             heads.push(softmax_head_trace(
-                qh,
-                kh,
-                vh,
-                g,
+                head,
                 scores,
                 &allowed,
                 opts.scale,
@@ -167,17 +168,18 @@ fn attend(
 /// dQ += scale·dS·K,  dK += scale·dSᵀ·Q. Masked entries have P = 0, so they pass nothing back.
 /// Batch rows are independent (each writes only its own rows of dQ, dK, dV), so they run on
 /// the threads.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
-    d_q: &mut ArrayViewMut3<f32>,
-    d_k: &mut ArrayViewMut3<f32>,
-    d_v: &mut ArrayViewMut3<f32>,
+    QkvGrads {
+        mut d_q,
+        mut d_k,
+        mut d_v,
+    }: QkvGrads,
     d_context: ArrayView3<f32>,
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
-    weights: &Array4<f32>,
-    dropout_mask: Option<&Array4<f32>>,
+    Qkv { q, k, v, .. }: Qkv,
+    FullCache {
+        weights,
+        dropout_mask,
+    }: &FullCache,
     opts: &AttentionOptions,
     dims: Dims,
 ) {
@@ -186,37 +188,48 @@ pub(crate) fn backward(
         .zip(d_k.outer_iter_mut())
         .zip(d_v.outer_iter_mut())
         .enumerate()
-        .collect();
-    threads::for_each(rows, |(b, ((d_q, d_k), d_v))| {
-        attend_backward(
+        .map(|(b, ((d_q, d_k), d_v))| BatchRowGrads {
             d_q,
             d_k,
             d_v,
-            d_context.index_axis(Axis(0), b),
-            q.index_axis(Axis(0), b),
-            k.index_axis(Axis(0), b),
-            v.index_axis(Axis(0), b),
-            weights.index_axis(Axis(0), b),
-            dropout_mask.map(|m| m.index_axis(Axis(0), b)),
-            opts,
-            dims,
-        );
-    });
+            d_context: d_context.index_axis(Axis(0), b),
+            q: q.index_axis(Axis(0), b),
+            k: k.index_axis(Axis(0), b),
+            v: v.index_axis(Axis(0), b),
+            weights: weights.index_axis(Axis(0), b),
+            dropout_mask: dropout_mask.as_ref().map(|m| m.index_axis(Axis(0), b)),
+        })
+        .collect();
+    threads::for_each(rows, |row| attend_backward(row, opts, dims));
 }
 
-/// Backward of `attend`, one batch row: d_q (Tq, H·Dk), d_k (Tk, G·Dk), d_v (Tk, G·Dv),
-/// d_context (Tq, H·Dv), weights and dropout_mask (H, Tq, Tk).
-#[allow(clippy::too_many_arguments)]
+/// One batch row of backward: d_q (Tq, H·Dk), d_k (Tk, G·Dk), d_v (Tk, G·Dv) to add into,
+/// d_context (Tq, H·Dv), q, k, v as in [`BatchRow`], weights and dropout_mask (H, Tq, Tk).
+struct BatchRowGrads<'a> {
+    d_q: ArrayViewMut2<'a, f32>,
+    d_k: ArrayViewMut2<'a, f32>,
+    d_v: ArrayViewMut2<'a, f32>,
+    d_context: ArrayView2<'a, f32>,
+    q: ArrayView2<'a, f32>,
+    k: ArrayView2<'a, f32>,
+    v: ArrayView2<'a, f32>,
+    weights: ArrayView3<'a, f32>,
+    dropout_mask: Option<ArrayView3<'a, f32>>,
+}
+
+/// Backward of `attend`, one batch row.
 fn attend_backward(
-    mut d_q: ArrayViewMut2<f32>,
-    mut d_k: ArrayViewMut2<f32>,
-    mut d_v: ArrayViewMut2<f32>,
-    d_context: ArrayView2<f32>,
-    q: ArrayView2<f32>,
-    k: ArrayView2<f32>,
-    v: ArrayView2<f32>,
-    weights: ArrayView3<f32>,
-    dropout_mask: Option<ArrayView3<f32>>,
+    BatchRowGrads {
+        mut d_q,
+        mut d_k,
+        mut d_v,
+        d_context,
+        q,
+        k,
+        v,
+        weights,
+        dropout_mask,
+    }: BatchRowGrads,
     opts: &AttentionOptions,
     Dims {
         tq,
@@ -300,13 +313,22 @@ pub fn masked_softmax_row(row: &mut [f32], allowed: &[bool], scale: f32) {
     }
 }
 
+/// One head's views: q (Tq, Dk), and k (Tk, Dk), v (Tk, Dv) of its K/V group `kv_group`.
+pub(crate) struct HeadQkv<'a> {
+    pub q: ArrayView2<'a, f32>,
+    pub k: ArrayView2<'a, f32>,
+    pub v: ArrayView2<'a, f32>,
+    pub kv_group: usize,
+}
+
 /// One softmax head's trace: q, k, v, scores = QKᵀ, scaled, M, scaled + M, weights, context.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn softmax_head_trace(
-    qh: ArrayView2<f32>,
-    kh: ArrayView2<f32>,
-    vh: ArrayView2<f32>,
-    kv_group: usize,
+    HeadQkv {
+        q: qh,
+        k: kh,
+        v: vh,
+        kv_group,
+    }: HeadQkv,
     scores: Matrix,
     allowed: &[bool],
     scale: f32,

@@ -17,9 +17,9 @@
 //! There is no weight matrix to drop, so attention dropout does not apply here.
 
 use crate::batch::MaskMode;
-use crate::ops::attention_options::{mask_matrix, AttentionOptions, Dims};
+use crate::ops::attention_options::{mask_matrix, AttentionOptions, Dims, Qkv, QkvGrads};
 use crate::trace::{HeadTrace, Matrix};
-use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut3};
+use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3};
 
 #[derive(Clone, Debug)]
 pub struct LinearCache {
@@ -69,12 +69,8 @@ fn keys_by_entry(mask: MaskMode, key_mask: &[u8], tq: usize) -> Vec<Vec<usize>> 
     keys_at
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn forward(
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
+    Qkv { q, k, v, key_mask }: Qkv,
     opts: &AttentionOptions,
     Dims {
         b: b_size,
@@ -158,17 +154,15 @@ pub(crate) fn forward(
     (context, LinearCache { denominator })
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
-    d_q: &mut ArrayViewMut3<f32>,
-    d_k: &mut ArrayViewMut3<f32>,
-    d_v: &mut ArrayViewMut3<f32>,
+    QkvGrads {
+        mut d_q,
+        mut d_k,
+        mut d_v,
+    }: QkvGrads,
     d_context: ArrayView3<f32>,
-    q: ArrayView3<f32>,
-    k: ArrayView3<f32>,
-    v: ArrayView3<f32>,
+    Qkv { q, k, v, key_mask }: Qkv,
     context: ArrayView3<f32>,
-    key_mask: ArrayView2<u8>,
     cache: &LinearCache,
     opts: &AttentionOptions,
     Dims {

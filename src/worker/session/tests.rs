@@ -400,7 +400,7 @@ fn claims_asked_for_while_one_runs_wait_their_turn_and_all_finish() {
 fn comparing() -> LabSettings {
     LabSettings {
         compare: Some(protocol::Architecture {
-            positions: protocol::Positions::Rotary,
+            positions: engine::config::PositionEmbeddingType::Rotary,
             kv_heads: Some(1),
             ..protocol::Architecture::default()
         }),
@@ -550,7 +550,7 @@ fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t()
     let settings = LabSettings {
         max_len: 16,
         compare: Some(protocol::Architecture {
-            positions: protocol::Positions::Rotary,
+            positions: engine::config::PositionEmbeddingType::Rotary,
             ..protocol::Architecture::default()
         }),
         ..LabSettings::default()

@@ -40,6 +40,27 @@ fn opts(h: usize, g: usize, d: usize, mask: MaskMode) -> AttentionOptions {
     }
 }
 
+/// `o` with softmax attention over a sliding window (full kernel).
+fn windowed(o: AttentionOptions, window: Option<usize>) -> AttentionOptions {
+    let kernel = AttentionKernel::Full;
+    let attention = Attention::Softmax(Softmax { kernel, window });
+    AttentionOptions { attention, ..o }
+}
+
+/// `o` with its softmax attention run by `kernel` (keeping `o`'s window).
+fn with_kernel(o: AttentionOptions, kernel: AttentionKernel) -> AttentionOptions {
+    let window = o.attention.window();
+    let attention = Attention::Softmax(Softmax { kernel, window });
+    AttentionOptions { attention, ..o }
+}
+
+fn linear(o: AttentionOptions) -> AttentionOptions {
+    AttentionOptions {
+        attention: Attention::Linear,
+        ..o
+    }
+}
+
 fn run(
     c: &Case,
     q: &Array3<f32>,
@@ -50,10 +71,12 @@ fn run(
     o.validate().unwrap();
     // Reseeding per evaluation fixes the dropout mask, so the function is deterministic.
     forward(
-        q.view(),
-        k.view(),
-        v.view(),
-        c.key_mask.view(),
+        Qkv {
+            q: q.view(),
+            k: k.view(),
+            v: v.view(),
+            key_mask: c.key_mask.view(),
+        },
         o,
         &mut Rng::new(15),
         None,
@@ -69,19 +92,18 @@ fn grads(c: &Case, o: &AttentionOptions, r: &Array3<f32>) -> [Array3<f32>; 4] {
         Array3::zeros(c.k.dim()),
         Array3::zeros(c.v.dim()),
     );
-    backward(
-        &mut dq.view_mut(),
-        &mut dk.view_mut(),
-        &mut dv.view_mut(),
-        r.view(),
-        c.q.view(),
-        c.k.view(),
-        c.v.view(),
-        out.view(),
-        c.key_mask.view(),
-        &cache,
-        o,
-    );
+    let input = Qkv {
+        q: c.q.view(),
+        k: c.k.view(),
+        v: c.v.view(),
+        key_mask: c.key_mask.view(),
+    };
+    let grads = QkvGrads {
+        d_q: dq.view_mut(),
+        d_k: dk.view_mut(),
+        d_v: dv.view_mut(),
+    };
+    backward(grads, r.view(), input, out.view(), &cache, o);
     [out, dq, dk, dv]
 }
 
@@ -140,14 +162,7 @@ fn gradients_match_finite_differences_with_grouped_and_multi_query_heads() {
 #[test]
 fn gradients_match_finite_differences_with_a_window() {
     for mask in [MaskMode::Padding, MaskMode::Causal] {
-        check_gradients(
-            AttentionOptions {
-                window: Some(2),
-                ..opts(2, 2, 3, mask)
-            },
-            5,
-            3,
-        );
+        check_gradients(windowed(opts(2, 2, 3, mask), Some(2)), 5, 3);
     }
 }
 
@@ -157,16 +172,13 @@ fn tiled_gradients_match_finite_differences() {
     for o in [
         opts(2, 2, 3, MaskMode::Padding),
         opts(2, 1, 3, MaskMode::Causal),
-        AttentionOptions {
-            window: Some(2),
-            ..opts(2, 2, 3, MaskMode::Padding)
-        },
+        windowed(opts(2, 2, 3, MaskMode::Padding), Some(2)),
         AttentionOptions {
             dropout: 0.3,
             ..opts(2, 2, 3, MaskMode::Causal)
         },
     ] {
-        check_gradients(AttentionOptions { kernel: tiled, ..o }, 5, 3);
+        check_gradients(with_kernel(o, tiled), 5, 3);
     }
 }
 
@@ -178,14 +190,7 @@ fn linear_attention_gradients_match_finite_differences() {
         (1, MaskMode::Causal),
         (1, MaskMode::None),
     ] {
-        check_gradients(
-            AttentionOptions {
-                linear: true,
-                ..opts(2, g, 3, mask)
-            },
-            5,
-            3,
-        );
+        check_gradients(linear(opts(2, g, 3, mask)), 5, 3);
     }
 }
 
@@ -211,16 +216,10 @@ fn tiled_equals_full_for_every_block_size() {
         (1, MaskMode::Causal, Some(2)),
     ] {
         let c = case(21, t, 4, g, 4);
-        let full = AttentionOptions {
-            window,
-            ..opts(4, g, 4, mask)
-        };
+        let full = windowed(opts(4, g, 4, mask), window);
         let want = grads(&c, &full, &r);
         for block in 1..=t + 1 {
-            let tiled = AttentionOptions {
-                kernel: AttentionKernel::Tiled { block },
-                ..full
-            };
+            let tiled = with_kernel(full, AttentionKernel::Tiled { block });
             let got = grads(&c, &tiled, &r);
             for (name, (a, b)) in ["output", "d_q", "d_k", "d_v"]
                 .iter()
@@ -246,10 +245,7 @@ fn the_window_mask_has_exactly_the_band_shape() {
         (MaskMode::Causal, 3),
         (MaskMode::Causal, 1),
     ] {
-        let o = AttentionOptions {
-            window: Some(w),
-            ..opts(1, 1, 1, mask)
-        };
+        let o = windowed(opts(1, 1, 1, mask), Some(w));
         for i in 0..7 {
             for j in 0..7 {
                 let band = match mask {
@@ -271,10 +267,7 @@ fn the_window_mask_has_exactly_the_band_shape() {
     }
     // The trace's mask shows the band.
     let c = case(4, 6, 1, 1, 2);
-    let o = AttentionOptions {
-        window: Some(2),
-        ..opts(1, 1, 2, MaskMode::Padding)
-    };
+    let o = windowed(opts(1, 1, 2, MaskMode::Padding), Some(2));
     let heads = traced(&c, &o);
     for i in 0..6 {
         for j in 0..6 {
@@ -373,10 +366,7 @@ fn grouped_heads_equal_multi_head_with_repeated_keys_and_values() {
 #[test]
 fn linear_causal_output_ignores_later_tokens() {
     let c = case(10, 6, 2, 2, 3);
-    let o = AttentionOptions {
-        linear: true,
-        ..opts(2, 2, 3, MaskMode::Causal)
-    };
+    let o = linear(opts(2, 2, 3, MaskMode::Causal));
     let before = run(&c, &c.q, &c.k, &c.v, &o).0;
     let (mut q, mut k, mut v) = (c.q.clone(), c.k.clone(), c.v.clone());
     for x in [&mut q, &mut k, &mut v] {
@@ -392,16 +382,15 @@ fn linear_causal_output_ignores_later_tokens() {
 fn linear_attention_equals_its_implied_weights_times_v() {
     let c = case(11, 5, 2, 1, 3);
     for mask in [MaskMode::Padding, MaskMode::Causal] {
-        let o = AttentionOptions {
-            linear: true,
-            ..opts(2, 1, 3, mask)
-        };
+        let o = linear(opts(2, 1, 3, mask));
         let mut heads = Vec::new();
         let (out, _) = forward(
-            c.q.view(),
-            c.k.view(),
-            c.v.view(),
-            c.key_mask.view(),
+            Qkv {
+                q: c.q.view(),
+                k: c.k.view(),
+                v: c.v.view(),
+                key_mask: c.key_mask.view(),
+            },
             &o,
             &mut Rng::new(0),
             Some(&mut heads),
@@ -426,10 +415,12 @@ fn linear_attention_equals_its_implied_weights_times_v() {
 fn traced(c: &Case, o: &AttentionOptions) -> Vec<HeadTrace> {
     let mut heads = Vec::new();
     forward(
-        c.q.view(),
-        c.k.view(),
-        c.v.view(),
-        c.key_mask.view(),
+        Qkv {
+            q: c.q.view(),
+            k: c.k.view(),
+            v: c.v.view(),
+            key_mask: c.key_mask.view(),
+        },
         o,
         &mut Rng::new(0),
         Some(&mut heads),
@@ -442,10 +433,7 @@ fn traced(c: &Case, o: &AttentionOptions) -> Vec<HeadTrace> {
 fn tiled_trace_equals_full_trace_and_records_the_schedule() {
     let c = case(12, 5, 2, 1, 3);
     let full = opts(2, 1, 3, MaskMode::Causal);
-    let tiled = AttentionOptions {
-        kernel: AttentionKernel::Tiled { block: 2 },
-        ..full
-    };
+    let tiled = with_kernel(full, AttentionKernel::Tiled { block: 2 });
     let (f, t) = (traced(&c, &full), traced(&c, &tiled));
     for (f, t) in f.iter().zip(&t) {
         assert_eq!(
@@ -476,10 +464,7 @@ fn tiled_trace_equals_full_trace_and_records_the_schedule() {
 fn the_tile_schedules_final_max_and_sum_give_the_full_weights() {
     let c = case(13, 7, 2, 2, 3);
     for mode in [MaskMode::Padding, MaskMode::Causal] {
-        let tiled = AttentionOptions {
-            kernel: AttentionKernel::Tiled { block: 3 },
-            ..opts(2, 2, 3, mode)
-        };
+        let tiled = with_kernel(opts(2, 2, 3, mode), AttentionKernel::Tiled { block: 3 });
         for head in &mut traced(&c, &tiled) {
             let from_tiles = flash::weights_from_tiles(head).unwrap();
             let diff = from_tiles.max_abs_difference(&head.weights).unwrap();
@@ -537,14 +522,11 @@ fn a_query_with_no_allowed_key_gets_zero_weights_not_nan() {
     c.key_mask.row_mut(1).fill(0);
     for o in [
         opts(1, 1, 2, MaskMode::Padding),
-        AttentionOptions {
-            kernel: AttentionKernel::Tiled { block: 2 },
-            ..opts(1, 1, 2, MaskMode::Padding)
-        },
-        AttentionOptions {
-            linear: true,
-            ..opts(1, 1, 2, MaskMode::Causal)
-        },
+        with_kernel(
+            opts(1, 1, 2, MaskMode::Padding),
+            AttentionKernel::Tiled { block: 2 },
+        ),
+        linear(opts(1, 1, 2, MaskMode::Causal)),
     ] {
         let r = random3(&mut Rng::new(1), (2, 3, 2));
         let [out, dq, dk, dv] = grads(&c, &o, &r);
@@ -565,15 +547,17 @@ fn cross_attention_shapes_work() {
         random3(&mut rng, (1, 5, 6)),
     );
     for kernel in [AttentionKernel::Full, AttentionKernel::Tiled { block: 2 }] {
-        let o = AttentionOptions {
+        let o = with_kernel(
+            AttentionOptions::softmax(2, MaskMode::Padding, 0.5, 0.0),
             kernel,
-            ..AttentionOptions::softmax(2, MaskMode::Padding, 0.5, 0.0)
-        };
+        );
         let (ctx, _) = forward(
-            q.view(),
-            k.view(),
-            v.view(),
-            Array2::ones((1, 5)).view(),
+            Qkv {
+                q: q.view(),
+                k: k.view(),
+                v: v.view(),
+                key_mask: Array2::ones((1, 5)).view(),
+            },
             &o,
             &mut rng,
             None,
@@ -594,35 +578,10 @@ fn settings_that_make_no_sense_are_errors() {
             },
             "must divide",
         ),
+        (windowed(base, Some(0)), "window"),
         (
-            AttentionOptions {
-                window: Some(0),
-                ..base
-            },
-            "window",
-        ),
-        (
-            AttentionOptions {
-                kernel: AttentionKernel::Tiled { block: 0 },
-                ..base
-            },
+            with_kernel(base, AttentionKernel::Tiled { block: 0 }),
             "block",
-        ),
-        (
-            AttentionOptions {
-                linear: true,
-                kernel: AttentionKernel::Tiled { block: 4 },
-                ..base
-            },
-            "tile",
-        ),
-        (
-            AttentionOptions {
-                linear: true,
-                window: Some(3),
-                ..base
-            },
-            "window",
         ),
     ] {
         let err = o.validate().unwrap_err().to_string();
