@@ -425,6 +425,39 @@ fn flag_mistakes_are_usage_errors_and_both_flag_forms_work() {
     assert_eq!(spaced["tokens"].as_array().unwrap().len(), 5); // [CLS] - the cat [SEP]
 }
 
+/// `train`'s two forms are clap rules: one of --model and --init, each with the flags it
+/// needs, the other form's flags refused whatever the checkpoint.
+#[test]
+fn train_takes_one_form_with_its_own_flags() {
+    let tmp = TempDir::new("forms");
+    let (batch, corpus) = (tmp.batch(), tmp.corpus());
+    let config = tmp.write("config.json", config_json(16, 1, 32, 16, ""));
+    Cmd::new(&["train"]).fails_with(2, "--model or --init is required");
+    Cmd::new(&["train", "--corpus", &corpus]).fails_with(2, "--model or --init is required");
+    Cmd::new(&["train", "--model", REFERENCE, "--init", &config])
+        .fails_with(2, "--model does not go with --init");
+    Cmd::new(&["train", "--model", REFERENCE])
+        .fails_with(2, "--batch, --optimizer, --lr, --steps are required");
+    Cmd::new(&["train", "--init", &config]).fails_with(2, "--corpus is required");
+    Cmd::train_init(&config, &corpus)
+        .with(&["--batch", &batch])
+        .fails_with(2, "--init does not go with --batch");
+    for model in [REFERENCE, SEQ2SEQ] {
+        let train =
+            Cmd::train(model, &batch).with(&["--optimizer", "sgd", "--lr", "0.1", "--steps", "1"]);
+        for flag in [
+            ["--corpus", &corpus],
+            ["--batch-size", "2"],
+            ["--max-len", "8"],
+            ["--task", "copy"],
+        ] {
+            train
+                .with(&flag)
+                .fails_with(2, &format!("--model does not go with {}", flag[0]));
+        }
+    }
+}
+
 #[test]
 fn scaling_prints_one_line_per_length_for_every_variant() {
     for variant in ["full", "tiled", "window", "linear", "gqa"] {
