@@ -10,8 +10,9 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use std::ffi::OsString;
 use std::str::FromStr;
 
-/// A usage mistake found after parsing (flags that do not go together, a required flag of one
-/// form of a command): reported like clap's own, with `command`'s usage.
+/// A usage mistake found after parsing, one clap cannot state (a value out of range, a flag that
+/// does not suit the checkpoint or another flag's value): reported like clap's own, with
+/// `command`'s usage.
 #[derive(Debug)]
 pub struct UsageError {
     pub message: String,
@@ -89,9 +90,17 @@ pub fn message(e: &clap::Error, args: &[OsString]) -> String {
             "no command given".into()
         }
         ErrorKind::MissingRequiredArgument => {
+            // A required group is "<--model <DIR>|--init <CONFIG.json>>": "--model or --init".
+            let name = |s: String| match s.strip_prefix('<').and_then(|g| g.strip_suffix('>')) {
+                Some(group) if group.contains('|') => {
+                    let flags: Vec<String> = group.split('|').map(|a| flag(a.into())).collect();
+                    flags.join(" or ")
+                }
+                _ => flag(s),
+            };
             let names: Vec<String> = strings(ContextKind::InvalidArg)
                 .into_iter()
-                .map(flag)
+                .map(name)
                 .collect();
             match names.len() {
                 1 => format!("{} is required", names[0]),

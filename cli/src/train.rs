@@ -8,6 +8,7 @@ use crate::attention_flags::{check_weight_bytes, AttentionFlags, Mask};
 use crate::json;
 use crate::{load_checkpoint, shown, CliError, COMMAND_HELP};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::ArgGroup;
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::{max_predictions, BatchConfig};
@@ -21,6 +22,9 @@ use std::path::{Path, PathBuf};
 
 /// Fine-tunes a checkpoint on one fixed batch, or pre-trains a new model on a corpus.
 #[derive(clap::Args)]
+// The two forms are clap rules: one of --model and --init (the group `form`), each with the
+// flags it needs (`requires`), and the flags of the other form refused (`conflicts_with`).
+#[command(group(ArgGroup::new("form").args(["model", "init"]).required(true)))]
 #[command(
     help_template = COMMAND_HELP,
     override_usage = "\
@@ -59,16 +63,16 @@ nothing saved."
 )]
 pub struct Args {
     /// Checkpoint to fine-tune (with --batch)
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", requires_all = ["batch", "optimizer", "lr", "steps"])]
     pub(crate) model: Option<PathBuf>,
     /// The fixed batch (with --model)
-    #[arg(long, value_name = "FILE.json")]
+    #[arg(long, value_name = "FILE.json", conflicts_with = "init")]
     pub(crate) batch: Option<PathBuf>,
     /// Config of a new model (with --corpus)
-    #[arg(long, value_name = "CONFIG.json")]
+    #[arg(long, value_name = "CONFIG.json", requires = "corpus")]
     pub(crate) init: Option<PathBuf>,
     /// Corpus to pre-train on, one sentence per line (with --init)
-    #[arg(long, value_name = "FILE.txt")]
+    #[arg(long, value_name = "FILE.txt", conflicts_with = "model")]
     pub(crate) corpus: Option<PathBuf>,
     /// Optimiser (--init: default adam)
     #[arg(long, value_parser = optimizer_kind())]
@@ -86,10 +90,10 @@ pub struct Args {
     #[arg(long, value_name = "S", default_value_t = 0, allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
     pub(crate) seed: u64,
     /// Examples per batch (--init only, default 8)
-    #[arg(long, value_name = "B", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    #[arg(long, value_name = "B", conflicts_with = "model", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
     pub(crate) batch_size: Option<usize>,
     /// Tokens per example (--init only, default min(64, max_position_embeddings))
-    #[arg(long, value_name = "T", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    #[arg(long, value_name = "T", conflicts_with = "model", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
     pub(crate) max_len: Option<usize>,
     /// Attention mask (a decoder's is causal whatever this says)
     #[arg(long, value_enum, default_value_t = Mask::Padding)]
@@ -99,7 +103,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     objective: Option<ObjectiveFlag>,
     /// The seq2seq task built from the corpus (--init --objective seq2seq; default copy)
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with = "model")]
     pub(crate) task: Option<TaskFlag>,
     /// SGD momentum (torch's, dampening 0)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
@@ -171,13 +175,10 @@ pub(crate) fn usage_error(message: impl Into<String>) -> CliError {
     CliError::Usage(UsageError::new("train", message))
 }
 
-pub(crate) fn required<T: Copy>(v: Option<T>, name: &str) -> Result<T, CliError> {
-    v.ok_or_else(|| usage_error(format!("--{name} is required")))
-}
-
-pub(crate) fn required_path<'a>(v: &'a Option<PathBuf>, name: &str) -> Result<&'a Path, CliError> {
-    v.as_deref()
-        .ok_or_else(|| usage_error(format!("--{name} is required")))
+/// A flag of the command's form: clap lets no command line through without it (the `form`
+/// group, and the `requires` of --model and --init).
+pub(crate) fn required<T>(v: Option<T>) -> T {
+    v.expect("clap requires the flags of the command's form")
 }
 
 #[derive(Serialize)]
@@ -227,24 +228,14 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if a.task.is_some() && !seq2seq {
         return Err(usage_error("--task is for --objective seq2seq"));
     }
-    // Training runs inside the pool, so this thread works on every split too.
-    engine::threads::in_pool(|| match (a.model.is_some(), a.init.is_some()) {
-        (true, false) if seq2seq => seq2seq::fixed_batch(a),
-        (false, true) if seq2seq => seq2seq::from_scratch(a),
+    // Training runs inside the pool, so this thread works on every split too. Either --model
+    // or --init is given (the `form` group).
+    engine::threads::in_pool(|| match (a.model.is_some(), seq2seq) {
+        (true, true) => seq2seq::fixed_batch(a),
+        (false, true) => seq2seq::from_scratch(a),
         (true, false) => fixed_batch(a),
-        (false, true) => from_scratch(a),
-        _ => Err(usage_error(
-            "give either --model DIR (with --batch) or --init CONFIG.json (with --corpus)",
-        )),
+        (false, false) => from_scratch(a),
     })
-}
-
-/// Refuses flags of the other form of the command.
-pub(crate) fn refuse(given: &[(&str, bool)], mode: &str) -> Result<(), CliError> {
-    match given.iter().find(|(_, has)| *has) {
-        Some((n, _)) => Err(usage_error(format!("--{n} does not go with {mode}"))),
-        None => Ok(()),
-    }
 }
 
 pub(crate) fn optimizer(
@@ -255,7 +246,7 @@ pub(crate) fn optimizer(
     let kind = a
         .optimizer
         .or(default)
-        .ok_or_else(|| usage_error("--optimizer is required"))?
+        .expect("clap: --model requires --optimizer, and --init has a default")
         .config(lr);
     let config = OptimizerConfig {
         momentum: a.momentum.unwrap_or(0.0),
@@ -287,18 +278,10 @@ fn save(checkpoint: &Checkpoint, out: Option<&Path>) -> Result<(), CliError> {
 }
 
 fn fixed_batch(a: &Args) -> Result<(), CliError> {
-    refuse(
-        &[
-            ("corpus", a.corpus.is_some()),
-            ("batch-size", a.batch_size.is_some()),
-            ("max-len", a.max_len.is_some()),
-        ],
-        "--model",
-    )?;
-    let dir = required_path(&a.model, "model")?;
-    let batch_path = required_path(&a.batch, "batch")?;
-    let lr = required(a.lr, "lr")?;
-    let steps = required(a.steps, "steps")?;
+    let dir = required(a.model.as_deref());
+    let batch_path = required(a.batch.as_deref());
+    let lr = required(a.lr);
+    let steps = required(a.steps);
     let mask = MaskMode::from(a.mask);
     let softmax = a.attention.resolve("train")?;
     let opts = ForwardOptions {
@@ -379,9 +362,8 @@ fn read_batch(path: &Path) -> Result<Batch, CliError> {
 }
 
 fn from_scratch(a: &Args) -> Result<(), CliError> {
-    refuse(&[("batch", a.batch.is_some())], "--init")?;
-    let config_path = required_path(&a.init, "init")?;
-    let corpus_path = required_path(&a.corpus, "corpus")?;
+    let config_path = required(a.init.as_deref());
+    let corpus_path = required(a.corpus.as_deref());
     let steps = a.steps.unwrap_or(100);
     let batch_size = a.batch_size.unwrap_or(8);
     let seed = a.seed;

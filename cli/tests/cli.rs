@@ -1,120 +1,22 @@
 //! The built `attention-lab` binary on small checkpoints written here: JSON shapes, training
 //! output, save → inspect, and errors with their exit codes.
 
-use engine::checkpoint::{save_dir, Checkpoint};
-use engine::tokenizer::{build_word_vocab, Tokenizer};
-use engine::{BertConfig, BertForPreTraining, Rng};
+mod common;
+
+use common::values::*;
+use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const CORPUS: &str =
-    "the cat sat on the mat.\nthe dog ate a bone.\na bird sang in the tree.\nwe went home.\n";
-
-/// A fresh directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "attention-lab-cli-test-{}-{name}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// hidden 16, 2 layers, 2 heads (d_k 8), 16 positions, dropout 0; `heads` false = bare BertModel.
-fn write_checkpoint(dir: &Path, heads: bool) -> usize {
-    write_checkpoint_with_dropout(dir, heads, 0.0)
-}
-
-/// `write_checkpoint` with both dropout rates set to `dropout`.
-fn write_checkpoint_with_dropout(dir: &Path, heads: bool, dropout: f32) -> usize {
-    let vocab = build_word_vocab(CORPUS).unwrap();
-    let v = vocab.len();
-    let mut config = BertConfig::new(v, 16, 2, 2, 32);
-    config.max_position_embeddings = 16;
-    config.hidden_dropout_prob = dropout;
-    config.attention_probs_dropout_prob = dropout;
-    let mut model = BertForPreTraining::init(&config, &mut Rng::new(7)).unwrap();
-    let mut checkpoint =
-        Checkpoint::new(model.clone(), Tokenizer::word_piece(vocab, true)).unwrap();
-    if !heads {
-        model.cls = None;
-        model.bert.pooler = None;
-        checkpoint.model = model;
-        checkpoint.naming.prefix = String::new();
-    }
-    save_dir(&checkpoint, dir).unwrap();
-    v
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attention-lab"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout_json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn dims(m: &Value) -> (usize, usize) {
-    let rows = m.as_array().unwrap();
-    (rows.len(), rows[0].as_array().unwrap().len())
-}
-
-fn at(m: &Value, r: usize, c: usize) -> &Value {
-    &m[r][c]
-}
+use std::path::Path;
 
 #[test]
 fn inspect_prints_every_head_with_masked_nulls_and_the_heads_outputs() {
-    let tmp = TempDir::new("inspect");
-    let model = tmp.path("model");
-    let v = write_checkpoint(&model, true);
-    let out = run(&[
-        "inspect",
-        "--model",
-        model.to_str().unwrap(),
-        "--text",
-        "the cat sat",
-        "--pair",
-        "a dog",
-        "--pad-to",
-        "10",
-    ]);
-    let j = stdout_json(&out);
-    let tokens: Vec<&str> = j["tokens"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
+    let fx = Fixture::new("inspect");
+    let j = fx
+        .inspect("the cat sat")
+        .with(&["--pair", "a dog", "--pad-to", "10"])
+        .json();
     assert_eq!(
-        tokens,
+        strings(&j["tokens"]),
         ["[CLS]", "the", "cat", "sat", "[SEP]", "a", "dog", "[SEP]", "[PAD]", "[PAD]"]
     );
     assert_eq!(
@@ -152,25 +54,17 @@ fn inspect_prints_every_head_with_masked_nulls_and_the_heads_outputs() {
         }
     }
     assert_eq!(dims(&j["hidden"]), (10, 16));
-    assert_eq!(dims(&j["mlm_logits"]), (10, v));
+    assert_eq!(dims(&j["mlm_logits"]), (10, fx.vocab));
     assert_eq!(j["nsp_logits"].as_array().unwrap().len(), 2);
 }
 
 #[test]
 fn causal_mask_zeroes_the_future_and_headless_checkpoints_have_no_logits() {
-    let tmp = TempDir::new("causal");
-    let model = tmp.path("model");
-    write_checkpoint(&model, false);
-    let out = run(&[
-        "inspect",
-        "--model",
-        model.to_str().unwrap(),
-        "--text",
-        "the cat sat on the mat",
-        "--mask",
-        "causal",
-    ]);
-    let j = stdout_json(&out);
+    let fx = Fixture::headless("causal");
+    let j = fx
+        .inspect("the cat sat on the mat")
+        .with(&["--mask", "causal"])
+        .json();
     let t = j["tokens"].as_array().unwrap().len();
     assert_eq!(t, 8);
     let h = &j["layers"][1]["heads"][0];
@@ -190,55 +84,13 @@ fn causal_mask_zeroes_the_future_and_headless_checkpoints_have_no_logits() {
     assert_eq!(dims(&j["hidden"]), (8, 16));
 }
 
-fn write_batch(path: &Path) {
-    // 2 examples of 8 tokens (ids of the corpus vocabulary), one padded.
-    let batch = serde_json::json!({
-        "input_ids": [[2, 5, 4, 9, 3, 7, 8, 3], [2, 5, 10, 3, 6, 3, 0, 0]],
-        "token_type_ids": [[0, 0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 0, 1, 1, 0, 0]],
-        "attention_mask": [[1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 0, 0]],
-        "mlm_labels": [[-100, -100, 6, -100, -100, -100, 11, -100], [-100, -100, -100, -100, 12, -100, -100, -100]],
-        "nsp_labels": [0, 1]
-    });
-    std::fs::write(path, batch.to_string()).unwrap();
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    assert!(out.status.success(), "failed: {}", stderr(out));
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 #[test]
 fn train_on_a_fixed_batch_prints_falling_losses_and_saves_a_checkpoint() {
-    let tmp = TempDir::new("train");
-    let (model, batch, out_dir, copy) = (
-        tmp.path("model"),
-        tmp.path("batch.json"),
-        tmp.path("out"),
-        tmp.path("copy"),
-    );
-    write_checkpoint(&model, true);
-    write_batch(&batch);
-    let m = model.to_str().unwrap();
-    let b = batch.to_str().unwrap();
-    let args = [
-        "train",
-        "--model",
-        m,
-        "--batch",
-        b,
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.01",
-        "--steps",
-        "6",
-    ];
-    let steps = lines(&run(
-        &[&args[..], &["--save", out_dir.to_str().unwrap()]].concat()
-    ));
+    let fx = Fixture::new("train");
+    let (out_dir, copy) = (fx.tmp.path("out"), fx.tmp.path("copy"));
+    let train = fx.train();
+    let adam = train.with(&["--optimizer", "adam", "--lr", "0.01", "--steps", "6"]);
+    let steps = adam.with(&["--save", &out_dir]).lines();
     assert_eq!(steps.len(), 6);
     for (i, s) in steps.iter().enumerate() {
         assert_eq!(s["step"], i + 1);
@@ -255,69 +107,32 @@ fn train_on_a_fixed_batch_prints_falling_losses_and_saves_a_checkpoint() {
     );
     assert!(last < first - 0.5, "loss {first} → {last}");
     // SGD too, and the same run twice gives the same numbers.
-    let sgd = [
-        "train",
-        "--model",
-        m,
-        "--batch",
-        b,
-        "--optimizer",
-        "sgd",
-        "--lr",
-        "0.5",
-        "--steps",
-        "3",
-    ];
-    let a = lines(&run(&sgd));
-    assert_eq!(a, lines(&run(&sgd)));
+    let sgd = train.with(&["--optimizer", "sgd", "--lr", "0.5", "--steps", "3"]);
+    let a = sgd.lines();
+    assert_eq!(a, sgd.lines());
     assert!(a[2]["loss"].as_f64().unwrap() < a[0]["loss"].as_f64().unwrap());
-    let clipped = lines(&run(&[
-        &sgd[..],
-        &["--momentum", "0.9", "--clip-grad-norm", "0.01"],
-    ]
-    .concat()));
+    let clipped = sgd
+        .with(&["--momentum", "0.9", "--clip-grad-norm", "0.01"])
+        .lines();
     assert_eq!(clipped[0], a[0]);
     assert_ne!(clipped[2], a[2]);
 
     // save → inspect: 0 steps is a faithful copy; 6 steps changed the weights.
-    let zero = [
-        "train",
-        "--model",
-        m,
-        "--batch",
-        b,
-        "--optimizer",
-        "sgd",
-        "--lr",
-        "0.1",
-        "--steps",
-        "0",
-    ];
-    assert!(lines(&run(
-        &[&zero[..], &["--save", copy.to_str().unwrap()]].concat()
-    ))
-    .is_empty());
-    let inspect = |dir: &Path| {
-        stdout_json(&run(&[
-            "inspect",
-            "--model",
-            dir.to_str().unwrap(),
-            "--text",
-            "the cat [MASK]",
-        ]))
-    };
-    let original = inspect(&model);
+    let zero = train.with(&["--optimizer", "sgd", "--lr", "0.1", "--steps", "0"]);
+    assert!(zero.with(&["--save", &copy]).lines().is_empty());
+    let inspect = |dir: &str| Cmd::inspect(dir, "the cat [MASK]").json();
+    let original = inspect(&fx.model);
     assert_eq!(inspect(&copy), original);
     let trained = inspect(&out_dir);
     assert_eq!(trained["tokens"], original["tokens"]);
     assert_ne!(trained["hidden"], original["hidden"]);
-    let names = |dir: &Path| {
-        let bytes = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let names = |dir: &str| {
+        let bytes = std::fs::read(Path::new(dir).join("model.safetensors")).unwrap();
         let mut n: Vec<String> = safetensors_names(&bytes);
         n.sort();
         n
     };
-    assert_eq!(names(&out_dir), names(&model));
+    assert_eq!(names(&out_dir), names(&fx.model));
 }
 
 /// The losses `train --model --batch` printed before the speed work (issue 10), on the test
@@ -326,27 +141,21 @@ fn train_on_a_fixed_batch_prints_falling_losses_and_saves_a_checkpoint() {
 /// CPUs' GEMM kernels (a different summation order) from failing it.
 #[test]
 fn train_prints_the_losses_recorded_before_the_speed_work() {
-    let tmp = TempDir::new("recorded");
-    let (model, batch) = (tmp.path("model"), tmp.path("batch.json"));
-    write_checkpoint_with_dropout(&model, true, 0.1);
-    write_batch(&batch);
+    let fx = Fixture::with_dropout("recorded", 0.1);
+    let train = fx.train();
     let run_losses = |optimizer: &str, lr: &str| -> Vec<[f64; 3]> {
-        let args = [
-            "train",
-            "--model",
-            model.to_str().unwrap(),
-            "--batch",
-            batch.to_str().unwrap(),
-            "--optimizer",
-            optimizer,
-            "--lr",
-            lr,
-            "--steps",
-            "5",
-            "--seed",
-            "3",
-        ];
-        lines(&run(&args))
+        train
+            .with(&[
+                "--optimizer",
+                optimizer,
+                "--lr",
+                lr,
+                "--steps",
+                "5",
+                "--seed",
+                "3",
+            ])
+            .lines()
             .iter()
             .map(|s| ["loss", "mlm_loss", "nsp_loss"].map(|k| s[k].as_f64().unwrap()))
             .collect()
@@ -369,34 +178,22 @@ fn train_prints_the_losses_recorded_before_the_speed_work() {
 /// `--threads N`: the same lines on 1 thread and on 2; 0 is a usage mistake.
 #[test]
 fn train_prints_the_same_losses_whatever_the_threads() {
-    let tmp = TempDir::new("threads");
-    let (model, batch) = (tmp.path("model"), tmp.path("batch.json"));
-    write_checkpoint_with_dropout(&model, true, 0.1);
-    write_batch(&batch);
-    let (m, b) = (model.to_str().unwrap(), batch.to_str().unwrap());
-    let train = |threads: &str| {
-        run(&[
-            "train",
-            "--model",
-            m,
-            "--batch",
-            b,
-            "--optimizer",
-            "adam",
-            "--lr",
-            "0.01",
-            "--steps",
-            "3",
-            "--seed",
-            "3",
-            "--threads",
-            threads,
-        ])
-    };
-    let one = lines(&train("1"));
+    let fx = Fixture::with_dropout("threads", 0.1);
+    let train = fx.train().with(&[
+        "--optimizer",
+        "adam",
+        "--lr",
+        "0.01",
+        "--steps",
+        "3",
+        "--seed",
+        "3",
+    ]);
+    let threads = |n: &str| train.with(&["--threads", n]);
+    let one = threads("1").lines();
     assert_eq!(one.len(), 3);
-    assert_eq!(one, lines(&train("2")));
-    assert_fails(&train("0"), 2, "--threads must be from 1 to 1024, got 0");
+    assert_eq!(one, threads("2").lines());
+    threads("0").fails_with(2, "--threads must be from 1 to 1024, got 0");
 }
 
 const SGD_RECORDED: [[f64; 3]; 5] = [
@@ -414,46 +211,27 @@ const ADAM_RECORDED: [[f64; 3]; 5] = [
     [2.9498992, 2.2588148, 0.69108427],
 ];
 
-/// Tensor names from a safetensors header (8-byte length, then JSON).
-fn safetensors_names(bytes: &[u8]) -> Vec<String> {
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: serde_json::Map<String, Value> = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
-    header
-        .keys()
-        .filter(|k| *k != "__metadata__")
-        .cloned()
-        .collect()
-}
-
 #[test]
 fn train_from_scratch_reports_accuracies_and_saves() {
     let tmp = TempDir::new("scratch");
-    let (config, corpus, out_dir) = (
-        tmp.path("config.json"),
-        tmp.path("corpus.txt"),
-        tmp.path("out"),
+    let out_dir = tmp.path("out");
+    let config = tmp.write(
+        "config.json",
+        config_json(16, 1, 32, 16, r#", "vocab_size": 999"#),
     );
-    let json = r#"{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
-                   "intermediate_size": 32, "max_position_embeddings": 16, "vocab_size": 999}"#;
-    std::fs::write(&config, json).unwrap();
-    std::fs::write(&corpus, CORPUS).unwrap();
-    let args = [
-        "train",
-        "--init",
-        config.to_str().unwrap(),
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--steps",
-        "4",
-        "--batch-size",
-        "2",
-        "--seed",
-        "3",
-        "--save",
-        out_dir.to_str().unwrap(),
-    ];
-    let out = run(&args);
-    let steps = lines(&out);
+    let out = Cmd::train_init(&config, &tmp.corpus())
+        .with(&[
+            "--steps",
+            "4",
+            "--batch-size",
+            "2",
+            "--seed",
+            "3",
+            "--save",
+            &out_dir,
+        ])
+        .run();
+    let steps = out.lines();
     assert_eq!(steps.len(), 4);
     for key in [
         "step",
@@ -465,22 +243,21 @@ fn train_from_scratch_reports_accuracies_and_saves() {
     ] {
         assert!(steps[3][key].is_number(), "{key} in {}", steps[3]);
     }
-    assert!(stderr(&out).contains("vocab_size 999"), "{}", stderr(&out));
-    let j = stdout_json(&run(&[
-        "inspect",
-        "--model",
-        out_dir.to_str().unwrap(),
-        "--text",
-        "the dog sat",
-    ]));
+    assert!(
+        out.stderr_text().contains("vocab_size 999"),
+        "{}",
+        out.stderr_text()
+    );
+    let j = Cmd::inspect(&out_dir, "the dog sat").json();
     assert_eq!(j["layers"].as_array().unwrap().len(), 1);
-    let tok = stdout_json(&run(&[
+    let tok = Cmd::new(&[
         "tokenize",
         "--model",
-        out_dir.to_str().unwrap(),
+        &out_dir,
         "--text",
         "The dog. a zebra",
-    ]));
+    ])
+    .json();
     assert_eq!(
         tok["tokens"],
         serde_json::json!(["the", "dog", ".", "a", "[UNK]"])
@@ -488,154 +265,70 @@ fn train_from_scratch_reports_accuracies_and_saves() {
     assert_eq!(tok["input_ids"].as_array().unwrap()[4], 1); // [UNK]
 }
 
-fn assert_fails(out: &Output, code: i32, needle: &str) {
-    assert_eq!(out.status.code(), Some(code), "stderr: {}", stderr(out));
-    assert!(
-        out.stdout.is_empty(),
-        "stdout: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert!(
-        stderr(out).contains(needle),
-        "expected {needle:?} in: {}",
-        stderr(out)
-    );
-}
-
 #[test]
 fn errors_are_reported_with_a_non_zero_exit() {
-    let tmp = TempDir::new("errors");
-    let model = tmp.path("model");
-    write_checkpoint(&model, true);
-    let m = model.to_str().unwrap();
-    let missing = tmp.path("nope");
-    assert_fails(
-        &run(&[
-            "inspect",
-            "--model",
-            missing.to_str().unwrap(),
-            "--text",
-            "x",
-        ]),
-        1,
-        "is not a directory",
-    );
+    let fx = Fixture::new("errors");
+    Cmd::inspect(&fx.tmp.path("nope"), "x").fails_with(1, "is not a directory");
 
-    let corrupt = tmp.path("corrupt");
-    write_checkpoint(&corrupt, true);
-    let weights = corrupt.join("model.safetensors");
+    let (corrupt, _) = fx.tmp.checkpoint("corrupt", true, 0.0);
+    let weights = Path::new(&corrupt).join("model.safetensors");
     let bytes = std::fs::read(&weights).unwrap();
     std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
-    assert_fails(
-        &run(&[
-            "inspect",
-            "--model",
-            corrupt.to_str().unwrap(),
-            "--text",
-            "x",
-        ]),
-        1,
-        "safetensors",
-    );
+    Cmd::inspect(&corrupt, "x").fails_with(1, "safetensors");
 
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "--colour", "red"]),
-        2,
-        "unknown flag --colour",
-    );
-    assert_fails(&run(&["inspect", "--model", m]), 2, "--text is required");
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "--mask", "diagonal"]),
-        2,
-        "--mask must be",
-    );
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "--pad-to", "many"]),
-        2,
-        "--pad-to must be",
-    );
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "--pad-to", "99"]),
-        1,
-        "16 positions",
-    );
-    assert_fails(&run(&["frobnicate"]), 2, "unknown command");
-    assert_fails(&run(&[]), 2, "no command");
-    let batch = tmp.path("batch.json");
-    write_batch(&batch);
-    let b = batch.to_str().unwrap();
-    let train = |extra: &[&str]| {
-        run(&[
-            &["train", "--model", m, "--batch", b, "--steps", "1"][..],
-            extra,
-        ]
-        .concat())
-    };
-    assert_fails(
-        &train(&["--optimizer", "adam", "--lr", "-1"]),
-        1,
-        "learning rate",
-    );
-    assert_fails(
-        &train(&["--optimizer", "rmsprop", "--lr", "0.1"]),
-        2,
-        "--optimizer must be sgd or adam",
-    );
-    assert_fails(&train(&["--lr", "0.1"]), 2, "--optimizer is required");
-    assert_fails(
-        &train(&["--optimizer", "adam", "--lr", "0.1", "--momentum", "0.9"]),
-        2,
-        "--momentum is for",
-    );
-    assert_fails(
-        &train(&["--optimizer", "sgd", "--lr", "0.1", "--momentum", "1.5"]),
-        1,
-        "momentum must be",
-    );
-    assert_fails(
-        &train(&["--optimizer", "sgd", "--lr", "0.1", "--clip-grad-norm", "0"]),
-        1,
-        "clip_grad_norm",
-    );
-    assert_fails(
-        &train(&["--optimizer", "sgd", "--lr", "0.1", "--corpus", "x.txt"]),
-        2,
-        "does not go with",
-    );
-    std::fs::write(
-        &batch,
+    let x = fx.inspect("x");
+    x.with(&["--colour", "red"])
+        .fails_with(2, "unknown flag --colour");
+    Cmd::new(&["inspect", "--model", &fx.model]).fails_with(2, "--text is required");
+    x.with(&["--mask", "diagonal"])
+        .fails_with(2, "--mask must be");
+    x.with(&["--pad-to", "many"])
+        .fails_with(2, "--pad-to must be");
+    x.with(&["--pad-to", "99"]).fails_with(1, "16 positions");
+    Cmd::new(&["frobnicate"]).fails_with(2, "unknown command");
+    Cmd::new(&[]).fails_with(2, "no command");
+
+    let batch = fx.tmp.batch();
+    let train = Cmd::train(&fx.model, &batch).with(&["--steps", "1"]);
+    train
+        .with(&["--optimizer", "adam", "--lr", "-1"])
+        .fails_with(1, "learning rate");
+    train
+        .with(&["--optimizer", "rmsprop", "--lr", "0.1"])
+        .fails_with(2, "--optimizer must be sgd or adam");
+    train
+        .with(&["--lr", "0.1"])
+        .fails_with(2, "--optimizer is required");
+    train
+        .with(&["--optimizer", "adam", "--lr", "0.1", "--momentum", "0.9"])
+        .fails_with(2, "--momentum is for");
+    train
+        .with(&["--optimizer", "sgd", "--lr", "0.1", "--momentum", "1.5"])
+        .fails_with(1, "momentum must be");
+    train
+        .with(&["--optimizer", "sgd", "--lr", "0.1", "--clip-grad-norm", "0"])
+        .fails_with(1, "clip_grad_norm");
+    train
+        .with(&["--optimizer", "sgd", "--lr", "0.1", "--corpus", "x.txt"])
+        .fails_with(2, "does not go with");
+    fx.tmp.write(
+        "batch.json",
         r#"{"input_ids": [[2, 5], [2]], "nsp_labels": [0, 1]}"#,
-    )
-    .unwrap();
-    assert_fails(
-        &train(&["--optimizer", "sgd", "--lr", "0.1"]),
-        1,
-        "input_ids must be 2 lists of 2",
     );
+    train
+        .with(&["--optimizer", "sgd", "--lr", "0.1"])
+        .fails_with(1, "input_ids must be 2 lists of 2");
     // A headless checkpoint cannot be trained.
-    let bare = tmp.path("bare");
-    write_checkpoint(&bare, false);
-    write_batch(&batch);
-    let out = run(&[
-        "train",
-        "--model",
-        bare.to_str().unwrap(),
-        "--batch",
-        b,
-        "--optimizer",
-        "sgd",
-        "--lr",
-        "0.1",
-        "--steps",
-        "1",
-    ]);
-    assert_fails(&out, 1, "no pre-training heads");
+    let (bare, _) = fx.tmp.checkpoint("bare", false, 0.0);
+    Cmd::train(&bare, &fx.tmp.batch())
+        .with(&["--optimizer", "sgd", "--lr", "0.1", "--steps", "1"])
+        .fails_with(1, "no pre-training heads");
 }
 
 #[test]
 fn every_command_has_help() {
     for command in ["inspect", "train", "tokenize", "scaling"] {
-        let out = run(&[command, "--help"]);
+        let out = Cmd::new(&[command, "--help"]).run();
         assert!(out.status.success());
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -644,22 +337,15 @@ fn every_command_has_help() {
         );
     }
     for help in [&["--help"][..], &["-h"], &["help"]] {
-        let out = run(help);
+        let out = Cmd::new(help).run();
         assert!(out.status.success(), "{help:?}");
         assert!(
             String::from_utf8_lossy(&out.stdout).contains("usage:"),
             "{help:?}"
         );
     }
-    let out = run(&["help", "scaling"]);
+    let out = Cmd::new(&["help", "scaling"]).run();
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("attention-lab scaling"));
-}
-
-fn run_os(args: &[std::ffi::OsString]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_attention-lab"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[cfg(unix)]
@@ -667,120 +353,115 @@ fn run_os(args: &[std::ffi::OsString]) -> Output {
 fn a_non_utf8_argument_is_a_usage_error_naming_the_flag() {
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStringExt;
-    let tmp = TempDir::new("utf8");
-    let model = tmp.path("model");
-    write_checkpoint(&model, true);
-    let m = OsString::from(model.to_str().unwrap());
-    let os = |s: &str| OsString::from(s);
+    let fx = Fixture::new("utf8");
+    let m = fx.model.as_str();
     let bad = OsString::from_vec(b"ab\xffcd".to_vec());
-    let out = run_os(&[os("inspect"), os("--model"), m.clone(), os("--text"), bad]);
-    assert_fails(&out, 2, "--text must be valid UTF-8, got \"ab\u{FFFD}cd\"");
-    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
-    let bad_eq = OsString::from_vec(b"--text=ab\xffcd".to_vec());
-    assert_fails(
-        &run_os(&[os("tokenize"), os("--model"), m.clone(), bad_eq]),
-        2,
-        "--text must be valid UTF-8",
+    let out = Cmd::new(&["inspect", "--model", m, "--text"])
+        .with_os(&[bad])
+        .run();
+    out.fails_with(2, "--text must be valid UTF-8, got \"ab\u{FFFD}cd\"");
+    assert!(
+        !out.stderr_text().contains("panicked"),
+        "{}",
+        out.stderr_text()
     );
+    let bad_eq = OsString::from_vec(b"--text=ab\xffcd".to_vec());
+    Cmd::new(&["tokenize", "--model", m])
+        .with_os(&[bad_eq])
+        .fails_with(2, "--text must be valid UTF-8");
     // In a choice or a number too.
     let bad_mask = OsString::from_vec(b"caus\xffal".to_vec());
-    assert_fails(
-        &run_os(&[
-            os("inspect"),
-            os("--model"),
-            m,
-            os("--text"),
-            os("x"),
-            os("--mask"),
-            bad_mask,
-        ]),
-        2,
-        "--mask must be padding, causal or none, got \"caus\u{FFFD}al\"",
-    );
+    fx.inspect("x")
+        .with(&["--mask"])
+        .with_os(&[bad_mask])
+        .fails_with(
+            2,
+            "--mask must be padding, causal or none, got \"caus\u{FFFD}al\"",
+        );
     // A path may be any OS string: a missing directory is the usual error, not a usage one.
     let bad_dir = OsString::from_vec(b"/nonexistent/\xff".to_vec());
-    assert_fails(
-        &run_os(&[os("inspect"), os("--model"), bad_dir, os("--text"), os("x")]),
-        1,
-        "is not a directory",
-    );
+    Cmd::new(&["inspect", "--model"])
+        .with_os(&[bad_dir])
+        .with(&["--text", "x"])
+        .fails_with(1, "is not a directory");
 }
 
 #[test]
 fn flag_mistakes_are_usage_errors_and_both_flag_forms_work() {
-    let tmp = TempDir::new("flags");
-    let model = tmp.path("model");
-    write_checkpoint(&model, true);
-    let m = model.to_str().unwrap();
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "--mod", "y"]),
-        2,
-        "unknown flag --mod (did you mean --model?)",
-    );
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text"]),
-        2,
-        "--text needs a value",
-    );
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "a", "--text", "b"]),
-        2,
-        "--text is given twice",
-    );
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "stray"]),
-        2,
-        "unexpected argument \"stray\"",
-    );
-    assert_fails(
-        &run(&["inspect", "--model", m, "--text", "x", "--pad-to=-3"]),
-        2,
-        "--pad-to must be a whole number of tokens, got \"-3\"",
-    );
-    let batch = tmp.path("batch.json");
-    write_batch(&batch);
-    let b = batch.to_str().unwrap();
-    let train = |extra: &[&str]| {
-        run(&[
-            &["train", "--model", m, "--batch", b, "--optimizer", "sgd"][..],
-            extra,
-        ]
-        .concat())
-    };
-    assert_fails(
-        &train(&["--lr", "0.1", "--steps", "1.5"]),
-        2,
-        "--steps must be a whole number, got \"1.5\"",
-    );
-    assert_fails(
-        &train(&["--lr", "fast", "--steps", "1"]),
-        2,
-        "--lr must be a number, got \"fast\"",
-    );
-    assert_fails(&train(&["--steps", "1"]), 2, "--lr is required");
+    let fx = Fixture::new("flags");
+    let m = fx.model.as_str();
+    let x = fx.inspect("x");
+    x.with(&["--mod", "y"])
+        .fails_with(2, "unknown flag --mod (did you mean --model?)");
+    Cmd::new(&["inspect", "--model", m, "--text"]).fails_with(2, "--text needs a value");
+    Cmd::new(&["inspect", "--model", m, "--text", "a", "--text", "b"])
+        .fails_with(2, "--text is given twice");
+    x.with(&["stray"])
+        .fails_with(2, "unexpected argument \"stray\"");
+    x.with(&["--pad-to=-3"])
+        .fails_with(2, "--pad-to must be a whole number of tokens, got \"-3\"");
+
+    let train = fx.train().with(&["--optimizer", "sgd"]);
+    train
+        .with(&["--lr", "0.1", "--steps", "1.5"])
+        .fails_with(2, "--steps must be a whole number, got \"1.5\"");
+    train
+        .with(&["--lr", "fast", "--steps", "1"])
+        .fails_with(2, "--lr must be a number, got \"fast\"");
+    train
+        .with(&["--steps", "1"])
+        .fails_with(2, "--lr is required");
     // The usage line of the command goes with the message.
-    assert!(stderr(&train(&["--steps", "1"])).contains("attention-lab train --model DIR"));
+    assert!(train
+        .with(&["--steps", "1"])
+        .run()
+        .stderr_text()
+        .contains("attention-lab train --model DIR"));
 
     // --flag=value is --flag value; values may start with '-'.
-    let spaced = stdout_json(&run(&["inspect", "--model", m, "--text", "-the cat"]));
-    let joined = stdout_json(&run(&[
-        "inspect",
-        &format!("--model={m}"),
-        "--text=-the cat",
-    ]));
+    let spaced = Cmd::inspect(m, "-the cat").json();
+    let joined = Cmd::new(&["inspect", &format!("--model={m}"), "--text=-the cat"]).json();
     assert_eq!(spaced, joined);
     assert_eq!(spaced["tokens"].as_array().unwrap().len(), 5); // [CLS] - the cat [SEP]
 }
 
-/// `scaling`'s JSON lines for one variant.
-fn scaling(args: &[&str]) -> Vec<Value> {
-    lines(&run(&[&["scaling"][..], args].concat()))
+/// `train`'s two forms are clap rules: one of --model and --init, each with the flags it
+/// needs, the other form's flags refused whatever the checkpoint.
+#[test]
+fn train_takes_one_form_with_its_own_flags() {
+    let tmp = TempDir::new("forms");
+    let (batch, corpus) = (tmp.batch(), tmp.corpus());
+    let config = tmp.write("config.json", config_json(16, 1, 32, 16, ""));
+    Cmd::new(&["train"]).fails_with(2, "--model or --init is required");
+    Cmd::new(&["train", "--corpus", &corpus]).fails_with(2, "--model or --init is required");
+    Cmd::new(&["train", "--model", REFERENCE, "--init", &config])
+        .fails_with(2, "--model does not go with --init");
+    Cmd::new(&["train", "--model", REFERENCE])
+        .fails_with(2, "--batch, --optimizer, --lr, --steps are required");
+    Cmd::new(&["train", "--init", &config]).fails_with(2, "--corpus is required");
+    Cmd::train_init(&config, &corpus)
+        .with(&["--batch", &batch])
+        .fails_with(2, "--init does not go with --batch");
+    for model in [REFERENCE, SEQ2SEQ] {
+        let train =
+            Cmd::train(model, &batch).with(&["--optimizer", "sgd", "--lr", "0.1", "--steps", "1"]);
+        for flag in [
+            ["--corpus", &corpus],
+            ["--batch-size", "2"],
+            ["--max-len", "8"],
+            ["--task", "copy"],
+        ] {
+            train
+                .with(&flag)
+                .fails_with(2, &format!("--model does not go with {}", flag[0]));
+        }
+    }
 }
 
 #[test]
 fn scaling_prints_one_line_per_length_for_every_variant() {
     for variant in ["full", "tiled", "window", "linear", "gqa"] {
-        let out = scaling(&[
+        let out = Cmd::scaling(&[
             "--variant",
             variant,
             "--seq-lens",
@@ -789,7 +470,8 @@ fn scaling_prints_one_line_per_length_for_every_variant() {
             "2",
             "--head-dim",
             "4",
-        ]);
+        ])
+        .lines();
         assert_eq!(out.len(), 2, "{variant}");
         for (line, t) in out.iter().zip([16, 40]) {
             let keys: Vec<&str> = line
@@ -814,9 +496,7 @@ fn scaling_prints_one_line_per_length_for_every_variant() {
             );
         }
     }
-    let usage = |args: &[&str], needle: &str| {
-        assert_fails(&run(&[&["scaling"][..], args].concat()), 2, needle)
-    };
+    let usage = |args: &[&str], needle: &str| Cmd::scaling(args).fails_with(2, needle);
     usage(
         &["--variant", "fast"],
         "--variant must be full, tiled, window, linear or gqa",
@@ -856,7 +536,8 @@ fn scaling_prints_one_line_per_length_for_every_variant() {
 #[test]
 fn tiled_attention_holds_linear_memory_and_far_less_than_full() {
     let peaks = |variant: &str| -> Vec<f64> {
-        scaling(&["--variant", variant, "--seq-lens", "128,256,512"])
+        Cmd::scaling(&["--variant", variant, "--seq-lens", "128,256,512"])
+            .lines()
             .iter()
             .map(|l| l["peak_bytes"].as_f64().unwrap())
             .collect()
@@ -883,62 +564,17 @@ fn tiled_attention_holds_linear_memory_and_far_less_than_full() {
     );
 }
 
-/// The PyTorch-written reference checkpoint (2 layers, 2 heads of 8, 32 positions).
-const FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../engine/tests/fixtures/reference/model"
-);
-
-fn inspect_fixture(extra: &[&str]) -> Value {
-    stdout_json(&run(&[
-        &[
-            "inspect",
-            "--model",
-            FIXTURE,
-            "--text",
-            "the cat sat on the mat",
-            "--pad-to",
-            "12",
-        ][..],
-        extra,
-    ]
-    .concat()))
-}
-
-fn float(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
-
-/// Same JSON structure, numbers equal within `tol` relative (absolute below 1).
-fn assert_close(a: &Value, b: &Value, tol: f64, at: &str) {
-    match (a, b) {
-        (Value::Number(_), Value::Number(_)) => {
-            let (x, y) = (float(a), float(b));
-            assert!((x - y).abs() <= tol * x.abs().max(1.0), "{at}: {x} vs {y}");
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            assert_eq!(x.len(), y.len(), "{at}");
-            for (i, (x, y)) in x.iter().zip(y).enumerate() {
-                assert_close(x, y, tol, &format!("{at}[{i}]"));
-            }
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            assert_eq!(
-                x.keys().collect::<Vec<_>>(),
-                y.keys().collect::<Vec<_>>(),
-                "{at}"
-            );
-            for (k, v) in x {
-                assert_close(v, &y[k], tol, &format!("{at}.{k}"));
-            }
-        }
-        _ => assert_eq!(a, b, "{at}"),
-    }
+/// `inspect` of the reference checkpoint on one sentence padded to 12 tokens, with `extra`.
+fn inspect_reference(extra: &[&str]) -> Value {
+    Cmd::inspect(REFERENCE, "the cat sat on the mat")
+        .with(&["--pad-to", "12"])
+        .with(extra)
+        .json()
 }
 
 #[test]
 fn inspect_heads_carry_their_kv_group_and_a_window_cuts_the_band() {
-    let j = inspect_fixture(&["--window", "3"]);
+    let j = inspect_reference(&["--window", "3"]);
     let t: usize = 12;
     let real = 8; // [CLS] + 6 words + [SEP]
     for layer in j["layers"].as_array().unwrap() {
@@ -958,7 +594,7 @@ fn inspect_heads_carry_their_kv_group_and_a_window_cuts_the_band() {
         }
     }
     // Causal and window: exactly min(i + 1, W) keys.
-    let j = inspect_fixture(&["--window", "3", "--mask", "causal"]);
+    let j = inspect_reference(&["--window", "3", "--mask", "causal"]);
     let head = &j["layers"][0]["heads"][1];
     for r in 0..real {
         let seen = (0..t)
@@ -970,10 +606,10 @@ fn inspect_heads_carry_their_kv_group_and_a_window_cuts_the_band() {
 
 #[test]
 fn tiled_inspect_equals_full_and_records_its_schedule() {
-    let full = inspect_fixture(&["--mask", "causal"]);
+    let full = inspect_reference(&["--mask", "causal"]);
     for block in ["5", "16"] {
         let mut tiled =
-            inspect_fixture(&["--mask", "causal", "--attention", "tiled", "--block", block]);
+            inspect_reference(&["--mask", "causal", "--attention", "tiled", "--block", block]);
         let b: usize = block.parse().unwrap();
         let blocks = 12_usize.div_ceil(b);
         for layer in tiled["layers"].as_array_mut().unwrap() {
@@ -1030,85 +666,36 @@ fn tiled_inspect_equals_full_and_records_its_schedule() {
 
 #[test]
 fn attention_flags_are_checked() {
-    let inspect = |extra: &[&str]| {
-        run(&[&["inspect", "--model", FIXTURE, "--text", "x"][..], extra].concat())
-    };
-    assert_fails(
-        &inspect(&["--block", "4"]),
-        2,
-        "--block goes with --attention tiled",
-    );
-    assert_fails(
-        &inspect(&["--attention", "tiled", "--block", "0"]),
-        2,
-        "--block must be at least 1",
-    );
-    assert_fails(
-        &inspect(&["--window", "0"]),
-        2,
-        "--window must be at least 1",
-    );
-    assert_fails(
-        &inspect(&["--window", "-2"]),
-        2,
-        "--window must be a whole number",
-    );
-    assert_fails(
-        &inspect(&["--attention", "flash"]),
-        2,
-        "--attention must be full or tiled, got \"flash\"",
-    );
+    let x = Cmd::inspect(REFERENCE, "x");
+    x.with(&["--block", "4"])
+        .fails_with(2, "--block goes with --attention tiled");
+    x.with(&["--attention", "tiled", "--block", "0"])
+        .fails_with(2, "--block must be at least 1");
+    x.with(&["--window", "0"])
+        .fails_with(2, "--window must be at least 1");
+    x.with(&["--window", "-2"])
+        .fails_with(2, "--window must be a whole number");
+    x.with(&["--attention", "flash"])
+        .fails_with(2, "--attention must be full or tiled, got \"flash\"");
 }
 
-/// Pre-trains 2 steps from `config` (JSON fields over a 16-wide, 1-layer, 2-head base) and
-/// returns the inspection of the saved checkpoint with `extra` flags.
-fn variant_checkpoint(tmp: &TempDir, name: &str, fields: &str) -> PathBuf {
-    let (config, corpus, out) = (
-        tmp.path(&format!("{name}.json")),
-        tmp.path("corpus.txt"),
-        tmp.path(name),
-    );
-    let json = format!(
-        r#"{{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
-             "intermediate_size": 32, "max_position_embeddings": 16{fields}}}"#
-    );
-    std::fs::write(&config, json).unwrap();
-    std::fs::write(&corpus, CORPUS).unwrap();
-    let steps = lines(&run(&[
-        "train",
-        "--init",
-        config.to_str().unwrap(),
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--steps",
-        "2",
-        "--batch-size",
-        "2",
-        "--save",
-        out.to_str().unwrap(),
-    ]));
+/// Pre-trains 2 steps from a config of `fields` over a 16-wide, 1-layer, 2-head base and
+/// returns the saved checkpoint, `name` in `tmp`: a variant checkpoint to inspect.
+fn variant_checkpoint(tmp: &TempDir, name: &str, fields: &str) -> String {
+    let out = tmp.path(name);
+    let config = tmp.write(&format!("{name}.json"), config_json(16, 1, 32, 16, fields));
+    let steps = Cmd::train_init(&config, &tmp.corpus())
+        .with(&["--steps", "2", "--batch-size", "2", "--save", &out])
+        .lines();
     assert_eq!(steps.len(), 2);
     out
 }
 
-fn inspect_dir(dir: &Path, extra: &[&str]) -> Value {
-    stdout_json(&run(&[
-        &[
-            "inspect",
-            "--model",
-            dir.to_str().unwrap(),
-            "--text",
-            "the cat sat on the mat",
-        ][..],
-        extra,
-    ]
-    .concat()))
-}
-
-/// Σ_d a[i][d]·b[j][d]
-fn dot_rows(a: &Value, i: usize, b: &Value, j: usize) -> f64 {
-    let (x, y) = (a[i].as_array().unwrap(), b[j].as_array().unwrap());
-    x.iter().zip(y).map(|(x, y)| float(x) * float(y)).sum()
+/// `inspect` of the usual sentence on the checkpoint in `dir`, with `extra`.
+fn inspect_dir(dir: &str, extra: &[&str]) -> Value {
+    Cmd::inspect(dir, "the cat sat on the mat")
+        .with(extra)
+        .json()
 }
 
 #[test]
@@ -1178,53 +765,35 @@ fn variant_checkpoints_show_their_own_fields() {
         assert!((w - row[2]).abs() < 1e-5, "row {r}: {w} vs {}", row[2]);
     }
     // Linear attention has no softmax to tile: an engine refusal, exit 1.
-    assert_fails(
-        &run(&[
-            "inspect",
-            "--model",
-            linear.to_str().unwrap(),
-            "--text",
-            "x",
-            "--attention",
-            "tiled",
-        ]),
-        1,
-        "linear attention has no softmax to tile",
-    );
+    Cmd::inspect(&linear, "x")
+        .with(&["--attention", "tiled"])
+        .fails_with(1, "linear attention has no softmax to tile");
 }
 
 #[test]
 fn train_takes_the_attention_flags() {
     let tmp = TempDir::new("train-attention");
-    let batch = tmp.path("batch.json");
-    write_batch(&batch);
     // The reference model: its weights (std 0.4) make attention far from uniform.
-    let (m, b) = (FIXTURE, batch.to_str().unwrap());
-    let train = |extra: &[&str]| {
-        run(&[
-            &[
-                "train",
-                "--model",
-                m,
-                "--batch",
-                b,
-                "--optimizer",
-                "sgd",
-                "--lr",
-                "0.5",
-                "--steps",
-                "3",
-            ][..],
-            extra,
-        ]
-        .concat())
+    let train = Cmd::train(REFERENCE, &tmp.batch()).with(&[
+        "--optimizer",
+        "sgd",
+        "--lr",
+        "0.5",
+        "--steps",
+        "3",
+    ]);
+    let loss = |extra: &[&str]| -> Vec<f64> {
+        train
+            .with(extra)
+            .lines()
+            .iter()
+            .map(|s| float(&s["loss"]))
+            .collect()
     };
-    let loss =
-        |out: &Output| -> Vec<f64> { lines(out).iter().map(|s| float(&s["loss"])).collect() };
-    let full = loss(&train(&[]));
+    let full = loss(&[]);
     // Tiled is the same maths: the same losses, step after step.
     for block in ["3", "16"] {
-        let tiled = loss(&train(&["--attention", "tiled", "--block", block]));
+        let tiled = loss(&["--attention", "tiled", "--block", block]);
         for (f, t) in full.iter().zip(&tiled) {
             assert!(
                 (f - t).abs() < 1e-4 * f.abs().max(1.0),
@@ -1233,77 +802,33 @@ fn train_takes_the_attention_flags() {
         }
     }
     // A window of 2 hides most keys: another model.
-    let window = loss(&train(&["--window", "2", "--attention", "tiled"]));
+    let window = loss(&["--window", "2", "--attention", "tiled"]);
     assert!((window[0] - full[0]).abs() > 0.1, "{window:?} vs {full:?}");
-    assert_fails(
-        &train(&["--block", "4"]),
-        2,
-        "--block goes with --attention tiled",
-    );
+    train
+        .with(&["--block", "4"])
+        .fails_with(2, "--block goes with --attention tiled");
 
     // From scratch too, and the flags' sizes are bounded before anything is allocated.
-    let (config, corpus) = (tmp.path("config.json"), tmp.path("corpus.txt"));
-    std::fs::write(
-        &config,
-        r#"{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
-            "intermediate_size": 32, "max_position_embeddings": 8192}"#,
-    )
-    .unwrap();
-    std::fs::write(&corpus, CORPUS).unwrap();
-    let scratch = |extra: &[&str]| {
-        run(&[
-            &[
-                "train",
-                "--init",
-                config.to_str().unwrap(),
-                "--corpus",
-                corpus.to_str().unwrap(),
-                "--steps",
-                "2",
-            ][..],
-            extra,
-        ]
-        .concat())
-    };
+    let config = tmp.write("config.json", config_json(16, 1, 32, 8192, ""));
+    let scratch = Cmd::train_init(&config, &tmp.corpus()).with(&["--steps", "2"]);
     assert_eq!(
-        lines(&scratch(&[
-            "--window",
-            "4",
-            "--attention",
-            "tiled",
-            "--block",
-            "4"
-        ]))
-        .len(),
+        scratch
+            .with(&["--window", "4", "--attention", "tiled", "--block", "4"])
+            .lines()
+            .len(),
         2
     );
-    assert_fails(
-        &scratch(&["--batch-size", "100000000000"]),
-        2,
-        "--batch-size must be at most 4096",
-    );
-    assert_fails(
-        &scratch(&["--batch-size", "64", "--max-len", "8192"]),
-        2,
-        "would need 34.4 GB for full attention's weights",
-    );
+    scratch
+        .with(&["--batch-size", "100000000000"])
+        .fails_with(2, "--batch-size must be at most 4096");
+    scratch
+        .with(&["--batch-size", "64", "--max-len", "8192"])
+        .fails_with(2, "would need 34.4 GB for full attention's weights");
     // A config too large to allocate is refused by name, not by an abort.
-    std::fs::write(
-        &config,
-        r#"{"hidden_size": 1048576, "num_hidden_layers": 1, "num_attention_heads": 2,
-            "intermediate_size": 32, "max_position_embeddings": 16}"#,
-    )
-    .unwrap();
-    assert_fails(
-        &scratch(&["--batch-size", "2"]),
-        1,
-        "hidden_size 1048576 is too large",
-    );
-}
-
-/// The PyTorch-written variant checkpoints (tools/fixtures_models.py).
-fn variant_fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../engine/tests/fixtures/variants/{name}"))
+    tmp.write("config.json", config_json(1048576, 1, 32, 16, ""));
+    scratch
+        .with(&["--batch-size", "2"])
+        .fails_with(1, "hidden_size 1048576 is too large");
 }
 
 #[test]
@@ -1334,49 +859,6 @@ fn grouped_query_and_roformer_checkpoints_inspect() {
     assert!((s - float(at(&h["scores"], 2, 1))).abs() < 1e-4);
 }
 
-/// The decoder fixture written by transformers (tools/fixtures_decoder.py): a BertLMHeadModel
-/// of 2 layers, hidden 16, vocabulary 40, 32 positions; `expected.safetensors` holds its
-/// outputs on a fixed batch, with the batch and greedy generations in the metadata.
-fn decoder_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/decoder/lm")
-}
-
-/// A safetensors file's header (8-byte length, then JSON) and where its data starts.
-fn safetensors_header(bytes: &[u8]) -> (serde_json::Map<String, Value>, usize) {
-    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    (serde_json::from_slice(&bytes[8..8 + n]).unwrap(), 8 + n)
-}
-
-/// An F32 tensor of a safetensors file, flattened.
-fn safetensors_f32(bytes: &[u8], name: &str) -> Vec<f32> {
-    let (header, start) = safetensors_header(bytes);
-    let entry = &header[name];
-    assert_eq!(entry["dtype"], "F32", "{name}");
-    let offsets = entry["data_offsets"].as_array().unwrap();
-    let (a, b) = (
-        start + offsets[0].as_u64().unwrap() as usize,
-        start + offsets[1].as_u64().unwrap() as usize,
-    );
-    bytes[a..b]
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// A string of the safetensors metadata, parsed as JSON.
-fn safetensors_metadata(bytes: &[u8], key: &str) -> Value {
-    let (header, _) = safetensors_header(bytes);
-    serde_json::from_str(header["__metadata__"][key].as_str().unwrap()).unwrap()
-}
-
-fn generate_lines(model: &Path, extra: &[&str]) -> Vec<Value> {
-    lines(&run(&[
-        &["generate", "--model", model.to_str().unwrap()][..],
-        extra,
-    ]
-    .concat()))
-}
-
 /// The token lines of `generate`'s output (all but the last, {"text"}), checked for shape.
 fn token_lines(out: &[Value], max_new: usize) -> &[Value] {
     let (text, tokens) = out.split_last().expect("at least the text line");
@@ -1393,49 +875,22 @@ fn token_lines(out: &[Value], max_new: usize) -> &[Value] {
     tokens
 }
 
-/// `line` is an object with exactly these keys (in any order).
-fn assert_keys(line: &Value, want: &[&str]) {
-    let mut keys: Vec<&str> = line
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(|k| k.as_str())
-        .collect();
-    let mut want = want.to_vec();
-    keys.sort_unstable();
-    want.sort_unstable();
-    assert_eq!(keys, want, "{line}");
-}
-
-fn ids(tokens: &[Value]) -> Vec<u64> {
-    tokens.iter().map(|t| t["id"].as_u64().unwrap()).collect()
-}
-
 #[test]
 fn next_token_training_saves_a_decoder_that_generates() {
     let tmp = TempDir::new("next-token");
-    let (config, out_dir) = (tmp.path("config.json"), tmp.path("decoder"));
+    let out_dir = tmp.path("decoder");
     // hidden 32, 2 layers: the KV cache grows by 2 layers × (k, v) × 32 × 4 bytes per token.
-    std::fs::write(
-        &config,
-        r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-            "intermediate_size": 64, "max_position_embeddings": 32}"#,
-    )
-    .unwrap();
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/default_corpus.txt");
-    let steps = lines(&run(&[
-        "train",
-        "--init",
-        config.to_str().unwrap(),
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--objective",
-        "next-token",
-        "--steps",
-        "60",
-        "--save",
-        out_dir.to_str().unwrap(),
-    ]));
+    let config = tmp.write("config.json", config_json(32, 2, 64, 32, ""));
+    let steps = Cmd::train_init(&config, DEFAULT_CORPUS)
+        .with(&[
+            "--objective",
+            "next-token",
+            "--steps",
+            "60",
+            "--save",
+            &out_dir,
+        ])
+        .lines();
     assert_eq!(steps.len(), 60);
     for (i, s) in steps.iter().enumerate() {
         assert_keys(s, &["step", "loss", "accuracy"]);
@@ -1448,9 +903,7 @@ fn next_token_training_saves_a_decoder_that_generates() {
     let (first, last) = (mean(&steps[..10]), mean(&steps[50..]));
     assert!(last < first - 0.5, "mean loss {first} → {last}");
 
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("config.json")).unwrap())
-            .unwrap();
+    let saved = saved_config(&out_dir);
     assert_eq!(saved["is_decoder"], true, "{saved}");
     assert_eq!(
         saved["architectures"],
@@ -1460,8 +913,8 @@ fn next_token_training_saves_a_decoder_that_generates() {
 
     // Greedy: at most 5 tokens, the cache growing by the same bytes each token. The prompt
     // is [CLS] the cat: the first token's cache holds 4 positions.
-    let greedy = ["--text", "the cat", "--max-new", "5"];
-    let out = generate_lines(&out_dir, &greedy);
+    let greedy = Cmd::generate(&out_dir).with(&["--text", "the cat", "--max-new", "5"]);
+    let out = greedy.lines();
     let tokens = token_lines(&out, 5);
     let per_token = 2 * 2 * 32 * 4;
     for (i, t) in tokens.iter().enumerate() {
@@ -1471,7 +924,7 @@ fn next_token_training_saves_a_decoder_that_generates() {
         assert_eq!(tokens.last().unwrap()["token"], "[SEP]", "stopped early");
     }
     // Without the cache: the same tokens (the probabilities up to rounding).
-    let no_cache = generate_lines(&out_dir, &[&greedy[..], &["--no-cache"]].concat());
+    let no_cache = greedy.with(&["--no-cache"]).lines();
     let no_cache_tokens = token_lines(&no_cache, 5);
     assert_eq!(ids(no_cache_tokens), ids(tokens));
     for (a, b) in tokens.iter().zip(no_cache_tokens) {
@@ -1484,21 +937,20 @@ fn next_token_training_saves_a_decoder_that_generates() {
     assert_eq!(out.last(), no_cache.last());
 
     // Sampling: the same seed gives the same output; with --top-k too.
-    let sample = [&greedy[..], &["--temperature", "1.5", "--seed", "9"]].concat();
-    let a = generate_lines(&out_dir, &sample);
+    let sample = greedy.with(&["--temperature", "1.5", "--seed", "9"]);
+    let a = sample.lines();
     token_lines(&a, 5);
-    assert_eq!(a, generate_lines(&out_dir, &sample));
-    let top_k = [&sample[..], &["--top-k", "3"]].concat();
-    let a = generate_lines(&out_dir, &top_k);
+    assert_eq!(a, sample.lines());
+    let top_k = sample.with(&["--top-k", "3"]);
+    let a = top_k.lines();
     token_lines(&a, 5);
-    assert_eq!(a, generate_lines(&out_dir, &top_k));
+    assert_eq!(a, top_k.lines());
 }
 
 #[test]
 fn generate_greedy_on_the_decoder_fixture_gives_the_transformers_tokens() {
     // The metadata's first generation: transformers' greedy tokens after [CLS] the cat.
-    let bytes = std::fs::read(decoder_fixture().join("expected.safetensors")).unwrap();
-    let generations = safetensors_metadata(&bytes, "generate");
+    let generations = safetensors_metadata(&expected(DECODER), "generate");
     let first = &generations[0];
     assert_eq!(first["prompt"], serde_json::json!([2, 5, 7]));
     let want: Vec<u64> = first["tokens"]
@@ -1509,82 +961,60 @@ fn generate_greedy_on_the_decoder_fixture_gives_the_transformers_tokens() {
         .collect();
     let max_new = first["max_new_tokens"].as_u64().unwrap().to_string();
     for cache in [&[][..], &["--no-cache"]] {
-        let out = generate_lines(
-            &decoder_fixture(),
-            &[&["--text", "the cat", "--max-new", &max_new][..], cache].concat(),
-        );
+        let out = Cmd::generate(DECODER)
+            .with(&["--text", "the cat", "--max-new", &max_new])
+            .with(cache)
+            .lines();
         assert_eq!(ids(token_lines(&out, 12)), want, "{cache:?}");
     }
 }
 
 #[test]
 fn generate_errors_are_reported_with_a_non_zero_exit() {
-    let lm = decoder_fixture();
-    let generate =
-        |extra: &[&str]| run(&[&["generate", "--model", lm.to_str().unwrap()][..], extra].concat());
-    assert_fails(&generate(&["--text", ""]), 2, "--text is empty");
-    assert_fails(
-        &generate(&["--text", "the cat", "--max-new", "0"]),
-        1,
-        "max new tokens is 0",
-    );
-    assert_fails(
-        &generate(&["--text", "the cat", "--max-new", "100000"]),
-        1,
-        "only 29 fit in the model's 32 positions",
-    );
+    let generate = Cmd::generate(DECODER);
+    let the_cat = generate.with(&["--text", "the cat"]);
+    generate
+        .with(&["--text", ""])
+        .fails_with(2, "--text is empty");
+    the_cat
+        .with(&["--max-new", "0"])
+        .fails_with(1, "max new tokens is 0");
+    the_cat
+        .with(&["--max-new", "100000"])
+        .fails_with(1, "only 29 fit in the model's 32 positions");
     for t in ["0", "-1"] {
-        assert_fails(
-            &generate(&["--text", "the cat", "--temperature", t]),
-            1,
-            &format!("temperature {t} must be above 0"),
-        );
+        the_cat
+            .with(&["--temperature", t])
+            .fails_with(1, &format!("temperature {t} must be above 0"));
     }
-    assert_fails(
-        &generate(&["--text", "the cat", "--temperature", "1", "--top-k", "0"]),
-        1,
-        "top-k 0 leaves no token",
-    );
-    assert_fails(
-        &generate(&["--text", "the cat", "--top-k", "3"]),
-        2,
-        "--top-k needs --temperature",
-    );
+    the_cat
+        .with(&["--temperature", "1", "--top-k", "0"])
+        .fails_with(1, "top-k 0 leaves no token");
+    the_cat
+        .with(&["--top-k", "3"])
+        .fails_with(2, "--top-k needs --temperature");
     // An encoder (the reference BertForPreTraining checkpoint) cannot generate.
-    assert_fails(
-        &run(&["generate", "--model", FIXTURE, "--text", "the cat"]),
-        1,
-        "generation needs a decoder (is_decoder)",
-    );
-    assert!(run(&["generate", "--help"]).status.success());
+    Cmd::generate(REFERENCE)
+        .with(&["--text", "the cat"])
+        .fails_with(1, "generation needs a decoder (is_decoder)");
+    assert!(Cmd::new(&["generate", "--help"]).run().status.success());
 }
 
 /// Three Adam steps (lr 0.01) of `train --model MODEL --batch <the fixture's batch>`, the
 /// batch being the one transformers ran (the "batch" metadata of `expected`, which must hold
 /// `keys`): the first loss must be transformers' `loss`, and the loss must fall.
-fn fixture_batch_steps(model: &Path, expected: &[u8], keys: &[&str]) -> Vec<Value> {
+fn fixture_batch_steps(model: &str, expected: &[u8], keys: &[&str]) -> Vec<Value> {
     let tmp = TempDir::new("fixture-batch");
-    let batch = tmp.path("batch.json");
     let json = safetensors_metadata(expected, "batch");
     for key in keys {
         assert!(json[key].is_array(), "{key} in {json}");
     }
-    std::fs::write(&batch, json.to_string()).unwrap();
+    let batch = tmp.write("batch.json", json.to_string());
     let loss = safetensors_f32(expected, "loss");
     assert_eq!(loss.len(), 1);
-    let steps = lines(&run(&[
-        "train",
-        "--model",
-        model.to_str().unwrap(),
-        "--batch",
-        batch.to_str().unwrap(),
-        "--optimizer",
-        "adam",
-        "--lr",
-        "0.01",
-        "--steps",
-        "3",
-    ]));
+    let steps = Cmd::train(model, &batch)
+        .with(&["--optimizer", "adam", "--lr", "0.01", "--steps", "3"])
+        .lines();
     assert_eq!(steps.len(), 3);
     for (i, s) in steps.iter().enumerate() {
         assert_keys(s, &["step", "loss", "accuracy"]);
@@ -1604,23 +1034,15 @@ fn fixture_batch_steps(model: &Path, expected: &[u8], keys: &[&str]) -> Vec<Valu
 
 #[test]
 fn next_token_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
-    let bytes = std::fs::read(decoder_fixture().join("expected.safetensors")).unwrap();
     // The batch transformers ran: input_ids, token_type_ids, attention_mask and labels.
-    fixture_batch_steps(&decoder_fixture(), &bytes, &["labels"]);
+    fixture_batch_steps(DECODER, &expected(DECODER), &["labels"]);
 }
 
 #[test]
 fn next_token_training_needs_a_decoder() {
     let tmp = TempDir::new("encoder-next-token");
-    let batch = tmp.path("batch.json");
-    write_batch(&batch);
-    assert_fails(
-        &run(&[
-            "train",
-            "--model",
-            FIXTURE,
-            "--batch",
-            batch.to_str().unwrap(),
+    Cmd::train(REFERENCE, &tmp.batch())
+        .with(&[
             "--optimizer",
             "adam",
             "--lr",
@@ -1629,20 +1051,14 @@ fn next_token_training_needs_a_decoder() {
             "3",
             "--objective",
             "next-token",
-        ]),
-        1,
-        "next-token training needs a decoder (config is_decoder: true",
-    );
+        ])
+        .fails_with(
+            1,
+            "next-token training needs a decoder (config is_decoder: true",
+        );
 }
 
-/// The encoder–decoder fixture written by transformers (tools/fixtures_models.py): an
-/// EncoderDecoderModel of two BERTs (2 layers, hidden 16, vocabulary 40, 32 positions);
-/// `expected.safetensors` holds its outputs, loss and greedy generations on a fixed batch.
-fn seq2seq_fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/tests/fixtures/seq2seq/model")
-}
-
-/// The fixture's vocabulary: the specials, then tools/fixtures_models.py's WORDS.
+/// The seq2seq fixture's vocabulary: the specials, then tools/fixtures_models.py's WORDS.
 const SEQ2SEQ_WORDS: [&str; 40] = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "cat", "dog", "sat", "on", "mat",
     "ran", "to", "park", "big", "small", "red", "blue", "bird", "flew", "over", "house", "and",
@@ -1650,13 +1066,9 @@ const SEQ2SEQ_WORDS: [&str; 40] = [
     ",", "?",
 ];
 
-fn seq2seq_expected() -> Vec<u8> {
-    std::fs::read(seq2seq_fixture().join("expected.safetensors")).unwrap()
-}
-
 #[test]
 fn seq2seq_fixture_vocabulary_is_the_fixture_words() {
-    let vocab = std::fs::read_to_string(seq2seq_fixture().join("vocab.txt")).unwrap();
+    let vocab = std::fs::read_to_string(Path::new(SEQ2SEQ).join("vocab.txt")).unwrap();
     assert_eq!(vocab.lines().collect::<Vec<_>>(), SEQ2SEQ_WORDS);
 }
 
@@ -1669,13 +1081,12 @@ fn seq2seq_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
         "decoder_input_ids",
         "decoder_attention_mask",
     ];
-    fixture_batch_steps(&seq2seq_fixture(), &seq2seq_expected(), &keys);
+    fixture_batch_steps(SEQ2SEQ, &expected(SEQ2SEQ), &keys);
 }
 
 #[test]
 fn seq2seq_generate_on_the_fixture_gives_the_transformers_tokens() {
-    let bytes = seq2seq_expected();
-    let cases = safetensors_metadata(&bytes, "generate");
+    let cases = safetensors_metadata(&expected(SEQ2SEQ), "generate");
     let cases = cases.as_array().unwrap();
     assert!(!cases.is_empty());
     for case in cases {
@@ -1702,10 +1113,10 @@ fn seq2seq_generate_on_the_fixture_gives_the_transformers_tokens() {
         let max_new_arg = max_new.to_string();
         let mut outputs = Vec::new();
         for cache in [&[][..], &["--no-cache"]] {
-            let out = generate_lines(
-                &seq2seq_fixture(),
-                &[&["--text", &text, "--max-new", &max_new_arg][..], cache].concat(),
-            );
+            let out = Cmd::generate(SEQ2SEQ)
+                .with(&["--text", &text, "--max-new", &max_new_arg])
+                .with(cache)
+                .lines();
             let tokens = token_lines(&out, max_new);
             assert_eq!(ids(tokens), want, "source {text:?} {cache:?}");
             for t in tokens {
@@ -1719,14 +1130,6 @@ fn seq2seq_generate_on_the_fixture_gives_the_transformers_tokens() {
         // The text line is the same with and without the cache.
         assert_eq!(outputs[0].last(), outputs[1].last(), "source {text:?}");
     }
-}
-
-fn strings(v: &Value) -> Vec<&str> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect()
 }
 
 /// Checks `inspect --target`'s shapes on an encoder–decoder of `layers` layers of `heads` heads
@@ -1788,15 +1191,9 @@ fn check_seq2seq_inspection(
 
 #[test]
 fn seq2seq_inspect_shows_causal_self_and_cross_attention() {
-    let j = stdout_json(&run(&[
-        "inspect",
-        "--model",
-        seq2seq_fixture().to_str().unwrap(),
-        "--text",
-        "the cat sat on the mat",
-        "--target",
-        "mat the on sat cat the",
-    ]));
+    let j = Cmd::inspect(SEQ2SEQ, "the cat sat on the mat")
+        .with(&["--target", "mat the on sat cat the"])
+        .json();
     let (ts, tt) = check_seq2seq_inspection(&j, 2, 2, 40);
     assert_eq!((ts, tt), (8, 7));
     assert_eq!(
@@ -1815,29 +1212,20 @@ fn seq2seq_inspect_shows_causal_self_and_cross_attention() {
 #[test]
 fn seq2seq_training_from_scratch_saves_an_encoder_decoder() {
     let tmp = TempDir::new("seq2seq-scratch");
-    let (config, out_dir) = (tmp.path("config.json"), tmp.path("s2s"));
-    std::fs::write(
-        &config,
-        r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
-            "intermediate_size": 32, "max_position_embeddings": 32}"#,
-    )
-    .unwrap();
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/default_corpus.txt");
-    let steps = lines(&run(&[
-        "train",
-        "--init",
-        config.to_str().unwrap(),
-        "--corpus",
-        corpus.to_str().unwrap(),
-        "--objective",
-        "seq2seq",
-        "--task",
-        "reverse",
-        "--steps",
-        "30",
-        "--save",
-        out_dir.to_str().unwrap(),
-    ]));
+    let out_dir = tmp.path("s2s");
+    let config = tmp.write("config.json", config_json(16, 2, 32, 32, ""));
+    let steps = Cmd::train_init(&config, DEFAULT_CORPUS)
+        .with(&[
+            "--objective",
+            "seq2seq",
+            "--task",
+            "reverse",
+            "--steps",
+            "30",
+            "--save",
+            &out_dir,
+        ])
+        .lines();
     assert_eq!(steps.len(), 30);
     for (i, s) in steps.iter().enumerate() {
         assert_keys(s, &["step", "loss", "accuracy"]);
@@ -1846,9 +1234,7 @@ fn seq2seq_training_from_scratch_saves_an_encoder_decoder() {
         let accuracy = float(&s["accuracy"]);
         assert!((0.0..=1.0).contains(&accuracy), "{s}");
     }
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("config.json")).unwrap())
-            .unwrap();
+    let saved = saved_config(&out_dir);
     assert_eq!(saved["model_type"], "encoder-decoder", "{saved}");
     assert!(
         saved["encoder"].is_object() && saved["decoder"].is_object(),
@@ -1860,7 +1246,8 @@ fn seq2seq_training_from_scratch_saves_an_encoder_decoder() {
         saved["encoder"]["vocab_size"],
         saved["decoder"]["vocab_size"]
     );
-    let names = safetensors_names(&std::fs::read(out_dir.join("model.safetensors")).unwrap());
+    let weights = std::fs::read(Path::new(&out_dir).join("model.safetensors")).unwrap();
+    let names = safetensors_names(&weights);
     assert!(names.iter().any(|n| n.starts_with("encoder.")), "{names:?}");
     assert!(names.iter().any(|n| n.starts_with("decoder.")), "{names:?}");
     assert!(
@@ -1870,124 +1257,47 @@ fn seq2seq_training_from_scratch_saves_an_encoder_decoder() {
         "{names:?}"
     );
 
-    let out = generate_lines(&out_dir, &["--text", "the cat sat", "--max-new", "5"]);
+    let generate = Cmd::generate(&out_dir).with(&["--text", "the cat sat", "--max-new", "5"]);
+    let out = generate.lines();
     let tokens = token_lines(&out, 5);
     if tokens.len() < 5 {
         assert_eq!(tokens.last().unwrap()["token"], "[SEP]", "stopped early");
     }
-    let no_cache = generate_lines(
-        &out_dir,
-        &["--text", "the cat sat", "--max-new", "5", "--no-cache"],
-    );
+    let no_cache = generate.with(&["--no-cache"]).lines();
     assert_eq!(ids(token_lines(&no_cache, 5)), ids(tokens));
 
-    let j = stdout_json(&run(&[
-        "inspect",
-        "--model",
-        out_dir.to_str().unwrap(),
-        "--text",
-        "the cat sat",
-        "--target",
-        "sat cat the",
-    ]));
+    let j = Cmd::inspect(&out_dir, "the cat sat")
+        .with(&["--target", "sat cat the"])
+        .json();
     let (ts, tt) = check_seq2seq_inspection(&j, 2, 2, vocab);
     assert_eq!((ts, tt), (5, 4));
-}
-
-/// A copy of the seq2seq fixture's checkpoint files with `edit` applied to its config.json.
-fn edited_seq2seq_copy(tmp: &TempDir, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
-    let dir = tmp.path(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in ["model.safetensors", "vocab.txt"] {
-        std::fs::copy(seq2seq_fixture().join(file), dir.join(file)).unwrap();
-    }
-    let mut config: Value = serde_json::from_str(
-        &std::fs::read_to_string(seq2seq_fixture().join("config.json")).unwrap(),
-    )
-    .unwrap();
-    edit(&mut config);
-    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    dir
 }
 
 #[test]
 fn seq2seq_errors_are_reported_with_a_non_zero_exit() {
     let tmp = TempDir::new("seq2seq-errors");
-    let fixture = seq2seq_fixture();
-    let f = fixture.to_str().unwrap();
     // Usage errors: exit 2.
-    assert_fails(
-        &run(&["inspect", "--model", f, "--text", "the cat"]),
-        2,
-        "needs --target",
-    );
-    assert_fails(
-        &run(&[
-            "inspect", "--model", FIXTURE, "--text", "the cat", "--target", "a dog",
-        ]),
-        2,
-        "--target is for encoder–decoder checkpoints",
-    );
-    let (config, corpus) = (tmp.path("config.json"), tmp.path("corpus.txt"));
-    std::fs::write(
-        &config,
-        r#"{"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
-            "intermediate_size": 32, "max_position_embeddings": 16}"#,
-    )
-    .unwrap();
-    std::fs::write(&corpus, CORPUS).unwrap();
-    assert_fails(
-        &run(&[
-            "train",
-            "--init",
-            config.to_str().unwrap(),
-            "--corpus",
-            corpus.to_str().unwrap(),
-            "--task",
-            "reverse",
-            "--steps",
-            "1",
-        ]),
-        2,
-        "--task is for --objective seq2seq",
-    );
+    Cmd::inspect(SEQ2SEQ, "the cat").fails_with(2, "needs --target");
+    Cmd::inspect(REFERENCE, "the cat")
+        .with(&["--target", "a dog"])
+        .fails_with(2, "--target is for encoder–decoder checkpoints");
+    let config = tmp.write("config.json", config_json(16, 1, 32, 16, ""));
+    Cmd::train_init(&config, &tmp.corpus())
+        .with(&["--task", "reverse", "--steps", "1"])
+        .fails_with(2, "--task is for --objective seq2seq");
 
     // Checkpoint errors: exit 1. A working copy first, to show the copies themselves load.
-    let same = edited_seq2seq_copy(&tmp, "same", |_| {});
-    let s = same.to_str().unwrap();
-    stdout_json(&run(&[
-        "inspect", "--model", s, "--text", "the cat", "--target", "cat",
-    ]));
-    let no_cross = edited_seq2seq_copy(&tmp, "no-cross", |c| {
+    let to_cat = |model: &str| Cmd::inspect(model, "the cat").with(&["--target", "cat"]);
+    let generate = |model: &str| Cmd::generate(model).with(&["--text", "the cat"]);
+    to_cat(&tmp.seq2seq_copy("same", |_| {})).json();
+    let no_cross = tmp.seq2seq_copy("no-cross", |c| {
         c["decoder"]["add_cross_attention"] = false.into();
     });
-    let no_cross = no_cross.to_str().unwrap();
-    assert_fails(
-        &run(&[
-            "inspect", "--model", no_cross, "--text", "the cat", "--target", "cat",
-        ]),
-        1,
-        "add_cross_attention",
-    );
-    assert_fails(
-        &run(&["generate", "--model", no_cross, "--text", "the cat"]),
-        1,
-        "add_cross_attention",
-    );
-    let vocab = edited_seq2seq_copy(&tmp, "vocab", |c| {
+    to_cat(&no_cross).fails_with(1, "add_cross_attention");
+    generate(&no_cross).fails_with(1, "add_cross_attention");
+    let vocab = tmp.seq2seq_copy("vocab", |c| {
         c["encoder"]["vocab_size"] = 41.into();
     });
-    let vocab = vocab.to_str().unwrap();
-    assert_fails(
-        &run(&[
-            "inspect", "--model", vocab, "--text", "the cat", "--target", "cat",
-        ]),
-        1,
-        "vocabulary",
-    );
-    assert_fails(
-        &run(&["generate", "--model", vocab, "--text", "the cat"]),
-        1,
-        "vocabulary",
-    );
+    to_cat(&vocab).fails_with(1, "vocabulary");
+    generate(&vocab).fails_with(1, "vocabulary");
 }

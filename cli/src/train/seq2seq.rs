@@ -1,7 +1,7 @@
 //! `train --objective seq2seq` for encoder–decoders: from a corpus task, or a checkpoint on a
 //! fixed batch. (Their checkpoints are read by `crate::load_seq2seq_checkpoint`.)
 
-use super::{optimizer, read_text, refuse, required, required_path, usage_error, Args};
+use super::{optimizer, read_text, required, usage_error, Args};
 use crate::attention_flags::Mask;
 use crate::json;
 use crate::CliError;
@@ -48,10 +48,9 @@ fn refuse_attention_flags(a: &Args) -> Result<(), CliError> {
 
 /// `--init CONFIG --corpus FILE --objective seq2seq [--task copy|reverse|reply]`.
 pub fn from_scratch(a: &Args) -> Result<(), CliError> {
-    refuse(&[("batch", a.batch.is_some())], "--init")?;
     refuse_attention_flags(a)?;
-    let config_path = required_path(&a.init, "init")?;
-    let corpus_path = required_path(&a.corpus, "corpus")?;
+    let config_path = required(a.init.as_deref());
+    let corpus_path = required(a.corpus.as_deref());
     let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
         .map_err(|e| EngineError::Config(format!("{} is not JSON: {e}", config_path.display())))?;
     if let Some(object) = value.as_object_mut() {
@@ -121,12 +120,11 @@ fn matrix<T: Clone>(name: &str, rows: Vec<Vec<T>>) -> Result<Array2<T>, CliError
 
 /// `--model DIR --batch FILE` for an encoder–decoder checkpoint.
 pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
-    refuse(&[("task", a.task.is_some())], "--model")?;
     refuse_attention_flags(a)?;
-    let dir = required_path(&a.model, "model")?;
-    let batch_path = required_path(&a.batch, "batch")?;
-    let lr = required(a.lr, "lr")?;
-    let steps = required(a.steps, "steps")?;
+    let dir = required(a.model.as_deref());
+    let batch_path = required(a.batch.as_deref());
+    let lr = required(a.lr);
+    let steps = required(a.steps);
     let Seq2SeqCheckpoint {
         mut model,
         tokenizer,
