@@ -56,21 +56,13 @@ pub fn architecture(info: &ModelInfo) -> String {
 /// The attention architecture named in full, BERT's parts too ("multi-head · absolute ·
 /// softmax"), to tell Compare's two models apart.
 pub fn architecture_name(info: &ModelInfo) -> String {
-    use engine::config::{AttentionType, PositionEmbeddingType};
     let kv = match info.kv_groups() {
         g if g == info.heads => "multi-head".to_string(),
         1 => "multi-query".to_string(),
         g => format!("GQA {g} KV heads"),
     };
-    let positions = match info.architecture.positions {
-        PositionEmbeddingType::Absolute => "absolute",
-        PositionEmbeddingType::Rotary => "rotary",
-    };
-    let attention = match info.architecture.attention {
-        AttentionType::Softmax => "softmax",
-        AttentionType::Linear => "linear",
-    };
-    format!("{kv} · {positions} · {attention}")
+    let a = &info.architecture;
+    format!("{kv} · {} · {}", a.positions, a.attention)
 }
 
 /// 12345 → "12,345".

@@ -474,14 +474,16 @@ fn ArchitectureGroup(
             </label>
             <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer.">"Positions"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).positions = rules::positions(&v)?; Ok(()) }) }>
-                    <option value="absolute" prop:selected=move || settings.with(|s| model.get(s).positions == PositionEmbeddingType::Absolute)>"Absolute"</option>
-                    <option value="rotary" prop:selected=move || settings.with(|s| model.get(s).positions == PositionEmbeddingType::Rotary)>"Rotary"</option>
+                    {PositionEmbeddingType::ALL.map(|p| view! {
+                        <option value=p.to_string() prop:selected=move || settings.with(|s| model.get(s).positions == p)>{p.label()}</option>
+                    })}
                 </select>
             </label>
             <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">"Attention"
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).attention = rules::attention_type(&v)?; Ok(()) }) }>
-                    <option value="softmax" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionType::Softmax)>"Softmax"</option>
-                    <option value="linear" prop:selected=move || settings.with(|s| model.get(s).attention == AttentionType::Linear)>"Linear"</option>
+                    {AttentionType::ALL.map(|a| view! {
+                        <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention == a)>{a.label()}</option>
+                    })}
                 </select>
             </label>
             <p class="hint">"For a new model: these take effect at Reset."</p>

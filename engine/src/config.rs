@@ -38,13 +38,9 @@ pub enum PositionEmbeddingType {
 impl TryFrom<String> for PositionEmbeddingType {
     type Error = String;
     fn try_from(s: String) -> std::result::Result<Self, String> {
-        match s.as_str() {
-            "absolute" => Ok(Self::Absolute),
-            "rotary" => Ok(Self::Rotary),
-            other => Err(format!(
-                "position_embedding_type {other:?} is not supported (only \"absolute\" or \"rotary\")"
-            )),
-        }
+        Self::ALL.into_iter().find(|p| p.to_string() == s).ok_or(format!(
+            "position_embedding_type {s:?} is not supported (only \"absolute\" or \"rotary\")"
+        ))
     }
 }
 
@@ -61,13 +57,9 @@ pub enum AttentionType {
 impl TryFrom<String> for AttentionType {
     type Error = String;
     fn try_from(s: String) -> std::result::Result<Self, String> {
-        match s.as_str() {
-            "softmax" => Ok(Self::Softmax),
-            "linear" => Ok(Self::Linear),
-            other => Err(format!(
-                "attention_type {other:?} is not supported (only \"softmax\" or \"linear\")"
-            )),
-        }
+        Self::ALL.into_iter().find(|a| a.to_string() == s).ok_or(format!(
+            "attention_type {s:?} is not supported (only \"softmax\" or \"linear\")"
+        ))
     }
 }
 
@@ -85,7 +77,40 @@ impl From<AttentionType> for String {
     }
 }
 
+impl PositionEmbeddingType {
+    pub const ALL: [PositionEmbeddingType; 2] =
+        [PositionEmbeddingType::Absolute, PositionEmbeddingType::Rotary];
+
+    /// The page's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Absolute => "Absolute",
+            Self::Rotary => "Rotary",
+        }
+    }
+}
+
 impl AttentionType {
+    pub const ALL: [AttentionType; 2] = [AttentionType::Softmax, AttentionType::Linear];
+
+    /// The page's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Softmax => "Softmax",
+            Self::Linear => "Linear",
+        }
+    }
+
+    /// The softmax choices this type uses: all of them, or none (linear attention has no
+    /// kernel to choose and no window). The explorer greys them out for a linear model, and
+    /// a choice left from another model does not apply to it.
+    pub fn applicable(self, softmax: Softmax) -> Softmax {
+        match self {
+            AttentionType::Softmax => softmax,
+            AttentionType::Linear => Softmax::default(),
+        }
+    }
+
     /// What a model of this type computes, given how the call would run softmax: linear
     /// attention has no kernel to choose and no window, so asking it for either is an error.
     pub fn with(self, softmax: Softmax) -> Result<Attention> {

@@ -175,21 +175,32 @@ pub fn kv_head_options(heads: usize) -> Vec<usize> {
     (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect()
 }
 
-/// "Positions": Absolute or Rotary.
+/// "Positions": Absolute or Rotary (by the engine's names, any case).
 pub fn positions(v: &str) -> LabResult<PositionEmbeddingType> {
-    match v.to_ascii_lowercase().as_str() {
-        "absolute" => Ok(PositionEmbeddingType::Absolute),
-        "rotary" => Ok(PositionEmbeddingType::Rotary),
-        _ => bad("the positions must be Absolute or Rotary"),
-    }
+    PositionEmbeddingType::try_from(v.to_ascii_lowercase()).or_else(|_| {
+        bad(format!(
+            "the positions must be {}",
+            or_list(&PositionEmbeddingType::ALL.map(|p| p.label()))
+        ))
+    })
 }
 
-/// The training panel's "Attention": Softmax or Linear.
+/// The training panel's "Attention": Softmax or Linear (by the engine's names, any case).
 pub fn attention_type(v: &str) -> LabResult<AttentionType> {
-    match v.to_ascii_lowercase().as_str() {
-        "softmax" => Ok(AttentionType::Softmax),
-        "linear" => Ok(AttentionType::Linear),
-        _ => bad("the attention must be Softmax or Linear"),
+    AttentionType::try_from(v.to_ascii_lowercase()).or_else(|_| {
+        bad(format!(
+            "the attention must be {}",
+            or_list(&AttentionType::ALL.map(|a| a.label()))
+        ))
+    })
+}
+
+/// "A, B or C".
+fn or_list(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 

@@ -391,15 +391,10 @@ impl Lab {
                 probe.pad_to,
             )
             .map_or(0, |e| e.input_ids.len());
-        let softmax = match model.config.attention_type {
-            AttentionType::Softmax => Softmax {
-                kernel: probe.attention.kernel(t),
-                window: probe.window,
-            },
-            // Linear attention has neither a window nor tiles (its running sums cover every
-            // key); the page greys both out for such a model and they do not apply.
-            AttentionType::Linear => Softmax::default(),
-        };
+        let softmax = model.config.attention_type.applicable(Softmax {
+            kernel: probe.attention.kernel(t),
+            window: probe.window,
+        });
         let opts = ForwardOptions {
             softmax,
             ..ForwardOptions::inspection(probe.mask)
