@@ -137,7 +137,8 @@ fn measure(iters: usize, warmup: usize) -> serde_json::Map<String, serde_json::V
                 let t0 = Stamp::now();
                 grads.fill_zero();
                 let t1 = Stamp::now();
-                let out = forward_reusing(&model, &batch, &opts, &mut rng, spare.take()).unwrap();
+                let out =
+                    forward_reusing(&model, &batch, &opts, None, &mut rng, spare.take()).unwrap();
                 let t2 = Stamp::now();
                 backward_reusing(&model, &batch, &out, &mut grads, &mut scratch).unwrap();
                 let t3 = Stamp::now();

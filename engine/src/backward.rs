@@ -69,21 +69,16 @@ pub fn backward_reusing(
 /// `backward` for a decoder with cross-attention: `encoder` is what `forward_with_encoder`
 /// read, and the result is dL/d(encoder output) (B·Ts, C), summed over the decoder's layers,
 /// for the encoder's own backward (`backward_from_hidden`).
+/// Its temporaries in `scratch`, kept from an earlier call.
 pub fn backward_with_encoder(
     model: &BertForPreTraining,
     batch: &Batch,
     out: &ForwardOutput,
     grads: &mut BertForPreTraining,
     encoder: Option<&EncoderStates>,
+    scratch: &mut BackwardScratch,
 ) -> Result<Option<Array2<f32>>> {
-    run(
-        model,
-        batch,
-        out,
-        grads,
-        encoder,
-        &mut BackwardScratch::default(),
-    )
+    run(model, batch, out, grads, encoder, scratch)
 }
 
 fn run(
@@ -194,6 +189,7 @@ fn run(
 /// The encoder stack's backward from dL/d(last layer output) (N, C): the layers in reverse,
 /// then the embeddings. An encoder–decoder's encoder starts here, from what the decoder's
 /// cross-attention sends back. Returns dL/d(encoder output) for a decoder with cross-attention.
+/// Its temporaries in `scratch`, kept from an earlier call.
 pub fn backward_from_hidden(
     model: &BertForPreTraining,
     batch: &Batch,
@@ -201,8 +197,8 @@ pub fn backward_from_hidden(
     grads: &mut BertForPreTraining,
     mut d_hidden: Array2<f32>,
     encoder: Option<&EncoderStates>,
+    scratch: &mut BackwardScratch,
 ) -> Result<Option<Array2<f32>>> {
-    let scratch = &mut BackwardScratch::default();
     from_hidden(model, batch, out, grads, &mut d_hidden, encoder, scratch)
 }
 

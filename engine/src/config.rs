@@ -38,9 +38,12 @@ pub enum PositionEmbeddingType {
 impl TryFrom<String> for PositionEmbeddingType {
     type Error = String;
     fn try_from(s: String) -> std::result::Result<Self, String> {
-        Self::ALL.into_iter().find(|p| p.to_string() == s).ok_or(format!(
-            "position_embedding_type {s:?} is not supported (only \"absolute\" or \"rotary\")"
-        ))
+        Self::ALL
+            .into_iter()
+            .find(|p| p.to_string() == s)
+            .ok_or(format!(
+                "position_embedding_type {s:?} is not supported (only \"absolute\" or \"rotary\")"
+            ))
     }
 }
 
@@ -57,9 +60,12 @@ pub enum AttentionType {
 impl TryFrom<String> for AttentionType {
     type Error = String;
     fn try_from(s: String) -> std::result::Result<Self, String> {
-        Self::ALL.into_iter().find(|a| a.to_string() == s).ok_or(format!(
-            "attention_type {s:?} is not supported (only \"softmax\" or \"linear\")"
-        ))
+        Self::ALL
+            .into_iter()
+            .find(|a| a.to_string() == s)
+            .ok_or(format!(
+                "attention_type {s:?} is not supported (only \"softmax\" or \"linear\")"
+            ))
     }
 }
 
@@ -78,8 +84,10 @@ impl From<AttentionType> for String {
 }
 
 impl PositionEmbeddingType {
-    pub const ALL: [PositionEmbeddingType; 2] =
-        [PositionEmbeddingType::Absolute, PositionEmbeddingType::Rotary];
+    pub const ALL: [PositionEmbeddingType; 2] = [
+        PositionEmbeddingType::Absolute,
+        PositionEmbeddingType::Rotary,
+    ];
 
     /// The page's name for it.
     pub fn label(self) -> &'static str {

@@ -23,6 +23,7 @@ pub mod optim;
 pub mod resume;
 pub mod rng;
 pub mod seq2seq;
+pub mod step;
 pub mod threads;
 pub mod tokenizer;
 pub mod trace;

@@ -498,7 +498,7 @@ impl BertForPreTraining {
 
     /// Zero every parameter in place (a gradient buffer between steps).
     pub fn fill_zero(&mut self) {
-        crate::threads::for_each(self.named_params_mut(), |(_, mut p)| p.fill(0.0));
+        Params::fill_zero(self)
     }
 
     pub fn num_params(&self) -> usize {
@@ -564,6 +564,33 @@ impl BertForPreTraining {
             }));
         }
         Ok(())
+    }
+}
+
+/// What an optimiser updates: every parameter by name in one fixed order, and gradient
+/// buffers of the same structure. One BERT and an encoder–decoder both are; the names are
+/// those the optimiser keeps its moments under (`engine::resume`).
+pub trait Params: Sized {
+    fn params(&self) -> Vec<(String, ArrayViewD<'_, f32>)>;
+    /// Same order as `params`, so a model and its gradient zip entry by entry.
+    fn params_mut(&mut self) -> Vec<(String, ArrayViewMutD<'_, f32>)>;
+    /// A gradient buffer: same structure, all zeros.
+    fn zeros(&self) -> Self;
+    /// Zero every parameter in place (a gradient buffer between steps).
+    fn fill_zero(&mut self) {
+        crate::threads::for_each(self.params_mut(), |(_, mut p)| p.fill(0.0));
+    }
+}
+
+impl Params for BertForPreTraining {
+    fn params(&self) -> Vec<(String, ArrayViewD<'_, f32>)> {
+        self.named_params()
+    }
+    fn params_mut(&mut self) -> Vec<(String, ArrayViewMutD<'_, f32>)> {
+        self.named_params_mut()
+    }
+    fn zeros(&self) -> Self {
+        self.zeros_like()
     }
 }
 

@@ -16,7 +16,7 @@
 //! (bias corrections, step size) into f32 only when they meet a tensor, and so do we.
 
 use crate::error::{EngineError, Result};
-use crate::model::BertForPreTraining;
+use crate::model::Params;
 use crate::threads;
 use ndarray::{ArrayD, Zip};
 use serde::{Deserialize, Serialize};
@@ -165,10 +165,10 @@ pub struct Optimizer {
 }
 
 impl Optimizer {
-    pub fn new(config: OptimizerConfig, model: &BertForPreTraining) -> Result<Self> {
+    pub fn new(config: OptimizerConfig, model: &impl Params) -> Result<Self> {
         config.validate()?;
         let state = model
-            .named_params()
+            .params()
             .into_iter()
             .map(|(name, p)| {
                 let s = match config.kind {
@@ -256,13 +256,9 @@ impl Optimizer {
 
     /// One update of `model` from `grads` (a gradient struct of the same model).
     /// Refuses, leaving every weight untouched, when a gradient is NaN/∞.
-    pub fn step(
-        &mut self,
-        model: &mut BertForPreTraining,
-        grads: &BertForPreTraining,
-    ) -> Result<()> {
-        let grads = grads.named_params();
-        let params = model.named_params_mut();
+    pub fn step<M: Params>(&mut self, model: &mut M, grads: &M) -> Result<()> {
+        let grads = grads.params();
+        let params = model.params_mut();
         if params.len() != self.state.len() || grads.len() != self.state.len() {
             return Err(EngineError::Training(format!(
                 "optimizer was built for {} parameters, got {} parameters and {} gradients",
@@ -382,6 +378,7 @@ fn lerp(a: f32, b: f32, w: f32) -> f32 {
 mod tests {
     use super::*;
     use crate::config::BertConfig;
+    use crate::model::BertForPreTraining;
     use crate::rng::Rng;
 
     #[test]

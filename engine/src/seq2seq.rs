@@ -10,19 +10,20 @@
 //! config.json with `model_type: "encoder-decoder"` and the two BERT configs inside; each half
 //! reads and writes through the one-BERT checkpoint code.
 
-use crate::backward::{backward_from_hidden, backward_with_encoder};
+use crate::backward::{backward_from_hidden, backward_with_encoder, BackwardScratch};
 use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
 use crate::checkpoint::{self, Checkpoint, CheckpointFiles, TensorNaming, WEIGHTS_FILE};
 use crate::config::BertConfig;
 use crate::data::{BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
 use crate::forward::Losses;
-use crate::forward::{forward, forward_with_encoder, EncoderStates, ForwardOptions, ForwardOutput};
+use crate::forward::{forward, forward_reusing, EncoderStates, ForwardOptions, ForwardOutput};
 use crate::generate::{GenerateOptions, GeneratedToken, Generator, Source};
 use crate::inspect::Inspection;
-use crate::model::{BertForPreTraining, Parts};
+use crate::model::{BertForPreTraining, Params, Parts};
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::rng::Rng;
+use crate::step::{diverged_loss, train_step, StepBuffers, Trainable};
 use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
 use crate::trace::{AttentionTrace, Matrix};
@@ -158,6 +159,83 @@ impl EncoderDecoder {
     }
 }
 
+/// Both halves' parameters, each under its half's prefix and the one-BERT name
+/// (`encoder.bert.…`, `decoder.…`): one optimiser updates them all, so gradient clipping sees
+/// the norm over both, and a kept training state names them as it always has.
+impl Params for EncoderDecoder {
+    fn params(&self) -> Vec<(String, ndarray::ArrayViewD<'_, f32>)> {
+        let encoder = self.encoder.named_params().into_iter();
+        let decoder = self.decoder.named_params().into_iter();
+        let encoder = encoder.map(|(n, p)| (format!("encoder.{n}"), p));
+        encoder
+            .chain(decoder.map(|(n, p)| (format!("decoder.{n}"), p)))
+            .collect()
+    }
+
+    fn params_mut(&mut self) -> Vec<(String, ndarray::ArrayViewMutD<'_, f32>)> {
+        let encoder = self.encoder.named_params_mut().into_iter();
+        let decoder = self.decoder.named_params_mut().into_iter();
+        let encoder = encoder.map(|(n, p)| (format!("encoder.{n}"), p));
+        encoder
+            .chain(decoder.map(|(n, p)| (format!("decoder.{n}"), p)))
+            .collect()
+    }
+
+    fn zeros(&self) -> Self {
+        self.zeros_like()
+    }
+}
+
+/// What an encoder–decoder's step keeps for the next: each stack's activations and scratch.
+#[derive(Default)]
+pub struct Seq2SeqBuffers {
+    encoder: StepBuffers,
+    decoder: StepBuffers,
+}
+
+/// An encoder–decoder trains through the one-BERT step (`step::train_step`): the source
+/// through the encoder, the target through the decoder reading it, backward in reverse.
+impl Trainable for EncoderDecoder {
+    type Batch = Seq2SeqBatch;
+    type Buffers = Seq2SeqBuffers;
+
+    fn check_trainable(&self) -> Result<()> {
+        self.check()
+    }
+
+    fn train_forward(
+        &self,
+        batch: &Seq2SeqBatch,
+        opts: &ForwardOptions,
+        rng: &mut Rng,
+        buffers: &mut Seq2SeqBuffers,
+    ) -> Result<Losses> {
+        let spares = [&mut buffers.encoder, &mut buffers.decoder].map(|b| b.forward.take());
+        let out = forward_reusing_both(self, batch, opts, rng, spares)?;
+        let losses = out.decoder.losses;
+        buffers.encoder.forward = Some(out.encoder);
+        buffers.decoder.forward = Some(out.decoder);
+        losses.ok_or_else(|| {
+            EngineError::Training("the batch has no labels: nothing to learn from".into())
+        })
+    }
+
+    fn train_backward(
+        &self,
+        batch: &Seq2SeqBatch,
+        grads: &mut Self,
+        buffers: &mut Seq2SeqBuffers,
+    ) -> Result<()> {
+        let encoder = buffers.encoder.for_backward()?;
+        let decoder = buffers.decoder.for_backward()?;
+        backward_reusing_both(self, batch, [encoder, decoder], grads)
+    }
+
+    fn diverged_loss(&self) -> f32 {
+        diverged_loss(self.decoder.config.vocab_size)
+    }
+}
+
 /// The source through the encoder, then the target through the decoder reading it.
 pub fn forward_seq2seq(
     model: &EncoderDecoder,
@@ -166,16 +244,42 @@ pub fn forward_seq2seq(
     rng: &mut Rng,
 ) -> Result<Seq2SeqOutput> {
     model.check()?;
+    forward_reusing_both(model, batch, opts, rng, [None, None])
+}
+
+/// `forward_seq2seq`, each stack writing into its spare [encoder, decoder] output.
+fn forward_reusing_both(
+    model: &EncoderDecoder,
+    batch: &Seq2SeqBatch,
+    opts: &ForwardOptions,
+    rng: &mut Rng,
+    [encoder_spare, decoder_spare]: [Option<ForwardOutput>; 2],
+) -> Result<Seq2SeqOutput> {
     let encoder_opts = ForwardOptions {
         mask: MaskMode::Padding,
         ..*opts
     };
-    let encoder = forward(&model.encoder, &batch.source, &encoder_opts, rng)?;
+    let (source, target) = (&batch.source, &batch.target);
+    let encoder = forward_reusing(
+        &model.encoder,
+        source,
+        &encoder_opts,
+        None,
+        rng,
+        encoder_spare,
+    )?;
     let states = EncoderStates {
         hidden: &encoder.hidden,
-        mask: batch.source.attention_mask.view(),
+        mask: source.attention_mask.view(),
     };
-    let decoder = forward_with_encoder(&model.decoder, &batch.target, opts, Some(&states), rng)?;
+    let decoder = forward_reusing(
+        &model.decoder,
+        target,
+        opts,
+        Some(&states),
+        rng,
+        decoder_spare,
+    )?;
     Ok(Seq2SeqOutput { encoder, decoder })
 }
 
@@ -187,25 +291,43 @@ pub fn backward_seq2seq(
     out: &Seq2SeqOutput,
     grads: &mut EncoderDecoder,
 ) -> Result<()> {
+    let (mut encoder_scratch, mut decoder_scratch) = Default::default();
+    let outputs = [
+        (&out.encoder, &mut encoder_scratch),
+        (&out.decoder, &mut decoder_scratch),
+    ];
+    backward_reusing_both(model, batch, outputs, grads)
+}
+
+/// `backward_seq2seq` from each stack's [encoder, decoder] forward output, with its scratch.
+fn backward_reusing_both(
+    model: &EncoderDecoder,
+    batch: &Seq2SeqBatch,
+    [(encoder, encoder_scratch), (decoder, decoder_scratch)]: [(&ForwardOutput, &mut BackwardScratch);
+        2],
+    grads: &mut EncoderDecoder,
+) -> Result<()> {
     let states = EncoderStates {
-        hidden: &out.encoder.hidden,
+        hidden: &encoder.hidden,
         mask: batch.source.attention_mask.view(),
     };
     let d_encoder = backward_with_encoder(
         &model.decoder,
         &batch.target,
-        &out.decoder,
+        decoder,
         &mut grads.decoder,
         Some(&states),
+        decoder_scratch,
     )?
     .expect("a decoder with cross-attention returns the encoder's gradient");
     backward_from_hidden(
         &model.encoder,
         &batch.source,
-        &out.encoder,
+        encoder,
         &mut grads.encoder,
         d_encoder,
         None,
+        encoder_scratch,
     )?;
     Ok(())
 }
@@ -708,32 +830,14 @@ pub fn make_seq2seq_batch(
     Ok(Seq2SeqBatch::new(source_ids, source_mask, labels, cls, pad))
 }
 
-/// One optimiser per half, both of `config` (per-parameter updates: together, one over both).
-fn optimizers(config: OptimizerConfig, model: &EncoderDecoder) -> Result<[Optimizer; 2]> {
-    refuse_clipping(&config)?;
-    Ok([
-        Optimizer::new(config.clone(), &model.encoder)?,
-        Optimizer::new(config, &model.decoder)?,
-    ])
-}
-
-/// Gradient clipping needs the norm over both halves, which the per-half optimisers do not see.
-fn refuse_clipping(config: &OptimizerConfig) -> Result<()> {
-    match config.clip_grad_norm {
-        Some(_) => Err(EngineError::Training(
-            "gradient clipping is not available for encoder–decoders yet (it needs the norm over both halves)".into(),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// Trains an encoder–decoder on a task of the corpus: draw a batch, forward (dropout on),
-/// backward, and Adam or SGD on each half (the optimisers are per parameter, so one per half
-/// is one over both; gradient clipping, which needs the norm over both, is refused).
+/// Trains an encoder–decoder on a task of the corpus: draw a batch, then the one step every
+/// model takes (`step::train_step`: forward with dropout into the kept buffers, backward, one
+/// optimiser over both halves, so clipping sees the norm over both).
 pub struct Seq2SeqTrainer {
     pub model: EncoderDecoder,
     grads: EncoderDecoder,
-    optimizers: [Optimizer; 2],
+    optimizer: Optimizer,
+    buffers: Seq2SeqBuffers,
     pub tokenizer: Tokenizer,
     pub corpus: Corpus,
     pub batch_config: BatchConfig,
@@ -841,11 +945,12 @@ impl Seq2SeqTrainer {
                 "Reply pairs each line with the next: the corpus needs two lines or more".into(),
             ));
         }
-        let optimizers = optimizers(optimizer, &model)?;
+        let optimizer = Optimizer::new(optimizer, &model)?;
         Ok(Seq2SeqTrainer {
             grads: model.zeros_like(),
             model,
-            optimizers,
+            optimizer,
+            buffers: Seq2SeqBuffers::default(),
             tokenizer,
             corpus,
             batch_config: batch,
@@ -855,22 +960,19 @@ impl Seq2SeqTrainer {
         })
     }
 
-    /// Both halves' optimiser (one config).
+    /// The optimiser of both halves.
     pub fn optimizer_config(&self) -> &OptimizerConfig {
-        &self.optimizers[0].config
+        &self.optimizer.config
     }
 
-    /// A new optimiser for both halves, its moments afresh (another kind, or after a rewind).
+    /// A new optimiser, its moments afresh (another kind, or after a rewind).
     pub fn set_optimizer(&mut self, config: OptimizerConfig) -> Result<()> {
-        self.optimizers = optimizers(config, &self.model)?;
+        self.optimizer = Optimizer::new(config, &self.model)?;
         Ok(())
     }
 
-    /// The learning rate of both halves' optimisers.
     pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
-        self.optimizers
-            .iter_mut()
-            .try_for_each(|o| o.set_learning_rate(lr))
+        self.optimizer.set_learning_rate(lr)
     }
 
     /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and
@@ -882,23 +984,15 @@ impl Seq2SeqTrainer {
 
     /// One step on `batch`.
     pub fn step_on(&mut self, batch: &Seq2SeqBatch) -> Result<Losses> {
-        let opts = ForwardOptions::training(MaskMode::Padding);
-        let out = forward_seq2seq(&self.model, batch, &opts, &mut self.rng)?;
-        let losses = out.decoder.losses.ok_or_else(|| {
-            EngineError::Training("the batch has no labels: nothing to learn from".into())
-        })?;
-        if !losses.total.is_finite() {
-            return Err(EngineError::Training(format!(
-                "the loss is {}: training diverged; lower the learning rate. Weights left unchanged",
-                losses.total
-            )));
-        }
-        self.grads.encoder.fill_zero();
-        self.grads.decoder.fill_zero();
-        backward_seq2seq(&self.model, batch, &out, &mut self.grads)?;
-        let [enc, dec] = &mut self.optimizers;
-        enc.step(&mut self.model.encoder, &self.grads.encoder)?;
-        dec.step(&mut self.model.decoder, &self.grads.decoder)?;
+        let losses = train_step(
+            &mut self.model,
+            &mut self.grads,
+            &mut self.optimizer,
+            batch,
+            &ForwardOptions::training(MaskMode::Padding),
+            &mut self.rng,
+            &mut self.buffers,
+        )?;
         self.step += 1;
         Ok(losses)
     }
@@ -911,18 +1005,13 @@ impl Seq2SeqTrainer {
             rng: self.rng.clone(),
             corpus_words: None,
         };
-        let [encoder, decoder] = &self.optimizers;
-        crate::resume::encode_parts(&run, &[("encoder.", encoder), ("decoder.", decoder)])
+        crate::resume::encode(&run, &self.optimizer)
     }
 
     /// Continue exactly where `training_state` left off: on any error (another optimiser,
     /// another model) nothing changes.
     pub fn resume(&mut self, training_state: &[u8]) -> Result<()> {
-        let [encoder, decoder] = &mut self.optimizers;
-        let run = crate::resume::decode_parts(
-            training_state,
-            &mut [("encoder.", encoder), ("decoder.", decoder)],
-        )?;
+        let run = crate::resume::decode(training_state, &mut self.optimizer)?;
         self.step = run.step;
         self.rng = run.rng;
         Ok(())
@@ -960,6 +1049,46 @@ mod tests {
             3,
         )
         .unwrap()
+    }
+
+    /// The one step (`step::train_step`) on an encoder–decoder: writing into the last step's
+    /// buffers changes no bit, and clipping bounds the norm over both halves together.
+    #[test]
+    fn steps_reuse_their_buffers_and_clip_over_both_halves() {
+        let weights = |t: &Seq2SeqTrainer| -> Vec<f32> {
+            let params = t.model.params();
+            params.iter().flat_map(|(_, p)| p.iter().copied()).collect()
+        };
+        let run = |keep_buffers: bool| {
+            let mut t = trainer();
+            for _ in 0..3 {
+                if !keep_buffers {
+                    t.buffers = Seq2SeqBuffers::default();
+                }
+                t.step().unwrap();
+            }
+            weights(&t).iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
+        };
+        assert!(run(true) == run(false));
+
+        // SGD, max norm 1e-3 (far below the gradient's): the step moves the weights of both
+        // halves together by lr · 1e-3, as torch's clip_grad_norm_ over all parameters.
+        let (lr, max) = (0.5, 1e-3);
+        let mut t = trainer();
+        let clipped = OptimizerConfig {
+            clip_grad_norm: Some(max),
+            ..OptimizerConfig::sgd(lr)
+        };
+        t.set_optimizer(clipped).unwrap();
+        let before = weights(&t);
+        t.step().unwrap();
+        let moved = weights(&t)
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| f64::from(a - b).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        assert!((moved - lr * max).abs() < 0.02 * lr * max, "{moved}");
     }
 
     /// N steps in one go equal k steps, keep (checkpoint + training state), restore into a
@@ -1006,10 +1135,10 @@ mod tests {
         let mut sgd = trainer();
         sgd.set_optimizer(OptimizerConfig::sgd(1e-2)).unwrap();
         // (Compared as Debug text: the file's metadata order is a hash map's.)
-        let before = format!("{:?}", sgd.optimizers);
+        let before = format!("{:?}", sgd.optimizer);
         let e = sgd.resume(&state).unwrap_err().to_string();
         assert!(e.contains("settings ask for"), "{e}");
-        assert_eq!(format!("{:?}", sgd.optimizers), before);
+        assert_eq!(format!("{:?}", sgd.optimizer), before);
         // So is a one-model state (no `encoder.` moments), all or nothing.
         let mut other = trainer();
         let one = crate::resume::encode(
@@ -1018,12 +1147,12 @@ mod tests {
                 rng: Rng::new(0),
                 corpus_words: None,
             },
-            &other.optimizers[1],
+            &Optimizer::new(OptimizerConfig::adam(1e-3), &other.model.decoder).unwrap(),
         );
         other.step().unwrap();
-        let before = format!("{:?}", other.optimizers);
+        let before = format!("{:?}", other.optimizer);
         assert!(other.resume(&one).is_err());
-        assert_eq!(format!("{:?}", other.optimizers), before);
+        assert_eq!(format!("{:?}", other.optimizer), before);
     }
 
     /// A checkpoint whose decoder has no LM head (`decoder.cls.*`) is refused when it loads,

@@ -2,7 +2,7 @@
 //! dropout, backward, optimiser step. One seed fixes everything (init, batches, dropout), so the
 //! same seed gives the same loss curve.
 
-use crate::backward::{backward_reusing, BackwardScratch};
+use crate::backward::backward_reusing;
 use crate::batch::{Batch, MaskMode};
 use crate::batch_view::{BatchView, MaskingCounts, StepPredictions};
 use crate::checkpoint::{Checkpoint, TensorNaming};
@@ -17,6 +17,7 @@ use crate::ops::attention::Softmax;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
 use crate::rng::Rng;
+use crate::step::Trainable;
 use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, PoisonError};
@@ -78,45 +79,55 @@ pub struct StepReport {
     pub losses: Losses,
 }
 
-/// What a training step leaves for the next to write into instead of allocating: its forward
-/// output (activations and caches) and backward's scratch. Begin with `default()`.
-#[derive(Default)]
-pub struct StepBuffers {
-    forward: Option<ForwardOutput>,
-    backward: BackwardScratch,
-}
+pub use crate::step::{diverged_loss, train_step, StepBuffers};
 
-/// One update on `batch`: zero `grads`, forward (dropout on), backward, optimiser step.
-/// A NaN/∞ loss is an error and leaves the weights untouched. `opts` is
-/// `ForwardOptions::training(mask)` with the call's softmax choices (kernel, window).
-/// The activations are written into `buffers`, which the step leaves for the next one.
-pub fn train_step(
-    model: &mut BertForPreTraining,
-    grads: &mut BertForPreTraining,
-    optimizer: &mut Optimizer,
-    batch: &Batch,
-    opts: &ForwardOptions,
-    rng: &mut Rng,
-    buffers: &mut StepBuffers,
-) -> Result<Losses> {
-    if model.cls.is_none() {
-        return Err(EngineError::Training(no_heads_message()));
+/// One BERT trains through [`train_step`]: MLM + NSP or next-token losses, its activations
+/// kept in one [`StepBuffers`].
+impl Trainable for BertForPreTraining {
+    type Batch = Batch;
+    type Buffers = StepBuffers;
+
+    fn check_trainable(&self) -> Result<()> {
+        match self.cls {
+            Some(_) => Ok(()),
+            None => Err(EngineError::Training(no_heads_message())),
+        }
     }
-    grads.fill_zero();
-    let out = forward_reusing(model, batch, opts, rng, buffers.forward.take())?;
-    let losses = out.losses.ok_or_else(|| {
-        EngineError::Training("the batch has no MLM or NSP labels: nothing to learn from".into())
-    })?;
-    if !losses.total.is_finite() || losses.total > diverged_loss(model.config.vocab_size) {
-        return Err(EngineError::Training(format!(
-            "the loss is {} (mlm {}, nsp {}): training diverged; lower the learning rate. Weights left unchanged",
-            losses.total, losses.mlm, losses.nsp
-        )));
+
+    fn train_forward(
+        &self,
+        batch: &Batch,
+        opts: &ForwardOptions,
+        rng: &mut Rng,
+        buffers: &mut StepBuffers,
+    ) -> Result<Losses> {
+        let out = forward_reusing(self, batch, opts, None, rng, buffers.forward.take())?;
+        let losses = out.losses;
+        buffers.forward = Some(out);
+        losses.ok_or_else(|| {
+            EngineError::Training(
+                "the batch has no MLM or NSP labels: nothing to learn from".into(),
+            )
+        })
     }
-    backward_reusing(model, batch, &out, grads, &mut buffers.backward)?;
-    optimizer.step(model, grads)?;
-    buffers.forward = Some(out);
-    Ok(losses)
+
+    fn train_backward(
+        &self,
+        batch: &Batch,
+        grads: &mut Self,
+        buffers: &mut StepBuffers,
+    ) -> Result<()> {
+        let (out, scratch) = buffers.for_backward()?;
+        backward_reusing(self, batch, out, grads, scratch)
+    }
+
+    fn diverged_loss(&self) -> f32 {
+        diverged_loss(self.config.vocab_size)
+    }
+
+    fn describe_loss(l: &Losses) -> String {
+        format!("{} (mlm {}, nsp {})", l.total, l.mlm, l.nsp)
+    }
 }
 
 /// What `model` predicts on `batch` now: the MLM argmax of each labelled row and the NSP
@@ -148,6 +159,7 @@ fn predict_reusing(
         model,
         batch,
         &eval,
+        None,
         &mut Rng::new(0),
         buffers.forward.take(),
     )?;
@@ -184,13 +196,6 @@ fn predictions_of(out: &ForwardOutput) -> StepPredictions {
         None => Vec::new(),
     };
     StepPredictions { mlm, nsp }
-}
-
-/// A loss no model that is still learning reaches: 50 times that of guessing uniformly
-/// (ln V for MLM plus ln 2 for NSP). Adam with a huge learning rate moves each weight by at
-/// most lr per step, so its loss can grow to 1e8 and stay finite; this catches that too.
-pub fn diverged_loss(vocab_size: usize) -> f32 {
-    50.0 * ((vocab_size.max(2) as f32).ln() + std::f32::consts::LN_2)
 }
 
 fn no_heads_message() -> String {

@@ -4,7 +4,6 @@
 use super::history::WeightHistory;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
-use engine::config::AttentionType;
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;

@@ -10,9 +10,8 @@ use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::ops::attention::Softmax;
 use engine::optim::{Optimizer, OptimizerKind};
-use engine::seq2seq::{
-    self, backward_seq2seq, forward_seq2seq, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer,
-};
+use engine::seq2seq::{self, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer};
+use engine::step::train_step;
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -170,36 +169,22 @@ pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
         )
         .into());
     }
-    let config = optimizer(a, None, lr)?;
-    if config.clip_grad_norm.is_some() {
-        return Err(usage_error(
-            "--clip-grad-norm is not available for encoder–decoders yet",
-        ));
-    }
-    let mut optimizers = [
-        Optimizer::new(config.clone(), &model.encoder)?,
-        Optimizer::new(config, &model.decoder)?,
-    ];
+    let mut optimizer = Optimizer::new(optimizer(a, None, lr)?, &model)?;
     let mut grads = model.zeros_like();
     let mut rng = Rng::new(a.seed);
+    let mut buffers = Default::default();
     let opts = ForwardOptions::training(MaskMode::Padding);
     for step in 1..=steps {
-        let out = forward_seq2seq(&model, &batch, &opts, &mut rng)?;
-        let l = out.decoder.losses.expect("labels given");
-        if !l.total.is_finite() {
-            eprintln!("stopped at step {step} of {steps}; nothing saved");
-            return Err(EngineError::Training(format!(
-                "the loss is {}: training diverged",
-                l.total
-            ))
-            .into());
-        }
-        grads.encoder.fill_zero();
-        grads.decoder.fill_zero();
-        backward_seq2seq(&model, &batch, &out, &mut grads)?;
-        let [enc, dec] = &mut optimizers;
-        enc.step(&mut model.encoder, &grads.encoder)?;
-        dec.step(&mut model.decoder, &grads.decoder)?;
+        let l = train_step(
+            &mut model,
+            &mut grads,
+            &mut optimizer,
+            &batch,
+            &opts,
+            &mut rng,
+            &mut buffers,
+        )
+        .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
         json::print(&Step {
             step,
             loss: l.total,

@@ -154,15 +154,17 @@ pub fn forward_with_encoder(
 /// `forward`, writing its activations and caches into the buffers of `spare`, an earlier
 /// output that is done with (a training step's, for the next step): after the first step,
 /// no buffer the size of an activation is allocated. The result is the same as `forward`'s.
+/// `encoder`: as `forward_with_encoder`.
 pub fn forward_reusing(
     model: &BertForPreTraining,
     batch: &Batch,
     opts: &ForwardOptions,
+    encoder: Option<&EncoderStates>,
     rng: &mut Rng,
     spare: Option<ForwardOutput>,
 ) -> Result<ForwardOutput> {
     let spare = spare.map(Spare::from).unwrap_or_default();
-    run(model, batch, opts, None, rng, spare)
+    run(model, batch, opts, encoder, rng, spare)
 }
 
 /// The buffers of an earlier forward pass that the next one writes into (`ops::reuse`). The
