@@ -1,0 +1,215 @@
+//! The encoder–decoder's trainer: draws a task's batches and takes the one step.
+
+use super::batch::Seq2SeqBatch;
+use super::checkpoint::Seq2SeqCheckpoint;
+use super::model::EncoderDecoder;
+use super::pass::Seq2SeqBuffers;
+use super::task::{make_seq2seq_batch, Task};
+use crate::batch::MaskMode;
+use crate::config::BertConfig;
+use crate::data::{BatchConfig, Corpus};
+use crate::error::{EngineError, Result};
+use crate::forward::ForwardOptions;
+use crate::forward::Losses;
+use crate::model::{BertForPreTraining, Parts};
+use crate::optim::{Optimizer, OptimizerConfig};
+use crate::rng::Rng;
+use crate::step::train_step;
+use crate::tokenizer::build_word_vocab_with_limit;
+use crate::tokenizer::Tokenizer;
+use serde_json::Map;
+
+/// Trains an encoder–decoder on a task of the corpus: draw a batch, then the one step every
+/// model takes (`step::train_step`: forward with dropout into the kept buffers, backward, one
+/// optimiser over both halves, so clipping sees the norm over both).
+pub struct Seq2SeqTrainer {
+    pub model: EncoderDecoder,
+    grads: EncoderDecoder,
+    pub(super) optimizer: Optimizer,
+    pub(super) buffers: Seq2SeqBuffers,
+    pub tokenizer: Tokenizer,
+    pub corpus: Corpus,
+    pub batch_config: BatchConfig,
+    pub task: Task,
+    rng: Rng,
+    pub step: u64,
+}
+
+impl Seq2SeqTrainer {
+    /// A new encoder–decoder on `corpus_text`: a word-level vocabulary built from it, the
+    /// encoder a `BertModel` of `config`'s sizes, the decoder the same sizes with
+    /// cross-attention and the LM head.
+    pub fn from_corpus(
+        corpus_text: &str,
+        config: BertConfig,
+        optimizer: OptimizerConfig,
+        batch: BatchConfig,
+        task: Task,
+        seed: u64,
+    ) -> Result<Self> {
+        Self::from_corpus_with_vocab_limit(
+            corpus_text,
+            usize::MAX,
+            config,
+            optimizer,
+            batch,
+            task,
+            seed,
+        )
+    }
+
+    /// `from_corpus` with at most `vocab_limit` tokens in the vocabulary (the most frequent
+    /// words), as `Trainer::from_corpus_with_vocab_limit`.
+    pub fn from_corpus_with_vocab_limit(
+        corpus_text: &str,
+        vocab_limit: usize,
+        config: BertConfig,
+        optimizer: OptimizerConfig,
+        batch: BatchConfig,
+        task: Task,
+        seed: u64,
+    ) -> Result<Self> {
+        let (vocab, _) = build_word_vocab_with_limit(corpus_text, vocab_limit)?;
+        let tokenizer = Tokenizer::word_level(vocab);
+        let encoder_config = BertConfig {
+            vocab_size: tokenizer.vocab().len(),
+            is_decoder: false,
+            add_cross_attention: false,
+            ..config
+        };
+        let mut decoder_config = encoder_config.clone().decoder();
+        decoder_config.add_cross_attention = true;
+        let mut rng = Rng::new(seed);
+        let bare = Parts {
+            pooler: false,
+            heads: false,
+            nsp: false,
+        };
+        let encoder = BertForPreTraining::init_with_parts(&encoder_config, bare, &mut rng)?;
+        let decoder = BertForPreTraining::init(&decoder_config, &mut rng)?;
+        let vocab = tokenizer.vocab();
+        let (Ok(cls), Ok(pad)) = (vocab.cls_id(), vocab.pad_id()) else {
+            return Err(EngineError::Training(
+                "the vocabulary has no [CLS] or [PAD]".into(),
+            ));
+        };
+        let model = EncoderDecoder {
+            encoder,
+            decoder,
+            decoder_start_token_id: cls,
+            pad_token_id: pad,
+            extra: Map::new(),
+        };
+        let checkpoint = Seq2SeqCheckpoint { model, tokenizer };
+        Self::from_checkpoint(checkpoint, corpus_text, optimizer, batch, task, rng)
+    }
+
+    /// An encoder–decoder `checkpoint` training on `task` of `corpus_text` (read with the
+    /// checkpoint's tokenizer), its batches and dropout drawn from `rng`.
+    pub fn from_checkpoint(
+        checkpoint: Seq2SeqCheckpoint,
+        corpus_text: &str,
+        optimizer: OptimizerConfig,
+        batch: BatchConfig,
+        task: Task,
+        rng: Rng,
+    ) -> Result<Self> {
+        batch.validate()?;
+        let Seq2SeqCheckpoint { model, tokenizer } = checkpoint;
+        model.check()?;
+        let corpus = Corpus::parse(corpus_text, &tokenizer)?;
+        let positions = model
+            .encoder
+            .config
+            .max_position_embeddings
+            .min(model.decoder.config.max_position_embeddings);
+        if batch.max_len > positions {
+            return Err(EngineError::Training(format!(
+                "sequence length {} is longer than the model's {positions} positions",
+                batch.max_len
+            )));
+        }
+        if task == Task::Reply && corpus.len() < 2 {
+            return Err(EngineError::Training(
+                "Reply pairs each line with the next: the corpus needs two lines or more".into(),
+            ));
+        }
+        let optimizer = Optimizer::new(optimizer, &model)?;
+        Ok(Seq2SeqTrainer {
+            grads: model.zeros_like(),
+            model,
+            optimizer,
+            buffers: Seq2SeqBuffers::default(),
+            tokenizer,
+            corpus,
+            batch_config: batch,
+            task,
+            rng,
+            step: 0,
+        })
+    }
+
+    /// The optimiser of both halves.
+    pub fn optimizer_config(&self) -> &OptimizerConfig {
+        &self.optimizer.config
+    }
+
+    /// A new optimiser, its moments afresh (another kind, or after a rewind).
+    pub fn set_optimizer(&mut self, config: OptimizerConfig) -> Result<()> {
+        self.optimizer = Optimizer::new(config, &self.model)?;
+        Ok(())
+    }
+
+    pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
+        self.optimizer.set_learning_rate(lr)
+    }
+
+    /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and
+    /// leaves the weights as they were.
+    pub fn step(&mut self) -> Result<Losses> {
+        let batch = make_seq2seq_batch(&self.corpus, &self.batch_config, self.task, &mut self.rng)?;
+        self.step_on(&batch)
+    }
+
+    /// One step on `batch`.
+    pub fn step_on(&mut self, batch: &Seq2SeqBatch) -> Result<Losses> {
+        let losses = train_step(
+            &mut self.model,
+            &mut self.grads,
+            &mut self.optimizer,
+            batch,
+            &ForwardOptions::training(MaskMode::Padding),
+            &mut self.rng,
+            &mut self.buffers,
+        )?;
+        self.step += 1;
+        Ok(losses)
+    }
+
+    /// The run's state beyond its checkpoint (both halves' optimiser moments, the step, the
+    /// generator), as `Trainer::training_state`.
+    pub fn training_state(&self) -> Vec<u8> {
+        let run = crate::resume::RunState {
+            step: self.step,
+            rng: self.rng.clone(),
+            corpus_words: None,
+        };
+        crate::resume::encode(&run, &self.optimizer)
+    }
+
+    /// Continue exactly where `training_state` left off: on any error (another optimiser,
+    /// another model) nothing changes.
+    pub fn resume(&mut self, training_state: &[u8]) -> Result<()> {
+        let run = crate::resume::decode(training_state, &mut self.optimizer)?;
+        self.step = run.step;
+        self.rng = run.rng;
+        Ok(())
+    }
+
+    pub fn checkpoint(&self) -> Seq2SeqCheckpoint {
+        Seq2SeqCheckpoint {
+            model: self.model.clone(),
+            tokenizer: self.tokenizer.clone(),
+        }
+    }
+}
