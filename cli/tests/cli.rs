@@ -1084,6 +1084,28 @@ fn seq2seq_training_on_the_fixture_batch_starts_at_the_transformers_loss() {
     fixture_batch_steps(SEQ2SEQ, &expected(SEQ2SEQ), &keys);
 }
 
+/// Clipping over both halves (one optimiser for the encoder–decoder): the same first loss,
+/// then a smaller step than without it. (It used to be refused for encoder–decoders.)
+#[test]
+fn seq2seq_training_clips_the_gradient_over_both_halves() {
+    let tmp = TempDir::new("seq2seq-clip");
+    let batch = safetensors_metadata(&expected(SEQ2SEQ), "batch");
+    let batch = tmp.write("batch.json", batch.to_string());
+    let losses = |extra: &[&str]| -> Vec<f64> {
+        Cmd::train(SEQ2SEQ, &batch)
+            .with(&["--optimizer", "sgd", "--lr", "0.5", "--steps", "2"])
+            .with(extra)
+            .lines()
+            .iter()
+            .map(|s| float(&s["loss"]))
+            .collect()
+    };
+    let (free, clipped) = (losses(&[]), losses(&["--clip-grad-norm", "0.01"]));
+    assert_eq!(free[0], clipped[0]);
+    let (fell_free, fell_clipped) = (free[0] - free[1], clipped[0] - clipped[1]);
+    assert!(fell_clipped > 0.0 && fell_clipped < fell_free / 2.0, "{free:?} {clipped:?}");
+}
+
 #[test]
 fn seq2seq_generate_on_the_fixture_gives_the_transformers_tokens() {
     let cases = safetensors_metadata(&expected(SEQ2SEQ), "generate");

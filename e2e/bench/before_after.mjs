@@ -1,0 +1,40 @@
+// Training speed in Chromium (WASM, in the training worker) of two builds of the app, in the
+// same run: rounds alternate a fresh page of each on `?bench` (engine::workload::median_step_ms
+// on the same presets and batch), and each round's ratio is kept.
+//   node e2e/bench/before_after.mjs BEFORE_DIST AFTER_DIST [ROUNDS]
+// (For a change's before/after figure: build the earlier commit's dist in a worktree.)
+import { serveDir, launch } from '../harness.mjs';
+
+const [beforeDir, afterDir] = process.argv.slice(2, 4);
+const rounds = Number(process.argv[4] || 5);
+if (!beforeDir || !afterDir) {
+  console.error('usage: node e2e/bench/before_after.mjs BEFORE_DIST AFTER_DIST [ROUNDS]');
+  process.exit(2);
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const servers = [await serveDir(beforeDir), await serveDir(afterDir)];
+const browser = await launch();
+async function stepMs(server) {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`http://127.0.0.1:${server.address().port}/?bench`);
+  await page.waitForSelector('#bench[data-done="true"]', { timeout: 600000 });
+  const result = JSON.parse(await page.locator('#bench').innerText());
+  await page.context().close();
+  return result;
+}
+const results = [];
+for (let round = 1; round <= rounds; round++) {
+  const before = await stepMs(servers[0]);
+  const after = await stepMs(servers[1]);
+  results.push({ before, after });
+  const line = Object.keys(before).map((name) =>
+    `${name} ${before[name].toFixed(2)} → ${after[name].toFixed(2)} ms`);
+  console.log(`round ${round}: ${line.join(', ')}`);
+}
+await browser.close();
+for (const s of servers) s.close();
+console.log('\npreset  before ms/step  after ms/step  after ÷ before (median of rounds, [range])');
+for (const name of Object.keys(results[0].before)) {
+  const ratios = results.map((r) => r.after[name] / r.before[name]);
+  console.log(`${name.padEnd(7)} ${median(results.map((r) => r.before[name])).toFixed(2).padStart(14)} ${median(results.map((r) => r.after[name])).toFixed(2).padStart(14)}  ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}]`);
+}
