@@ -12,10 +12,11 @@ use clap::ArgGroup;
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
 use engine::data::{max_predictions, BatchConfig};
-use engine::forward::ForwardOptions;
+use engine::forward::{ForwardOptions, Losses};
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
 use engine::seq2seq::Task;
-use engine::train::{train_step, Objective, StepBuffers, TrainSettings, Trainer};
+use engine::step::{train_step, Trainable};
+use engine::train::{Objective, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -313,35 +314,20 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
         "the batch",
     )
     .map_err(|m| CliError::Engine(EngineError::Input(m)))?;
-    let mut optimizer = Optimizer::new(opt_config, &model)?;
-    let mut grads = model.zeros_like();
-    let mut rng = Rng::new(a.seed);
-    let mut buffers = StepBuffers::default();
-    for step in 1..=steps {
-        let l = train_step(
-            &mut model,
-            &mut grads,
-            &mut optimizer,
-            &batch,
-            &opts,
-            &mut rng,
-            &mut buffers,
-        )
-        .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
-        match objective {
-            Objective::MlmNsp => json::print(&FixedStep {
-                step,
-                loss: l.total,
-                mlm_loss: l.mlm,
-                nsp_loss: l.nsp,
-            }),
-            Objective::NextToken => json::print(&NextTokenStep {
-                step,
-                loss: l.total,
-                accuracy: l.mlm_accuracy,
-            }),
-        }
-    }
+    let run = (opt_config, a.seed, steps);
+    fixed_batch_steps(&mut model, &batch, &opts, run, |step, l| match objective {
+        Objective::MlmNsp => json::print(&FixedStep {
+            step,
+            loss: l.total,
+            mlm_loss: l.mlm,
+            nsp_loss: l.nsp,
+        }),
+        Objective::NextToken => json::print(&NextTokenStep {
+            step,
+            loss: l.total,
+            accuracy: l.mlm_accuracy,
+        }),
+    })?;
     save(
         &Checkpoint {
             model,
@@ -350,6 +336,36 @@ fn fixed_batch(a: &Args) -> Result<(), CliError> {
         },
         a.save.as_deref(),
     )
+}
+
+/// `steps` of the engine's one training step on `batch` (one BERT or an encoder–decoder), the
+/// optimiser and generator from `(config, seed, steps)`, `line` printing each step's losses. A
+/// failing step is said on stderr and ends the run, nothing saved.
+pub(crate) fn fixed_batch_steps<M: Trainable>(
+    model: &mut M,
+    batch: &M::Batch,
+    opts: &ForwardOptions,
+    (config, seed, steps): (OptimizerConfig, u64, u64),
+    line: impl Fn(u64, &Losses),
+) -> Result<(), CliError> {
+    let mut optimizer = Optimizer::new(config, model)?;
+    let mut grads = model.zeros();
+    let mut rng = Rng::new(seed);
+    let mut buffers = M::Buffers::default();
+    for step in 1..=steps {
+        let losses = train_step(
+            model,
+            &mut grads,
+            &mut optimizer,
+            batch,
+            opts,
+            &mut rng,
+            &mut buffers,
+        )
+        .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
+        line(step, &losses);
+    }
+    Ok(())
 }
 
 fn read_batch(path: &Path) -> Result<Batch, CliError> {

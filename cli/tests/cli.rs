@@ -1103,7 +1103,10 @@ fn seq2seq_training_clips_the_gradient_over_both_halves() {
     let (free, clipped) = (losses(&[]), losses(&["--clip-grad-norm", "0.01"]));
     assert_eq!(free[0], clipped[0]);
     let (fell_free, fell_clipped) = (free[0] - free[1], clipped[0] - clipped[1]);
-    assert!(fell_clipped > 0.0 && fell_clipped < fell_free / 2.0, "{free:?} {clipped:?}");
+    assert!(
+        fell_clipped > 0.0 && fell_clipped < fell_free / 2.0,
+        "{free:?} {clipped:?}"
+    );
 }
 
 #[test]

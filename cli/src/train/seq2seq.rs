@@ -9,10 +9,9 @@ use engine::checkpoint::write_dir;
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::ForwardOptions;
 use engine::ops::attention::Softmax;
-use engine::optim::{Optimizer, OptimizerKind};
+use engine::optim::OptimizerKind;
 use engine::seq2seq::{self, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer};
-use engine::step::train_step;
-use engine::{BertConfig, EngineError, MaskMode, Rng};
+use engine::{BertConfig, EngineError, MaskMode};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -169,27 +168,14 @@ pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
         )
         .into());
     }
-    let mut optimizer = Optimizer::new(optimizer(a, None, lr)?, &model)?;
-    let mut grads = model.zeros_like();
-    let mut rng = Rng::new(a.seed);
-    let mut buffers = Default::default();
     let opts = ForwardOptions::training(MaskMode::Padding);
-    for step in 1..=steps {
-        let l = train_step(
-            &mut model,
-            &mut grads,
-            &mut optimizer,
-            &batch,
-            &opts,
-            &mut rng,
-            &mut buffers,
-        )
-        .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
+    let run = (optimizer(a, None, lr)?, a.seed, steps);
+    super::fixed_batch_steps(&mut model, &batch, &opts, run, |step, l| {
         json::print(&Step {
             step,
             loss: l.total,
             accuracy: l.mlm_accuracy,
-        });
-    }
+        })
+    })?;
     save(&Seq2SeqCheckpoint { model, tokenizer }, a.save.as_deref())
 }
