@@ -22,6 +22,7 @@ pub mod ops;
 pub mod optim;
 pub mod resume;
 pub mod rng;
+pub mod run;
 pub mod seq2seq;
 pub mod step;
 pub mod threads;

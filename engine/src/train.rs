@@ -15,8 +15,9 @@ use crate::forward::{forward_reusing, ForwardOptions, ForwardOutput, Losses};
 use crate::model::BertForPreTraining;
 use crate::ops::attention::Softmax;
 use crate::optim::{Optimizer, OptimizerConfig};
-use crate::resume::{self, RunState};
+use crate::resume::RunState;
 use crate::rng::Rng;
+use crate::run::Run;
 use crate::step::Trainable;
 use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use serde::{Deserialize, Serialize};
@@ -500,32 +501,6 @@ impl Trainer {
         }
     }
 
-    /// Takes effect at the next step; Adam's moments and step count are kept.
-    pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
-        self.optimizer.set_learning_rate(lr)
-    }
-
-    /// The run's state beyond its checkpoint, as the bytes of `training_state.safetensors`
-    /// (see `resume`).
-    pub fn training_state(&self) -> Vec<u8> {
-        let run = RunState {
-            step: self.step,
-            rng: self.rng.clone(),
-            corpus_words: self.corpus_words,
-        };
-        resume::encode(&run, &self.optimizer)
-    }
-
-    /// Continue the run kept in `training_state`: its step count, optimiser and generator. An
-    /// error (another optimiser, another model, not such a file) leaves the trainer as it was.
-    pub fn resume(&mut self, training_state: &[u8]) -> Result<()> {
-        let run = resume::decode(training_state, &mut self.optimizer)?;
-        self.step = run.step;
-        self.rng = run.rng;
-        self.corpus_words = run.corpus_words;
-        Ok(())
-    }
-
     /// The model and tokenizer as a checkpoint, under the names of the one trained from.
     pub fn checkpoint(&self) -> Checkpoint {
         Checkpoint {
@@ -533,6 +508,33 @@ impl Trainer {
             tokenizer: self.tokenizer.clone(),
             naming: self.naming.clone(),
         }
+    }
+}
+
+impl Run for Trainer {
+    fn optimizer(&self) -> &Optimizer {
+        &self.optimizer
+    }
+    fn optimizer_mut(&mut self) -> &mut Optimizer {
+        &mut self.optimizer
+    }
+    fn new_optimizer(&self, config: OptimizerConfig) -> Result<Optimizer> {
+        Optimizer::new(config, &self.model)
+    }
+    fn run_state(&self) -> RunState {
+        RunState {
+            step: self.step,
+            rng: self.rng.clone(),
+            corpus_words: self.corpus_words,
+        }
+    }
+    fn restore_run_state(&mut self, run: RunState) {
+        self.step = run.step;
+        self.rng = run.rng;
+        self.corpus_words = run.corpus_words;
+    }
+    fn set_batch_config(&mut self, batch: BatchConfig) {
+        self.batch_config = batch;
     }
 }
 

@@ -9,6 +9,7 @@ use engine::data::{make_batch, BatchConfig, Corpus};
 use engine::forward::{forward, ForwardOptions};
 use engine::generate::GenerateOptions;
 use engine::optim::OptimizerConfig;
+use engine::run::Run;
 use engine::seq2seq;
 use engine::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use engine::train::{Objective, TrainSettings, Trainer};

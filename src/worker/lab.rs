@@ -8,8 +8,8 @@ use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
 use engine::ops::attention::Softmax;
-use engine::optim::Optimizer;
 use engine::rng::Rng;
+use engine::run::Run;
 use engine::seq2seq::{self, EncoderDecoder, Seq2SeqTrainer, Task};
 use engine::tokenizer::Tokenizer;
 use engine::train::{Objective, StepReport, Trainer};
@@ -310,12 +310,25 @@ impl Lab {
         matches!(self.parts().1, Tokenizer::WordLevel { .. })
     }
 
-    pub fn step_count(&self) -> u64 {
+    /// The training run, for a model that trains (either kind).
+    fn run(&self) -> Option<&dyn Run> {
         match &self.model {
-            Model::Trainable(t) => t.step,
-            Model::Seq2Seq { trainer, .. } => trainer.step,
-            Model::InspectOnly { .. } => 0,
+            Model::Trainable(t) => Some(t),
+            Model::Seq2Seq { trainer, .. } => Some(trainer.as_ref()),
+            Model::InspectOnly { .. } => None,
         }
+    }
+
+    fn run_mut(&mut self) -> Option<&mut dyn Run> {
+        match &mut self.model {
+            Model::Trainable(t) => Some(t),
+            Model::Seq2Seq { trainer, .. } => Some(trainer.as_mut()),
+            Model::InspectOnly { .. } => None,
+        }
+    }
+
+    pub fn step_count(&self) -> u64 {
+        self.run().map_or(0, |r| r.steps())
     }
 
     /// Ok when the model can train, else why not.
@@ -497,31 +510,23 @@ impl Lab {
     /// Settings that need no reset: learning rate, batch size, mask probability, optimiser,
     /// training mask, fixed batch. A new optimiser starts with fresh state.
     pub fn tune(&mut self, settings: &LabSettings) -> LabResult<()> {
-        if let Model::Seq2Seq { trainer, .. } = &mut self.model {
-            let positions = trainer.model.decoder.config.max_position_embeddings;
-            let wanted = settings.train_settings(positions);
-            wanted.batch.validate()?;
-            if wanted.optimizer.kind != trainer.optimizer_config().kind {
-                trainer.set_optimizer(wanted.optimizer)?;
-            } else {
-                trainer.set_learning_rate(settings.learning_rate)?;
-            }
-            trainer.batch_config = wanted.batch;
-            return Ok(());
-        }
-        let Model::Trainable(trainer) = &mut self.model else {
+        // An encoder–decoder's positions are its decoder's (`parts`).
+        let wanted = settings.train_settings(self.parts().0.config.max_position_embeddings);
+        let Some(run) = self.run_mut() else {
             return Ok(());
         };
-        let wanted = settings.train_settings(trainer.model.config.max_position_embeddings);
         wanted.batch.validate()?;
-        if wanted.optimizer.kind != trainer.optimizer.config.kind {
-            trainer.optimizer = Optimizer::new(wanted.optimizer, &trainer.model)?;
+        if wanted.optimizer.kind != run.optimizer().config.kind {
+            run.set_optimizer(wanted.optimizer)?;
         } else {
-            trainer.set_learning_rate(settings.learning_rate)?;
+            run.set_learning_rate(settings.learning_rate)?;
         }
-        trainer.batch_config = wanted.batch;
-        trainer.mask = wanted.mask;
-        trainer.fixed_batch = settings.fixed_batch;
+        run.set_batch_config(wanted.batch);
+        // The training mask and Fixed batch are one BERT's (an encoder–decoder's are fixed).
+        if let Model::Trainable(trainer) = &mut self.model {
+            trainer.mask = wanted.mask;
+            trainer.fixed_batch = settings.fixed_batch;
+        }
         Ok(())
     }
 
@@ -536,6 +541,7 @@ impl Lab {
     /// Continue from history entry `at`: its weights and step, a fresh optimiser state (the
     /// moments of a diverged run would only push it off again).
     pub fn rewind(&mut self, at: usize) -> LabResult<u64> {
+        self.trainable()?;
         let (step, weights) = self
             .history
             .get(at)
@@ -553,19 +559,13 @@ impl Lab {
                 .ok_or_else(|| LabError::unavailable(format!("no encoder kept at step {step}")))?;
             trainer.model.decoder = weights;
             trainer.model.encoder = encoder;
-            trainer.step = step;
-            let config = trainer.optimizer_config().clone();
-            trainer.set_optimizer(config)?;
-            self.history.truncate_after(at);
             encoder_history.truncate_after(at);
-            return Ok(step);
+        } else if let Model::Trainable(trainer) = &mut self.model {
+            trainer.model = weights;
         }
-        let Model::Trainable(trainer) = &mut self.model else {
-            return Err(self.trainable().err().unwrap_or_else(LabError::no_model));
-        };
-        trainer.model = weights;
-        trainer.step = step;
-        trainer.optimizer = Optimizer::new(trainer.optimizer.config.clone(), &trainer.model)?;
+        if let Some(run) = self.run_mut() {
+            run.rewound_to(step)?;
+        }
         self.history.truncate_after(at);
         Ok(step)
     }
@@ -589,17 +589,14 @@ impl Lab {
     /// The current model as a bundle: its files and, when it trains, what it takes to train
     /// on exactly as before (`engine::resume`).
     pub fn bundle(&self) -> LabResult<ModelBundle> {
-        let (checkpoint, training_state) = match &self.model {
-            Model::Trainable(t) => (t.checkpoint(), Some(t.training_state())),
-            Model::Seq2Seq { trainer, .. } => {
-                let files = seq2seq::to_files(&trainer.checkpoint());
-                return Ok(self.bundle_of(files, Some(trainer.training_state())));
-            }
+        let files = match &self.model {
+            Model::Trainable(t) => checkpoint::to_files(&t.checkpoint()),
+            Model::Seq2Seq { trainer, .. } => seq2seq::to_files(&trainer.checkpoint()),
             Model::InspectOnly {
                 model, tokenizer, ..
-            } => (Checkpoint::new(model.clone(), tokenizer.clone())?, None),
+            } => checkpoint::to_files(&Checkpoint::new(model.clone(), tokenizer.clone())?),
         };
-        let files = checkpoint::to_files(&checkpoint);
+        let training_state = self.run().map(|r| r.training_state());
         Ok(self.bundle_of(files, training_state))
     }
 

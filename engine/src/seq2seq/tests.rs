@@ -5,6 +5,7 @@ use crate::data::BatchConfig;
 use crate::model::Params;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::rng::Rng;
+use crate::run::Run;
 use crate::tokenizer::Tokenizer;
 use safetensors::tensor::{SafeTensors, TensorView};
 

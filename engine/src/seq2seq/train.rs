@@ -13,7 +13,9 @@ use crate::forward::ForwardOptions;
 use crate::forward::Losses;
 use crate::model::{BertForPreTraining, Parts};
 use crate::optim::{Optimizer, OptimizerConfig};
+use crate::resume::RunState;
 use crate::rng::Rng;
+use crate::run::Run;
 use crate::step::train_step;
 use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
@@ -149,21 +151,6 @@ impl Seq2SeqTrainer {
         })
     }
 
-    /// The optimiser of both halves.
-    pub fn optimizer_config(&self) -> &OptimizerConfig {
-        &self.optimizer.config
-    }
-
-    /// A new optimiser, its moments afresh (another kind, or after a rewind).
-    pub fn set_optimizer(&mut self, config: OptimizerConfig) -> Result<()> {
-        self.optimizer = Optimizer::new(config, &self.model)?;
-        Ok(())
-    }
-
-    pub fn set_learning_rate(&mut self, lr: f64) -> Result<()> {
-        self.optimizer.set_learning_rate(lr)
-    }
-
     /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and
     /// leaves the weights as they were.
     pub fn step(&mut self) -> Result<Losses> {
@@ -186,30 +173,38 @@ impl Seq2SeqTrainer {
         Ok(losses)
     }
 
-    /// The run's state beyond its checkpoint (both halves' optimiser moments, the step, the
-    /// generator), as `Trainer::training_state`.
-    pub fn training_state(&self) -> Vec<u8> {
-        let run = crate::resume::RunState {
-            step: self.step,
-            rng: self.rng.clone(),
-            corpus_words: None,
-        };
-        crate::resume::encode(&run, &self.optimizer)
-    }
-
-    /// Continue exactly where `training_state` left off: on any error (another optimiser,
-    /// another model) nothing changes.
-    pub fn resume(&mut self, training_state: &[u8]) -> Result<()> {
-        let run = crate::resume::decode(training_state, &mut self.optimizer)?;
-        self.step = run.step;
-        self.rng = run.rng;
-        Ok(())
-    }
-
     pub fn checkpoint(&self) -> Seq2SeqCheckpoint {
         Seq2SeqCheckpoint {
             model: self.model.clone(),
             tokenizer: self.tokenizer.clone(),
         }
+    }
+}
+
+/// One optimiser over both halves, so a kept state holds both halves' moments
+/// (`encoder.…`, `decoder.…`); no corpus vocabulary count.
+impl Run for Seq2SeqTrainer {
+    fn optimizer(&self) -> &Optimizer {
+        &self.optimizer
+    }
+    fn optimizer_mut(&mut self) -> &mut Optimizer {
+        &mut self.optimizer
+    }
+    fn new_optimizer(&self, config: OptimizerConfig) -> Result<Optimizer> {
+        Optimizer::new(config, &self.model)
+    }
+    fn run_state(&self) -> RunState {
+        RunState {
+            step: self.step,
+            rng: self.rng.clone(),
+            corpus_words: None,
+        }
+    }
+    fn restore_run_state(&mut self, run: RunState) {
+        self.step = run.step;
+        self.rng = run.rng;
+    }
+    fn set_batch_config(&mut self, batch: BatchConfig) {
+        self.batch_config = batch;
     }
 }
