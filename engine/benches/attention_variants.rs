@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use engine::ops::attention::{
-    self, Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+    self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
 use engine::{MaskMode, Rng};
 use ndarray::{Array2, Array3};
@@ -18,7 +18,8 @@ const D: usize = 16;
 const SEQ_LENS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
 
 fn variants() -> [(&'static str, AttentionOptions); 4] {
-    let base = AttentionOptions::softmax(H, MaskMode::Padding, 1.0 / (D as f32).sqrt(), 0.0);
+    let heads = Heads::new(H, H).expect("H ≥ 1");
+    let base = AttentionOptions::softmax(heads, MaskMode::Padding, 1.0 / (D as f32).sqrt(), 0.0);
     let tiled = AttentionKernel::Tiled { block: 64 };
     [
         ("full", base),

@@ -500,7 +500,7 @@ fn layer_backward(
     }
     scratch.context = d_context;
     if rotary {
-        let head_dim = c / attention_opts.num_heads;
+        let head_dim = c / attention_opts.heads.query();
         let unrotate = |d: Array2<f32>| {
             let mut d_pre = Array2::zeros(d.raw_dim());
             rope::backward(

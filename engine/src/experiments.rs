@@ -10,7 +10,7 @@ use crate::error::{EngineError, Result};
 use crate::forward::ForwardOptions;
 use crate::inspect::inspect_with;
 use crate::ops::attention::{
-    self, Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+    self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
 use crate::tokenizer::Tokenizer;
 use crate::train::predict;
@@ -144,8 +144,8 @@ impl Variant {
                 "the heads and their width must be at least 1".into(),
             ));
         }
+        let heads = Heads::new(heads, kv_heads)?;
         let opts = AttentionOptions {
-            num_kv_heads: kv_heads,
             attention,
             ..AttentionOptions::softmax(
                 heads,
@@ -180,7 +180,7 @@ pub fn measure_attention(
     rng: &mut Rng,
     now_ms: impl Fn() -> f64,
 ) -> AttentionRun {
-    let (h, g) = (opts.num_heads, opts.num_kv_heads);
+    let (h, g) = (opts.heads.query(), opts.heads.kv_groups());
     let mut random = |width: usize| Array3::from_shape_fn((1, t, width), |_| rng.normal(0.0, 1.0));
     let q = random(h * d); // (B, T, H·D)
     let k = random(g * d); // (B, T, G·D)
@@ -543,7 +543,7 @@ mod tests {
             };
             assert_eq!(tiled, v.tiled(), "{v:?}");
             assert_eq!(linear, v == Variant::Linear, "{v:?}");
-            assert_eq!(o.num_kv_heads, if v == Variant::Gqa { 1 } else { 4 });
+            assert_eq!(o.heads.kv_groups(), if v == Variant::Gqa { 1 } else { 4 });
             assert_eq!(
                 o.attention.window(),
                 (v == Variant::Window).then_some(VARIANT_WINDOW)

@@ -378,7 +378,7 @@ fn decode_step(
     let (mut self_opts, rotary) =
         attention_options(config, &ForwardOptions::inspection(MaskMode::Padding))?;
     self_opts.mask = MaskMode::Padding;
-    let cross_opts = cross_attention_options(&self_opts, config);
+    let cross_opts = cross_attention_options(&self_opts);
     for (l, layer) in model.bert.layers.iter().enumerate() {
         let cross = source.map(|s| (&cache.cross_k[l], &cache.cross_v[l], s.mask.view()));
         x = layer_step(
@@ -409,7 +409,7 @@ fn layer_step(
     let mut k = linear_forward(x.view(), &sa.key); // (1, G·D)
     let v = linear_forward(x.view(), &sa.value); // (1, G·D)
     if let Some(pos) = rotary_at {
-        let d = q.ncols() / self_opts.num_heads;
+        let d = q.ncols() / self_opts.heads.query();
         rope::rotate_row_at(q.as_slice_mut().expect("contiguous"), pos, d);
         rope::rotate_row_at(k.as_slice_mut().expect("contiguous"), pos, d);
     }

@@ -6,7 +6,7 @@
 
 use engine::batch::MaskMode;
 use engine::ops::attention::{
-    self, Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+    self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
 use engine::ops::rope;
 use engine::Rng;
@@ -98,10 +98,10 @@ fn options(c: &Case, kernel: AttentionKernel) -> AttentionOptions {
             window: c.window,
         }),
     };
+    let heads = Heads::new(c.h, c.g).unwrap();
     AttentionOptions {
-        num_kv_heads: c.g,
         attention,
-        ..AttentionOptions::softmax(c.h, mask, c.scale, 0.0)
+        ..AttentionOptions::softmax(heads, mask, c.scale, 0.0)
     }
 }
 

@@ -92,7 +92,7 @@ pub(super) fn layer_forward(
         linear_reusing(x.view(), &sa.key, spare.k),
         linear_reusing(x.view(), &sa.value, spare.v),
     );
-    let head_dim = c / attention_opts.num_heads;
+    let head_dim = c / attention_opts.heads.query();
     let unrotated = if rotary {
         let rotate = |a: &Array2<f32>| {
             let r = rope::forward(as_sequences(a, b_size, t), head_dim);

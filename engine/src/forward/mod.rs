@@ -27,7 +27,7 @@ use crate::config::{BertConfig, PositionEmbeddingType};
 use crate::error::EngineError;
 use crate::error::Result;
 use crate::model::{BertForPreTraining, LayerNorm, Linear};
-use crate::ops::attention::{Attention, AttentionOptions, Softmax};
+use crate::ops::attention::{Attention, AttentionOptions, Heads, Softmax};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::loss;
 use crate::ops::{gelu, linear, reuse, tanh};
@@ -383,8 +383,7 @@ pub fn attention_options(
 ) -> Result<(AttentionOptions, bool)> {
     let rotary = config.position_embedding_type == PositionEmbeddingType::Rotary;
     let attention_opts = AttentionOptions {
-        num_heads: config.num_attention_heads,
-        num_kv_heads: config.num_kv_heads(),
+        heads: Heads::new(config.num_attention_heads, config.num_kv_heads())?,
         // A decoder's self-attention is causal whatever the call asks (HF's `is_decoder`).
         mask: if config.is_decoder {
             MaskMode::Causal
@@ -438,18 +437,15 @@ fn cross_options(
         ));
     }
     let (self_opts, _) = attention_options(config, opts)?;
-    Ok(Some(cross_attention_options(&self_opts, config)))
+    Ok(Some(cross_attention_options(&self_opts)))
 }
 
 /// A decoder layer's cross-attention, from its self-attention's settings: plain multi-head
 /// softmax over every real source token (an encoder–decoder's decoder is a BERT), with the
 /// same scale and dropout.
-pub(crate) fn cross_attention_options(
-    self_opts: &AttentionOptions,
-    config: &BertConfig,
-) -> AttentionOptions {
+pub(crate) fn cross_attention_options(self_opts: &AttentionOptions) -> AttentionOptions {
     AttentionOptions {
-        num_kv_heads: config.num_attention_heads,
+        heads: self_opts.heads.multi_head(),
         mask: MaskMode::Padding,
         attention: Attention::default(),
         ..*self_opts

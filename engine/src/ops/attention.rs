@@ -15,7 +15,7 @@
 
 use crate::ops::attention_options::Dims;
 pub use crate::ops::attention_options::{
-    Attention, AttentionKernel, AttentionOptions, Qkv, QkvGrads, Softmax,
+    Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
 use crate::ops::{flash, full_attention, linear_attention};
 use crate::rng::Rng;

@@ -74,12 +74,53 @@ pub struct QkvGrads<'a> {
     pub d_v: ArrayViewMut3<'a, f32>,
 }
 
+/// H query heads and G K/V groups (grouped-query attention): q holds H heads side by side
+/// along its feature axis, k and v hold G groups, and query head h reads group h ÷ (H/G).
+/// G = H is plain multi-head, G = 1 multi-query. Made only by [`Heads::new`], so G divides H
+/// and neither is 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heads {
+    query: usize,
+    kv_groups: usize,
+}
+
+impl Heads {
+    pub fn new(query: usize, kv_groups: usize) -> Result<Heads> {
+        if query == 0 || kv_groups == 0 || !query.is_multiple_of(kv_groups) {
+            return Err(EngineError::Input(format!(
+                "num_key_value_heads ({kv_groups}) must divide num_attention_heads ({query})"
+            )));
+        }
+        Ok(Heads { query, kv_groups })
+    }
+
+    /// H.
+    pub fn query(self) -> usize {
+        self.query
+    }
+
+    /// G.
+    pub fn kv_groups(self) -> usize {
+        self.kv_groups
+    }
+
+    /// The same H heads, each with K/V of its own (G = H).
+    pub fn multi_head(self) -> Heads {
+        Heads {
+            kv_groups: self.query,
+            ..self
+        }
+    }
+
+    /// The K/V group query head h reads (transformers' `repeat_kv` order).
+    pub fn kv_group(self, h: usize) -> usize {
+        h / (self.query / self.kv_groups)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttentionOptions {
-    /// H: q holds H heads side by side along its feature axis.
-    pub num_heads: usize,
-    /// G: k and v hold G groups; query head h reads group h ÷ (H/G). G = H is plain multi-head.
-    pub num_kv_heads: usize,
+    pub heads: Heads,
     /// Which additive mask M (0 or −∞) goes into the softmax; for linear attention, which
     /// keys each query's running sums hold.
     pub mask: MaskMode,
@@ -117,7 +158,7 @@ impl AttentionOptions {
         if !full {
             return Ok(());
         }
-        let h = self.num_heads;
+        let h = self.heads.query;
         let bytes = [layers, b, h, tq, tk, 4]
             .iter()
             .fold(1u64, |n, &x| n.saturating_mul(x as u64));
@@ -137,10 +178,9 @@ impl AttentionOptions {
     }
 
     /// Plain multi-head softmax attention, full kernel, no window: today's BERT.
-    pub fn softmax(num_heads: usize, mask: MaskMode, scale: f32, dropout: f32) -> Self {
+    pub fn softmax(heads: Heads, mask: MaskMode, scale: f32, dropout: f32) -> Self {
         AttentionOptions {
-            num_heads,
-            num_kv_heads: num_heads,
+            heads,
             mask,
             scale,
             dropout,
@@ -151,15 +191,6 @@ impl AttentionOptions {
     /// Settings that make no sense are errors, before any work.
     pub fn validate(&self) -> Result<()> {
         let err = |m: String| Err(EngineError::Input(m));
-        if self.num_heads == 0
-            || self.num_kv_heads == 0
-            || !self.num_heads.is_multiple_of(self.num_kv_heads)
-        {
-            return err(format!(
-                "num_key_value_heads ({}) must divide num_attention_heads ({})",
-                self.num_kv_heads, self.num_heads
-            ));
-        }
         if let Attention::Softmax(Softmax { kernel, window }) = self.attention {
             if window == Some(0) {
                 return err("the attention window must be at least 1 (a query sees itself)".into());
@@ -177,9 +208,9 @@ impl AttentionOptions {
         Ok(())
     }
 
-    /// The K/V group query head h reads (transformers' `repeat_kv` order).
+    /// The K/V group query head h reads.
     pub fn kv_group(&self, h: usize) -> usize {
-        h / (self.num_heads / self.num_kv_heads)
+        self.heads.kv_group(h)
     }
 
     /// M[i][j] = 0 (not −∞) for one sequence with key padding mask `key_mask`.
@@ -222,7 +253,7 @@ impl Dims {
         opts: &AttentionOptions,
     ) -> Dims {
         let ((b, tq, qk_width), tk) = (q.dim(), k.dim().1);
-        let (h, g) = (opts.num_heads, opts.num_kv_heads);
+        let (h, g) = (opts.heads.query, opts.heads.kv_groups);
         let dk = qk_width / h;
         assert_eq!(k.dim(), (b, tk, g * dk), "k shape");
         assert_eq!(

@@ -34,10 +34,8 @@ fn case(seed: u64, t: usize, h: usize, g: usize, d: usize) -> Case {
 }
 
 fn opts(h: usize, g: usize, d: usize, mask: MaskMode) -> AttentionOptions {
-    AttentionOptions {
-        num_kv_heads: g,
-        ..AttentionOptions::softmax(h, mask, 1.0 / (d as f32).sqrt(), 0.0)
-    }
+    let heads = Heads::new(h, g).unwrap();
+    AttentionOptions::softmax(heads, mask, 1.0 / (d as f32).sqrt(), 0.0)
 }
 
 /// `o` with softmax attention over a sliding window (full kernel).
@@ -108,8 +106,9 @@ fn grads(c: &Case, o: &AttentionOptions, r: &Array3<f32>) -> [Array3<f32>; 4] {
 }
 
 fn check_gradients(o: AttentionOptions, t: usize, d: usize) {
-    let c = case(13, t, o.num_heads, o.num_kv_heads, d);
-    let r = random3(&mut Rng::new(14), (2, t, o.num_heads * d));
+    let (h, g) = (o.heads.query(), o.heads.kv_groups());
+    let c = case(13, t, h, g, d);
+    let r = random3(&mut Rng::new(14), (2, t, h * d));
     let [_, dq, dk, dv] = grads(&c, &o, &r);
     let loss =
         |q: &Array3<f32>, k: &Array3<f32>, v: &Array3<f32>| project(&run(&c, q, k, v, &o).0, &r);
@@ -548,7 +547,7 @@ fn cross_attention_shapes_work() {
     );
     for kernel in [AttentionKernel::Full, AttentionKernel::Tiled { block: 2 }] {
         let o = with_kernel(
-            AttentionOptions::softmax(2, MaskMode::Padding, 0.5, 0.0),
+            AttentionOptions::softmax(Heads::new(2, 2).unwrap(), MaskMode::Padding, 0.5, 0.0),
             kernel,
         );
         let (ctx, _) = forward(
@@ -569,15 +568,13 @@ fn cross_attention_shapes_work() {
 
 #[test]
 fn settings_that_make_no_sense_are_errors() {
+    // Groups that do not divide the heads cannot even be made.
+    for (h, g) in [(4, 3), (4, 0), (0, 1)] {
+        let err = Heads::new(h, g).unwrap_err().to_string();
+        assert!(err.contains("must divide"), "{err}");
+    }
     let base = opts(4, 4, 2, MaskMode::Padding);
     for (o, needle) in [
-        (
-            AttentionOptions {
-                num_kv_heads: 3,
-                ..base
-            },
-            "must divide",
-        ),
         (windowed(base, Some(0)), "window"),
         (
             with_kernel(base, AttentionKernel::Tiled { block: 0 }),
