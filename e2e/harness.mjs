@@ -75,3 +75,14 @@ export async function inkFraction(locator) {
     return ink / (width * height);
   });
 }
+
+// The app's `?bench` page served by `server`, in a fresh context: engine::workload's median
+// training step in ms per preset, timed in the worker.
+export async function benchStepMs(browser, server) {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`http://127.0.0.1:${server.address().port}/?bench`);
+  await page.waitForSelector('#bench[data-done="true"]', { timeout: 600000 });
+  const result = JSON.parse(await page.locator('#bench').innerText());
+  await page.context().close();
+  return result;
+}

@@ -3,7 +3,7 @@
 // on the same presets and batch), and each round's ratio is kept.
 //   node e2e/bench/before_after.mjs BEFORE_DIST AFTER_DIST [ROUNDS]
 // (For a change's before/after figure: build the earlier commit's dist in a worktree.)
-import { serveDir, launch } from '../harness.mjs';
+import { serveDir, launch, benchStepMs } from '../harness.mjs';
 
 const [beforeDir, afterDir] = process.argv.slice(2, 4);
 const rounds = Number(process.argv[4] || 5);
@@ -14,14 +14,7 @@ if (!beforeDir || !afterDir) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const servers = [await serveDir(beforeDir), await serveDir(afterDir)];
 const browser = await launch();
-async function stepMs(server) {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/?bench`);
-  await page.waitForSelector('#bench[data-done="true"]', { timeout: 600000 });
-  const result = JSON.parse(await page.locator('#bench').innerText());
-  await page.context().close();
-  return result;
-}
+const stepMs = (server) => benchStepMs(browser, server);
 const results = [];
 for (let round = 1; round <= rounds; round++) {
   const before = await stepMs(servers[0]);

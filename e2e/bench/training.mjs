@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveDir, launch } from '../harness.mjs';
+import { serveDir, launch, benchStepMs } from '../harness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rounds = Number(process.argv[2] || 5);
@@ -21,14 +21,7 @@ const nativeStepMs = () => JSON.parse(execFileSync('cargo', ['run', '--release',
 
 const server = await serveDir(path.join(root, 'dist'));
 const browser = await launch();
-async function wasmStepMs() {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/?bench`);
-  await page.waitForSelector('#bench[data-done="true"]', { timeout: 600000 });
-  const result = JSON.parse(await page.locator('#bench').innerText());
-  await page.context().close();
-  return result;
-}
+const wasmStepMs = () => benchStepMs(browser, server);
 
 const results = [];
 for (let round = 1; round <= rounds; round++) {
