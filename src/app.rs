@@ -1,11 +1,16 @@
 use crate::alerts::{CrashBanner, RestoreNotes};
 use crate::claims::ClaimsPanel;
-use crate::explorer::Explorer;
+use crate::explorer::{Explorer, ExplorerView};
 use crate::format;
 use crate::keys;
+use crate::link::view::{CopyLink, LinkBanner};
+use crate::link::{self, Opened, ViewSignals};
 use crate::live::Live;
 use crate::panel::TrainingPanel;
 use crate::storage;
+use crate::tour::chapters::CHAPTERS;
+use crate::tour::view::{TourButton, TourPanel};
+use crate::tour::Tour;
 use protocol::{restore, LabSettings, ToWorker};
 use serde::Serialize;
 
@@ -31,6 +36,20 @@ pub fn App() -> impl IntoView {
     let corpus = RwSignal::new(corpus.value);
     let settings = RwSignal::new(settings.value);
     let probe = RwSignal::new(probe.value);
+    let explorer = ExplorerView::new();
+    let tour = Tour::new(live, probe, settings, corpus, explorer);
+    // An address with a view in it shows that view; the model kept here stays.
+    let signals = ViewSignals {
+        probe,
+        settings,
+        explorer,
+        chapter: tour.chapter,
+    };
+    let opened = Opened::new();
+    let shown_heads =
+        Signal::derive(move || live.info.with(|i| i.as_ref().map(|i| (i.layers, i.heads))));
+    link::open(CHAPTERS.len(), signals, opened, shown_heads);
+    let href = link::follow(signals);
     start_model(live, corpus.get_untracked(), settings.get_untracked());
     // Local storage is the outside world too.
     Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
@@ -55,6 +74,10 @@ pub fn App() -> impl IntoView {
     view! {
         <header>
             <h1>"Attention Lab"</h1>
+            <nav class="header-actions" aria-label="Tour and link">
+                <TourButton tour=tour/>
+                <CopyLink href=href/>
+            </nav>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
             <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(format::facts)).unwrap_or_default()}</span>
             {move || live.info_b.with(|b| b.as_ref().map(|b| {
@@ -68,6 +91,7 @@ pub fn App() -> impl IntoView {
         </header>
         <CrashBanner live=live corpus=corpus settings=settings/>
         <RestoreNotes live=live/>
+        <LinkBanner live=live opened=opened corpus=corpus settings=settings/>
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
             <main>
@@ -76,11 +100,13 @@ pub fn App() -> impl IntoView {
                     generation=live.generated
                     on_generate=Callback::new(move |(sentence, settings)| live.generate(sentence, settings))
                     on_stop_generating=Callback::new(move |()| live.stop_generating())
-                    no_trainer=Signal::derive(move || live.crashed.with(Option::is_some))/>
+                    no_trainer=Signal::derive(move || live.crashed.with(Option::is_some))
+                    view=explorer/>
                 <ClaimsPanel live=live/>
             </main>
             <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>
         </div>
+        <TourPanel tour=tour/>
     }
 }
 

@@ -15,6 +15,7 @@ pub mod format;
 pub mod heatmap;
 pub mod js;
 mod keys;
+pub mod link;
 pub mod live;
 pub mod paint;
 mod panel;
@@ -24,6 +25,7 @@ pub mod tasks;
 mod test_hooks;
 #[doc(hidden)]
 pub mod testing;
+pub mod tour;
 pub mod training;
 pub mod worker;
 pub mod worker_client;

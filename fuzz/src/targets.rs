@@ -98,6 +98,66 @@ pub const ALL: &[Target] = &[
         hot_prefix: 0,
         run: idb_records,
     },
+    Target {
+        name: "view_link",
+        seeds: link_seeds,
+        dictionary: LINK_WORDS,
+        hot_prefix: 0,
+        run: view_link,
+    },
+];
+
+/// Keys, values and escapes a link holds.
+const LINK_WORDS: &[&str] = &[
+    "?",
+    "&",
+    "=",
+    "+",
+    "%",
+    "%2",
+    "%25",
+    "%F0%9F%90%B1",
+    "%C3",
+    "%00",
+    "sentence=",
+    "pair=",
+    "target=",
+    "pad=",
+    "mask=",
+    "window=",
+    "kernel=",
+    "stage=",
+    "layer=",
+    "head=",
+    "part=",
+    "model=",
+    "tour=",
+    "preset=",
+    "objective=",
+    "task=",
+    "kv=",
+    "positions=",
+    "attention=",
+    "compare=on",
+    "b-kv=",
+    "b-positions=",
+    "b-attention=",
+    "test-hooks",
+    "causal",
+    "tiled",
+    "softmax",
+    "cross",
+    "both",
+    "small",
+    "seq2seq",
+    "reverse",
+    "rotary",
+    "linear",
+    "0",
+    "1",
+    "65",
+    "18446744073709551616",
+    "-1",
 ];
 
 /// Postcard's varints at their edges, and enum tags.
@@ -598,6 +658,44 @@ fn worker_messages(input: &[u8]) -> Result<(), String> {
         round_trip::<ToWorker>(bytes)
     } else {
         round_trip::<FromWorker>(bytes)
+    }
+}
+
+fn link_seeds() -> Vec<Vec<u8>> {
+    use protocol::link;
+    let mut view = link::example();
+    let full = link::write(&view, &["test-hooks"]);
+    view.shape.task = None;
+    view.showing = protocol::view::Showing::B;
+    vec![
+        full.into_bytes(),
+        link::write(&view, &[]).into_bytes(),
+        b"?head=2&mask=causal&stage=scores".to_vec(),
+        b"?sentence=a%zz&tour=99&foo=1".to_vec(),
+    ]
+}
+
+/// A link read, written from what was read, and read again: the same view, and nothing left
+/// to complain about (what `write` writes, `read` reads).
+fn view_link(input: &[u8]) -> Result<(), String> {
+    use protocol::link;
+    const CHAPTERS: usize = 14;
+    let query = text(input);
+    let Some(first) = link::read(&query, CHAPTERS) else {
+        return Err("no view".into());
+    };
+    let again = link::write(&first.value, &[]);
+    match link::read(&again, CHAPTERS) {
+        Some(second) => {
+            assert_eq!(second.notices, Vec::<String>::new(), "{again}");
+            assert_eq!(second.value, first.value, "{again}");
+        }
+        None => assert_eq!(first.value, link::View::default(), "{again}"),
+    }
+    if first.notices.is_empty() {
+        Ok(())
+    } else {
+        Err(first.notices.len().min(3).to_string())
     }
 }
 

@@ -10,12 +10,15 @@ pub mod claims;
 pub mod curves;
 pub mod error;
 pub mod generation;
+pub mod link;
 pub mod messages;
 pub mod model_info;
 pub mod record;
 pub mod restore;
 pub mod rules;
 pub mod settings;
+pub mod stage;
+pub mod view;
 pub mod wire;
 
 pub use bundle::ModelBundle;

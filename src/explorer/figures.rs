@@ -7,6 +7,7 @@ use crate::components::heatmap_figure::{HeatmapData, HeatmapOptions};
 use crate::heatmap::{ColumnAxis, Scale};
 use engine::inspect::Inspection;
 use engine::{HeadTrace, LayerTrace, Matrix};
+pub use protocol::view::{Part, Selection};
 
 /// One heatmap of a stage: what it shows and how to draw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,41 +16,6 @@ pub struct Figure {
     pub options: HeatmapOptions,
     /// Largest side of the cell grid, px: smaller when a stage shows several.
     pub max_grid: u32,
-}
-
-/// Which attention the explorer looks at. One BERT (or decoder) has only its self-attention;
-/// an encoder–decoder has three.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Part {
-    /// The inspection's own self-attention: one BERT's, or an encoder–decoder's decoder's
-    /// (causal).
-    #[default]
-    SelfAttention,
-    /// An encoder–decoder's cross-attention: queries from the decoder (target rows), keys and
-    /// values from the encoder's output (source columns).
-    Cross,
-    /// An encoder–decoder's encoder, on the source (`Inspection::source`).
-    Encoder,
-}
-
-/// The layer and head the explorer looks at (0-based; the page shows them 1-based), and in
-/// which attention.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Selection {
-    pub layer: usize,
-    pub head: usize,
-    pub part: Part,
-}
-
-impl Selection {
-    /// The same choice, kept inside a model of `layers` × `heads` (after loading another model).
-    pub fn clamped(self, layers: usize, heads: usize) -> Selection {
-        Selection {
-            layer: self.layer.min(layers.saturating_sub(1)),
-            head: self.head.min(heads.saturating_sub(1)),
-            part: self.part,
-        }
-    }
 }
 
 /// The inspection whose trace `part` reads: the source's for the encoder.
@@ -99,7 +65,7 @@ pub fn part_shape(ins: &Inspection, part: Part) -> (usize, usize) {
     (layers, heads)
 }
 
-pub(super) fn heads_of(layer: &LayerTrace, part: Part) -> &[HeadTrace] {
+pub fn heads_of(layer: &LayerTrace, part: Part) -> &[HeadTrace] {
     match part {
         Part::Cross => &layer.cross_heads,
         Part::SelfAttention | Part::Encoder => &layer.heads,
@@ -349,11 +315,11 @@ pub fn rollout_figure(ins: &Inspection, max_grid: u32) -> Figure {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::explorer::stage::Stage;
-    use crate::explorer::stage::Stages;
     use crate::explorer::stage_figures::{stage_figures, stage_hint, LINEAR_NO_SCORES, ROTARY};
     use engine::tokenizer::Tokenizer;
     use engine::{BertConfig, BertForPreTraining, Rng};
+    use protocol::stage::Stage;
+    use protocol::stage::Stages;
     use protocol::{ProbeInput, DEFAULT_CORPUS};
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -386,7 +352,7 @@ pub(crate) mod tests {
         let opts = engine::forward::ForwardOptions {
             softmax: engine::ops::attention::Softmax {
                 kernel,
-                window: None,
+                window: probe.window,
             },
             ..engine::forward::ForwardOptions::inspection(probe.mask)
         };

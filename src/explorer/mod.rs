@@ -11,7 +11,6 @@ pub mod input;
 pub mod model_view;
 pub mod predictions;
 pub mod rotation;
-pub mod stage;
 pub mod stage_figures;
 pub mod stepper;
 pub mod tiles;
@@ -30,8 +29,9 @@ use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
+use protocol::stage::{Stage, Stages};
+use protocol::view::Showing;
 use protocol::{GenerationSettings, ModelInfo, ProbeInput};
-use stage::{Stage, Stages};
 use std::sync::Arc;
 use stepper::StagePanel;
 use tokens::{pad_note, TokenChips};
@@ -50,23 +50,28 @@ pub fn truncation_notice(ins: &Inspection, max_positions: Option<usize>) -> Opti
     })
 }
 
-/// Which model's heatmaps the explorer shows while comparing two.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Showing {
-    A,
-    B,
-    Both,
+/// What the explorer looks at beside the probe: the stage, the layer, head and part, and
+/// which of Compare's models. The app holds it, so a link and the tour can set it too.
+#[derive(Clone, Copy)]
+pub struct ExplorerView {
+    pub stage: RwSignal<Stage>,
+    pub selection: RwSignal<Selection>,
+    pub showing: RwSignal<Showing>,
 }
 
-impl Showing {
-    const ALL: [Showing; 3] = [Showing::A, Showing::B, Showing::Both];
-
-    fn label(self) -> &'static str {
-        match self {
-            Showing::A => "A",
-            Showing::B => "B",
-            Showing::Both => "Both",
+impl ExplorerView {
+    pub fn new() -> ExplorerView {
+        ExplorerView {
+            stage: RwSignal::new(Stage::FIRST_SHOWN),
+            selection: RwSignal::new(Selection::default()),
+            showing: RwSignal::new(Showing::A),
         }
+    }
+}
+
+impl Default for ExplorerView {
+    fn default() -> Self {
+        ExplorerView::new()
     }
 }
 
@@ -108,9 +113,12 @@ pub fn Explorer(
     /// being read, so the explorer does not say it is.
     #[prop(optional, into)]
     no_trainer: Signal<bool>,
+    /// Stage, layer, head and model shown; fresh when the caller does not hold them.
+    #[prop(optional)]
+    view: ExplorerView,
 ) -> impl IntoView {
     let (inspection_a, info_a) = (inspection, info);
-    let chosen_model = RwSignal::new(Showing::A);
+    let chosen_model = view.showing;
     let comparing = Memo::new(move |_| info_b.with(Option::is_some));
     let showing = Memo::new(move |_| {
         if comparing.get() {
@@ -140,7 +148,7 @@ pub fn Explorer(
     let waiting = move || inspection.with(Option::is_none);
     let encoder_decoder =
         Memo::new(move |_| ins.with(|i| i.as_ref().is_some_and(|i| is_encoder_decoder(i))));
-    let chosen = RwSignal::new(Selection::default());
+    let chosen = view.selection;
     // One BERT has only its self-attention: a part chosen for an encoder–decoder falls back.
     let part = Memo::new(move |_| {
         if encoder_decoder.get() {
@@ -186,7 +194,7 @@ pub fn Explorer(
             _ => sel,
         }
     });
-    let stage = RwSignal::new(Stage::FIRST_SHOWN);
+    let stage = view.stage;
     let stages = stages_for(focus_ins, focus_selection);
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.

@@ -4,11 +4,11 @@
 //! compute.
 
 use super::figures::*;
-use super::stage::Stage;
 use crate::components::heatmap_figure::HeatmapOptions;
 use crate::heatmap::ColumnAxis;
 use engine::inspect::Inspection;
 use engine::{LayerTrace, MaskMode, Matrix};
+use protocol::stage::Stage;
 
 /// The heatmaps of `stage` for the selected layer and head, in reading order. Empty when the
 /// selection is outside the trace.

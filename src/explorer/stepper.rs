@@ -6,12 +6,12 @@ use super::figure_list::FigureList;
 use super::figures::{dims, query_key_tokens, Dims, Part, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
-use super::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
 use super::stage_figures::{stage_figures, stage_hint};
 use super::tiles::TilesPanel;
 use engine::inspect::Inspection;
 use engine::MaskMode;
 use leptos::prelude::*;
+use protocol::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
 use std::sync::Arc;
 
 /// The current stage's formula, with the parts it adds lit: the embeddings' sum, softmax(QKᵀ/√d_k

@@ -1,7 +1,7 @@
 //! The stages of the model as the stepper walks them: the embeddings (stage 0), the nine
 //! stages of self-attention (ten with tiled attention's "Tiles"), then Add & Norm, the
 //! feed-forward network and Add & Norm again, with the formula and the plain-language reason
-//! for each. Plain data: no web, no maths.
+//! for each, and the name a link gives each (`slug`). Plain data: no web, no maths.
 
 use engine::MaskMode;
 
@@ -194,6 +194,31 @@ impl Stage {
         }
     }
 
+    /// The stage's name in a link (`link`): short, lower case, stable.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Stage::Embeddings => "embeddings",
+            Stage::Input => "x",
+            Stage::Projections => "qkv",
+            Stage::FeatureMaps => "phi",
+            Stage::Scores => "scores",
+            Stage::Scaled => "scaled",
+            Stage::Masked => "mask",
+            Stage::Softmax => "softmax",
+            Stage::Context => "context",
+            Stage::Tiles => "tiles",
+            Stage::Concat => "concat",
+            Stage::Output => "wo",
+            Stage::AttentionAddNorm => "add-norm-1",
+            Stage::FeedForward => "ffn",
+            Stage::OutputAddNorm => "add-norm-2",
+        }
+    }
+
+    pub fn from_slug(slug: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.slug() == slug)
+    }
+
     /// The stage's name, as the heading says it.
     pub fn title(self) -> &'static str {
         match self {
@@ -319,7 +344,6 @@ pub fn sqrt_text(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn stepping_walks_all_thirteen_stages_and_stops_at_the_ends() {

@@ -1,0 +1,719 @@
+//! A link to a view: the page's address holds what is on screen as a query string, so a
+//! teacher can send "layer 2, head 3, causal mask, stage 4" and a reload comes back to it.
+//!
+//! `write` gives the query for a `View`; `read` checks a query field by field with the rules
+//! the page applies to what the user types (`rules`), as `restore` checks what storage kept.
+//! An address is anything anyone typed or pasted: a field that cannot be read keeps its
+//! default and says why, and the good fields around it stay.
+
+use crate::restore::Restored;
+use crate::rules;
+use crate::stage::Stage;
+use crate::view::{Part, Selection, Showing};
+use crate::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel};
+use engine::batch::MaskMode;
+use engine::seq2seq::Task;
+use engine::train::Objective;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
+/// The longest sentence a link may carry, in characters: far more than a model reads (MiniLM
+/// reads 512 tokens), far less than an address bar chokes on.
+pub const MAX_TEXT: usize = 4_000;
+
+/// Words in the query that switch the page into a mode, not parts of the view: kept as they
+/// are.
+pub const SWITCHES: [&str; 2] = ["test-hooks", "bench"];
+
+/// The highest layer or head a link may name (1-based). The model at hand may have fewer; the
+/// page checks that when it has one.
+pub const MAX_INDEX: usize = 64;
+
+/// What shapes a model: changing any of these means building another one (a Reset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelShape {
+    pub preset: Preset,
+    pub objective: Objective,
+    pub task: Option<Task>,
+    pub architecture: Architecture,
+    pub compare: Option<Architecture>,
+}
+
+impl ModelShape {
+    pub fn of(settings: &LabSettings) -> ModelShape {
+        ModelShape {
+            preset: settings.preset,
+            objective: settings.objective,
+            task: settings.task,
+            architecture: settings.architecture,
+            compare: settings.compare,
+        }
+    }
+
+    /// `settings` with this shape; the rest (learning rate, batch, seed…) as they were.
+    pub fn applied_to(self, settings: &LabSettings) -> LabSettings {
+        LabSettings {
+            preset: self.preset,
+            objective: self.objective,
+            task: self.task,
+            architecture: self.architecture,
+            compare: self.compare,
+            ..settings.clone()
+        }
+    }
+
+    /// In words, for "this link is for a small MLM + NSP model with rotary positions".
+    pub fn describe(self) -> String {
+        let what = match self.task {
+            Some(task) => format!("encoder–decoder trained on {}", task_name(task)),
+            None => match self.objective {
+                Objective::MlmNsp => "MLM + NSP model".to_string(),
+                Objective::NextToken => "next-token decoder".to_string(),
+            },
+        };
+        let mut text = format!(
+            "{} {what}, {}",
+            self.preset.name(),
+            architecture_words(self.architecture)
+        );
+        if let Some(b) = self.compare {
+            text.push_str(&format!(", compared with B: {}", architecture_words(b)));
+        }
+        text
+    }
+}
+
+fn architecture_words(a: Architecture) -> String {
+    let heads = match a.kv_heads {
+        Some(g) => format!("{g} KV heads"),
+        None => "one K/V per head".to_string(),
+    };
+    format!(
+        "{} positions, {} attention, {heads}",
+        a.positions.label().to_lowercase(),
+        a.attention.label().to_lowercase()
+    )
+}
+
+/// Everything a link restores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct View {
+    /// Sentence, second sentence, target, Pad to, mask, window and attention kernel.
+    pub probe: ProbeInput,
+    pub stage: Stage,
+    /// Layer, head and part, 0-based (a link counts from 1, as the page does).
+    pub selection: Selection,
+    pub showing: Showing,
+    /// The tour's chapter, 1-based; None when the tour is closed.
+    pub chapter: Option<usize>,
+    pub shape: ModelShape,
+}
+
+impl Default for View {
+    fn default() -> Self {
+        View {
+            probe: ProbeInput::default(),
+            stage: Stage::FIRST_SHOWN,
+            selection: Selection::default(),
+            showing: Showing::A,
+            chapter: None,
+            shape: ModelShape::of(&LabSettings::default()),
+        }
+    }
+}
+
+/// What a query value may hold unencoded: letters, digits and `-._~` (RFC 3986's unreserved).
+const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// The query for `view` ("?sentence=…&head=2", or "" for the defaults), with the page's
+/// `switches` (e.g. "test-hooks") first. Only what differs from the default is written.
+pub fn write(view: &View, switches: &[&str]) -> String {
+    let d = View::default();
+    let mut parts: Vec<String> = switches.iter().map(|s| s.to_string()).collect();
+    let mut put = |key: &str, value: &str| {
+        parts.push(format!(
+            "{key}={}",
+            utf8_percent_encode(value, ENCODED).to_string()
+        ))
+    };
+    let (p, dp) = (&view.probe, &d.probe);
+    if p.text != dp.text {
+        put("sentence", &p.text);
+    }
+    if p.pair != dp.pair {
+        put("pair", &p.pair);
+    }
+    if p.target != dp.target {
+        put("target", &p.target);
+    }
+    if let Some(n) = p.pad_to {
+        put("pad", &n.to_string());
+    }
+    if p.mask != dp.mask {
+        put("mask", mask_name(p.mask));
+    }
+    if let Some(w) = p.window {
+        put("window", &w.to_string());
+    }
+    if p.attention != dp.attention {
+        put("kernel", &p.attention.name().to_lowercase());
+    }
+    if view.stage != d.stage {
+        put("stage", view.stage.slug());
+    }
+    if view.selection.layer != 0 {
+        put("layer", &(view.selection.layer + 1).to_string());
+    }
+    if view.selection.head != 0 {
+        put("head", &(view.selection.head + 1).to_string());
+    }
+    if view.selection.part != Part::default() {
+        put("part", view.selection.part.slug());
+    }
+    if view.showing != d.showing {
+        put("model", &view.showing.label().to_lowercase());
+    }
+    if let Some(c) = view.chapter {
+        put("tour", &c.to_string());
+    }
+    let (s, ds) = (&view.shape, &d.shape);
+    if s.preset != ds.preset {
+        put("preset", s.preset.name());
+    }
+    match s.task {
+        Some(task) => {
+            put("objective", "seq2seq");
+            put("task", task_name(task));
+        }
+        None if s.objective != ds.objective => put("objective", objective_name(s.objective)),
+        None => {}
+    }
+    write_architecture(&mut put, "", s.architecture);
+    if let Some(b) = s.compare {
+        put("compare", "on");
+        write_architecture(&mut put, "b-", b);
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", parts.join("&"))
+    }
+}
+
+fn write_architecture(put: &mut impl FnMut(&str, &str), prefix: &str, a: Architecture) {
+    let d = Architecture::default();
+    if let Some(g) = a.kv_heads {
+        put(&format!("{prefix}kv"), &g.to_string());
+    }
+    if a.positions != d.positions {
+        put(&format!("{prefix}positions"), &a.positions.to_string());
+    }
+    if a.attention != d.attention {
+        put(&format!("{prefix}attention"), &a.attention.to_string());
+    }
+}
+
+/// The view a query asks for, read against a tour of `chapters` chapters; None when the query
+/// names no part of a view (a plain visit, or only the page's switches). `notices` hold one
+/// sentence per field that could not be read (its default applies).
+pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
+    let mut fields: Vec<(String, Result<String, String>)> = Vec::new();
+    let mut notices = Vec::new();
+    for part in query.trim_start_matches('?').split('&') {
+        if part.is_empty() || SWITCHES.contains(&part) {
+            continue;
+        }
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        let key = match decode(key) {
+            Ok(k) => k,
+            Err(why) => {
+                notices.push(format!(
+                    "A key of the link was unreadable ({why}): ignored."
+                ));
+                continue;
+            }
+        };
+        if !KEYS.contains(&key.as_str()) {
+            notices.push(format!(
+                "The link's \"{}\" is not something a link sets: ignored.",
+                shorten(&key)
+            ));
+            continue;
+        }
+        if fields.iter().any(|(k, _)| *k == key) {
+            notices.push(format!(
+                "The link gives \"{key}\" twice: the first is used."
+            ));
+            continue;
+        }
+        fields.push((key, decode(value)));
+    }
+    if fields.is_empty() && notices.is_empty() {
+        return None;
+    }
+    let mut r = Reader {
+        fields,
+        notices,
+        view: View::default(),
+    };
+    r.read_probe();
+    r.read_view(chapters);
+    r.read_shape();
+    Some(Restored {
+        value: r.view,
+        notices: r.notices,
+    })
+}
+
+/// Every key a link may hold.
+const KEYS: [&str; 23] = [
+    "sentence",
+    "pair",
+    "target",
+    "pad",
+    "mask",
+    "window",
+    "kernel",
+    "stage",
+    "layer",
+    "head",
+    "part",
+    "model",
+    "tour",
+    "preset",
+    "objective",
+    "task",
+    "kv",
+    "positions",
+    "attention",
+    "compare",
+    "b-kv",
+    "b-positions",
+    "b-attention",
+];
+
+struct Reader {
+    fields: Vec<(String, Result<String, String>)>,
+    notices: Vec<String>,
+    view: View,
+}
+
+impl Reader {
+    /// `key`'s value read by `parse`; None when absent. A value that cannot be read leaves a
+    /// notice naming the field (`label`) and is None too, so the default stays.
+    fn get<T>(
+        &mut self,
+        key: &str,
+        label: &str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let value = self.fields.iter().find(|(k, _)| k == key)?.1.clone();
+        let result = value.and_then(|v| parse(&v));
+        match result {
+            Ok(v) => Some(v),
+            Err(why) => {
+                self.notices
+                    .push(format!("{label}: {why}, so the default applies."));
+                None
+            }
+        }
+    }
+
+    fn read_probe(&mut self) {
+        let text = |v: &str| -> Result<String, String> {
+            let n = v.chars().count();
+            if n > MAX_TEXT {
+                Err(format!(
+                    "{n} characters are more than the {MAX_TEXT} a link may carry"
+                ))
+            } else {
+                Ok(v.to_string())
+            }
+        };
+        let p = &mut self.view.probe.clone();
+        if let Some(t) = self.get("sentence", "Sentence", text) {
+            p.text = t;
+        }
+        if let Some(t) = self.get("pair", "Second sentence", text) {
+            p.pair = t;
+        }
+        if let Some(t) = self.get("target", "Target", text) {
+            p.target = t;
+        }
+        if let Some(n) = self.get("pad", "Pad to", |v| {
+            rules::pad_to(v).map_err(|e| e.to_string())
+        }) {
+            p.pad_to = n;
+        }
+        if let Some(m) = self.get("mask", "Mask", |v| {
+            rules::mask(v).map_err(|e| e.to_string())
+        }) {
+            p.mask = m;
+        }
+        if let Some(w) = self.get("window", "Window", |v| {
+            rules::window(v, None).map_err(|e| e.to_string())
+        }) {
+            p.window = w;
+        }
+        if let Some(k) = self.get("kernel", "Attention", |v| {
+            rules::kernel(v).map_err(|e| e.to_string())
+        }) {
+            p.attention = k;
+        }
+        self.view.probe = p.clone();
+    }
+
+    fn read_view(&mut self, chapters: usize) {
+        if let Some(s) = self.get("stage", "Stage", |v| {
+            Stage::from_slug(v).ok_or_else(|| format!("\"{}\" is not a stage", shorten(v)))
+        }) {
+            self.view.stage = s;
+        }
+        if let Some(l) = self.get("layer", "Layer", |v| index(v, MAX_INDEX)) {
+            self.view.selection.layer = l - 1;
+        }
+        if let Some(h) = self.get("head", "Head", |v| index(v, MAX_INDEX)) {
+            self.view.selection.head = h - 1;
+        }
+        if let Some(part) = self.get("part", "Attention part", |v| {
+            Part::ALL
+                .into_iter()
+                .find(|p| p.slug() == v)
+                .ok_or_else(|| "it must be self, cross or encoder".to_string())
+        }) {
+            self.view.selection.part = part;
+        }
+        if let Some(m) = self.get("model", "Model", |v| {
+            Showing::ALL
+                .into_iter()
+                .find(|s| s.label().eq_ignore_ascii_case(v))
+                .ok_or_else(|| "it must be A, B or Both".to_string())
+        }) {
+            self.view.showing = m;
+        }
+        if let Some(c) = self.get("tour", "Tour chapter", |v| index(v, chapters)) {
+            self.view.chapter = Some(c);
+        }
+    }
+
+    fn read_shape(&mut self) {
+        let mut shape = self.view.shape;
+        if let Some(p) = self.get("preset", "Preset", |v| {
+            rules::preset(v).map_err(|e| e.to_string())
+        }) {
+            shape.preset = p;
+        }
+        let seq2seq = self.get("objective", "Objective", |v| match v {
+            "seq2seq" => Ok(None),
+            v => rules::objective(v)
+                .map(Some)
+                .map_err(|_| "it must be mlm-nsp, next-token or seq2seq".to_string()),
+        });
+        match seq2seq {
+            Some(Some(objective)) => shape.objective = objective,
+            Some(None) => shape.task = Some(Task::Reverse),
+            None => {}
+        }
+        let task = self.get("task", "Task", |v| {
+            rules::task(v).map_err(|e| e.to_string())
+        });
+        match (task, shape.task) {
+            (Some(t), Some(_)) => shape.task = Some(t),
+            (Some(_), None) => self
+                .notices
+                .push("Task: a task needs the objective seq2seq, so it is ignored.".into()),
+            (None, _) => {}
+        }
+        let heads = shape.preset.config().num_attention_heads;
+        shape.architecture = self.architecture("", "", heads);
+        let compare_on = self.get("compare", "Compare", |v| match v {
+            "on" => Ok(true),
+            "off" => Ok(false),
+            _ => Err("it must be on or off".to_string()),
+        });
+        let b = self.architecture("b-", "Model B: ", heads);
+        let b_given = ["b-kv", "b-positions", "b-attention"]
+            .iter()
+            .any(|k| self.fields.iter().any(|(f, _)| f == k));
+        shape.compare = (compare_on.unwrap_or(false) || b_given).then_some(b);
+        self.view.shape = shape;
+    }
+
+    fn architecture(&mut self, prefix: &str, who: &str, heads: usize) -> Architecture {
+        let mut a = Architecture::default();
+        if let Some(g) = self.get(&format!("{prefix}kv"), &format!("{who}KV heads"), |v| {
+            let g: f64 = v
+                .parse()
+                .map_err(|_| format!("\"{}\" is not a number", shorten(v)))?;
+            rules::kv_heads(g, heads).map_err(|e| e.to_string())
+        }) {
+            a.kv_heads = (g != heads).then_some(g);
+        }
+        if let Some(p) = self.get(
+            &format!("{prefix}positions"),
+            &format!("{who}Positions"),
+            |v| rules::positions(v).map_err(|e| e.to_string()),
+        ) {
+            a.positions = p;
+        }
+        if let Some(t) = self.get(
+            &format!("{prefix}attention"),
+            &format!("{who}Attention"),
+            |v| rules::attention_type(v).map_err(|e| e.to_string()),
+        ) {
+            a.attention = t;
+        }
+        a
+    }
+}
+
+/// A 1-based number from 1 to `max`.
+fn index(v: &str, max: usize) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is not between 1 and {max}")),
+        Err(_) => Err(format!("\"{}\" is not a whole number", shorten(v))),
+    }
+}
+
+/// A query value as typed: `+` is a space, `%XX` a byte, and the bytes must be UTF-8. A `%`
+/// without two hex digits after it is an error, not a literal, so a cut-off link says so.
+pub fn decode(value: &str) -> Result<String, String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).and_then(|h| {
+                    let h = std::str::from_utf8(h).ok()?;
+                    u8::from_str_radix(h, 16)
+                        .ok()
+                        .filter(|_| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                });
+                match hex {
+                    Some(b) => out.push(b),
+                    None => return Err("a % not followed by two hex digits".into()),
+                }
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| "its bytes are not UTF-8 text".into())
+}
+
+/// At most 40 characters of what the user sent, for a notice.
+fn shorten(v: &str) -> String {
+    if v.chars().count() <= 40 {
+        v.to_string()
+    } else {
+        format!("{}…", v.chars().take(40).collect::<String>())
+    }
+}
+
+fn mask_name(m: MaskMode) -> &'static str {
+    match m {
+        MaskMode::None => "none",
+        MaskMode::Padding => "padding",
+        MaskMode::Causal => "causal",
+    }
+}
+
+fn objective_name(o: Objective) -> &'static str {
+    match o {
+        Objective::MlmNsp => "mlm-nsp",
+        Objective::NextToken => "next-token",
+    }
+}
+
+fn task_name(t: Task) -> &'static str {
+    match t {
+        Task::Copy => "copy",
+        Task::Reverse => "reverse",
+        Task::Reply => "reply",
+    }
+}
+
+/// Every field set away from its default, for the tests here and the fuzz target's seeds.
+pub fn example() -> View {
+    View {
+        probe: ProbeInput {
+            text: "the cat sat on the mat & 50% more ü 🐱 [MASK] ?x=1#y".into(),
+            pair: "a + b = c".into(),
+            target: "tam eht no tas tac eht".into(),
+            pad_to: Some(20),
+            mask: MaskMode::Causal,
+            window: Some(3),
+            attention: ProbeKernel::Tiled,
+        },
+        stage: Stage::Softmax,
+        selection: Selection {
+            layer: 1,
+            head: 3,
+            part: Part::Cross,
+        },
+        showing: Showing::Both,
+        chapter: Some(6),
+        shape: ModelShape {
+            preset: Preset::Small,
+            objective: Objective::MlmNsp,
+            task: Some(Task::Copy),
+            architecture: Architecture {
+                kv_heads: Some(2),
+                positions: engine::config::PositionEmbeddingType::Rotary,
+                attention: engine::config::AttentionType::Softmax,
+            },
+            compare: Some(Architecture {
+                kv_heads: None,
+                positions: engine::config::PositionEmbeddingType::Absolute,
+                attention: engine::config::AttentionType::Linear,
+            }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_survives_a_round_trip() {
+        let view = example();
+        let query = write(&view, &[]);
+        let back = read(&query, 14).expect("a view");
+        assert_eq!(back.notices, Vec::<String>::new());
+        assert_eq!(back.value, view);
+        // A decoder's objective and each task too.
+        for (objective, task) in [
+            (Objective::NextToken, None),
+            (Objective::MlmNsp, Some(Task::Reply)),
+        ] {
+            let mut v = View::default();
+            v.shape.objective = objective;
+            v.shape.task = task;
+            assert_eq!(read(&write(&v, &[]), 14).unwrap().value, v);
+        }
+    }
+
+    #[test]
+    fn the_defaults_write_nothing_and_a_plain_visit_is_no_link() {
+        assert_eq!(write(&View::default(), &[]), "");
+        assert_eq!(write(&View::default(), &["test-hooks"]), "?test-hooks");
+        assert_eq!(read("", 14), None);
+        assert_eq!(read("?test-hooks", 14), None);
+        assert_eq!(read("?test-hooks&bench", 14), None);
+    }
+
+    #[test]
+    fn switches_are_kept_beside_the_view() {
+        let mut v = View::default();
+        v.selection.head = 1;
+        assert_eq!(write(&v, &["test-hooks"]), "?test-hooks&head=2");
+        assert_eq!(read("?test-hooks&head=2", 14).unwrap().value, v);
+    }
+
+    #[test]
+    fn bad_fields_fall_back_one_by_one_and_say_so() {
+        let r = read(
+            "?head=2&layer=zero&mask=sideways&stage=nope&tour=99&kv=3&foo=1",
+            14,
+        )
+        .unwrap();
+        assert_eq!(r.value.selection.head, 1, "the good field stays");
+        assert_eq!(r.value.selection.layer, 0);
+        assert_eq!(r.value.probe.mask, MaskMode::Padding);
+        assert_eq!(r.value.stage, Stage::FIRST_SHOWN);
+        assert_eq!(r.value.chapter, None);
+        assert_eq!(r.value.shape.architecture.kv_heads, None);
+        let all = r.notices.join(" | ");
+        for needle in [
+            "Layer: \"zero\"",
+            "Mask:",
+            "Stage: \"nope\"",
+            "Tour chapter: 99 is not between 1 and 14",
+            "KV heads",
+            "\"foo\" is not something a link sets",
+        ] {
+            assert!(all.contains(needle), "{needle} in {all}");
+        }
+        assert_eq!(r.notices.len(), 6);
+    }
+
+    #[test]
+    fn a_huge_sentence_is_refused_and_the_default_kept() {
+        let huge = "a".repeat(100_000);
+        let r = read(&format!("?sentence={huge}&pair=ok"), 14).unwrap();
+        assert_eq!(r.value.probe.text, ProbeInput::default().text);
+        assert_eq!(r.value.probe.pair, "ok");
+        assert!(
+            r.notices[0].starts_with("Sentence: 100000 characters"),
+            "{:?}",
+            r.notices
+        );
+    }
+
+    #[test]
+    fn malformed_percent_encoding_is_named_not_guessed() {
+        for bad in ["%", "%4", "%zz", "%+1", "%C3%28", "a%-1"] {
+            assert!(decode(bad).is_err(), "{bad}");
+            let r = read(&format!("?sentence={bad}"), 14).unwrap();
+            assert_eq!(r.value.probe.text, ProbeInput::default().text);
+            assert_eq!(r.notices.len(), 1, "{bad}: {:?}", r.notices);
+        }
+        assert_eq!(decode("a+b%20c%F0%9F%90%B1").unwrap(), "a b c🐱");
+        assert!(read("?%zz=1", 14).unwrap().notices[0].contains("unreadable"));
+    }
+
+    #[test]
+    fn a_key_given_twice_keeps_the_first() {
+        let r = read("?head=2&head=3", 14).unwrap();
+        assert_eq!(r.value.selection.head, 1);
+        assert_eq!(r.notices.len(), 1);
+    }
+
+    #[test]
+    fn seq2seq_without_a_task_is_reverse_and_a_task_alone_is_ignored() {
+        let r = read("?objective=seq2seq", 14).unwrap();
+        assert_eq!(r.value.shape.task, Some(Task::Reverse));
+        let r = read("?task=copy", 14).unwrap();
+        assert_eq!(r.value.shape.task, None);
+        assert_eq!(r.notices.len(), 1);
+    }
+
+    #[test]
+    fn the_shape_applies_to_settings_and_leaves_the_rest() {
+        let mut settings = LabSettings {
+            learning_rate: 0.01,
+            ..LabSettings::default()
+        };
+        let shape = example().shape;
+        settings = shape.applied_to(&settings);
+        assert_eq!(ModelShape::of(&settings), shape);
+        assert_eq!(settings.learning_rate, 0.01);
+        assert!(shape
+            .describe()
+            .starts_with("small encoder–decoder trained on copy, rotary positions"));
+    }
+
+    #[test]
+    fn written_names_are_the_names_the_rules_read() {
+        for m in [MaskMode::None, MaskMode::Padding, MaskMode::Causal] {
+            assert_eq!(rules::mask(mask_name(m)).unwrap(), m);
+        }
+        for o in [Objective::MlmNsp, Objective::NextToken] {
+            assert_eq!(rules::objective(objective_name(o)).unwrap(), o);
+        }
+        for t in [Task::Copy, Task::Reverse, Task::Reply] {
+            assert_eq!(rules::task(task_name(t)).unwrap(), t);
+        }
+        for s in Stage::ALL {
+            assert_eq!(Stage::from_slug(s.slug()), Some(s));
+        }
+    }
+}

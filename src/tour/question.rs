@@ -1,0 +1,573 @@
+//! The tour's questions, posed against the live model: the choices and the right one are read
+//! from the inspection on screen (and the loss curve) when asked, so a question stays true as
+//! the model trains. These functions pick and compare numbers the engine computed; they
+//! compute nothing of the model.
+
+use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
+use engine::inspect::Inspection;
+use protocol::stage::sqrt_text;
+use protocol::Curves;
+
+/// Which query row a question reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Query {
+    /// The first [MASK] of the sentence.
+    Mask,
+    /// [CLS], row 0.
+    Cls,
+    /// Row i (0-based).
+    Row(usize),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Question {
+    /// The key `query` gives the largest softmax weight (or, with `scores`, the largest raw
+    /// score QKᵀ) in the head shown.
+    TopKey { query: Query, scores: bool },
+    /// How many tokens the model reads.
+    TokenCount,
+    /// d_k: the width of one head's query row.
+    HeadSize,
+    /// What every score is divided by: √d_k.
+    SqrtDk,
+    /// The weight the [MASK] row gives the [PAD] keys after softmax.
+    PadWeight,
+    /// The head of the shown layer whose [MASK] row puts the most weight on [MASK] itself.
+    MostSelfHead,
+    /// The mean of the [MASK] row after the first Add & Norm.
+    NormMean,
+    /// The word the MLM head ranks first at the first [MASK].
+    TopPrediction,
+    /// Whether the loss is now below its first value.
+    LossFell,
+    /// How many keys row `row` gives a weight above 0 in the head shown.
+    VisibleKeys { row: usize },
+}
+
+/// What the page shows when a question is asked.
+pub struct Live<'a> {
+    pub ins: &'a Inspection,
+    pub selection: Selection,
+    pub curves: &'a Curves,
+}
+
+/// A question asked now: its choices, the right one, and why it is right.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Posed {
+    pub choices: Vec<String>,
+    pub answer: usize,
+    pub why: String,
+}
+
+impl Question {
+    pub fn prompt(self) -> String {
+        match self {
+            Question::TopKey { query, scores } => {
+                let who = query_name(query);
+                if scores {
+                    format!("Which key gets the largest raw score from {who}'s query in this head?")
+                } else {
+                    format!("Which key does {who} attend to most in this head?")
+                }
+            }
+            Question::TokenCount => {
+                "How many tokens does the model read, [CLS] and [SEP] included?".into()
+            }
+            Question::HeadSize => "How many numbers are in one query row of a head (d_k)?".into(),
+            Question::SqrtDk => "Every score of this model is divided by which number?".into(),
+            Question::PadWeight => {
+                "After softmax, what weight does [MASK] give the [PAD] keys?".into()
+            }
+            Question::MostSelfHead => {
+                "In this layer, which head puts the most weight on [MASK] reading itself?".into()
+            }
+            Question::NormMean => "After Add & Norm, what is the mean of the [MASK] row?".into(),
+            Question::TopPrediction => {
+                "Which word does the model rank first for [MASK] now?".into()
+            }
+            Question::LossFell => "Is the training loss now lower than at the first step?".into(),
+            Question::VisibleKeys { row } => format!(
+                "How many keys can token {} (counting [CLS] as 1) attend to?",
+                row + 1
+            ),
+        }
+    }
+
+    /// The question against what is on screen now; Err says what the page needs first.
+    pub fn pose(self, live: &Live) -> Result<Posed, String> {
+        let ins = live.ins;
+        let sel = live.selection;
+        match self {
+            Question::TopKey { query, scores } => {
+                let (rows, keys) =
+                    query_key_tokens(ins, sel).ok_or("This model has no such attention.")?;
+                let row = query_row(rows, query)?;
+                let head = head(ins, sel)?;
+                let m = if scores { &head.scores } else { &head.weights };
+                let key_mask = key_mask(ins, sel);
+                let values = m.row(row);
+                let best = argmax(values).ok_or("The row is empty.")?;
+                let (choices, index_of) = token_choices(keys, &key_mask);
+                let what = if scores {
+                    "a raw score of"
+                } else {
+                    "a weight of"
+                };
+                Ok(Posed {
+                    answer: index_of[best],
+                    why: format!(
+                        "{} gives {} {what} {:.3}, the largest of its row (layer {}, head {}).",
+                        rows[row],
+                        choices[index_of[best]],
+                        values[best],
+                        sel.layer + 1,
+                        sel.head + 1
+                    ),
+                    choices,
+                })
+            }
+            Question::TokenCount => {
+                let n = ins.attention_mask.iter().filter(|&&m| m != 0).count();
+                let choices: Vec<usize> = (n.saturating_sub(2).max(1)..=n + 2).collect();
+                numbers(
+                    &choices,
+                    n,
+                    format!("{n} tokens: {}.", ins.tokens[..n].join(" ")),
+                )
+            }
+            Question::HeadSize => {
+                let d = head(ins, sel)?.q.cols;
+                let choices = [d / 2, d, d * 2, d * 4]
+                    .into_iter()
+                    .filter(|&x| x > 0)
+                    .collect::<Vec<_>>();
+                numbers(&choices, d, format!("d_k = hidden size ÷ heads = {d}: each of this head's Q, K and V rows has {d} numbers."))
+            }
+            Question::SqrtDk => {
+                let d = head(ins, sel)?.q.cols;
+                let options = [d / 4, d, d * 4].into_iter().filter(|&x| x > 0);
+                let choices: Vec<String> = options.clone().map(sqrt_text).collect();
+                let answer = options.clone().position(|x| x == d).unwrap_or(0);
+                Ok(Posed {
+                    choices,
+                    answer,
+                    why: format!(
+                        "d_k = {d}, so every score is divided by √{d} = {}.",
+                        sqrt_text(d)
+                    ),
+                })
+            }
+            Question::PadWeight => {
+                let head = head(ins, sel)?;
+                let row = query_row(&ins.tokens, Query::Mask)?;
+                let pads: Vec<usize> = (0..ins.tokens.len())
+                    .filter(|&j| ins.attention_mask[j] == 0)
+                    .collect();
+                if pads.is_empty() {
+                    return Err("No [PAD] keys: set Pad to above the number of tokens.".into());
+                }
+                let w = head.weights.row(row);
+                let largest_pad = pads.iter().map(|&j| w[j]).fold(0.0f32, f32::max);
+                let best = argmax(w).ok_or("The row is empty.")?;
+                let answer = if largest_pad == 0.0 {
+                    0
+                } else if ins.attention_mask[best] == 0 {
+                    2
+                } else {
+                    1
+                };
+                let why = match answer {
+                    0 => "Exactly 0: the padding mask adds −∞ at the [PAD] keys, and exp(−∞) = 0.".to_string(),
+                    _ => format!("With this mask nothing hides the [PAD] keys: the largest gets {largest_pad:.3}."),
+                };
+                Ok(Posed {
+                    choices: vec![
+                        "Exactly 0".into(),
+                        "A small share".into(),
+                        "The largest share".into(),
+                    ],
+                    answer,
+                    why,
+                })
+            }
+            Question::MostSelfHead => {
+                let layer = side(ins, sel.part)
+                    .and_then(|s| s.trace.layers.get(sel.layer))
+                    .ok_or("This model has no such layer.")?;
+                let row = query_row(&ins.tokens, Query::Mask)?;
+                let heads = heads_of(layer, sel.part);
+                let own: Vec<f32> = heads.iter().map(|h| h.weights.get(row, row)).collect();
+                let best = argmax(&own).ok_or("This layer has no heads.")?;
+                Ok(Posed {
+                    choices: (1..=heads.len()).map(|h| format!("Head {h}")).collect(),
+                    answer: best,
+                    why: format!("Head {} gives [MASK] {:.3} of its own attention; the heads of layer {} give {}.", best + 1, own[best], sel.layer + 1, own.iter().map(|w| format!("{w:.2}")).collect::<Vec<_>>().join(", ")),
+                })
+            }
+            Question::NormMean => {
+                let layer = ins
+                    .trace
+                    .layers
+                    .get(sel.layer)
+                    .ok_or("This model has no such layer.")?;
+                let row = query_row(&ins.tokens, Query::Mask)?;
+                let values = layer.attention_norm.row(row);
+                let mean = values.iter().sum::<f32>() / values.len().max(1) as f32;
+                let answer = if mean.abs() < 0.25 {
+                    0
+                } else if (mean - 1.0).abs() < 0.25 {
+                    1
+                } else {
+                    2
+                };
+                Ok(Posed {
+                    choices: vec!["About 0".into(), "About 1".into(), "Far from both".into()],
+                    answer,
+                    why: format!("The mean is {mean:.3}: LayerNorm subtracts the row's mean, and the learned β shifts it only a little."),
+                })
+            }
+            Question::TopPrediction => {
+                let p = ins.mask_predictions.first().ok_or("No [MASK] prediction: this model needs its MLM head and a [MASK] in the Sentence.")?;
+                let top = p.top.first().ok_or("No candidates.")?;
+                let mut choices: Vec<String> = p.top.iter().map(|c| c.token.clone()).collect();
+                choices.sort();
+                choices.dedup();
+                let answer = choices.iter().position(|c| *c == top.token).unwrap_or(0);
+                Ok(Posed {
+                    choices,
+                    answer,
+                    why: format!(
+                        "The MLM head gives \"{}\" p = {:.3} at [MASK], the most of any word.",
+                        top.token, top.probability
+                    ),
+                })
+            }
+            Question::LossFell => {
+                let points = live.curves.points();
+                if points.len() < 10 {
+                    return Err("Press Play and let it train a little first.".into());
+                }
+                let first = points[0].loss;
+                let now = live.curves.smoothed().last().map_or(first, |p| p.loss);
+                let lower = now < first;
+                Ok(Posed {
+                    choices: vec!["Lower".into(), "Not lower".into()],
+                    answer: if lower { 0 } else { 1 },
+                    why: format!(
+                        "The loss was {first:.3} at step {} and is {now:.3} now (smoothed).",
+                        points[0].step
+                    ),
+                })
+            }
+            Question::VisibleKeys { row } => {
+                let head = head(ins, sel)?;
+                if row >= head.weights.rows {
+                    return Err(format!("The text needs at least {} tokens.", row + 1));
+                }
+                let n = head.weights.row(row).iter().filter(|&&w| w > 0.0).count();
+                let choices: Vec<usize> = (1..=head.weights.cols.clamp(n, 10)).collect();
+                numbers(&choices, n, format!("Row {} gives {n} keys a weight above 0; the mask sets the others to exactly 0.", row + 1))
+            }
+        }
+    }
+}
+
+fn query_name(q: Query) -> String {
+    match q {
+        Query::Mask => "[MASK]".into(),
+        Query::Cls => "[CLS]".into(),
+        Query::Row(1) => "the target's first word".into(),
+        Query::Row(i) => format!("token {}", i + 1),
+    }
+}
+
+fn query_row(rows: &[String], q: Query) -> Result<usize, String> {
+    let row = match q {
+        Query::Mask => rows
+            .iter()
+            .position(|t| t == "[MASK]")
+            .ok_or("The Sentence has no [MASK]: put one back to ask this.")?,
+        Query::Cls => 0,
+        Query::Row(i) => i,
+    };
+    if row < rows.len() {
+        Ok(row)
+    } else {
+        Err(format!("The text needs at least {} tokens.", row + 1))
+    }
+}
+
+fn head(ins: &Inspection, sel: Selection) -> Result<&engine::HeadTrace, String> {
+    side(ins, sel.part)
+        .and_then(|s| s.trace.layers.get(sel.layer))
+        .and_then(|l| heads_of(l, sel.part).get(sel.head))
+        .ok_or_else(|| "This model has no such head.".to_string())
+}
+
+/// The keys' padding mask (1 = real) of the selected attention: the source's for cross.
+fn key_mask(ins: &Inspection, sel: Selection) -> Vec<u8> {
+    match sel.part {
+        protocol::view::Part::Cross => ins
+            .source
+            .as_deref()
+            .map(|s| s.attention_mask.clone())
+            .unwrap_or_default(),
+        _ => side(ins, sel.part)
+            .map(|s| s.attention_mask.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// One choice per real key ("the (1)" when a word comes twice) and one "[PAD]" for all padding;
+/// with the choice of each key.
+fn token_choices(keys: &[String], key_mask: &[u8]) -> (Vec<String>, Vec<usize>) {
+    let mut choices = Vec::new();
+    let mut index_of = Vec::with_capacity(keys.len());
+    let mut pad = None;
+    for (j, token) in keys.iter().enumerate() {
+        if key_mask.get(j) == Some(&0) {
+            let at = *pad.get_or_insert_with(|| {
+                choices.push("[PAD]".to_string());
+                choices.len() - 1
+            });
+            index_of.push(at);
+            continue;
+        }
+        let repeated = keys
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| *t == token && key_mask.get(*i) != Some(&0))
+            .count()
+            > 1;
+        choices.push(if repeated {
+            format!("{token} ({j})")
+        } else {
+            token.clone()
+        });
+        index_of.push(choices.len() - 1);
+    }
+    (choices, index_of)
+}
+
+fn numbers(choices: &[usize], answer: usize, why: String) -> Result<Posed, String> {
+    Ok(Posed {
+        choices: choices.iter().map(usize::to_string).collect(),
+        answer: choices
+            .iter()
+            .position(|&c| c == answer)
+            .ok_or("The answer is not among the choices.")?,
+        why,
+    })
+}
+
+/// The index of the largest value (the first, on a tie).
+fn argmax(values: &[f32]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, v) in values.iter().enumerate() {
+        if best.is_none_or(|b| *v > values[b]) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn a_repeated_word_is_named_by_position_and_padding_is_one_choice() {
+        let keys: Vec<String> = ["[CLS]", "the", "dog", "the", "[SEP]", "[PAD]", "[PAD]"]
+            .map(String::from)
+            .to_vec();
+        let (choices, index_of) = token_choices(&keys, &[1, 1, 1, 1, 1, 0, 0]);
+        assert_eq!(
+            choices,
+            ["[CLS]", "the (1)", "dog", "the (3)", "[SEP]", "[PAD]"]
+        );
+        assert_eq!(index_of, [0, 1, 2, 3, 4, 5, 5]);
+    }
+
+    use super::super::chapters::{ModelNeed, Scene, CHAPTERS};
+    use crate::explorer::figures::tests::inspection;
+    use engine::MaskMode;
+    use protocol::{CurvePoint, ProbeInput};
+
+    fn scene_probe(s: Scene) -> ProbeInput {
+        ProbeInput {
+            text: s.text.into(),
+            pair: s.pair.into(),
+            target: s.target.into(),
+            pad_to: s.pad_to,
+            mask: s.mask,
+            window: s.window,
+            ..ProbeInput::default()
+        }
+    }
+
+    fn pose(q: Question, ins: &Inspection, curves: &Curves) -> Posed {
+        q.pose(&Live {
+            ins,
+            selection: Selection::default(),
+            curves,
+        })
+        .unwrap_or_else(|e| panic!("{q:?}: {e}"))
+    }
+
+    fn answer(p: &Posed) -> &str {
+        &p.choices[p.answer]
+    }
+
+    #[test]
+    fn every_one_bert_chapter_asks_its_question_of_a_fresh_tiny_bert() {
+        let mut falling = Curves::new();
+        falling.extend((1..=40).map(|step| CurvePoint {
+            step,
+            loss: 10.0 - step as f32 * 0.1,
+            ..CurvePoint::default()
+        }));
+        for (i, c) in CHAPTERS.iter().enumerate() {
+            if c.scene.model == ModelNeed::Reverse {
+                continue;
+            }
+            let ins = inspection(scene_probe(c.scene));
+            let p = pose(c.question, &ins, &falling);
+            assert!(p.answer < p.choices.len(), "chapter {}", i + 1);
+            assert!(!p.why.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_right_key_is_the_one_with_the_largest_weight() {
+        let ins = inspection(ProbeInput::default());
+        let none = Curves::new();
+        let p = pose(
+            Question::TopKey {
+                query: Query::Mask,
+                scores: false,
+            },
+            &ins,
+            &none,
+        );
+        let row = ins.tokens.iter().position(|t| t == "[MASK]").unwrap();
+        let w = ins.trace.layers[0].heads[0].weights.row(row);
+        let chosen = (0..w.len())
+            .find(|&j| token_choices(&ins.tokens, &ins.attention_mask).1[j] == p.answer)
+            .unwrap();
+        assert!(
+            w.iter().all(|&x| x <= w[chosen]),
+            "{} is not the largest of {w:?}",
+            answer(&p)
+        );
+        let scores = pose(
+            Question::TopKey {
+                query: Query::Mask,
+                scores: true,
+            },
+            &ins,
+            &none,
+        );
+        assert!(scores.why.contains("raw score"));
+    }
+
+    #[test]
+    fn numbers_come_from_the_model_and_the_mask() {
+        let none = Curves::new();
+        let base = ProbeInput::default();
+        let ins = inspection(base.clone());
+        assert_eq!(
+            answer(&pose(Question::TokenCount, &ins, &none)),
+            ins.tokens.len().to_string()
+        );
+        let d = engine::BertConfig::tiny(1).hidden_size
+            / engine::BertConfig::tiny(1).num_attention_heads;
+        assert_eq!(
+            answer(&pose(Question::HeadSize, &ins, &none)),
+            d.to_string()
+        );
+        assert_eq!(answer(&pose(Question::SqrtDk, &ins, &none)), sqrt_text(d));
+
+        let padded = ProbeInput {
+            pad_to: Some(20),
+            ..base.clone()
+        };
+        assert_eq!(
+            answer(&pose(
+                Question::PadWeight,
+                &inspection(padded.clone()),
+                &none
+            )),
+            "Exactly 0"
+        );
+        let unmasked = ProbeInput {
+            mask: MaskMode::None,
+            ..padded
+        };
+        assert_ne!(
+            answer(&pose(Question::PadWeight, &inspection(unmasked), &none)),
+            "Exactly 0"
+        );
+        assert!(Question::PadWeight
+            .pose(&Live {
+                ins: &ins,
+                selection: Selection::default(),
+                curves: &none
+            })
+            .is_err());
+
+        let causal = inspection(ProbeInput {
+            mask: MaskMode::Causal,
+            ..base.clone()
+        });
+        assert_eq!(
+            answer(&pose(Question::VisibleKeys { row: 3 }, &causal, &none)),
+            "4"
+        );
+        let window = inspection(ProbeInput {
+            window: Some(3),
+            ..base.clone()
+        });
+        assert_eq!(
+            answer(&pose(Question::VisibleKeys { row: 3 }, &window, &none)),
+            "5"
+        );
+        assert_eq!(
+            answer(&pose(Question::VisibleKeys { row: 3 }, &ins, &none)),
+            ins.tokens.len().min(10).to_string()
+        );
+        assert_eq!(
+            answer(&pose(Question::NormMean, &ins, &none)),
+            "About 0",
+            "a fresh LayerNorm has β = 0"
+        );
+    }
+
+    #[test]
+    fn the_loss_question_waits_for_training_then_reads_the_curve() {
+        let ins = inspection(ProbeInput::default());
+        let mut curves = Curves::new();
+        assert!(Question::LossFell
+            .pose(&Live {
+                ins: &ins,
+                selection: Selection::default(),
+                curves: &curves
+            })
+            .is_err());
+        curves.extend((1..=40).map(|step| CurvePoint {
+            step,
+            loss: 5.0 + step as f32 * 0.1,
+            ..CurvePoint::default()
+        }));
+        assert_eq!(
+            answer(&pose(Question::LossFell, &ins, &curves)),
+            "Not lower"
+        );
+    }
+
+    #[test]
+    fn argmax_takes_the_first_of_a_tie() {
+        assert_eq!(argmax(&[0.1, 0.5, 0.5]), Some(1));
+        assert_eq!(argmax(&[]), None);
+    }
+}

@@ -1,0 +1,246 @@
+//! The tour panel: a chapter's text and formula, the model it needs, its question with the
+//! choices read from the live model, and Back / Next. Beside the page on a wide screen, over
+//! its lower part on a phone.
+
+use super::chapters::{Chapter, ModelNeed, CHAPTERS};
+use super::question::{Live as Shown, Posed};
+use super::Tour;
+use leptos::prelude::*;
+use protocol::view::Showing;
+use protocol::ToWorker;
+
+/// How an answer went.
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Right(String),
+    Wrong(String),
+}
+
+/// "Tour" in the header: opens the tour where it was left (chapter 1 the first time).
+#[component]
+pub fn TourButton(tour: Tour) -> impl IntoView {
+    view! {
+        <button type="button" class="tour-button"
+            aria-pressed=move || tour.chapter.with(Option::is_some).to_string()
+            on:click=move |_| {
+                if tour.chapter.get_untracked().is_some() {
+                    tour.chapter.set(None);
+                } else {
+                    tour.open(tour.last_chapter.get_untracked().unwrap_or(1));
+                }
+            }>"Tour"</button>
+    }
+}
+
+#[component]
+pub fn TourPanel(tour: Tour) -> impl IntoView {
+    let outcome = RwSignal::new(None::<Outcome>);
+    let chapter = Memo::new(move |_| tour.chapter.get());
+    // A new chapter asks a new question.
+    Effect::watch(
+        move || chapter.get(),
+        move |_, _, _| outcome.set(None),
+        false,
+    );
+    let heading = NodeRef::<leptos::html::H2>::new();
+    // Focus moves into the panel when a chapter opens, so the arrows and Esc reach it.
+    Effect::watch(
+        move || chapter.get(),
+        move |c, _, _| {
+            if c.is_some() {
+                if let Some(h) = heading.get_untracked() {
+                    let _ = h.focus();
+                }
+            }
+        },
+        false,
+    );
+    let posed = Memo::new(move |_| {
+        let n = chapter.get()?;
+        let c = &CHAPTERS[n - 1];
+        let shown = if tour.explorer.showing.get() == Showing::B {
+            tour.live.inspection_b
+        } else {
+            tour.live.inspection
+        };
+        let ins = shown.with(|s| s.as_ref().and_then(|r| r.as_ref().ok().cloned()));
+        let Some(ins) = ins else {
+            return Some(Err("Waiting for the model to read the text…".to_string()));
+        };
+        let selection = tour.explorer.selection.get();
+        Some(tour.live.curves.with(|curves| {
+            c.question.pose(&Shown {
+                ins: &ins,
+                selection,
+                curves,
+            })
+        }))
+    });
+    let answer = move |label: String| {
+        let Some(n) = chapter.get_untracked() else {
+            return;
+        };
+        // Checked against the numbers on screen at the moment of the answer.
+        let result = match posed.get_untracked() {
+            Some(Ok(Posed {
+                choices,
+                answer,
+                why,
+            })) if choices[answer] == label => Outcome::Right(why),
+            Some(Ok(_)) => Outcome::Wrong(CHAPTERS[n - 1].hint.to_string()),
+            _ => return,
+        };
+        outcome.set(Some(result));
+    };
+    let step = move |by: isize| {
+        if let Some(n) = chapter.get_untracked() {
+            let next = (n as isize + by).clamp(1, CHAPTERS.len() as isize) as usize;
+            if next != n {
+                tour.open(next);
+            }
+        }
+    };
+    let keydown = move |ev: web_sys::KeyboardEvent| {
+        if crate::keys::is_editing(&ev) {
+            return;
+        }
+        match ev.key().as_str() {
+            "ArrowRight" => step(1),
+            "ArrowLeft" => step(-1),
+            "Escape" => tour.chapter.set(None),
+            _ => return,
+        }
+        // The explorer's arrows step the formula; inside the tour they turn the page.
+        ev.stop_propagation();
+        ev.prevent_default();
+    };
+    let need = move || {
+        let n = chapter.get()?;
+        let need = CHAPTERS[n - 1].scene.model;
+        let met = tour.live.info.with(|i| match (need, i) {
+            (_, None) => true,
+            (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder,
+            (ModelNeed::PreTraining, Some(i)) => !i.encoder_decoder && !i.decoder && i.has_heads,
+            (ModelNeed::Reverse, Some(i)) => {
+                i.encoder_decoder
+                    && tour
+                        .settings
+                        .with(|s| s.task == Some(engine::seq2seq::Task::Reverse))
+            }
+        });
+        (!met).then(|| {
+            let what = match need {
+                ModelNeed::OneModel => "one BERT (this is an encoder–decoder)",
+                ModelNeed::PreTraining => "BERT with its MLM and NSP heads",
+                ModelNeed::Reverse => "an encoder–decoder trained on Reverse",
+            };
+            view! {
+                <div class="tour-need" role="status">
+                    <p>{format!("This chapter needs {what}. Build it, and the model here is replaced (keep or download it first if you want it).")}</p>
+                    <button type="button" class="primary" data-tour-build="" on:click=move |_| tour.build(need)>"Build it"</button>
+                </div>
+            }
+        })
+    };
+    let body = move || {
+        let n = chapter.get()?;
+        let c: &Chapter = &CHAPTERS[n - 1];
+        let question = c.question.prompt();
+        let choices = move || {
+            match posed.get() {
+            Some(Ok(p)) => p
+                .choices
+                .into_iter()
+                .map(|label| {
+                    let (attribute, text) = (label.clone(), label.clone());
+                    view! { <button type="button" class="tour-choice" data-tour-choice=attribute on:click=move |_| answer(label.clone())>{text}</button> }
+                })
+                .collect_view()
+                .into_any(),
+            Some(Err(why)) => view! { <p class="hint">{why}</p> }.into_any(),
+            None => ().into_any(),
+        }
+        };
+        Some(view! {
+            <p class="tour-text">{c.text}</p>
+            <p class="tour-formula">{c.formula}</p>
+            {need}
+            <div class="tour-question">
+                <p><strong>"Question: "</strong>{question}</p>
+                <div class="tour-choices" role="group" aria-label="Answers">{choices}</div>
+                <p class="tour-outcome" aria-live="polite">
+                    {move || outcome.get().map(|o| match o {
+                        Outcome::Right(why) => view! { <span class="right">"✓ "{why}</span> }.into_any(),
+                        Outcome::Wrong(hint) => view! { <span class="wrong" data-tour-hint="">"Not this one. "{hint}</span> }.into_any(),
+                    })}
+                </p>
+            </div>
+        })
+    };
+    let play_state = move || {
+        if tour.live.playing.get() {
+            "Training: playing"
+        } else {
+            "Training: paused"
+        }
+    };
+    view! {
+        <Show when=move || chapter.get().is_some()>
+            <aside class="tour" role="dialog" aria-modal="false" aria-labelledby="tour-title"
+                data-tour-chapter=move || chapter.get().unwrap_or(0).to_string()
+                data-tour-chapters=CHAPTERS.len().to_string()
+                data-tour-answered=move || matches!(outcome.get(), Some(Outcome::Right(_))).to_string()
+                on:keydown=keydown>
+                <header class="tour-head">
+                    <h2 id="tour-title" tabindex="-1" node_ref=heading>
+                        <span class="tour-count">{move || format!("Tour · {} of {}", chapter.get().unwrap_or(0), CHAPTERS.len())}</span>
+                        <span class="tour-title">{move || chapter.get().map(|n| CHAPTERS[n - 1].title)}</span>
+                    </h2>
+                    <button type="button" class="tour-close" aria-label="Leave the tour (Esc)" title="Leave the tour (Esc): the page stays as it is"
+                        on:click=move |_| tour.chapter.set(None)>"×"</button>
+                </header>
+                {body}
+                <footer class="tour-nav">
+                    <button type="button" disabled=move || chapter.get() == Some(1) on:click=move |_| step(-1)>"Back"</button>
+                    <span class="tour-playing">{play_state}
+                        <button type="button" class="tour-play" on:click=move |_| tour.live.send(if tour.live.playing.get_untracked() { ToWorker::Pause } else { ToWorker::Play })>
+                            {move || if tour.live.playing.get() { "Pause" } else { "Play" }}
+                        </button>
+                    </span>
+                    <button type="button" class="primary" disabled=move || chapter.get() == Some(CHAPTERS.len()) on:click=move |_| step(1)>"Next"</button>
+                </footer>
+            </aside>
+        </Show>
+    }
+}
+
+/// Outlines the element `selector` finds (`data-tour-focus`) and scrolls it into view; the
+/// outline moves off whatever had it before. Returns whether it was found.
+pub fn outline(selector: &str, scroll: bool) -> bool {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return false;
+    };
+    let Ok(Some(target)) = doc.query_selector(selector) else {
+        return false;
+    };
+    if target.has_attribute("data-tour-focus") {
+        return true;
+    }
+    clear_outline();
+    let _ = target.set_attribute("data-tour-focus", "");
+    if scroll {
+        let options = web_sys::ScrollIntoViewOptions::new();
+        options.set_block(web_sys::ScrollLogicalPosition::Center);
+        target.scroll_into_view_with_scroll_into_view_options(&options);
+    }
+    true
+}
+
+pub fn clear_outline() {
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    if let Ok(Some(old)) = doc.query_selector("[data-tour-focus]") {
+        let _ = old.remove_attribute("data-tour-focus");
+    }
+}
