@@ -57,6 +57,17 @@ pub fn ProbeForm(
         probe.with_untracked(|p| p.pad_to.map(|n| n.to_string()).unwrap_or_default()),
     );
     let pad_error = Memo::new(move |_| pad_text.with(|t| parse_pad_to(t).err()));
+    // A probe set from outside (a link, the tour) replaces the draft; one the draft already
+    // says (the user typed it) leaves the draft as typed.
+    Effect::watch(
+        move || probe.with(|p| p.pad_to),
+        move |&n, _, _| {
+            if pad_text.with_untracked(|t| parse_pad_to(t).ok()) != Some(n) {
+                pad_text.set(n.map(|n| n.to_string()).unwrap_or_default());
+            }
+        },
+        false,
+    );
     let on_pad = move |ev| {
         let text = event_target_value(&ev);
         // A bad value leaves the probe as it was and says why.
@@ -71,6 +82,15 @@ pub fn ProbeForm(
     // Checked against the T of the text on screen, as it changes.
     let window_error =
         Memo::new(move |_| window_text.with(|t| rules::window(t, tokens.get()).err()));
+    Effect::watch(
+        move || probe.with(|p| p.window),
+        move |&w, _, _| {
+            if window_text.with_untracked(|t| rules::window(t, None).ok()) != Some(w) {
+                window_text.set(w.map(|w| w.to_string()).unwrap_or_default());
+            }
+        },
+        false,
+    );
     let on_window = move |ev| {
         let text = event_target_value(&ev);
         if let Ok(w) = rules::window(&text, tokens.get_untracked()) {

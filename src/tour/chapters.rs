@@ -51,14 +51,36 @@ const BASE: Scene = Scene {
     model: ModelNeed::OneModel,
 };
 
+/// An element of the page: the first that `selector` finds whose text contains `caption`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Focus {
+    pub selector: &'static str,
+    pub caption: &'static str,
+}
+
+const fn focus(selector: &'static str) -> Focus {
+    Focus {
+        selector,
+        caption: "",
+    }
+}
+
+/// A heatmap of the stepper's current stage, by its caption.
+const fn stage_figure(caption: &'static str) -> Focus {
+    Focus {
+        selector: ".stage-panel figure.heatmap",
+        caption,
+    }
+}
+
 pub struct Chapter {
     pub title: &'static str,
     /// At most about 80 words.
     pub text: &'static str,
     pub formula: &'static str,
     pub scene: Scene,
-    /// CSS selector of the figure the chapter speaks of: outlined and scrolled to.
-    pub focus: &'static str,
+    /// The figure the chapter speaks of: outlined and scrolled to.
+    pub focus: Focus,
     pub question: Question,
     /// Shown after a wrong answer: where on the page the answer can be read.
     pub hint: &'static str,
@@ -69,8 +91,9 @@ pub const CHAPTERS: [Chapter; 14] = [
         title: "Why attention",
         text: "A recurrent network reads a sentence one token at a time, so the first word reaches the last only through every step between them. Self-attention lets every token read every other token in one step. The heatmap outlined here is one head's attention: row i is how token i spreads its reading over all tokens, and each row sums to 1. The model is training right here in your browser, so these numbers are its own.",
         formula: "Attention(Q, K, V) = softmax(QKᵀ/√d_k + M) V",
-        scene: BASE,
-        focus: ".summary .heatmap",
+        // Training from the first chapter on: a fresh model's attention is nearly uniform.
+        scene: Scene { playing: true, ..BASE },
+        focus: focus(".summary .heatmap"),
         question: Question::TopKey { query: Query::Mask, scores: false },
         hint: "Find the [MASK] row of the outlined heatmap: the darkest cell in it is the key it reads most. Hover a cell to see its value.",
     },
@@ -79,7 +102,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "The text becomes tokens: [CLS] first, [SEP] after each sentence. Each token gets three learned vectors: one for the word, one for its position (0, 1, 2, …) and one for its segment (A or B). They are added, and LayerNorm rescales each row. That sum is the first layer's input X. The chips outlined here are the tokens the model reads.",
         formula: "X = LayerNorm(E_token[w] + E_position[i] + E_segment[s])",
         scene: Scene { stage: Stage::Embeddings, ..BASE },
-        focus: ".tokens",
+        focus: focus(".tokens"),
         question: Question::TokenCount,
         hint: "Count the chips in the Tokens row, [CLS] and both [SEP] included.",
     },
@@ -88,7 +111,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Three learned matrices give each token three roles. Its query asks what it is looking for; its key says what it offers; its value is what it passes on when chosen. Each head takes its own d_k-wide slice of Q, K and V, so a row of one head's Q has d_k numbers.",
         formula: "Q = X W_Q,  K = X W_K,  V = X W_V",
         scene: Scene { stage: Stage::Projections, ..BASE },
-        focus: ".stage-panel",
+        focus: stage_figure("queries Q"),
         question: Question::HeadSize,
         hint: "Read the width of the Q heatmap for this head: one column per number of a query row. The stage's caption says d_k too.",
     },
@@ -97,7 +120,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Query i is compared with every key j by a dot product. A large positive score means token i matches token j well. One number for each pair gives a T × T table of raw scores: nothing is normalised yet, and rows need not sum to anything.",
         formula: "S = Q Kᵀ,  S_ij = q_i · k_j",
         scene: Scene { stage: Stage::Scores, ..BASE },
-        focus: ".stage-panel",
+        focus: stage_figure("scores QKᵀ"),
         question: Question::TopKey { query: Query::Mask, scores: true },
         hint: "In the QKᵀ heatmap, the [MASK] row's most positive cell (the warmest colour) is its largest raw score.",
     },
@@ -106,7 +129,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "A dot product of d_k random terms has a variance that grows with d_k. Large scores push softmax toward one-hot rows, where the gradient almost vanishes and learning stalls. Dividing every score by √d_k keeps them at unit scale whatever the head size.",
         formula: "S′ = QKᵀ / √d_k",
         scene: Scene { stage: Stage::Scaled, ..BASE },
-        focus: ".stage-panel",
+        focus: stage_figure("scaled scores"),
         question: Question::SqrtDk,
         hint: "The explanation under this stage says d_k for this model and the number every score is divided by.",
     },
@@ -115,7 +138,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "The mask M adds −∞ where a query must not look, so softmax gives those keys exactly 0. Padding: \"Pad to\" fills the batch with [PAD], and get_attn_pad_mask hides those keys. Causal: token i sees only keys j ≤ i. None hides nothing. A window W lets i see j only when |i − j| < W. Here the pair is padded to 20 tokens.",
         formula: "M_ij = 0 if key j may be read, else −∞",
         scene: Scene { pad_to: Some(20), stage: Stage::Masked, ..BASE },
-        focus: ".stage-panel",
+        focus: stage_figure("masked scores"),
         question: Question::PadWeight,
         hint: "Step on to softmax (→) and look at the [PAD] columns of the [MASK] row. Hover a cell for its value.",
     },
@@ -124,7 +147,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Softmax turns each row of scores into weights that are positive and sum to 1. Each token's new vector is then the weighted average of the value vectors: the context. This is the one place where information moves between tokens. Outlined: the weights of [CLS], the token BERT's NSP head will read.",
         formula: "A = softmax(S′ + M),  context_i = Σ_j A_ij v_j",
         scene: Scene { stage: Stage::Context, ..BASE },
-        focus: ".stage-panel",
+        focus: stage_figure("softmax weights"),
         question: Question::TopKey { query: Query::Cls, scores: false },
         hint: "Read the [CLS] row (the first) of the softmax weights: its largest weight names the value that makes most of its context.",
     },
@@ -133,7 +156,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "One head is one pattern of attention. BERT runs H heads side by side, each on its own slice of Q, K and V, so each can follow a different relation. Their contexts are laid next to each other (Concat), and W_O mixes them back to the model width. The model view outlined here shows every head of every layer at once.",
         formula: "MultiHead(X) = Concat(head_1, …, head_H) W_O",
         scene: Scene { stage: Stage::Concat, ..BASE },
-        focus: ".model-view",
+        focus: focus(".model-view"),
         question: Question::MostSelfHead,
         hint: "In the model view's first row (layer 1), compare the [MASK] row's diagonal cell across the heads; choose a head to see its heatmap large.",
     },
@@ -142,7 +165,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Attention's output is added to its input (a residual connection) and LayerNorm gives each row mean 0 and variance 1, then a learned scale γ and shift β. A feed-forward network with GELU works on each token alone, then comes a second Add & Norm. That is one encoder layer; BERT stacks them.",
         formula: "h = LayerNorm(X + Attn(X)),  out = LayerNorm(h + GELU(h W₁ + b₁) W₂ + b₂)",
         scene: Scene { stage: Stage::AttentionAddNorm, ..BASE },
-        focus: ".stage-panel",
+        focus: stage_figure("h = LayerNorm"),
         question: Question::NormMean,
         hint: "Read the [MASK] row of the Add & Norm heatmap: LayerNorm centred it before γ and β were applied, so add up its values.",
     },
@@ -151,7 +174,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "After the last layer, the MLM head predicts the word at each [MASK] from that token's vector; its decoder reuses the token embeddings (tied weights), so the output vocabulary is the input one. The NSP head reads only [CLS], through the pooler, and says whether sentence B follows sentence A. Outlined: the model's current guesses.",
         formula: "P(w | [MASK]) = softmax(h_mask Wᵀ_emb + b),  P(IsNext) = softmax(tanh(h_CLS W_p) W_nsp)",
         scene: Scene { stage: Stage::OutputAddNorm, model: ModelNeed::PreTraining, ..BASE },
-        focus: ".predictions",
+        focus: focus(".predictions"),
         question: Question::TopPrediction,
         hint: "The Predictions line lists the top 5 words at [MASK], the most likely first.",
     },
@@ -160,7 +183,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Each step, make_batch draws sentence pairs (half really consecutive), chooses 15% of the tokens, and turns them into [MASK] 80% of the time, a random word 10% and leaves 10% as they were. The loss is MLM plus NSP. Play is on: watch the loss fall and the [MASK] guess become right. Try the training mask Causal: [CLS] then sees only itself, so NSP stays at chance.",
         formula: "L = L_MLM + L_NSP",
         scene: Scene { playing: true, model: ModelNeed::PreTraining, ..BASE },
-        focus: ".loss-curves",
+        focus: focus(".loss-curves"),
         question: Question::LossFell,
         hint: "Compare the loss readout above the curves with the first point of the loss curve, at the left.",
     },
@@ -169,7 +192,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "A decoder predicts the next token, so position t must not see token t + 1: its mask is causal. Generation then runs one token at a time, each new token reading all the earlier ones. Their keys and values never change, so a KV cache keeps them and each step computes one new row. Objective \"Next token\" builds such a model. Here the causal mask is on.",
         formula: "M_ij = −∞ for j > i,  P(x_t+1 | x_≤t)",
         scene: Scene { mask: MaskMode::Causal, ..BASE },
-        focus: ".summary .heatmap",
+        focus: focus(".summary .heatmap"),
         question: Question::VisibleKeys { row: 3 },
         hint: "Under the causal mask, a row is 0 to the right of its diagonal. Count the cells of row 4 (the 4th token) that are not 0.",
     },
@@ -186,7 +209,7 @@ pub const CHAPTERS: [Chapter; 14] = [
             model: ModelNeed::Reverse,
             ..BASE
         },
-        focus: ".summary .heatmap",
+        focus: focus(".summary .heatmap"),
         question: Question::TopKey { query: Query::Row(1), scores: false },
         hint: "In the outlined cross-attention weights, the second row is the target's first word: its darkest cell is the source word it reads most.",
     },
@@ -195,7 +218,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "The same weights can be computed other ways. A window keeps attention local; tiles (FlashAttention) compute exact softmax block by block without the T × T matrix; linear attention drops softmax for cost linear in T; GQA shares K and V between heads; RoPE rotates q and k by position. Window 3 is on here. Below the explorer, each claim has Run: run one.",
         formula: "|i − j| < W",
         scene: Scene { window: Some(3), ..BASE },
-        focus: ".summary .heatmap",
+        focus: focus(".summary .heatmap"),
         question: Question::VisibleKeys { row: 3 },
         hint: "With window 3, row i keeps keys i − 2 to i + 2. Count the cells of row 4 that are not 0.",
     },

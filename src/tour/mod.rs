@@ -150,11 +150,11 @@ impl Tour {
                 view::clear_outline();
                 return;
             };
-            let selector = CHAPTERS[n - 1].focus;
+            let focus = CHAPTERS[n - 1].focus;
             // After this task: the views for the new state are in the DOM by then.
             let scroll = scrolled_for.get_value() != Some(n);
             crate::tasks::next_task(move || {
-                if view::outline(selector, scroll) {
+                if view::outline(focus, scroll) {
                     scrolled_for.set_value(Some(n));
                 }
             });

@@ -2,12 +2,13 @@
 //! choices read from the live model, and Back / Next. Beside the page on a wide screen, over
 //! its lower part on a phone.
 
-use super::chapters::{Chapter, ModelNeed, CHAPTERS};
+use super::chapters::{Chapter, Focus, ModelNeed, CHAPTERS};
 use super::question::{Live as Shown, Posed};
 use super::Tour;
 use leptos::prelude::*;
 use protocol::view::Showing;
 use protocol::ToWorker;
+use wasm_bindgen::JsCast;
 
 /// How an answer went.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +51,10 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
             if c.is_some() {
                 if let Some(h) = heading.get_untracked() {
                     let _ = h.focus();
+                    // A new chapter is read from its start.
+                    if let Some(panel) = h.closest("aside.tour").ok().flatten() {
+                        panel.set_scroll_top(0);
+                    }
                 }
             }
         },
@@ -191,16 +196,16 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
                 data-tour-chapters=CHAPTERS.len().to_string()
                 data-tour-answered=move || matches!(outcome.get(), Some(Outcome::Right(_))).to_string()
                 on:keydown=keydown>
-                <header class="tour-head">
+                <div class="tour-head">
                     <h2 id="tour-title" tabindex="-1" node_ref=heading>
                         <span class="tour-count">{move || format!("Tour · {} of {}", chapter.get().unwrap_or(0), CHAPTERS.len())}</span>
                         <span class="tour-title">{move || chapter.get().map(|n| CHAPTERS[n - 1].title)}</span>
                     </h2>
                     <button type="button" class="tour-close" aria-label="Leave the tour (Esc)" title="Leave the tour (Esc): the page stays as it is"
                         on:click=move |_| tour.chapter.set(None)>"×"</button>
-                </header>
+                </div>
                 {body}
-                <footer class="tour-nav">
+                <div class="tour-nav">
                     <button type="button" disabled=move || chapter.get() == Some(1) on:click=move |_| step(-1)>"Back"</button>
                     <span class="tour-playing">{play_state}
                         <button type="button" class="tour-play" on:click=move |_| tour.live.send(if tour.live.playing.get_untracked() { ToWorker::Pause } else { ToWorker::Play })>
@@ -208,19 +213,26 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
                         </button>
                     </span>
                     <button type="button" class="primary" disabled=move || chapter.get() == Some(CHAPTERS.len()) on:click=move |_| step(1)>"Next"</button>
-                </footer>
+                </div>
             </aside>
         </Show>
     }
 }
 
-/// Outlines the element `selector` finds (`data-tour-focus`) and scrolls it into view; the
+/// Outlines the element `focus` names (`data-tour-focus`) and scrolls it into view; the
 /// outline moves off whatever had it before. Returns whether it was found.
-pub fn outline(selector: &str, scroll: bool) -> bool {
+pub fn outline(focus: Focus, scroll: bool) -> bool {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
         return false;
     };
-    let Ok(Some(target)) = doc.query_selector(selector) else {
+    let Ok(found) = doc.query_selector_all(focus.selector) else {
+        return false;
+    };
+    let target = (0..found.length())
+        .filter_map(|i| found.item(i))
+        .filter_map(|node| node.dyn_into::<web_sys::Element>().ok())
+        .find(|el| el.text_content().is_some_and(|t| t.contains(focus.caption)));
+    let Some(target) = target else {
         return false;
     };
     if target.has_attribute("data-tour-focus") {
@@ -230,7 +242,9 @@ pub fn outline(selector: &str, scroll: bool) -> bool {
     let _ = target.set_attribute("data-tour-focus", "");
     if scroll {
         let options = web_sys::ScrollIntoViewOptions::new();
-        options.set_block(web_sys::ScrollLogicalPosition::Center);
+        // The top of the figure near the top of the window: on a phone the tour covers the
+        // lower half.
+        options.set_block(web_sys::ScrollLogicalPosition::Start);
         target.scroll_into_view_with_scroll_into_view_options(&options);
     }
     true

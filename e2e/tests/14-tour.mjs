@@ -1,0 +1,287 @@
+// The guided tour, as a learner takes it: open "Tour", read each chapter, answer its question
+// through the page, Next. Every answer is worked out here from what the page shows (the
+// figures' data-matrix, the token chips, the predictions), not from the tour, and the tour
+// must call it right. Then the keyboard, Esc, resuming after a reload, and a screenshot of
+// every chapter at 1280 × 800 and 390 × 844.
+import path from 'node:path';
+import { openPage, assert } from '../harness.mjs';
+
+async function ready(page) {
+  await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
+}
+
+const panel = (page) => page.locator('aside.tour');
+const chapterOf = async (page) => Number(await panel(page).getAttribute('data-tour-chapter'));
+
+// The matrix of the first figure whose caption contains `caption`, inside `scope`.
+async function matrix(page, scope, caption) {
+  const fig = page.locator(`${scope} figure.heatmap`).filter({ hasText: caption }).first();
+  await fig.waitFor({ timeout: 30000 });
+  return JSON.parse(await fig.getAttribute('data-matrix'));
+}
+const summary = (page) => matrix(page, '.summary', '');
+
+// The chips: token text and whether it is padding.
+async function tokens(page) {
+  return page.locator('ol.tokens > li').evaluateAll((lis) =>
+    lis.map((li) => ({ text: li.firstChild.textContent.trim(), pad: li.className.includes('pad') })));
+}
+
+const argmax = (row) => row.reduce((best, v, i) => (v !== null && (best < 0 || v > row[best]) ? i : best), -1);
+
+// The choice's label for key j, as the tour names keys: "[PAD]" for any padding, "word (j)"
+// for a word that comes twice.
+function keyLabel(keys, j) {
+  if (keys[j].pad) return '[PAD]';
+  const twice = keys.filter((k) => !k.pad && k.text === keys[j].text).length > 1;
+  return twice ? `${keys[j].text} (${j})` : keys[j].text;
+}
+
+async function answerAndCheck(page, label) {
+  const choice = panel(page).locator(`[data-tour-choice="${label}"]`);
+  await choice.waitFor({ timeout: 30000 });
+  await choice.click();
+  await page.waitForFunction(() => document.querySelector('aside.tour')?.dataset.tourAnswered === 'true', null, { timeout: 5000 })
+    .catch(async () => {
+      throw new Error(`chapter ${await chapterOf(page)}: "${label}" was not accepted: ${await panel(page).locator('.tour-outcome').innerText()}`);
+    });
+  const said = await panel(page).locator('.tour-outcome').innerText();
+  assert(said.startsWith('✓'), `no ✓: ${said}`);
+  return said;
+}
+
+// What each chapter's answer is, read from the page as a learner would read it.
+const solve = {
+  async 1(page) { return topKey(page, await summary(page), '[MASK]'); },
+  async 2(page) { return String((await tokens(page)).filter((t) => !t.pad).length); },
+  async 3(page) { return String((await matrix(page, '.stage-panel', 'queries Q'))[0].length); },
+  async 4(page) { return topKey(page, await matrix(page, '.stage-panel', 'scores QKᵀ'), '[MASK]'); },
+  async 5(page) {
+    const d = (await matrix(page, '.stage-panel', 'queries Q').catch(() => null));
+    const text = await page.locator('.stage-panel').innerText();
+    const m = text.match(/d_k = (\d+)/);
+    assert(m, `no d_k in the stage's text: ${text.slice(0, 200)}`);
+    const root = Math.sqrt(Number(m[1]));
+    return String(Number(root.toFixed(3)));
+  },
+  async 6(page) {
+    const keys = await tokens(page);
+    const row = (await summary(page))[keys.findIndex((k) => k.text === '[MASK]')];
+    const pads = keys.map((k, j) => (k.pad ? row[j] : null)).filter((v) => v !== null);
+    assert(pads.length > 0, 'chapter 6 set no padding');
+    return Math.max(...pads) === 0 ? 'Exactly 0' : 'A small share';
+  },
+  async 7(page) { return topKey(page, await summary(page), '[CLS]'); },
+  async 8(page) {
+    const keys = await tokens(page);
+    const m = keys.findIndex((k) => k.text === '[MASK]');
+    const thumbs = page.locator('.model-view .mv-grid[data-part="self"] button.thumb, .model-view button.thumb');
+    const own = [];
+    for (let h = 1; ; h++) {
+      const thumb = page.getByRole('button', { name: `Layer 1 · Head ${h}`, exact: true }).first();
+      if (await thumb.count() === 0) break;
+      await thumb.click();
+      await page.waitForFunction((h) => document.querySelector('.summary figcaption')?.textContent.includes(`Head ${h}`), h);
+      own.push((await summary(page))[m][m]);
+    }
+    assert(own.length > 1 && (await thumbs.count()) > 0, `read ${own.length} heads`);
+    return `Head ${argmax(own) + 1}`;
+  },
+  async 9(page) {
+    const keys = await tokens(page);
+    const row = (await matrix(page, '.stage-panel', 'h = LayerNorm'))[keys.findIndex((k) => k.text === '[MASK]')];
+    const mean = row.reduce((a, b) => a + b, 0) / row.length;
+    return Math.abs(mean) < 0.25 ? 'About 0' : Math.abs(mean - 1) < 0.25 ? 'About 1' : 'Far from both';
+  },
+  async 10(page) { return (await page.locator('.predictions ol.top5 li .cand').first().innerText()).trim(); },
+  async 11(page) {
+    // Trained for a while: the smoothed loss against the first loss the readout showed.
+    await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 60, null, { timeout: 120000 });
+    const now = Number(await page.locator('.readout').first().getAttribute('data-smoothed-loss'));
+    return now < firstLoss ? 'Lower' : 'Not lower';
+  },
+  async 12(page) { return visible(await summary(page), 3); },
+  async 13(page) {
+    // Cross-attention: rows the target, columns the source's tokens.
+    const source = ['[CLS]', 'the', 'cat', 'sleeps', 'under', 'the', 'tree', '[SEP]'].map((text) => ({ text, pad: false }));
+    const row = (await summary(page))[1];
+    assert(row.length === source.length, `the cross weights have ${row.length} columns`);
+    return keyLabel(source, argmax(row));
+  },
+  async 14(page) { return visible(await summary(page), 3); },
+};
+
+let firstLoss = Infinity;
+
+async function topKey(page, m, query) {
+  const keys = await tokens(page);
+  const i = keys.findIndex((k) => k.text === query);
+  assert(i >= 0, `no ${query} among the tokens`);
+  return keyLabel(keys, argmax(m[i]));
+}
+
+const visible = (m, row) => String(m[row].filter((v) => v !== null && v > 0).length);
+
+// What each chapter sets on the page: the stepper's stage, the mask, Pad to, Window, the part
+// and whether training plays.
+const scenes = {
+  1: { stage: 'softmax', mask: 'Padding', playing: true },
+  2: { stage: 'Embeddings' },
+  3: { stage: 'Q K V' },
+  4: { stage: 'QKᵀ' },
+  5: { stage: '÷√d_k' },
+  6: { stage: '+ M', pad: '20' },
+  7: { stage: '· V' },
+  8: { stage: 'concat' },
+  9: { stage: 'Add & Norm' },
+  10: { stage: 'Add & Norm' },
+  11: { playing: true },
+  12: { mask: 'Causal', playing: false },
+  13: { playing: true, query: 'part=cross' },
+  14: { window: '3', mask: 'Padding', playing: false },
+};
+
+async function checkScene(page, n) {
+  const want = scenes[n];
+  await page.waitForSelector('[data-tour-focus]', { timeout: 30000 });
+  if (want.stage) {
+    const current = (await page.locator('.stepper button.step[aria-current="step"]').innerText()).trim();
+    assert(current.includes(want.stage), `chapter ${n}: the stepper is at "${current}", not "${want.stage}"`);
+  }
+  if (want.mask) {
+    const checked = await page.locator('.probe-card input[type="radio"]:checked').first().getAttribute('value');
+    assert(checked === want.mask, `chapter ${n}: the mask is ${checked}`);
+  }
+  if (want.pad) assert(await page.getByLabel('Pad to').inputValue() === want.pad, `chapter ${n}: Pad to`);
+  if (want.window) assert(await page.getByLabel('Window').inputValue() === want.window, `chapter ${n}: Window`);
+  if (want.query) assert(page.url().includes(want.query), `chapter ${n}: the address ${page.url()} lacks ${want.query}`);
+  if (want.playing !== undefined) {
+    await page.waitForFunction((p) => !!document.querySelector('button.play')?.disabled === p, want.playing, { timeout: 30000 })
+      .catch(() => { throw new Error(`chapter ${n}: training is not ${want.playing ? 'playing' : 'paused'}`); });
+  }
+}
+
+async function buildIfAsked(page) {
+  const build = panel(page).locator('[data-tour-build]');
+  if (await build.count() > 0) {
+    await build.click();
+    await page.waitForSelector('[data-tour-build]', { state: 'detached', timeout: 60000 });
+    await ready(page);
+  }
+}
+
+export const tests = [
+  {
+    name: 'tour: all 14 chapters in Chromium, each question answered through the page and checked ✓, each chapter\'s scene checked; a wrong answer gets the hint',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      firstLoss = Infinity;
+      await page.getByRole('button', { name: 'Tour', exact: true }).click();
+      await panel(page).waitFor();
+      assert(await panel(page).getAttribute('data-tour-chapters') === '14', 'not 14 chapters');
+      // Focus moved into the panel.
+      assert(await page.evaluate(() => document.activeElement?.closest('aside.tour') !== null), 'focus is not in the tour');
+      for (let n = 1; n <= 14; n++) {
+        assert(await chapterOf(page) === n, `at chapter ${await chapterOf(page)}, not ${n}`);
+        await buildIfAsked(page);
+        await checkScene(page, n);
+        if (n === 1) {
+          // Chapter 1 starts training: the first loss shown, then Pause in the tour to answer.
+          await page.waitForFunction(() => Number(document.querySelector('.readout')?.dataset.loss) > 0, null, { timeout: 60000 });
+          firstLoss = Number(await page.locator('.readout').first().getAttribute('data-loss'));
+          await panel(page).getByRole('button', { name: 'Pause', exact: true }).click();
+          await page.waitForFunction(() => !document.querySelector('button.play')?.disabled, null, { timeout: 10000 });
+        }
+        const focus = await page.locator('[data-tour-focus]').count();
+        assert(focus === 1, `chapter ${n}: ${focus} outlined elements`);
+        if (n === 1) {
+          // A wrong answer: the hint, and not answered.
+          const right = await solve[1](page);
+          const wrong = await panel(page).locator('[data-tour-choice]').evaluateAll((bs, right) =>
+            bs.map((b) => b.dataset.tourChoice).find((c) => c !== right), right);
+          await panel(page).locator(`[data-tour-choice="${wrong}"]`).click();
+          await panel(page).locator('[data-tour-hint]').waitFor({ timeout: 5000 });
+          assert(await panel(page).getAttribute('data-tour-answered') === 'false', 'a wrong answer counted');
+        }
+        if (n === 13) {
+          // Some training, then read and answered paused: a snapshot between the two would
+          // change the answer.
+          await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 100, null, { timeout: 120000 });
+          await panel(page).getByRole('button', { name: 'Pause', exact: true }).click();
+          await page.waitForFunction(() => !document.querySelector('button.play')?.disabled, null, { timeout: 10000 });
+        }
+        const label = await solve[n](page);
+        const said = await answerAndCheck(page, label);
+        console.log(`     ${n}. ${label}: ${said.slice(0, 110)}`);
+        await page.screenshot({ path: path.join(artifacts, `tour-1280-${String(n).padStart(2, '0')}.png`) });
+        if (n < 14) {
+          await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
+          await page.waitForFunction((n) => document.querySelector('aside.tour')?.dataset.tourChapter === String(n + 1), n);
+          assert(await panel(page).getAttribute('data-tour-answered') === 'false', `chapter ${n + 1} starts answered`);
+        }
+      }
+      assert(problems.length === 0, problems.join('\n'));
+      await page.context().close();
+    },
+  },
+  {
+    name: 'tour: arrow keys turn the page, Esc leaves it with the page as it was, a reload resumes at the chapter',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByRole('button', { name: 'Tour', exact: true }).click();
+      await panel(page).waitFor();
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      assert(await chapterOf(page) === 3, `ArrowRight twice: chapter ${await chapterOf(page)}`);
+      // The explorer's own arrows did not move the stage: the tour took the keys.
+      const stage = (await page.locator('.stepper button.step[aria-current="step"]').innerText()).trim();
+      assert(stage.includes('Q K V'), `the stepper moved to ${stage}`);
+      await page.keyboard.press('ArrowLeft');
+      assert(await chapterOf(page) === 2, 'ArrowLeft');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      assert(await chapterOf(page) === 5, 'back at 5');
+      await page.reload();
+      await ready(page);
+      await panel(page).waitFor({ timeout: 30000 });
+      assert(await chapterOf(page) === 5, `after a reload: chapter ${await chapterOf(page)}`);
+      await page.keyboard.press('Escape');
+      await panel(page).waitFor({ state: 'detached', timeout: 5000 });
+      const after = (await page.locator('.stepper button.step[aria-current="step"]').innerText()).trim();
+      assert(after.includes('÷√d_k'), `Esc changed the page: the stepper is at ${after}`);
+      assert(await page.locator('[data-tour-focus]').count() === 0, 'the outline stayed after Esc');
+      // "Tour" opens where it was left.
+      await page.getByRole('button', { name: 'Tour', exact: true }).click();
+      await panel(page).waitFor();
+      assert(await chapterOf(page) === 5, 'Tour did not resume at 5');
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    name: 'tour: every chapter on a phone (390 × 844): the panel over the page, Back and Next in reach',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, baseUrl, { width: 390, height: 844 });
+      await ready(page);
+      await page.getByRole('button', { name: 'Tour', exact: true }).click();
+      await panel(page).waitFor();
+      for (let n = 1; n <= 14; n++) {
+        await buildIfAsked(page);
+        await page.waitForSelector('[data-tour-focus]', { timeout: 30000 });
+        const box = await panel(page).boundingBox();
+        assert(box.width <= 390 && box.y + box.height <= 844 + 1 && box.height <= 844 * 0.5 + 2, `chapter ${n}: the panel is ${JSON.stringify(box)}`);
+        const next = panel(page).getByRole('button', { name: n < 14 ? 'Next' : 'Back', exact: true });
+        const nb = await next.boundingBox();
+        assert(nb && nb.y + nb.height <= 844, `chapter ${n}: Next/Back is off screen`);
+        await page.screenshot({ path: path.join(artifacts, `tour-390-${String(n).padStart(2, '0')}.png`) });
+        if (n < 14) await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
+      }
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+];
