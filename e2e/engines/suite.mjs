@@ -226,6 +226,47 @@ export const checks = [
     },
   },
   {
+    name: 'the tour: chapter 1 answered from the weights on screen, Next, Esc; the address and Copy link hold the view',
+    async run({ session, run, artifacts }) {
+      const r = await run(async (h) => {
+        const tour = () => document.querySelector('aside.tour');
+        await h.click('Tour');
+        await h.waitFor('the tour', () => tour()?.dataset.tourChapter === '1');
+        // Chapter 1 plays; its question is answered paused, so the weights hold still.
+        const pause = [...tour().querySelectorAll('button')].find((b) => b.textContent.trim() === 'Pause');
+        if (pause) pause.click();
+        await h.waitFor('paused', () => !h.button('Play').disabled);
+        await h.waitFor('the outlined figure', () => document.querySelector('[data-tour-focus]'));
+        await h.waitFor('choices', () => tour().querySelector('[data-tour-choice]'));
+        const chips = [...document.querySelectorAll('ol.tokens > li')].map((li) => li.firstChild.textContent.trim());
+        const m = chips.indexOf('[MASK]');
+        const row = JSON.parse(document.querySelector('.summary figure.heatmap').dataset.matrix)[m];
+        const best = row.reduce((b, v, i) => (v !== null && (b < 0 || v > row[b]) ? i : b), -1);
+        const label = chips.filter((t) => t === chips[best]).length > 1 ? `${chips[best]} (${best})` : chips[best];
+        tour().querySelector(`[data-tour-choice="${CSS.escape(label)}"]`).click();
+        await h.waitFor('✓', () => tour().dataset.tourAnswered === 'true');
+        const said = tour().querySelector('.tour-outcome').textContent;
+        [...tour().querySelectorAll('button')].find((b) => b.textContent.trim() === 'Next').click();
+        await h.waitFor('chapter 2', () => tour().dataset.tourChapter === '2' && location.search.includes('tour=2'));
+        const address = location.search;
+        const link = document.querySelector('button.copy-link').dataset.link;
+        document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+        await h.waitFor('the tour closed', () => !tour());
+        // What was queued for the chapter before Esc must not outline again.
+        await new Promise((r) => setTimeout(r, 300));
+        const outlined = document.querySelectorAll('[data-tour-focus]').length;
+        return { outlined, label, said, address, link, href: location.href, problems: h.problems() };
+      });
+      await session.screenshot(path.join(artifacts, `engine-${session.name.toLowerCase()}-tour.png`));
+      if (!r.said.startsWith('✓')) throw new Error(`answer ${r.label}: ${r.said}`);
+      if (r.outlined !== 0) throw new Error(`${r.outlined} elements stay outlined after Esc`);
+      if (!r.address.includes('stage=embeddings')) throw new Error(`the address ${r.address} lacks chapter 2's stage`);
+      if (!r.link.endsWith(r.address)) throw new Error(`Copy link holds ${r.link}, the address is ${r.address}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `${r.label}: ${r.said.slice(0, 60)}…; ${r.address.slice(0, 60)}`;
+    },
+  },
+  {
     // A desktop browser's window may not shrink to a phone's width (the MiniBrowser stops at
     // about 450 px), so the page opens again in a 390 × 844 frame: a layout viewport of exactly
     // that size, as on a phone.

@@ -154,6 +154,10 @@ impl Tour {
             // After this task: the views for the new state are in the DOM by then.
             let scroll = scrolled_for.get_value() != Some(n);
             crate::tasks::next_task(move || {
+                // The tour may have moved on, or closed, since.
+                if self.chapter.get_untracked() != Some(n) {
+                    return;
+                }
                 if view::outline(focus, scroll) {
                     scrolled_for.set_value(Some(n));
                 }
