@@ -155,7 +155,10 @@ async function checkScene(page, n) {
   }
   if (want.pad) assert(await page.getByLabel('Pad to').inputValue() === want.pad, `chapter ${n}: Pad to`);
   if (want.window) assert(await page.getByLabel('Window').inputValue() === want.window, `chapter ${n}: Window`);
-  if (want.query) assert(page.url().includes(want.query), `chapter ${n}: the address ${page.url()} lacks ${want.query}`);
+  if (want.query) {
+    await page.waitForFunction((q) => location.search.includes(q), want.query, { timeout: 5000 })
+      .catch(() => { throw new Error(`chapter ${n}: the address ${page.url()} lacks ${want.query}`); });
+  }
   if (want.playing !== undefined) {
     await page.waitForFunction((p) => !!document.querySelector('button.play')?.disabled === p, want.playing, { timeout: 30000 })
       .catch(() => { throw new Error(`chapter ${n}: training is not ${want.playing ? 'playing' : 'paused'}`); });

@@ -75,14 +75,33 @@ pub fn address(view: &View) -> String {
 }
 
 /// Keeps the address bar on the view, and returns the address as a signal (for "Copy link").
+/// The bar is written at most every 300 ms: Safari refuses more than 100 `replaceState` calls
+/// in 30 seconds, and typing a sentence changes the view at every key.
 pub fn follow(signals: ViewSignals) -> Memo<String> {
     let href = Memo::new(move |_| address(&signals.current()));
+    let waiting = StoredValue::new(false);
     Effect::new(move |_| {
-        let href = href.get();
-        if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
-            // A browser may refuse (e.g. too many calls a second); the view is still on screen.
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&href));
+        href.track();
+        if waiting.get_value() {
+            return;
         }
+        waiting.set_value(true);
+        set_timeout(
+            move || {
+                waiting.set_value(false);
+                let latest = href.get_untracked();
+                if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+                    // A refusal leaves the bar behind; the view is still on screen, and Copy
+                    // link carries it.
+                    let _ = history.replace_state_with_url(
+                        &wasm_bindgen::JsValue::NULL,
+                        "",
+                        Some(&latest),
+                    );
+                }
+            },
+            std::time::Duration::from_millis(300),
+        );
     });
     href
 }
