@@ -45,7 +45,7 @@ pub fn App() -> impl IntoView {
         explorer,
         chapter: tour.chapter,
     };
-    let opened = Opened::new();
+    let opened = Opened::new(explorer.selection);
     let shown_heads =
         Signal::derive(move || live.info.with(|i| i.as_ref().map(|i| (i.layers, i.heads))));
     link::open(CHAPTERS.len(), signals, opened, shown_heads);

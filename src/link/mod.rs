@@ -9,6 +9,7 @@ use crate::explorer::ExplorerView;
 use leptos::prelude::*;
 use protocol::link::{self, ModelShape, View, SWITCHES};
 use protocol::restore::Restored;
+use protocol::view::Selection;
 use protocol::{LabSettings, ProbeInput};
 
 /// The view on screen, from the signals that hold it.
@@ -107,18 +108,25 @@ pub fn follow(signals: ViewSignals) -> Memo<String> {
 }
 
 /// What opening a link left to say: fields it could not read (one line), and the model it
-/// asks for when that is not the one here (a Reset the user may accept).
+/// asks for when that is not the one here (a Reset the user may accept). Its layer and head
+/// are checked against the first model that matches the link: the one here once the offer is
+/// declined, or the one its Reset builds.
 #[derive(Clone, Copy)]
 pub struct Opened {
     pub notice: RwSignal<Option<String>>,
     pub offer: RwSignal<Option<ModelShape>>,
+    /// The link's layer and head, until a model has answered whether they exist.
+    unchecked: StoredValue<Option<Selection>>,
+    shown: RwSignal<Selection>,
 }
 
 impl Opened {
-    pub fn new() -> Opened {
+    pub fn new(shown: RwSignal<Selection>) -> Opened {
         Opened {
             notice: RwSignal::new(None),
             offer: RwSignal::new(None),
+            unchecked: StoredValue::new(None),
+            shown,
         }
     }
 
@@ -130,17 +138,36 @@ impl Opened {
             })
         });
     }
-}
 
-impl Default for Opened {
-    fn default() -> Self {
-        Opened::new()
+    /// The link's layer and head against a model of `layers` × `heads`: one that does not
+    /// exist is said once, and layer or head 1 shown instead.
+    pub fn check(&self, layers: usize, heads: usize) {
+        let Some(asked) = self.unchecked.get_value() else {
+            return;
+        };
+        self.unchecked.set_value(None);
+        let mut sel = self.shown.get_untracked();
+        if asked.layer >= layers {
+            self.add_notice(format!(
+                "Layer: this model has {layers} layers, so layer {} is shown as layer 1.",
+                asked.layer + 1
+            ));
+            sel.layer = 0;
+        }
+        if asked.head >= heads {
+            self.add_notice(format!(
+                "Head: this model has {heads} heads, so head {} is shown as head 1.",
+                asked.head + 1
+            ));
+            sel.head = 0;
+        }
+        self.shown.set(sel);
     }
 }
 
 /// Shows the view the page was opened with (if any). The kept model is not touched: a link
-/// for another model offers a Reset instead. Its layer and head are checked against the model
-/// once there is one (`heads` gives the layers and heads of the model shown).
+/// for another model offers a Reset instead. `heads` gives the layers and heads of the model
+/// here; each new model (a Ready) sets it again.
 pub fn open(
     chapters: usize,
     signals: ViewSignals,
@@ -158,33 +185,17 @@ pub fn open(
     if link.value.shape != here {
         opened.offer.set(Some(link.value.shape));
     }
-    // The first model that matches the link (no Reset pending) answers whether its layer and
-    // head exist.
-    let asked = link.value.selection;
-    let checked = StoredValue::new(false);
-    Effect::new(move |_| {
-        let Some((layers, heads)) = heads.get() else {
-            return;
-        };
-        if checked.get_value() || opened.offer.with(Option::is_some) {
-            return;
-        }
-        checked.set_value(true);
-        let mut sel = signals.explorer.selection.get_untracked();
-        if asked.layer >= layers {
-            opened.add_notice(format!(
-                "Layer: this model has {layers} layers, so layer {} is shown as layer 1.",
-                asked.layer + 1
-            ));
-            sel.layer = 0;
-        }
-        if asked.head >= heads {
-            opened.add_notice(format!(
-                "Head: this model has {heads} heads, so head {} is shown as head 1.",
-                asked.head + 1
-            ));
-            sel.head = 0;
-        }
-        signals.explorer.selection.set(sel);
-    });
+    opened.unchecked.set_value(Some(link.value.selection));
+    Effect::watch(
+        move || heads.get(),
+        move |shape, _, _| {
+            if let Some((layers, heads)) = *shape {
+                // While a Reset is offered, the model here is not the link's.
+                if opened.offer.with_untracked(Option::is_none) {
+                    opened.check(layers, heads);
+                }
+            }
+        },
+        true,
+    );
 }

@@ -46,7 +46,13 @@ pub fn LinkBanner(
         opened.offer.set(None);
         live.reset(corpus.get_untracked(), next);
     };
-    let decline = move |_| opened.offer.set(None);
+    // The model here stays: the link's layer and head are checked against it.
+    let decline = move |_| {
+        opened.offer.set(None);
+        if let Some(i) = live.info.get_untracked() {
+            opened.check(i.layers, i.heads);
+        }
+    };
     view! {
         {move || opened.notice.get().map(|line| view! {
             <div class="link-notice" role="status" data-link-notice="">
