@@ -45,12 +45,10 @@ pub fn App() -> impl IntoView {
         explorer,
         chapter: tour.chapter,
     };
-    let opened = Opened::new(explorer.selection);
-    let shown_heads =
-        Signal::derive(move || live.info.with(|i| i.as_ref().map(|i| (i.layers, i.heads))));
-    link::open(CHAPTERS.len(), signals, opened, shown_heads);
-    let href = link::follow(signals);
-    start_model(live, corpus.get_untracked(), settings.get_untracked());
+    let opened = Opened::new(explorer.selection, probe);
+    link::open(CHAPTERS.len(), signals, opened, live);
+    let href = link::follow(signals, opened);
+    start_model(live, corpus.get_untracked(), settings, opened);
     // Local storage is the outside world too.
     Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
     Effect::new(move |_| settings.with(|s| remember(live, SETTINGS_KEY, s)));
@@ -142,22 +140,29 @@ fn keep_when_hidden(live: Live) {
     on_cleanup(move || handle.remove());
 }
 
-/// The model kept in this browser by an earlier visit, else a fresh one.
-fn start_model(live: Live, corpus: String, settings: LabSettings) {
+/// The model kept in this browser by an earlier visit, else a fresh one: the model an opened
+/// link asks for, since there is nothing to replace.
+fn start_model(live: Live, corpus: String, settings: RwSignal<LabSettings>, opened: Opened) {
     leptos::task::spawn_local(async move {
         match storage::find_model().await {
             Ok(found) => {
                 live.notes.update(|n| n.extend(found.notices));
                 match found.kept {
-                    Some(kept) => live.restore(kept, corpus, settings),
-                    None => live.reset(corpus, settings),
+                    Some(kept) => live.restore(kept, corpus, settings.get_untracked()),
+                    None => {
+                        if let Some(shape) = opened.offer.get_untracked() {
+                            settings.update(|s| *s = shape.applied_to(s));
+                            opened.offer.set(None);
+                        }
+                        live.reset(corpus, settings.get_untracked())
+                    }
                 }
             }
             Err(e) => {
                 live.notice.set(Some(format!(
                     "Could not read the model kept in this browser ({e}); starting fresh."
                 )));
-                live.reset(corpus, settings);
+                live.reset(corpus, settings.get_untracked());
             }
         }
     });

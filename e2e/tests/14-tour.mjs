@@ -248,6 +248,8 @@ export const tests = [
       await page.keyboard.press('ArrowRight');
       await page.keyboard.press('ArrowRight');
       assert(await chapterOf(page) === 5, 'back at 5');
+      // Reloaded once the address bar holds the chapter (it is written at most every 300 ms).
+      await page.waitForFunction(() => location.search.includes('tour=5'), null, { timeout: 5000 });
       await page.reload();
       await ready(page);
       await panel(page).waitFor({ timeout: 30000 });

@@ -16,9 +16,11 @@ use engine::seq2seq::Task;
 use engine::train::Objective;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-/// The longest sentence a link may carry, in characters: far more than a model reads (MiniLM
-/// reads 512 tokens), far less than an address bar chokes on.
-pub const MAX_TEXT: usize = 4_000;
+/// The longest sentence a link may carry, in characters: about as much as a model reads
+/// (MiniLM reads 512 tokens), and short enough that the address stays within what servers take
+/// (2,000 characters of any script percent-encode to at most 24 kB). `write` cuts a longer
+/// one, so every link the page writes reads back.
+pub const MAX_TEXT: usize = 2_000;
 
 /// Words in the query that switch the page into a mode, not parts of the view: kept as they
 /// are.
@@ -39,13 +41,20 @@ pub struct ModelShape {
 }
 
 impl ModelShape {
+    /// The shape of the model `settings` build. An encoder–decoder is built with BERT's
+    /// attention and trains alone, so for one the Architecture group and Compare do not count.
     pub fn of(settings: &LabSettings) -> ModelShape {
+        let alone = settings.task.is_some();
         ModelShape {
             preset: settings.preset,
             objective: settings.objective,
             task: settings.task,
-            architecture: settings.architecture,
-            compare: settings.compare,
+            architecture: if alone {
+                Architecture::default()
+            } else {
+                settings.architecture
+            },
+            compare: settings.compare.filter(|_| !alone),
         }
     }
 
@@ -134,20 +143,17 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     let d = View::default();
     let mut parts: Vec<String> = switches.iter().map(|s| s.to_string()).collect();
     let mut put = |key: &str, value: &str| {
-        parts.push(format!(
-            "{key}={}",
-            utf8_percent_encode(value, ENCODED).to_string()
-        ))
+        parts.push(format!("{key}={}", utf8_percent_encode(value, ENCODED)))
     };
     let (p, dp) = (&view.probe, &d.probe);
     if p.text != dp.text {
-        put("sentence", &p.text);
+        put("sentence", cut(&p.text));
     }
     if p.pair != dp.pair {
-        put("pair", &p.pair);
+        put("pair", cut(&p.pair));
     }
     if p.target != dp.target {
-        put("target", &p.target);
+        put("target", cut(&p.target));
     }
     if let Some(n) = p.pad_to {
         put("pad", &n.to_string());
@@ -438,7 +444,37 @@ impl Reader {
         let b_given = ["b-kv", "b-positions", "b-attention"]
             .iter()
             .any(|k| self.fields.iter().any(|(f, _)| f == k));
-        shape.compare = (compare_on.unwrap_or(false) || b_given).then_some(b);
+        shape.compare = match compare_on {
+            Some(false) if b_given => {
+                self.notices.push(
+                    "Compare: the link says off, so its model B settings are ignored.".into(),
+                );
+                None
+            }
+            Some(false) => None,
+            _ => (compare_on.is_some() || b_given).then_some(b),
+        };
+        if shape.task.is_some() {
+            let ignored: Vec<&str> = [
+                (
+                    shape.architecture != Architecture::default(),
+                    "the architecture",
+                ),
+                (shape.compare.is_some(), "Compare"),
+            ]
+            .into_iter()
+            .filter_map(|(given, what)| given.then_some(what))
+            .collect();
+            if !ignored.is_empty() {
+                self.notices.push(format!(
+                    "Objective: an encoder–decoder is built with BERT's attention and trains alone, so {} in the link {} ignored.",
+                    ignored.join(" and "),
+                    if ignored.len() > 1 { "are" } else { "is" }
+                ));
+            }
+            shape.architecture = Architecture::default();
+            shape.compare = None;
+        }
         self.view.shape = shape;
     }
 
@@ -508,6 +544,14 @@ pub fn decode(value: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|_| "its bytes are not UTF-8 text".into())
 }
 
+/// At most [`MAX_TEXT`] characters of `text`.
+fn cut(text: &str) -> &str {
+    match text.char_indices().nth(MAX_TEXT) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
 /// At most 40 characters of what the user sent, for a notice.
 fn shorten(v: &str) -> String {
     if v.chars().count() <= 40 {
@@ -562,8 +606,8 @@ pub fn example() -> View {
         chapter: Some(6),
         shape: ModelShape {
             preset: Preset::Small,
-            objective: Objective::MlmNsp,
-            task: Some(Task::Copy),
+            objective: Objective::NextToken,
+            task: None,
             architecture: Architecture {
                 kv_heads: Some(2),
                 positions: engine::config::PositionEmbeddingType::Rotary,
@@ -649,6 +693,7 @@ mod tests {
     fn a_huge_sentence_is_refused_and_the_default_kept() {
         let huge = "a".repeat(100_000);
         let r = read(&format!("?sentence={huge}&pair=ok"), 14).unwrap();
+        const { assert!(MAX_TEXT < 100_000) };
         assert_eq!(r.value.probe.text, ProbeInput::default().text);
         assert_eq!(r.value.probe.pair, "ok");
         assert!(
@@ -668,6 +713,41 @@ mod tests {
         }
         assert_eq!(decode("a+b%20c%F0%9F%90%B1").unwrap(), "a b c🐱");
         assert!(read("?%zz=1", 14).unwrap().notices[0].contains("unreadable"));
+    }
+
+    #[test]
+    fn a_sentence_longer_than_a_link_carries_is_cut_so_the_link_reads_back() {
+        let mut v = View::default();
+        v.probe.text = "é".repeat(MAX_TEXT + 9);
+        let back = read(&write(&v, &[]), 14).unwrap();
+        assert_eq!(back.notices, Vec::<String>::new());
+        assert_eq!(back.value.probe.text.chars().count(), MAX_TEXT);
+    }
+
+    #[test]
+    fn an_encoder_decoder_link_drops_what_such_a_model_ignores_and_says_so() {
+        let r = read("?objective=seq2seq&task=copy&kv=2&compare=on", 14).unwrap();
+        assert_eq!(r.value.shape.task, Some(Task::Copy));
+        assert_eq!(r.value.shape.architecture, Architecture::default());
+        assert_eq!(r.value.shape.compare, None);
+        assert_eq!(r.notices.len(), 1, "{:?}", r.notices);
+        assert!(r.notices[0].contains("the architecture and Compare"));
+        // Settings for an encoder–decoder describe it without what it ignores.
+        let settings = LabSettings {
+            task: Some(Task::Copy),
+            compare: Some(Architecture::default()),
+            ..LabSettings::default()
+        };
+        assert_eq!(ModelShape::of(&settings).compare, None);
+    }
+
+    #[test]
+    fn compare_off_wins_over_model_b_keys() {
+        let r = read("?compare=off&b-kv=1", 14).unwrap();
+        assert_eq!(r.value.shape.compare, None);
+        assert_eq!(r.notices.len(), 1);
+        let r = read("?b-kv=1", 14).unwrap();
+        assert_eq!(r.value.shape.compare.unwrap().kv_heads, Some(1));
     }
 
     #[test]
@@ -698,7 +778,7 @@ mod tests {
         assert_eq!(settings.learning_rate, 0.01);
         assert!(shape
             .describe()
-            .starts_with("small encoder–decoder trained on copy, rotary positions"));
+            .starts_with("small next-token decoder, rotary positions"));
     }
 
     #[test]

@@ -6,11 +6,12 @@
 pub mod view;
 
 use crate::explorer::ExplorerView;
+use crate::live::{Live, Shown};
 use leptos::prelude::*;
 use protocol::link::{self, ModelShape, View, SWITCHES};
 use protocol::restore::Restored;
-use protocol::view::Selection;
-use protocol::{LabSettings, ProbeInput};
+use protocol::view::{Part, Selection};
+use protocol::{LabError, LabSettings, ModelInfo, ProbeInput};
 
 /// The view on screen, from the signals that hold it.
 #[derive(Clone, Copy)]
@@ -76,33 +77,44 @@ pub fn address(view: &View) -> String {
 }
 
 /// Keeps the address bar on the view, and returns the address as a signal (for "Copy link").
-/// The bar is written at most every 300 ms: Safari refuses more than 100 `replaceState` calls
-/// in 30 seconds, and typing a sentence changes the view at every key.
-pub fn follow(signals: ViewSignals) -> Memo<String> {
-    let href = Memo::new(move |_| address(&signals.current()));
-    let waiting = StoredValue::new(false);
-    Effect::new(move |_| {
-        href.track();
-        if waiting.get_value() {
+/// A change is written at once, and then at most once every 300 ms (the last one at the end
+/// of the pause): Safari refuses more than 100 `replaceState` calls in 10 seconds, and typing a
+/// sentence changes the view at every key.
+pub fn follow(signals: ViewSignals, opened: Opened) -> Memo<String> {
+    // While a Reset to the link's model is offered, the address keeps asking for that model:
+    // a reload or a copied link must not lose the offer.
+    let href = Memo::new(move |_| {
+        let mut view = signals.current();
+        if let Some(shape) = opened.offer.get() {
+            view.shape = shape;
+        }
+        address(&view)
+    });
+    let written = StoredValue::new(String::new());
+    let pausing = StoredValue::new(false);
+    fn write(href: Memo<String>, written: StoredValue<String>, pausing: StoredValue<bool>) {
+        let latest = href.get_untracked();
+        if written.with_value(|w| *w == latest) {
+            pausing.set_value(false);
             return;
         }
-        waiting.set_value(true);
+        if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+            // A refusal leaves the bar behind; the view is still on screen, and Copy link
+            // carries it.
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&latest));
+        }
+        written.set_value(latest);
+        pausing.set_value(true);
         set_timeout(
-            move || {
-                waiting.set_value(false);
-                let latest = href.get_untracked();
-                if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
-                    // A refusal leaves the bar behind; the view is still on screen, and Copy
-                    // link carries it.
-                    let _ = history.replace_state_with_url(
-                        &wasm_bindgen::JsValue::NULL,
-                        "",
-                        Some(&latest),
-                    );
-                }
-            },
+            move || write(href, written, pausing),
             std::time::Duration::from_millis(300),
         );
+    }
+    Effect::new(move |_| {
+        href.track();
+        if !pausing.get_value() {
+            write(href, written, pausing);
+        }
     });
     href
 }
@@ -115,18 +127,23 @@ pub fn follow(signals: ViewSignals) -> Memo<String> {
 pub struct Opened {
     pub notice: RwSignal<Option<String>>,
     pub offer: RwSignal<Option<ModelShape>>,
-    /// The link's layer and head, until a model has answered whether they exist.
+    /// The link's layer, head and part, until a model has answered whether they exist.
     unchecked: StoredValue<Option<Selection>>,
     shown: RwSignal<Selection>,
+    /// The link's window, until a text has been read with it: a window needs as many tokens.
+    unchecked_window: StoredValue<Option<usize>>,
+    probe: RwSignal<ProbeInput>,
 }
 
 impl Opened {
-    pub fn new(shown: RwSignal<Selection>) -> Opened {
+    pub fn new(shown: RwSignal<Selection>, probe: RwSignal<ProbeInput>) -> Opened {
         Opened {
             notice: RwSignal::new(None),
             offer: RwSignal::new(None),
             unchecked: StoredValue::new(None),
             shown,
+            unchecked_window: StoredValue::new(None),
+            probe,
         }
     }
 
@@ -139,14 +156,22 @@ impl Opened {
         });
     }
 
-    /// The link's layer and head against a model of `layers` × `heads`: one that does not
-    /// exist is said once, and layer or head 1 shown instead.
-    pub fn check(&self, layers: usize, heads: usize) {
+    /// The link's layer, head and part against the model `info` describes: one that does not
+    /// exist is said once, and layer or head 1 (or self-attention) shown instead.
+    pub fn check(&self, info: &ModelInfo) {
         let Some(asked) = self.unchecked.get_value() else {
             return;
         };
         self.unchecked.set_value(None);
+        let (layers, heads) = (info.layers, info.heads);
         let mut sel = self.shown.get_untracked();
+        if asked.part != Part::SelfAttention && !info.encoder_decoder {
+            self.add_notice(format!(
+                "Attention part: \"{}\" needs an encoder–decoder, and this model has only self-attention, which is shown.",
+                asked.part.slug()
+            ));
+            sel.part = Part::SelfAttention;
+        }
         if asked.layer >= layers {
             self.add_notice(format!(
                 "Layer: this model has {layers} layers, so layer {} is shown as layer 1.",
@@ -163,17 +188,35 @@ impl Opened {
         }
         self.shown.set(sel);
     }
+
+    /// The link's window against the text as the model read it (`shown`): a window wider than
+    /// the text's T tokens is said once and dropped.
+    fn check_window(&self, shown: &Shown) {
+        let Some(w) = self.unchecked_window.get_value() else {
+            return;
+        };
+        let too_wide = match shown {
+            None => return,
+            Some(Ok(ins)) => protocol::rules::window_fits(w, Some(ins.tokens.len())).err(),
+            // The worker refuses a window wider than the text before reading it.
+            Some(Err(LabError::Setting(why))) if why.starts_with("Window:") => {
+                Some(LabError::Setting(why.clone()))
+            }
+            Some(Err(_)) => None,
+        };
+        self.unchecked_window.set_value(None);
+        if let Some(why) = too_wide {
+            self.add_notice(format!("{why}, so the default (no window) applies."));
+            self.probe.update(|p| p.window = None);
+        }
+    }
 }
 
 /// Shows the view the page was opened with (if any). The kept model is not touched: a link
-/// for another model offers a Reset instead. `heads` gives the layers and heads of the model
-/// here; each new model (a Ready) sets it again.
-pub fn open(
-    chapters: usize,
-    signals: ViewSignals,
-    opened: Opened,
-    heads: Signal<Option<(usize, usize)>>,
-) {
+/// for another model offers a Reset instead. Its layer, head, part and window are checked
+/// against the first model that matches it (each Ready sets `live.info` again) and the first
+/// text it reads.
+pub fn open(chapters: usize, signals: ViewSignals, opened: Opened, live: Live) {
     let Some(link) = self::opened(chapters) else {
         return;
     };
@@ -186,16 +229,22 @@ pub fn open(
         opened.offer.set(Some(link.value.shape));
     }
     opened.unchecked.set_value(Some(link.value.selection));
+    opened.unchecked_window.set_value(link.value.probe.window);
     Effect::watch(
-        move || heads.get(),
-        move |shape, _, _| {
-            if let Some((layers, heads)) = *shape {
-                // While a Reset is offered, the model here is not the link's.
+        move || live.info.get(),
+        move |info, _, _| {
+            // While a Reset is offered, the model here is not the link's.
+            if let Some(info) = info {
                 if opened.offer.with_untracked(Option::is_none) {
-                    opened.check(layers, heads);
+                    opened.check(info);
                 }
             }
         },
+        true,
+    );
+    Effect::watch(
+        move || live.inspection.get(),
+        move |shown, _, _| opened.check_window(shown),
         true,
     );
 }

@@ -50,7 +50,7 @@ pub fn LinkBanner(
     let decline = move |_| {
         opened.offer.set(None);
         if let Some(i) = live.info.get_untracked() {
-            opened.check(i.layers, i.heads);
+            opened.check(&i);
         }
     };
     view! {
