@@ -70,24 +70,56 @@ impl ModelShape {
         }
     }
 
-    /// In words, for "this link is for a small MLM + NSP model with rotary positions".
-    pub fn describe(self) -> String {
-        let what = match self.task {
-            Some(task) => format!("encoder–decoder trained on {}", task_name(task)),
-            None => match self.objective {
-                Objective::MlmNsp => "MLM + NSP model".to_string(),
-                Objective::NextToken => "next-token decoder".to_string(),
-            },
+    /// What differs from the model `here` would build, each as "preset small (here tiny)".
+    pub fn differences(self, here: ModelShape) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |what: &str, link: String, here: String| {
+            if link != here {
+                out.push(format!("{what} {link} (here {here})"));
+            }
         };
-        let mut text = format!(
-            "{} {what}, {}",
-            self.preset.name(),
-            architecture_words(self.architecture)
+        differ(
+            "preset",
+            self.preset.name().into(),
+            here.preset.name().into(),
         );
-        if let Some(b) = self.compare {
-            text.push_str(&format!(", compared with B: {}", architecture_words(b)));
+        differ("model", self.kind(), here.kind());
+        let (a, b) = (self.architecture, here.architecture);
+        differ("KV heads", kv_words(a), kv_words(b));
+        differ(
+            "positions",
+            a.positions.label().to_lowercase(),
+            b.positions.label().to_lowercase(),
+        );
+        differ(
+            "attention",
+            a.attention.label().to_lowercase(),
+            b.attention.label().to_lowercase(),
+        );
+        let compare = |c: Option<Architecture>| {
+            c.map_or("off".to_string(), |b| {
+                format!("with B: {}", architecture_words(b))
+            })
+        };
+        differ("Compare", compare(self.compare), compare(here.compare));
+        out
+    }
+
+    fn kind(self) -> String {
+        match self.task {
+            Some(task) => format!("an encoder–decoder trained on {}", task_name(task)),
+            None => match self.objective {
+                Objective::MlmNsp => "MLM + NSP".to_string(),
+                Objective::NextToken => "a next-token decoder".to_string(),
+            },
         }
-        text
+    }
+}
+
+fn kv_words(a: Architecture) -> String {
+    match a.kv_heads {
+        Some(g) => g.to_string(),
+        None => "one per head".to_string(),
     }
 }
 
@@ -776,9 +808,16 @@ mod tests {
         settings = shape.applied_to(&settings);
         assert_eq!(ModelShape::of(&settings), shape);
         assert_eq!(settings.learning_rate, 0.01);
-        assert!(shape
-            .describe()
-            .starts_with("small next-token decoder, rotary positions"));
+        let here = ModelShape::of(&LabSettings::default());
+        assert_eq!(
+            shape.differences(here)[..2],
+            [
+                "preset small (here tiny)".to_string(),
+                "model a next-token decoder (here MLM + NSP)".to_string()
+            ]
+        );
+        assert_eq!(shape.differences(here).len(), 5);
+        assert!(here.differences(here).is_empty());
     }
 
     #[test]

@@ -64,11 +64,11 @@ pub fn LinkBanner(
             let here = settings.with(ModelShape::of);
             view! {
                 <div class="link-offer" role="status" data-link-offer="">
-                    <p>{format!(
-                        "This link shows a {}. The model here is a {}, and it stays until you choose: Reset builds the link's model in its place (its training starts over).",
-                        shape.describe(),
-                        here.describe()
-                    )}</p>
+                    <p>
+                        <strong>"This link is for another model: "</strong>
+                        {shape.differences(here).join(", ")}
+                        ". The model here stays until you choose: a Reset builds the link's model in its place, and training starts over."
+                    </p>
                     <button type="button" class="primary" on:click=accept>"Reset to the link's model"</button>
                     <button type="button" on:click=decline>"Keep this model"</button>
                 </div>
