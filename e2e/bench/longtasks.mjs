@@ -4,6 +4,9 @@
 // machine) and never fails on timing. The e2e suite only guards against gross regressions.
 //
 //   node e2e/bench/longtasks.mjs [seconds per run] [runs]     defaults: 10 s, 3 runs
+//   TOUR=1 node e2e/bench/longtasks.mjs 10 6                   runs alternate: the tour closed,
+//       then open at chapter 1 (which starts training itself and outlines a figure at every
+//       snapshot); the summary gives the tour's busy time as a ratio to the closed runs'
 //
 // Three measures per run, all taken while the tiny preset trains:
 //  - tasks: every task of the page's main thread from a DevTools trace (category `toplevel`,
@@ -30,8 +33,10 @@ const quantile = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[
 const server = await serveDir(dist);
 const baseUrl = `http://127.0.0.1:${server.address().port}/`;
 const browser = await launch();
+const tourRuns = Boolean(process.env.TOUR);
 const results = [];
 for (let r = 0; r < runs; r++) {
+  const withTour = tourRuns && r % 2 === 1;
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   await page.goto(baseUrl);
@@ -50,7 +55,12 @@ for (let r = 0; r < runs; r++) {
   cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
   const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
   await cdp.send('Tracing.start', { categories: 'toplevel', transferMode: 'ReportEvents' });
-  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  if (withTour) {
+    await page.getByRole('button', { name: 'Tour', exact: true }).click();
+    await page.waitForSelector('aside.tour[data-tour-chapter="1"]');
+  } else {
+    await page.getByRole('button', { name: 'Play', exact: true }).click();
+  }
   await page.waitForTimeout(seconds * 1000);
   await cdp.send('Tracing.end');
   await traced;
@@ -69,6 +79,7 @@ for (let r = 0; r < runs; r++) {
   await context.close();
   const row = {
     run: r + 1,
+    tour: withTour,
     steps,
     tasks: tasks.length,
     worst_task_ms: Math.max(...tasks),
@@ -88,6 +99,14 @@ await browser.close();
 server.close();
 
 if (results.some((r) => !r.tasks)) throw new Error('the trace holds no main-thread task: nothing to judge');
+if (tourRuns) {
+  const mean = (rows, f) => rows.reduce((a, r) => a + f(r), 0) / Math.max(1, rows.length);
+  const [open, closed] = [results.filter((r) => r.tour), results.filter((r) => !r.tour)];
+  const perStep = (r) => r.busy_cpu_s / Math.max(1, r.steps);
+  console.log(`tour open ÷ closed: main-thread busy time ${(mean(open, (r) => r.busy_cpu_s) / mean(closed, (r) => r.busy_cpu_s)).toFixed(2)}×, ` +
+    `per training step ${(mean(open, perStep) / mean(closed, perStep)).toFixed(2)}×, worst task ${mean(open, (r) => r.worst_task_ms).toFixed(1)} ms against ${mean(closed, (r) => r.worst_task_ms).toFixed(1)} ms, ` +
+    `steps ${mean(open, (r) => r.steps).toFixed(0)} against ${mean(closed, (r) => r.steps).toFixed(0)}`);
+}
 const worstTask = Math.max(...results.map((r) => r.worst_task_ms));
 const medianWorstTask = quantile(results.map((r) => r.worst_task_ms), 0.5);
 const worstGap = Math.max(...results.map((r) => r.worst_gap_ms));
