@@ -26,6 +26,9 @@ pub const MAX_TEXT: usize = 2_000;
 /// are.
 pub const SWITCHES: [&str; 2] = ["test-hooks", "bench"];
 
+/// The most notices one link gives (the last says how many more there were).
+pub const MAX_NOTICES: usize = 8;
+
 /// The highest layer or head a link may name (1-based). The model at hand may have fewer; the
 /// page checks that when it has one.
 pub const MAX_INDEX: usize = 64;
@@ -47,7 +50,13 @@ impl ModelShape {
         let alone = settings.task.is_some();
         ModelShape {
             preset: settings.preset,
-            objective: settings.objective,
+            // The objective does not apply to an encoder–decoder either (and a link leaves it
+            // out).
+            objective: if alone {
+                Objective::default()
+            } else {
+                settings.objective
+            },
             task: settings.task,
             architecture: if alone {
                 Architecture::default()
@@ -300,9 +309,16 @@ pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
     r.read_probe();
     r.read_view(chapters);
     r.read_shape();
+    // A link of a thousand bad keys is one line, not a thousand.
+    let mut notices = r.notices;
+    if notices.len() > MAX_NOTICES {
+        let more = notices.len() - (MAX_NOTICES - 1);
+        notices.truncate(MAX_NOTICES - 1);
+        notices.push(format!("And {more} more problems, ignored."));
+    }
     Some(Restored {
         value: r.view,
-        notices: r.notices,
+        notices,
     })
 }
 
@@ -771,6 +787,28 @@ mod tests {
             ..LabSettings::default()
         };
         assert_eq!(ModelShape::of(&settings).compare, None);
+    }
+
+    #[test]
+    fn an_encoder_decoder_reads_back_whatever_objective_came_before_it() {
+        let settings = LabSettings {
+            objective: Objective::NextToken,
+            task: Some(Task::Reply),
+            ..LabSettings::default()
+        };
+        let v = View {
+            shape: ModelShape::of(&settings),
+            ..View::default()
+        };
+        assert_eq!(read(&write(&v, &[]), 14).unwrap().value.shape, v.shape);
+    }
+
+    #[test]
+    fn a_thousand_bad_keys_make_a_few_notices() {
+        let query = "?".to_string() + &vec!["x=1"; 1000].join("&");
+        let r = read(&query, 14).unwrap();
+        assert_eq!(r.notices.len(), MAX_NOTICES);
+        assert!(r.notices[MAX_NOTICES - 1].starts_with("And 993 more"));
     }
 
     #[test]

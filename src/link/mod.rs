@@ -217,9 +217,22 @@ impl Opened {
 /// against the first model that matches it (each Ready sets `live.info` again) and the first
 /// text it reads.
 pub fn open(chapters: usize, signals: ViewSignals, opened: Opened, live: Live) {
-    let Some(link) = self::opened(chapters) else {
+    let Some(mut link) = self::opened(chapters) else {
         return;
     };
+    // A link carries at most MAX_TEXT characters of a text; a reload of the page's own
+    // address keeps the whole text kept in this browser.
+    let kept = signals.probe.get_untracked();
+    let p = &mut link.value.probe;
+    for (linked, kept) in [
+        (&mut p.text, &kept.text),
+        (&mut p.pair, &kept.pair),
+        (&mut p.target, &kept.target),
+    ] {
+        if linked.chars().count() == link::MAX_TEXT && kept.starts_with(linked.as_str()) {
+            *linked = kept.clone();
+        }
+    }
     signals.show(&link.value);
     for n in link.notices {
         opened.add_notice(n);

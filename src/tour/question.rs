@@ -97,6 +97,17 @@ impl Question {
     pub fn pose(self, live: &Live) -> Result<Posed, String> {
         let ins = live.ins;
         let sel = live.selection;
+        // These read the Sentence's own rows against its own keys: self-attention only.
+        let self_only = matches!(
+            self,
+            Question::PadWeight | Question::MostSelfHead | Question::NormMean
+        );
+        if self_only && sel.part != protocol::view::Part::SelfAttention {
+            return Err(
+                "This question is about the Sentence's self-attention: choose a self-attention head."
+                    .into(),
+            );
+        }
         match self {
             Question::TopKey { query, scores } => {
                 let (rows, keys) =
@@ -167,7 +178,10 @@ impl Question {
                     return Err("No [PAD] keys: set Pad to above the number of tokens.".into());
                 }
                 let w = head.weights.row(row);
-                let largest_pad = pads.iter().map(|&j| w[j]).fold(0.0f32, f32::max);
+                let largest_pad = pads
+                    .iter()
+                    .filter_map(|&j| w.get(j).copied())
+                    .fold(0.0f32, f32::max);
                 let best = argmax(w).ok_or("The row is empty.")?;
                 let answer = if largest_pad == 0.0 {
                     0
@@ -196,7 +210,14 @@ impl Question {
                     .ok_or("This model has no such layer.")?;
                 let row = query_row(&ins.tokens, Query::Mask)?;
                 let heads = heads_of(layer, sel.part);
-                let own: Vec<f32> = heads.iter().map(|h| h.weights.get(row, row)).collect();
+                let own: Vec<f32> = heads
+                    .iter()
+                    .filter(|h| row < h.weights.rows && row < h.weights.cols)
+                    .map(|h| h.weights.get(row, row))
+                    .collect();
+                if own.len() != heads.len() {
+                    return Err("This model has no such row.".into());
+                }
                 let best = argmax(&own).ok_or("This layer has no heads.")?;
                 Ok(Posed {
                     choices: (1..=heads.len()).map(|h| format!("Head {h}")).collect(),
@@ -223,7 +244,11 @@ impl Question {
                 Ok(Posed {
                     choices: vec!["About 0".into(), "About 1".into(), "Far from both".into()],
                     answer,
-                    why: format!("The mean is {mean:.3}: LayerNorm subtracts the row's mean, and the learned β shifts it only a little."),
+                    why: if answer == 0 {
+                        format!("The mean is {mean:.3}: LayerNorm subtracts the row's mean, and the learned β shifts it only a little.")
+                    } else {
+                        format!("The mean is {mean:.3}: LayerNorm subtracted the row's mean, and the learned γ and β have moved it this far.")
+                    },
                 })
             }
             Question::TopPrediction => {

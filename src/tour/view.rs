@@ -60,10 +60,36 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         },
         false,
     );
+    // Whether the model here is the one the chapter speaks of; its question waits until it is.
+    let need_met = Memo::new(move |_| {
+        let Some(n) = chapter.get() else {
+            return true;
+        };
+        tour.live
+            .info
+            .with(|i| match (CHAPTERS[n - 1].scene.model, i) {
+                (_, None) => true,
+                (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder,
+                (ModelNeed::PreTraining, Some(i)) => {
+                    !i.encoder_decoder && !i.decoder && i.has_heads
+                }
+                (ModelNeed::Reverse, Some(i)) => {
+                    i.encoder_decoder
+                        && tour
+                            .settings
+                            .with(|s| s.task == Some(engine::seq2seq::Task::Reverse))
+                }
+            })
+    });
     let posed = Memo::new(move |_| {
         let n = chapter.get()?;
         let c = &CHAPTERS[n - 1];
-        let shown = if tour.explorer.showing.get() == Showing::B {
+        if !need_met.get() {
+            return Some(Err("Build the model this chapter needs first.".to_string()));
+        }
+        // Model B only while there is one: the explorer shows A otherwise.
+        let b = tour.live.info_b.with(Option::is_some);
+        let shown = if b && tour.explorer.showing.get() == Showing::B {
             tour.live.inspection_b
         } else {
             tour.live.inspection
@@ -73,14 +99,24 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
             return Some(Err("Waiting for the model to read the text…".to_string()));
         };
         let selection = tour.explorer.selection.get();
-        Some(tour.live.curves.with(|curves| {
+        let empty = protocol::Curves::new();
+        let pose = |curves: &protocol::Curves| {
             c.question.pose(&Shown {
                 ins: &ins,
                 selection,
                 curves,
             })
-        }))
+        };
+        // Only the loss question reads the curve: the others need not follow every point.
+        Some(if c.question == super::question::Question::LossFell {
+            tour.live.curves.with(pose)
+        } else {
+            pose(&empty)
+        })
     });
+    // The buttons are rebuilt only when the choices change, not at every snapshot that moves
+    // the numbers behind the answer: a click or the keyboard's focus must not be lost.
+    let labels = Memo::new(move |_| posed.get().map(|r| r.map(|p| p.choices)));
     let answer = move |label: String| {
         let Some(n) = chapter.get_untracked() else {
             return;
@@ -122,17 +158,7 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
     let need = move || {
         let n = chapter.get()?;
         let need = CHAPTERS[n - 1].scene.model;
-        let met = tour.live.info.with(|i| match (need, i) {
-            (_, None) => true,
-            (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder,
-            (ModelNeed::PreTraining, Some(i)) => !i.encoder_decoder && !i.decoder && i.has_heads,
-            (ModelNeed::Reverse, Some(i)) => {
-                i.encoder_decoder
-                    && tour
-                        .settings
-                        .with(|s| s.task == Some(engine::seq2seq::Task::Reverse))
-            }
-        });
+        let met = need_met.get();
         (!met).then(|| {
             let what = match need {
                 ModelNeed::OneModel => "one BERT (this is an encoder–decoder)",
@@ -152,9 +178,8 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         let c: &Chapter = &CHAPTERS[n - 1];
         let question = c.question.prompt();
         let choices = move || {
-            match posed.get() {
-            Some(Ok(p)) => p
-                .choices
+            match labels.get() {
+            Some(Ok(choices)) => choices
                 .into_iter()
                 .map(|label| {
                     let (attribute, text) = (label.clone(), label.clone());

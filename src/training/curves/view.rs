@@ -307,7 +307,8 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
 
     view! {
         <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || drawn.get().to_string()
-            data-points-b=move || b.curves.with(Curves::len).to_string()>
+            data-points-b=move || b.curves.with(Curves::len).to_string()
+            data-first=move || curves.with(|c| c.points().first().map(|p| format!("{},{}", p.step, p.loss)))>
             <figcaption>{chart.caption()}</figcaption>
             <ul class="curve-legend">{legend}
                 <li class="legend-note">{move || if comparing() {
