@@ -115,8 +115,6 @@ const solve = {
   async 14(page) { return visible(await summary(page), 3); },
 };
 
-let firstLoss = Infinity;
-
 async function topKey(page, m, query) {
   const keys = await tokens(page);
   const i = keys.findIndex((k) => k.text === query);
@@ -183,7 +181,6 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       const { page, problems } = await openPage(browser, baseUrl);
       await ready(page);
-      firstLoss = Infinity;
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
       assert(await panel(page).getAttribute('data-tour-chapters') === '14', 'not 14 chapters');
@@ -194,9 +191,8 @@ export const tests = [
         await buildIfAsked(page);
         await checkScene(page, n);
         if (n === 1) {
-          // Chapter 1 starts training: the first loss shown, then Pause in the tour to answer.
+          // Chapter 1 starts training: once it has stepped, Pause in the tour to answer.
           await page.waitForFunction(() => Number(document.querySelector('.readout')?.dataset.loss) > 0, null, { timeout: 60000 });
-          firstLoss = Number(await page.locator('.readout').first().getAttribute('data-loss'));
           await panel(page).getByRole('button', { name: 'Pause', exact: true }).click();
           await page.waitForFunction(() => !document.querySelector('button.play')?.disabled, null, { timeout: 10000 });
         }
