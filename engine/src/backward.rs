@@ -94,6 +94,11 @@ fn run(
             "nothing to differentiate: the batch has no MLM/NSP labels or the model has no pre-training heads".into(),
         ));
     }
+    if out.cache.head_masked {
+        return Err(EngineError::Input(
+            "a pass under a head mask is an evaluation: it has no backward here".into(),
+        ));
+    }
     check_shapes(model, batch, out, grads)?;
     let cache = &out.cache;
     let t = batch.seq_len();

@@ -588,3 +588,5 @@ mod tests {
         assert!(cut.contains("cut off"), "{cut}");
     }
 }
+
+pub mod heads;

@@ -20,7 +20,8 @@ pub struct EncoderStates<'a> {
     pub mask: ArrayView2<'a, u8>, // (B, Ts) 1 = real source token
 }
 
-/// What every layer of one pass shares.
+/// What every layer of one pass shares (and the layer's own head factors).
+#[derive(Clone, Copy)]
 pub(super) struct LayerSettings<'a, 'e> {
     pub attention: &'a AttentionOptions,
     /// q and k are rotated per head (rotary positions).
@@ -31,6 +32,8 @@ pub(super) struct LayerSettings<'a, 'e> {
     pub eps: f64,
     /// Dropout rate after each sublayer (0 outside training).
     pub hidden_dropout: f32,
+    /// This layer's factor on each head's attention weights (`HeadMask`), None = all 1.
+    pub head_factors: Option<&'a [f32]>,
 }
 
 /// Cross-attention's activations: f = LN(dropout(attention(a·W_Qᵀ, e·W_Kᵀ, e·W_Vᵀ)·W_Oᵀ + b_O) + a),
@@ -79,6 +82,7 @@ pub(super) fn layer_forward(
         cross,
         eps,
         hidden_dropout: hidden_p,
+        head_factors,
     }: &LayerSettings,
     rng: &mut Rng,
     mut trace: Option<&mut LayerTrace>,
@@ -114,7 +118,7 @@ pub(super) fn layer_forward(
         v: as3(&v),
         key_mask: batch.attention_mask.view(),
     };
-    let (context, attention) = attention::forward(
+    let (mut context, attention) = attention::forward(
         input,
         attention_opts,
         rng,
@@ -124,6 +128,15 @@ pub(super) fn layer_forward(
             cache: spare.attention,
         },
     );
+    if let Some(factors) = head_factors {
+        // (m·P)·V = m·(P·V): a factor on head h's weights scales its context (B, T, D).
+        for (h, &m) in factors.iter().enumerate().filter(|(_, &m)| m != 1.0) {
+            let d = context.dim().2 / factors.len();
+            context
+                .slice_mut(s![.., .., h * d..(h + 1) * d])
+                .mapv_inplace(|x| x * m);
+        }
+    }
     if let (Some(tr), Some((q0, k0))) = (trace.as_deref_mut(), &unrotated) {
         // The attention op saw rotated q and k; the trace shows both.
         for (h, head) in tr.heads.iter_mut().enumerate() {

@@ -128,6 +128,8 @@ pub struct ForwardCache {
     /// `Losses::total`.
     pub(crate) mlm_log_sum_exp: Option<Array1<f32>>,
     pub(crate) nsp_log_sum_exp: Option<Array1<f32>>,
+    /// The pass ran under a `HeadMask`: an evaluation, which `backward` refuses.
+    pub(crate) head_masked: bool,
 }
 
 pub fn forward(
@@ -148,7 +150,7 @@ pub fn forward_with_encoder(
     encoder: Option<&EncoderStates>,
     rng: &mut Rng,
 ) -> Result<ForwardOutput> {
-    run(model, batch, opts, encoder, rng, Spare::default())
+    run(model, batch, opts, encoder, rng, Spare::default(), None)
 }
 
 /// `forward`, writing its activations and caches into the buffers of `spare`, an earlier
@@ -164,7 +166,7 @@ pub fn forward_reusing(
     spare: Option<ForwardOutput>,
 ) -> Result<ForwardOutput> {
     let spare = spare.map(Spare::from).unwrap_or_default();
-    run(model, batch, opts, encoder, rng, spare)
+    run(model, batch, opts, encoder, rng, spare, None)
 }
 
 /// The buffers of an earlier forward pass that the next one writes into (`ops::reuse`). The
@@ -197,9 +199,13 @@ fn run(
     encoder: Option<&EncoderStates>,
     rng: &mut Rng,
     spare: Spare,
+    head_mask: Option<&HeadMask>,
 ) -> Result<ForwardOutput> {
     check_model(model)?;
     validate(model, batch)?;
+    if let Some(mask) = head_mask {
+        mask.check(&model.config)?;
+    }
     let cross_opts = cross_options(model, batch, opts, encoder)?;
     let (attention_opts, rotary) = attention_options(&model.config, opts)?;
     let config = &model.config;
@@ -236,10 +242,15 @@ fn run(
         cross: encoder.zip(cross_opts.as_ref()),
         eps: config.layer_norm_eps,
         hidden_dropout: hidden_p,
+        head_factors: None,
     };
     let mut layers = Vec::with_capacity(layer_count);
     let mut spare_layers = spare.layers.into_iter();
-    for layer in &model.bert.layers {
+    for (index, layer) in model.bert.layers.iter().enumerate() {
+        let settings = LayerSettings {
+            head_factors: head_mask.map(|m| m.layer(index)),
+            ..settings
+        };
         let layer_trace = trace.as_mut().map(|tr| {
             tr.layers.push(LayerTrace::default());
             tr.layers.last_mut().expect("just pushed")
@@ -329,6 +340,7 @@ fn run(
     });
 
     let cache = ForwardCache {
+        head_masked: head_mask.is_some(),
         embeddings,
         layers,
         attention_opts,
@@ -507,4 +519,74 @@ pub(crate) fn as_sequences_mut(
     a.view_mut()
         .into_shape_with_order((b_size, t, c))
         .expect("N = B·T rows")
+}
+
+/// HF's `head_mask` (`BertModel.forward(head_mask=…)`): one factor per layer and head, by
+/// which that head's attention weights are multiplied. 0 removes the head: its context is
+/// zero, and W_O sees only the other heads (Michel et al. 2019's ablation). A pass under a
+/// mask is an evaluation: `backward` refuses its output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadMask {
+    heads: usize,
+    factors: Vec<f32>, // (L, H)
+}
+
+impl HeadMask {
+    /// Every head kept (factor 1).
+    pub fn keep_all(layers: usize, heads: usize) -> HeadMask {
+        HeadMask {
+            heads,
+            factors: vec![1.0; layers * heads],
+        }
+    }
+
+    /// Every head kept but `head` of `layer`, whose context is zero.
+    pub fn without(layers: usize, heads: usize, layer: usize, head: usize) -> HeadMask {
+        let mut mask = HeadMask::keep_all(layers, heads);
+        if let Some(f) = mask.factors.get_mut(layer * heads + head) {
+            *f = 0.0;
+        }
+        mask
+    }
+
+    /// Layer `layer`'s factors (H).
+    pub(crate) fn layer(&self, layer: usize) -> &[f32] {
+        &self.factors[layer * self.heads..(layer + 1) * self.heads]
+    }
+
+    /// (L, H)
+    pub fn shape(&self) -> (usize, usize) {
+        (self.factors.len() / self.heads.max(1), self.heads)
+    }
+
+    fn check(&self, config: &BertConfig) -> Result<()> {
+        let wanted = (config.num_hidden_layers, config.num_attention_heads);
+        if self.shape() != wanted || self.heads == 0 {
+            return Err(EngineError::Input(format!(
+                "the head mask is {:?} (layers, heads); this model has {wanted:?}",
+                self.shape()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `forward` with each head's attention weights multiplied by its factor in `head_mask`
+/// (HF's `head_mask`): an evaluation pass, whose output `backward` refuses.
+pub fn forward_with_head_mask(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    head_mask: &HeadMask,
+    rng: &mut Rng,
+) -> Result<ForwardOutput> {
+    run(
+        model,
+        batch,
+        opts,
+        None,
+        rng,
+        Spare::default(),
+        Some(head_mask),
+    )
 }

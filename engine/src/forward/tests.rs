@@ -386,3 +386,61 @@ fn full_attention_weights_past_the_limit_are_an_input_error() {
         "{message}"
     );
 }
+
+#[test]
+fn a_head_mask_zeros_exactly_that_heads_context_and_backward_refuses_it() {
+    let (model, batch) = (model(), batch());
+    let traced = ForwardOptions {
+        trace: true,
+        ..eval(MaskMode::Padding)
+    };
+    let all = run(&model, &batch, traced, 0);
+    let masked = forward_with_head_mask(
+        &model,
+        &batch,
+        &traced,
+        &HeadMask::without(2, 4, 1, 2),
+        &mut Rng::new(0),
+    )
+    .unwrap();
+    // Keeping every head is the plain pass, bit for bit.
+    let kept = forward_with_head_mask(
+        &model,
+        &batch,
+        &traced,
+        &HeadMask::keep_all(2, 4),
+        &mut Rng::new(0),
+    )
+    .unwrap();
+    assert_eq!(kept.hidden, all.hidden);
+    assert_eq!(kept.losses, all.losses);
+    let (a, m) = (all.trace.as_ref().unwrap(), masked.trace.as_ref().unwrap());
+    // Layer 1 (the first) is untouched; in layer 2 head 3's context columns are exactly 0 and
+    // the other heads' are those of the plain pass.
+    assert_eq!(a.layers[0].output, m.layers[0].output);
+    let d = 4;
+    let (ca, cm) = (&a.layers[1].context, &m.layers[1].context);
+    for i in 0..ca.rows {
+        for c in 0..16 {
+            if c / d == 2 {
+                assert_eq!(cm.get(i, c), 0.0, "row {i} column {c}");
+            } else {
+                assert_eq!(cm.get(i, c), ca.get(i, c), "row {i} column {c}");
+            }
+        }
+    }
+    assert_ne!(masked.hidden, all.hidden);
+    assert_ne!(masked.losses, all.losses);
+    // An evaluation: no backward of a masked pass, and the mask must fit the model.
+    let mut grads = model.clone();
+    let e = crate::backward::backward(&model, &batch, &masked, &mut grads).unwrap_err();
+    assert!(e.to_string().contains("head mask"), "{e}");
+    let bad = forward_with_head_mask(
+        &model,
+        &batch,
+        &traced,
+        &HeadMask::keep_all(2, 3),
+        &mut Rng::new(0),
+    );
+    assert!(bad.is_err());
+}
