@@ -158,4 +158,61 @@ export const tests = [
       await context.close();
     },
   },
+  {
+    name: 'claims: Heads measures roles, ablation and diversity, and its heatmap follows training',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await ready(browser, baseUrl);
+      const step = async () => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
+      // Steps per second over [from, to], the claim not yet run: training alone.
+      const playTo = async (to) => {
+        const [s0, t0] = [await step(), Date.now()];
+        await page.getByRole('button', { name: 'Play', exact: true }).click();
+        await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, to, { timeout: 300000 });
+        await page.getByRole('button', { name: 'Pause', exact: true }).click();
+        const [s1, t1] = [await step(), Date.now()];
+        return (s1 - s0) / ((t1 - t0) / 1000);
+      };
+      const without = await playTo(600);
+
+      const r = await run(page, 'Heads');
+      assert(r.state === 'done', `heads: ${r.error}`);
+      const heads = card(page, 'Heads');
+      assert((await heads.locator('h3').textContent()) === 'Heads', 'the title');
+      const series = await seriesOf(page, 'Heads');
+      assert(series.map((s) => s.name).join() === 'Ablation: Δ MLM loss,JS distance to the others, now,JS distance to the others, fresh,Row entropy (nats), now',
+        series.map((s) => s.name).join());
+      assert(series.every((s) => s.x.length === 8 && s.y.every(Number.isFinite)), 'one point per head, 2 layers × 4 heads');
+      const figure = heads.locator('figure[data-matrix]');
+      const caption = await figure.locator('figcaption').textContent();
+      assert(caption.startsWith('Head roles'), caption);
+      const readMatrix = async () => JSON.parse(await figure.getAttribute('data-matrix'));
+      const roles = await readMatrix();
+      assert(roles.length === 8 && roles.every((row) => row.length === 6), `a row per layer × head: ${JSON.stringify(roles)}`);
+      assert(roles.flat().every((v) => v >= 0 && v <= 1), 'shares in [0, 1]');
+      assert(roles.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3), 'each row sums to 1');
+      const verdict = await heads.locator('.verdict').textContent();
+      assert(verdict.length > 20, `verdict: ${verdict}`);
+
+      // Trained on: the claim is measured again, and the heatmap changes with it.
+      const caption600 = caption;
+      const withHeads = await playTo(2000);
+      await page.waitForFunction((c) => {
+        const f = document.querySelector('article.claim[data-claim="Heads"] figure[data-matrix] figcaption');
+        return f && f.textContent !== c && f.textContent.includes('step 2');
+      }, caption600, { timeout: 30000 });
+      const trained = await readMatrix();
+      assert(JSON.stringify(trained) !== JSON.stringify(roles), 'the heatmap follows training');
+      const numbers = await heads.locator('.claim-numbers').innerText();
+      const trainedVerdict = await heads.locator('.verdict').textContent();
+      await heads.scrollIntoViewIfNeeded();
+      await heads.screenshot({ path: path.join(artifacts, 'claims-heads-1280.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.waitForTimeout(500);
+      await heads.screenshot({ path: path.join(artifacts, 'claims-heads-390.png') });
+      console.log(`     steps/s: ${without.toFixed(0)} before the claim ran, ${withHeads.toFixed(0)} with its refreshes; `
+        + `at step ${await step()}:\n${numbers.split('\n').map((l) => `       ${l}`).join('\n')}\n     verdict: ${trainedVerdict}`);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
 ];

@@ -222,6 +222,7 @@ mod tests {
             marks: Vec::new(),
             numbers: Vec::new(),
             verdict: String::new(),
+            heatmap: None,
         }
     }
 

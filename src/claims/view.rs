@@ -5,7 +5,9 @@
 use super::chart::{self, SIZE};
 use super::state::ClaimState;
 use crate::components::export;
+use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
 use crate::components::painted::paint_on_change;
+use crate::heatmap::Scale;
 use crate::live::Live;
 use leptos::prelude::*;
 use protocol::{Claim, ClaimResult};
@@ -72,6 +74,35 @@ fn ClaimChart(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
             </div>
             {move || failed.get().map(|e| view! { <p class="error">{e}</p> })}
         </figure>
+    }
+}
+
+/// A result's table (the Heads claim's roles) as the explorer draws its heatmaps: shares on
+/// a fixed 0…1 scale, so colours mean the same at every refresh.
+#[component]
+fn ClaimHeatmapFigure(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
+    let data = Memo::new(move |_| {
+        result.with(|r| {
+            r.as_ref()
+                .and_then(|r| r.heatmap.as_ref())
+                .map(|h| HeatmapData {
+                    caption: h.caption.clone(),
+                    matrix: h.values.clone(),
+                    row_labels: h.row_labels.clone(),
+                    col_labels: h.col_labels.clone(),
+                })
+        })
+    });
+    let options = HeatmapOptions {
+        scale: Some(Scale::Sequential { lo: 0.0, hi: 1.0 }),
+        ..HeatmapOptions::default()
+    };
+    // Shown once, then redrawn in place as the refreshed results arrive.
+    let shown = Signal::derive(move || data.get().unwrap_or_default());
+    view! {
+        <Show when=move || data.with(Option::is_some)>
+            <HeatmapFigure data=shown max_grid=220 options=options/>
+        </Show>
     }
 }
 
@@ -147,6 +178,7 @@ fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
             <Show when=move || result.with(Option::is_some)>
                 <div class="claim-result">
                     <ClaimChart result=result/>
+                    <ClaimHeatmapFigure result=result/>
                     <div class="claim-side">
                         <dl class="claim-numbers">{numbers}</dl>
                         <p class="verdict">{verdict}</p>

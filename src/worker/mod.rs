@@ -21,6 +21,9 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 const SLICE_MS: f64 = 30.0;
 /// Snapshots of the probe while playing: about five a second.
 const SNAPSHOT_MS: f64 = 200.0;
+/// The Heads claim, once run, is measured again this often while training (a tiny model's
+/// measurement takes a few ms: 1 s keeps its cost to training under a few per cent).
+const HEADS_MS: f64 = 1000.0;
 /// Loss points go to the page at most ten times a second: each post redraws the curves.
 const PROGRESS_MS: f64 = 100.0;
 /// The Batch view's batch while playing, at most this often: each costs a forward pass here
@@ -34,6 +37,7 @@ thread_local! {
     static CLAIM_PENDING: Cell<bool> = const { Cell::new(false) };
     static GENERATION_PENDING: Cell<bool> = const { Cell::new(false) };
     static LAST_SNAPSHOT: Cell<f64> = const { Cell::new(0.0) };
+    static LAST_HEADS: Cell<f64> = const { Cell::new(0.0) };
     /// Fractional steps owed under a speed limit.
     static OWED: Cell<f64> = const { Cell::new(0.0) };
     static LAST_TICK: Cell<f64> = const { Cell::new(0.0) };
@@ -245,6 +249,10 @@ fn tick() {
         if now() - LAST_SNAPSHOT.get() >= SNAPSHOT_MS || !s.playing() {
             LAST_SNAPSHOT.set(now());
             replies.push(s.snapshot());
+        }
+        if now() - LAST_HEADS.get() >= HEADS_MS || !s.playing() {
+            LAST_HEADS.set(now());
+            replies.extend(s.refresh_heads());
         }
         replies
     });

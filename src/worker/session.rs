@@ -90,6 +90,13 @@ impl Session {
         replies.into_iter().map(Reply::from).collect()
     }
 
+    /// The Heads claim measured again on the current weights, once it has run on this model.
+    pub fn refresh_heads(&self) -> Option<Reply> {
+        self.claims
+            .refresh_heads(self.lab.as_ref())
+            .map(Reply::from)
+    }
+
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
         // A generation runs on a copy of the weights: whatever changes them ends it.
         if matches!(
@@ -104,6 +111,7 @@ impl Session {
         }
         match message {
             ToWorker::RunClaim { claim, probe } => {
+                self.claims.seed = self.settings.seed;
                 let replies = self
                     .claims
                     .run(claim, probe, self.lab.as_ref(), self.lab_b.as_ref());
