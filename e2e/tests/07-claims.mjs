@@ -179,9 +179,10 @@ export const tests = [
       const heads = card(page, 'Heads');
       assert((await heads.locator('h3').textContent()) === 'Heads', 'the title');
       const series = await seriesOf(page, 'Heads');
-      assert(series.map((s) => s.name).join() === 'Ablation: Δ MLM loss,JS distance to the others, now,JS distance to the others, fresh,Row entropy (nats), now',
+      assert(series.map((s) => s.name).join() === 'Ablation: Δ MLM loss,JS distance to the others, now,JS distance to the others, fresh,Spread (entropy ÷ ln keys), now',
         series.map((s) => s.name).join());
       assert(series.every((s) => s.x.length === 8 && s.y.every(Number.isFinite)), 'one point per head, 2 layers × 4 heads');
+      assert(series[3].y.every((v) => v > 0 && v <= 1), `spread in (0, 1]: ${series[3].y}`);
       const figure = heads.locator('figure[data-matrix]');
       const caption = await figure.locator('figcaption').textContent();
       assert(caption.startsWith('Head roles'), caption);

@@ -711,11 +711,11 @@ pub fn heads_result(m: &HeadsMeasured) -> ClaimResult {
     ClaimResult {
         claim: Claim::Heads,
         caption: format!(
-            "Heads by number (L1 H1 = 1, L1 H2 = 2, …): Δ {} when the head's context is zeroed, and its mean JS distance to the other heads, now and fresh",
+            "Heads by number (L1 H1 = 1, L1 H2 = 2, …): Δ {} when the head's context is zeroed, its mean JS distance to the other heads (now and fresh), and how evenly it spreads its attention (1 = evenly, 0 = one key)",
             m.loss_name
         ),
         x_label: "head (layer by layer)".into(),
-        y_label: "Δ loss · JS distance".into(),
+        y_label: "Δ loss · distance · spread".into(),
         axes: Axes::Linear,
         series: vec![
             Series {
@@ -734,9 +734,9 @@ pub fn heads_result(m: &HeadsMeasured) -> ClaimResult {
                 y: fresh.distance_to_others.clone(),
             },
             Series {
-                name: "Row entropy (nats), now".into(),
+                name: "Spread (entropy ÷ ln keys), now".into(),
                 x,
-                y: now.entropy.clone(),
+                y: now.spread.clone(),
             },
         ],
         marks,
@@ -949,6 +949,7 @@ mod tests {
             heads: 2,
             roles: vec![roles; 4],
             entropy: vec![1.5; 4],
+            spread: vec![0.7; 4],
             distance_to_others: vec![distance; 4],
             mean_distance: distance,
             rows: 40,

@@ -50,6 +50,9 @@ pub struct HeadStats {
     pub roles: Vec<[f64; 6]>,
     /// (L·H) the mean row entropy −Σ p ln p, nats.
     pub entropy: Vec<f64>,
+    /// (L·H) the mean of each row's entropy ÷ ln(keys it weighs): 1 spread evenly, 0 on one
+    /// key. Rows of different lengths compare on it, and it shares a plot with distances.
+    pub spread: Vec<f64>,
     /// (L·H) the mean JS distance from this head's rows to the same rows of every other head.
     pub distance_to_others: Vec<f64>,
     /// The mean over every pair of heads of their mean JS distance: how different they are.
@@ -154,7 +157,7 @@ pub fn head_stats(
         ..*opts
     };
     let keep = HeadMask::keep_all(layers, heads);
-    let (mut roles, mut entropy) = (vec![[0.0; 6]; n], vec![0.0; n]);
+    let (mut roles, mut entropy, mut spread) = (vec![[0.0; 6]; n], vec![0.0; n], vec![0.0; n]);
     let mut distance = vec![vec![0.0; n]; n]; // (L·H, L·H), summed over rows
     let mut rows = 0;
     for (ids, segments) in sentences {
@@ -183,12 +186,18 @@ pub fn head_stats(
         for i in 0..t {
             for (a, w) in weights.iter().enumerate() {
                 let row = w.row(i);
+                let (mut row_entropy, mut weighed) = (0.0, 0);
                 for (j, &p) in row.iter().enumerate() {
                     let p = f64::from(p);
                     roles[a][role(ids, i, j, cls, sep)] += p;
                     if p > 0.0 {
-                        entropy[a] -= p * p.ln();
+                        row_entropy -= p * p.ln();
+                        weighed += 1;
                     }
+                }
+                entropy[a] += row_entropy;
+                if weighed > 1 {
+                    spread[a] += row_entropy / (weighed as f64).ln();
                 }
                 for b in a + 1..n {
                     let d = js_distance(row, weights[b].row(i));
@@ -214,6 +223,7 @@ pub fn head_stats(
             .map(|r| r.map(|share| share * per_row))
             .collect(),
         entropy: entropy.into_iter().map(|e| e * per_row).collect(),
+        spread: spread.into_iter().map(|e| e * per_row).collect(),
         distance_to_others: distance
             .iter()
             .map(|d| d.iter().sum::<f64>() * per_row / n.saturating_sub(1).max(1) as f64)

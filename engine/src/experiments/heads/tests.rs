@@ -107,11 +107,12 @@ fn uniform_attention_has_the_roles_counting_predicts_and_heads_that_do_not_diffe
     }
     assert_eq!(stats.rows, rows);
     for k in 0..8 {
-        for r in 0..6 {
-            let want = expected[r] / rows as f64;
+        for (r, count) in expected.iter().enumerate() {
+            let want = count / rows as f64;
             assert!((stats.roles[k][r] - want).abs() < 1e-6, "head {k} role {r}");
         }
         assert!((stats.entropy[k] - entropy / rows as f64).abs() < 1e-5);
+        assert!((stats.spread[k] - 1.0).abs() < 1e-5, "evenly spread");
         assert_eq!(stats.distance_to_others[k], 0.0, "identical heads");
     }
     assert_eq!(stats.mean_distance, 0.0);
@@ -134,6 +135,7 @@ fn a_trained_looking_model_has_shares_summing_to_one_and_distinct_heads() {
     let causal = ForwardOptions::training(MaskMode::Causal);
     let stats = head_stats(&model, &sentences, &causal, specials(&corpus)).unwrap();
     assert!(stats.roles.iter().all(|r| r[NEXT] == 0.0));
+    assert!(stats.spread.iter().all(|&s| s > 0.0 && s <= 1.0 + 1e-9));
 }
 
 #[test]
