@@ -18,21 +18,24 @@ pub const MAX_HIDDEN_LAYERS: usize = 128;
 pub const MAX_ATTENTION_HEADS: usize = 256;
 pub const MAX_POSITION_EMBEDDINGS: usize = 65_536;
 
-/// The longest input a rotary model inspects or generates, at least (`max_input_tokens`): BERT's
-/// own P. A traced pass keeps several T×T matrices per head, so this stays a sentence's or a
+/// The longest input a rotary or ALiBi model inspects or generates, at least
+/// (`max_input_tokens`): BERT's own P. A traced pass keeps several T×T matrices per head, so this stays a sentence's or a
 /// paragraph's length, not a book's.
 pub const ROTARY_INPUT_TOKENS: usize = 512;
 pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
 
 /// How positions enter the model: learned `position_embeddings` added to the input
-/// (`"absolute"`, BERT), or rotations of q and k in every layer (`"rotary"`, RoFormer), which
-/// have no tensor and no length limit.
+/// (`"absolute"`, BERT), rotations of q and k in every layer (`"rotary"`, RoFormer), or a bias
+/// −m_h·|i − j| on every head's scaled scores (`"alibi"`, Press et al. 2022, BLOOM's slopes
+/// m_h: `ops::attention_options::alibi_slope`). Rotary and ALiBi have no tensor and no length
+/// limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum PositionEmbeddingType {
     #[default]
     Absolute,
     Rotary,
+    Alibi,
 }
 
 impl TryFrom<String> for PositionEmbeddingType {
@@ -42,7 +45,7 @@ impl TryFrom<String> for PositionEmbeddingType {
             .into_iter()
             .find(|p| p.to_string() == s)
             .ok_or(format!(
-                "position_embedding_type {s:?} is not supported (only \"absolute\" or \"rotary\")"
+                "position_embedding_type {s:?} is not supported (only \"absolute\", \"rotary\" or \"alibi\")"
             ))
     }
 }
@@ -84,9 +87,10 @@ impl From<AttentionType> for String {
 }
 
 impl PositionEmbeddingType {
-    pub const ALL: [PositionEmbeddingType; 2] = [
+    pub const ALL: [PositionEmbeddingType; 3] = [
         PositionEmbeddingType::Absolute,
         PositionEmbeddingType::Rotary,
+        PositionEmbeddingType::Alibi,
     ];
 
     /// The page's name for it.
@@ -94,6 +98,19 @@ impl PositionEmbeddingType {
         match self {
             Self::Absolute => "Absolute",
             Self::Rotary => "Rotary",
+            Self::Alibi => "ALiBi",
+        }
+    }
+
+    /// Whether these positions work with this attention type: ALiBi biases softmax scores,
+    /// and linear attention has none. The one rule the config, the settings and the page
+    /// read.
+    pub fn refuses(self, attention: AttentionType) -> Option<&'static str> {
+        match (self, attention) {
+            (Self::Alibi, AttentionType::Linear) => Some(
+                "ALiBi adds its bias to the softmax scores, and linear attention has no scores: use softmax attention with ALiBi positions",
+            ),
+            _ => None,
         }
     }
 }
@@ -142,6 +159,7 @@ impl fmt::Display for PositionEmbeddingType {
         f.write_str(match self {
             Self::Absolute => "absolute",
             Self::Rotary => "rotary",
+            Self::Alibi => "alibi",
         })
     }
 }
@@ -322,14 +340,16 @@ impl BertConfig {
     }
 
     /// The longest input one traced pass takes (inspection, generation): P with learned
-    /// absolute positions, which stop there. Rotary positions have no table, so at least
-    /// [`ROTARY_INPUT_TOKENS`], whatever P. (A training batch keeps to P either way: its T×T
+    /// absolute positions, which stop there. Rotary and ALiBi positions have no table, so at
+    /// least [`ROTARY_INPUT_TOKENS`], whatever P. (A training batch keeps to P either way: its T×T
     /// weights are kept for backward. Every forward also refuses weights past
     /// `ops::attention_options::MAX_WEIGHT_BYTES`.)
     pub fn max_input_tokens(&self) -> usize {
         match self.position_embedding_type {
             PositionEmbeddingType::Absolute => self.max_position_embeddings,
-            PositionEmbeddingType::Rotary => self.max_position_embeddings.max(ROTARY_INPUT_TOKENS),
+            PositionEmbeddingType::Rotary | PositionEmbeddingType::Alibi => {
+                self.max_position_embeddings.max(ROTARY_INPUT_TOKENS)
+            }
         }
     }
 
@@ -399,6 +419,9 @@ impl BertConfig {
                 "rotary positions rotate pairs of dimensions: the head size hidden_size / num_attention_heads = {} must be even",
                 self.head_size()
             ));
+        }
+        if let Some(why) = self.position_embedding_type.refuses(self.attention_type) {
+            return err(why.into());
         }
         if self.is_roformer() {
             self.validate_roformer()?;
@@ -573,7 +596,27 @@ mod tests {
         let e = BertConfig::from_json(&with(r#""position_embedding_type": "relative_key""#))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("only \"absolute\" or \"rotary\""), "{e}");
+        assert!(
+            e.contains("only \"absolute\", \"rotary\" or \"alibi\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn alibi_reads_back_and_refuses_linear_attention() {
+        let mut c = BertConfig::tiny(100);
+        c.position_embedding_type = PositionEmbeddingType::Alibi;
+        let json = c.to_json();
+        assert!(
+            json.contains("\"position_embedding_type\": \"alibi\""),
+            "{json}"
+        );
+        assert_eq!(BertConfig::from_json(&json).unwrap(), c);
+        // No table: longer inputs than P, as for rotary.
+        assert_eq!(c.max_input_tokens(), ROTARY_INPUT_TOKENS);
+        c.attention_type = AttentionType::Linear;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("ALiBi") && e.contains("linear attention"), "{e}");
     }
 
     #[test]
