@@ -44,8 +44,10 @@ pub fn architecture(info: &ModelInfo) -> String {
         1 => parts.push("multi-query (1 KV head)".to_string()),
         g => parts.push(format!("GQA {g} KV heads")),
     }
-    if info.architecture.positions == PositionEmbeddingType::Rotary {
-        parts.push("rotary".into());
+    match info.architecture.positions {
+        PositionEmbeddingType::Absolute => {}
+        PositionEmbeddingType::Rotary => parts.push("rotary".into()),
+        PositionEmbeddingType::Alibi => parts.push("ALiBi".into()),
     }
     if info.architecture.attention == AttentionType::Linear {
         parts.push("linear attention".into());
@@ -63,6 +65,17 @@ pub fn architecture_name(info: &ModelInfo) -> String {
     };
     let a = &info.architecture;
     format!("{kv} · {} · {}", a.positions, a.attention)
+}
+
+/// An ALiBi slope: a power of two as a fraction ("1/4", "1/256"), the half steps of head
+/// counts that are not powers of two (2^(−0.5), …) as decimals ("0.707").
+pub fn slope(m: f32) -> String {
+    let inverse = 1.0 / m;
+    if inverse.fract() == 0.0 {
+        format!("1/{inverse}")
+    } else {
+        format!("{m:.3}")
+    }
 }
 
 /// 12345 → "12,345".
@@ -158,6 +171,13 @@ mod tests {
         assert!(architecture(&i).starts_with(" · multi-query (1 KV head)"));
         i.architecture.kv_heads = Some(4);
         assert_eq!(architecture(&i), " · rotary · linear attention");
+    }
+
+    #[test]
+    fn slopes_read_as_fractions_or_decimals() {
+        assert_eq!(slope(0.25), "1/4");
+        assert_eq!(slope(2f32.powi(-8)), "1/256");
+        assert_eq!(slope(2f32.powf(-0.5)), "0.707");
     }
 
     #[test]

@@ -580,7 +580,14 @@ fn inspect_heads_carry_their_kv_group_and_a_window_cuts_the_band() {
     for layer in j["layers"].as_array().unwrap() {
         for (h, head) in layer["heads"].as_array().unwrap().iter().enumerate() {
             assert_eq!(head["kv_group"], h, "no GQA: each head is its own group");
-            for key in ["q_rotated", "k_rotated", "alibi_bias", "phi_q", "phi_k", "tiles"] {
+            for key in [
+                "q_rotated",
+                "k_rotated",
+                "alibi_bias",
+                "phi_q",
+                "phi_k",
+                "tiles",
+            ] {
                 assert!(head.get(key).is_none(), "{key} only for its variant");
             }
             for r in 0..t {
@@ -752,12 +759,21 @@ fn variant_checkpoints_show_their_own_fields() {
         assert_eq!(dims(&head["alibi_bias"]), (t, t));
         for (r, c) in [(0, 0), (3, 1), (1, 3), (t - 1, 0)] {
             let bias = float(at(&head["alibi_bias"], r, c));
-            assert!((bias + m * r.abs_diff(c) as f64).abs() < 1e-6, "head {h} ({r},{c})");
+            assert!(
+                (bias + m * r.abs_diff(c) as f64).abs() < 1e-6,
+                "head {h} ({r},{c})"
+            );
             let scaled = float(at(&head["scaled"], r, c));
             let scores = float(at(&head["scores"], r, c));
-            assert!((scaled - scores / 8f64.sqrt()).abs() < 1e-5, "scaled is QKᵀ/√d_k");
+            assert!(
+                (scaled - scores / 8f64.sqrt()).abs() < 1e-5,
+                "scaled is QKᵀ/√d_k"
+            );
             let masked = float(at(&head["masked"], r, c));
-            assert!((masked - (scaled + bias)).abs() < 1e-5, "masked = scaled + A");
+            assert!(
+                (masked - (scaled + bias)).abs() < 1e-5,
+                "masked = scaled + A"
+            );
         }
     }
 

@@ -368,8 +368,7 @@ fn every_variant_round_trips_through_a_checkpoint() {
         let back = engine::checkpoint::load(&to_files(&ck)).unwrap();
         assert_eq!(back.model, ck.model, "{what}");
         assert_eq!(
-            back.model.config.position_embedding_type,
-            config.position_embedding_type,
+            back.model.config.position_embedding_type, config.position_embedding_type,
             "{what}"
         );
         assert_eq!(back.naming, ck.naming, "{what}");

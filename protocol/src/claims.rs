@@ -2,6 +2,7 @@
 //! worker runs in units (so it can report progress and stop between them), and its result as
 //! plain data: the lines to plot, the numbers beside them, a one-line verdict.
 
+use engine::config::PositionEmbeddingType;
 pub use engine::experiments::Variant;
 use engine::experiments::{
     kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, Tally, VariantSizes,
@@ -55,7 +56,7 @@ impl Claim {
             Claim::Memory => "Peak heap bytes of one attention forward + backward (one head, random q, k, v), full against tiled, for T = 64 … 4096.",
             Claim::Time => "Time of one attention forward + backward (one head) for full, tiled, window (W = 64) and linear attention, for T = 64 … 4096, with the fitted log-log slopes.",
             Claim::KvCache => "KV-cache bytes per token, 2 · layers · G · d_k · 4, for G = H, this model's G and G = 1, at this model's size and at Llama 2 70B's.",
-            Claim::Extrapolation => "Train an absolute-position model and a rotary one at length T (Compare: one model's Positions Absolute, the other's Rotary), then measure MLM accuracy by position on sequences of length 2T.",
+            Claim::Extrapolation => "Train two models with different positions at length T (Compare: each model's Positions one of Absolute, Rotary, ALiBi, e.g. Absolute and Rotary), then measure MLM accuracy by position on sequences of length 2T.",
         }
     }
 }
@@ -383,11 +384,12 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
     }
 }
 
-/// What the length-extrapolation claim measured of one model: its (correct, counted) MLM
-/// predictions at each position it could read.
+/// What the length-extrapolation claim measured of one model: its kind of positions and its
+/// (correct, counted) MLM predictions at each position it could read.
 pub struct ByPosition<'a> {
+    pub kind: PositionEmbeddingType,
     pub tally: &'a [Tally],
-    /// Learned positions (absolute) or None (rotary: any position).
+    /// Learned positions (absolute) or None (rotary, ALiBi: any position).
     pub max_positions: Option<usize>,
 }
 
@@ -400,19 +402,38 @@ fn accuracy(tally: &[Tally], range: std::ops::Range<usize>) -> Option<f64> {
     (n > 0).then(|| hits as f64 / n as f64)
 }
 
-/// Claim 5: MLM accuracy by position of an absolute-position model and a rotary one, both
-/// trained at length `trained_len` (T) for `steps` steps, on sequences of length 2T.
+/// A kind of positions inside a sentence: "absolute", "rotary", "ALiBi".
+fn in_sentence(kind: PositionEmbeddingType) -> String {
+    match kind {
+        PositionEmbeddingType::Alibi => kind.label().to_string(),
+        _ => kind.label().to_lowercase(),
+    }
+}
+
+/// Claim 5: MLM accuracy by position of two models with different kinds of positions
+/// (absolute, rotary, ALiBi), both trained at length `trained_len` (T) for `steps` steps, on
+/// sequences of length 2T. The series, numbers and verdict name the kinds compared, absolute
+/// first, then rotary, then ALiBi. The claim is RoPE's: with a rotary model in the pair, it
+/// is borne out when rotary keeps more of its accuracy past T than the other; without one
+/// (absolute and ALiBi), ALiBi stands in RoPE's place, and the verdict says so.
 pub fn extrapolation_result(
     trained_len: usize,
     steps: u64,
-    absolute: ByPosition,
-    rotary: ByPosition,
+    a: ByPosition,
+    b: ByPosition,
 ) -> ClaimResult {
+    let order = |m: &ByPosition| PositionEmbeddingType::ALL.iter().position(|&k| k == m.kind);
+    let models = if order(&a) <= order(&b) {
+        [a, b]
+    } else {
+        [b, a]
+    };
     let t = trained_len;
-    let len = rotary.tally.len();
+    let len = models[0].tally.len().max(models[1].tally.len());
     // Positions per point: about 32 points across 2T.
     let bin = (len / 32).max(1);
-    let series_of = |name: &str, tally: &[Tally]| {
+    let series_of = |m: &ByPosition| {
+        let (name, tally) = (m.kind.label(), m.tally);
         let (mut x, mut y) = (Vec::new(), Vec::new());
         // Bins within T and past it apart: no point mixes trained and untrained positions.
         let (within, past) = (0..t.min(tally.len()), t.min(tally.len())..tally.len());
@@ -432,59 +453,51 @@ pub fn extrapolation_result(
         }
     };
     let percent = |a: Option<f64>| a.map_or("—".to_string(), |a| format!("{:.1}%", a * 100.0));
-    let p = absolute.max_positions.unwrap_or(len);
-    let abs_within = accuracy(absolute.tally, 0..t);
-    let abs_past = accuracy(absolute.tally, t..len);
-    let rot_within = accuracy(rotary.tally, 0..t);
-    let rot_past = accuracy(rotary.tally, t..len);
-    // The verdict compares the two models on the same positions: past T up to what absolute
-    // can read.
-    let rot_past_shared = accuracy(rotary.tally, t..p.min(len));
+    let reach = |m: &ByPosition| m.max_positions.unwrap_or(len);
+    // The verdict compares the two models on the same positions: past T up to what both can
+    // read (absolute stops at its P).
+    let p = reach(&models[0]).min(reach(&models[1]));
+    let within = |m: &ByPosition| accuracy(m.tally, 0..t);
+    let past = |m: &ByPosition| accuracy(m.tally, t..len);
+    let past_shared = |m: &ByPosition| accuracy(m.tally, t..p.min(len));
     let mut marks = vec![Mark {
         x: t as f64 - 0.5,
         label: format!("trained up to T = {t}"),
     }];
-    if p < len {
-        marks.push(Mark {
-            x: p as f64 - 0.5,
-            label: format!("Absolute: no position past P = {p}"),
-        });
-    }
     let past_label = |name: &str, upto: usize| {
         format!(
             "{name}: positions {t}…{} (never trained)",
             upto.saturating_sub(1)
         )
     };
-    let mut numbers = vec![
-        (
-            "Trained length T (longest example)".to_string(),
-            format!("{t} tokens, {steps} steps"),
-        ),
-        (
-            format!("Absolute: positions 0…{}", t - 1),
-            percent(abs_within),
-        ),
-    ];
-    numbers.push(if p <= t {
-        (
-            past_label("Absolute", len),
-            format!("— (no position embedding past P = {p})"),
-        )
-    } else {
-        (past_label("Absolute", p.min(len)), percent(abs_past))
-    });
-    if p > t && p < len {
-        numbers.push((
-            format!("Absolute: positions {p}…{}", len - 1),
-            format!("— (no position embedding past P = {p})"),
-        ));
+    let mut numbers = vec![(
+        "Trained length T (longest example)".to_string(),
+        format!("{t} tokens, {steps} steps"),
+    )];
+    for m in &models {
+        let (name, p) = (m.kind.label(), reach(m));
+        if p < len {
+            marks.push(Mark {
+                x: p as f64 - 0.5,
+                label: format!("{name}: no position past P = {p}"),
+            });
+        }
+        numbers.push((format!("{name}: positions 0…{}", t - 1), percent(within(m))));
+        numbers.push(if p <= t {
+            (
+                past_label(name, len),
+                format!("— (no position embedding past P = {p})"),
+            )
+        } else {
+            (past_label(name, p.min(len)), percent(past(m)))
+        });
+        if p > t && p < len {
+            numbers.push((
+                format!("{name}: positions {p}…{}", len - 1),
+                format!("— (no position embedding past P = {p})"),
+            ));
+        }
     }
-    numbers.push((
-        format!("Rotary: positions 0…{}", t - 1),
-        percent(rot_within),
-    ));
-    numbers.push((past_label("Rotary", len), percent(rot_past)));
     // Extrapolation is what a model keeps past the trained length of what it does within it:
     // the packed sequences differ from training's sentence pairs, and that costs each model
     // within T too.
@@ -492,9 +505,26 @@ pub fn extrapolation_result(
         (Some(w), Some(p)) if w > 0.0 => Some(p / w),
         _ => None,
     };
-    let (rot_kept, abs_kept) = (
-        kept(rot_within, rot_past_shared),
-        kept(abs_within, abs_past),
+    // The claim's model (rotary, else ALiBi in its place) and the one it is compared with.
+    let (subject, other) = match models
+        .iter()
+        .position(|m| m.kind == PositionEmbeddingType::Rotary)
+    {
+        Some(r) => (&models[r], &models[1 - r]),
+        None => (&models[1], &models[0]),
+    };
+    let stand_in = if subject.kind == PositionEmbeddingType::Rotary {
+        String::new()
+    } else {
+        format!(
+            "No rotary model here, {} in its place. ",
+            in_sentence(subject.kind)
+        )
+    };
+    let (s_name, o_name) = (in_sentence(subject.kind), in_sentence(other.kind));
+    let (s_kept, o_kept) = (
+        kept(within(subject), past_shared(subject)),
+        kept(within(other), past_shared(other)),
     );
     let change = |w: Option<f64>, p: Option<f64>| format!("{} → {}", percent(w), percent(p));
     let shared = if p < len {
@@ -505,21 +535,21 @@ pub fn extrapolation_result(
     } else {
         String::new()
     };
-    let verdict = match (rot_kept, abs_kept) {
-        (Some(r), Some(a)) => format!(
-            "{}: past the trained length rotary keeps {:.0}% of its accuracy ({}), absolute {:.0}% ({}){shared}.",
-            if r > a { "Borne out here" } else { "Not borne out here" },
-            r * 100.0,
-            change(rot_within, rot_past_shared),
-            a * 100.0,
-            change(abs_within, abs_past)
+    let verdict = match (s_kept, o_kept) {
+        (Some(s), Some(o)) => format!(
+            "{stand_in}{}: past the trained length {s_name} keeps {:.0}% of its accuracy ({}), {o_name} {:.0}% ({}){shared}.",
+            if s > o { "Borne out here" } else { "Not borne out here" },
+            s * 100.0,
+            change(within(subject), past_shared(subject)),
+            o * 100.0,
+            change(within(other), past_shared(other))
         ),
-        (Some(r), None) if p <= t => format!(
-            "Borne out here: absolute positions stop at P = {p}, so that model cannot read past the trained length; rotary reads on and keeps {:.0}% of its accuracy ({}).",
-            r * 100.0,
-            change(rot_within, rot_past)
+        (_, None) if p <= t && kept(within(subject), past(subject)).is_some() => format!(
+            "{stand_in}Borne out here: absolute positions stop at P = {p}, so that model cannot read past the trained length; {s_name} reads on and keeps {:.0}% of its accuracy ({}).",
+            kept(within(subject), past(subject)).unwrap_or_default() * 100.0,
+            change(within(subject), past(subject))
         ),
-        _ => "Not measured: no maskable token past the trained length, or no right prediction within it to compare with.".into(),
+        _ => format!("Not measured ({s_name} against {o_name}): no maskable token past the trained length, or no right prediction within it to compare with."),
     };
     ClaimResult {
         claim: Claim::Extrapolation,
@@ -529,10 +559,7 @@ pub fn extrapolation_result(
         x_label: "position".into(),
         y_label: "MLM accuracy".into(),
         axes: Axes::Linear,
-        series: vec![
-            series_of("Absolute", absolute.tally),
-            series_of("Rotary", rotary.tally),
-        ],
+        series: models.iter().map(series_of).collect(),
         marks,
         numbers,
         verdict,
@@ -564,10 +591,12 @@ mod tests {
             8,
             300,
             ByPosition {
+                kind: PositionEmbeddingType::Absolute,
                 tally: &absolute,
                 max_positions: Some(12),
             },
             ByPosition {
+                kind: PositionEmbeddingType::Rotary,
                 tally: &rotary,
                 max_positions: None,
             },
@@ -609,10 +638,12 @@ mod tests {
             8,
             300,
             ByPosition {
+                kind: PositionEmbeddingType::Absolute,
                 tally: &good,
                 max_positions: Some(16),
             },
             ByPosition {
+                kind: PositionEmbeddingType::Rotary,
                 tally: &rotary,
                 max_positions: None,
             },
@@ -625,10 +656,12 @@ mod tests {
             31,
             10,
             ByPosition {
+                kind: PositionEmbeddingType::Absolute,
                 tally: &long,
                 max_positions: Some(128),
             },
             ByPosition {
+                kind: PositionEmbeddingType::Rotary,
                 tally: &long,
                 max_positions: None,
             },
@@ -638,6 +671,63 @@ mod tests {
             r.series[1].x.iter().all(|&x| x != 30.5),
             "{:?}",
             r.series[1].x
+        );
+    }
+
+    /// ALiBi as either model of the pair: series, numbers and verdict name the kinds compared,
+    /// absolute first; rotary against ALiBi is RoPE's claim, absolute against ALiBi has ALiBi
+    /// in RoPE's place.
+    #[test]
+    fn extrapolation_names_the_kinds_it_compared() {
+        let keeps: Vec<Tally> = vec![(3, 4); 16];
+        let drops: Vec<Tally> = (0..16)
+            .map(|p| if p < 8 { (3, 4) } else { (1, 4) })
+            .collect();
+        let absolute: Vec<Tally> = drops[..12].to_vec();
+        fn by(kind: PositionEmbeddingType, tally: &[Tally]) -> ByPosition<'_> {
+            ByPosition {
+                kind,
+                tally,
+                max_positions: (kind == PositionEmbeddingType::Absolute).then_some(12),
+            }
+        }
+        use PositionEmbeddingType::{Absolute, Alibi, Rotary};
+        // ALiBi given first: still drawn after absolute.
+        let r = extrapolation_result(8, 300, by(Alibi, &keeps), by(Absolute, &absolute));
+        let names: Vec<&str> = r.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Absolute", "ALiBi"]);
+        let number = |r: &ClaimResult, what: &str| {
+            r.numbers
+                .iter()
+                .find(|(k, _)| k == what)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            number(&r, "ALiBi: positions 8…15 (never trained)").as_deref(),
+            Some("75.0%")
+        );
+        assert!(number(&r, "Absolute: positions 12…15").is_some());
+        assert!(
+            r.verdict.starts_with("No rotary model here, ALiBi in its place. Borne out here: past the trained length ALiBi keeps 100%"),
+            "{}",
+            r.verdict
+        );
+        assert!(r.verdict.contains("absolute 33%"), "{}", r.verdict);
+        // Rotary against ALiBi: RoPE's claim, not borne out when ALiBi keeps more.
+        let r = extrapolation_result(8, 300, by(Alibi, &keeps), by(Rotary, &drops));
+        let names: Vec<&str> = r.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Rotary", "ALiBi"]);
+        assert_eq!(r.marks.len(), 1, "neither stops at a P");
+        assert!(
+            r.verdict
+                .starts_with("Not borne out here: past the trained length rotary keeps 33%"),
+            "{}",
+            r.verdict
+        );
+        assert!(r.verdict.contains("ALiBi 100%"), "{}", r.verdict);
+        assert_eq!(
+            number(&r, "Rotary: positions 8…15 (never trained)").as_deref(),
+            Some("25.0%")
         );
     }
 

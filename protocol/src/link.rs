@@ -12,6 +12,7 @@ use crate::stage::Stage;
 use crate::view::{Part, Selection, Showing};
 use crate::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel};
 use engine::batch::MaskMode;
+use engine::config::AttentionType;
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -550,6 +551,12 @@ impl Reader {
         ) {
             a.attention = t;
         }
+        if let Err(why) = rules::architecture(a) {
+            self.notices.push(format!(
+                "{who}Positions and Attention: {why}, so softmax attention applies."
+            ));
+            a.attention = AttentionType::Softmax;
+        }
         a
     }
 }
@@ -735,6 +742,32 @@ mod tests {
             assert!(all.contains(needle), "{needle} in {all}");
         }
         assert_eq!(r.notices.len(), 6);
+    }
+
+    /// ALiBi with linear attention cannot be built: the link keeps ALiBi and says why it
+    /// takes softmax attention instead; ALiBi with softmax reads back as given.
+    #[test]
+    fn alibi_with_linear_attention_falls_back_to_softmax_and_says_why() {
+        use engine::config::PositionEmbeddingType;
+        let r = read("?positions=alibi&attention=linear", 14).unwrap();
+        let a = r.value.shape.architecture;
+        assert_eq!(
+            (a.positions, a.attention),
+            (PositionEmbeddingType::Alibi, AttentionType::Softmax)
+        );
+        assert_eq!(r.notices.len(), 1, "{:?}", r.notices);
+        assert!(
+            r.notices[0].starts_with("Positions and Attention: ALiBi adds its bias")
+                && r.notices[0].ends_with("so softmax attention applies."),
+            "{:?}",
+            r.notices
+        );
+        let r = read("?positions=alibi", 14).unwrap();
+        assert_eq!(
+            r.value.shape.architecture.positions,
+            PositionEmbeddingType::Alibi
+        );
+        assert!(r.notices.is_empty());
     }
 
     #[test]

@@ -117,7 +117,7 @@ fn stage_equation(
         block,
     }: Dims,
     mask: MaskMode,
-    linear: bool,
+    (linear, alibi): (bool, bool),
     cross_keys: Option<usize>,
 ) -> AnyView {
     if let Some(s) = cross_keys {
@@ -149,7 +149,9 @@ fn stage_equation(
         .into_any(),
         Stage::Scores => view! { <span>"S = QKᵀ: T × T = "{t}" × "{t}", S"<sub>"ij"</sub>" = q"<sub>"i"</sub>" · k"<sub>"j"</sub></span> }.into_any(),
         Stage::Scaled => view! { <span>"S / √d"<sub>"k"</sub>" with √d"<sub>"k"</sub>" = √"{d}" = "{sqrt_text(d)}</span> }.into_any(),
+        Stage::Masked if alibi => view! { <span>"S / √d"<sub>"k"</sub>" − m·|i − j| + M (ALiBi, m per head), M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
         Stage::Masked => view! { <span>"S / √d"<sub>"k"</sub>" + M, M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
+        Stage::Softmax if alibi => view! { <span>"A = softmax(S / √d"<sub>"k"</sub>" − m·|i − j| + M), row by row: each row of A sums to 1"</span> }.into_any(),
         Stage::Softmax => view! { <span>"A = softmax(S / √d"<sub>"k"</sub>" + M), row by row: each row of A sums to 1"</span> }.into_any(),
         Stage::Context => view! { <span>"head = A · V: T × d"<sub>"k"</sub>" = "{t}" × "{d}</span> }.into_any(),
         Stage::Tiles => view! {
@@ -253,6 +255,14 @@ pub fn StagePanel(
                 .is_some_and(|h| h.q_rotated.is_some())
         })
     });
+    let alibi = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| i.trace.layers.first())
+                .and_then(|l| l.heads.first())
+                .is_some_and(|h| h.alibi_bias.is_some())
+        })
+    });
     let gelu_pairs = Memo::new(move |_| {
         let l = selection.get().layer;
         ins.with(|i| {
@@ -277,7 +287,7 @@ pub fn StagePanel(
             <div class="stage-text">
                 <h2 class="stage-title">{title}</h2>
                 {formula(shown.into(), linear, cross)}
-                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get(), cross_keys.get())}</p>
+                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), (linear.get(), alibi.get()), cross_keys.get())}</p>
                 <p class="why">{move || if cross.get() {
                     shown.get().explain_cross().to_string()
                 } else {

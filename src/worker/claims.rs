@@ -46,14 +46,15 @@ struct Scaling {
     rng: Rng,
 }
 
-/// Sequences of 2T packed from the corpus; masked passes through Compare's absolute model and
-/// its rotary one. Copies of the models: training goes on meanwhile, and no claim touches them.
+/// Sequences of 2T packed from the corpus; masked passes through Compare's two models, whose
+/// positions differ (absolute, rotary, ALiBi). Copies of the models: training goes on
+/// meanwhile, and no claim touches them.
 struct Extrapolating {
     corpus: Corpus,
     sequences: Vec<Vec<u32>>,
     trained_len: usize,
     steps: u64,
-    /// (model, its learned positions if absolute, its tally by position): absolute, rotary.
+    /// (model, its learned positions if absolute, its tally by position): A's, B's.
     models: [(BertForPreTraining, Option<usize>, Vec<Tally>); 2],
     /// (model, pass) still to run, popped from the end.
     todo: Vec<(usize, usize)>,
@@ -240,10 +241,11 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
     }
 }
 
-/// The extrapolation claim's set-up: Compare with one absolute-position model and one rotary
-/// one, trained side by side at length T; sequences of 2T from their corpus.
+/// The extrapolation claim's set-up: Compare with two models of different positions (any two
+/// of absolute, rotary, ALiBi), trained side by side at length T; sequences of 2T from their
+/// corpus.
 fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolating> {
-    let how = "turn on Compare with one model's Positions Absolute and the other's Rotary, Reset, train them, then Run";
+    let how = "turn on Compare with the two models' Positions different (Absolute, Rotary or ALiBi), Reset, train them, then Run";
     let (Some(a), Some(b)) = (lab, lab_b) else {
         return Err(LabError::unavailable(format!(
             "this experiment needs two models trained side by side: {how}"
@@ -255,15 +257,11 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
         )));
     };
     let positions = |t: &engine::train::Trainer| t.model.config.position_embedding_type;
-    let (absolute, rotary) = match (positions(ta), positions(tb)) {
-        (PositionEmbeddingType::Absolute, PositionEmbeddingType::Rotary) => (ta, tb),
-        (PositionEmbeddingType::Rotary, PositionEmbeddingType::Absolute) => (tb, ta),
-        _ => {
-            return Err(LabError::unavailable(format!(
-                "both models have the same positions: {how}"
-            )))
-        }
-    };
+    if positions(ta) == positions(tb) {
+        return Err(LabError::unavailable(format!(
+            "both models have the same positions: {how}"
+        )));
+    }
     if ta.step == 0 {
         return Err(LabError::unavailable(
             "the models have not trained yet: press Play, let them learn, then Run",
@@ -275,8 +273,13 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
     // One sequence per starting sentence at most: two from the same start would be the same.
     let count = EXTRAPOLATION_SEQUENCES.min(ta.corpus.len());
     let sequences = packed_sequences(&ta.corpus, 2 * trained_len, count)?;
-    let p = absolute.model.config.max_position_embeddings;
-    let tally = |len: usize| vec![(0, 0); len];
+    // An absolute model reads only its learned positions.
+    let model = |t: &engine::train::Trainer| {
+        let p = (positions(t) == PositionEmbeddingType::Absolute)
+            .then_some(t.model.config.max_position_embeddings);
+        let len = p.map_or(2 * trained_len, |p| p.min(2 * trained_len));
+        (t.model.clone(), p, vec![(0, 0); len])
+    };
     let todo: Vec<(usize, usize)> = (0..2)
         .flat_map(|m| (0..STRIDE).map(move |pass| (m, pass)))
         .rev()
@@ -285,14 +288,7 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
         corpus: ta.corpus.clone(),
         trained_len,
         steps: ta.step,
-        models: [
-            (
-                absolute.model.clone(),
-                Some(p),
-                tally((2 * trained_len).min(p)),
-            ),
-            (rotary.model.clone(), None, tally(2 * trained_len)),
-        ],
+        models: [model(ta), model(tb)],
         total: todo.len(),
         todo,
         sequences,
@@ -303,7 +299,7 @@ impl Extrapolating {
     fn step(&mut self) -> LabResult<Option<ClaimResult>> {
         if let Some((m, pass)) = self.todo.pop() {
             let (model, _, tally) = &mut self.models[m];
-            // The absolute model reads only its learned positions.
+            // An absolute model reads only its learned positions.
             let len = tally.len();
             let cut: Vec<Vec<u32>> = self.sequences.iter().map(|s| s[..len].to_vec()).collect();
             mlm_hits_by_position(model, &self.corpus, &cut, STRIDE, pass, tally)?;
@@ -311,18 +307,16 @@ impl Extrapolating {
         if !self.todo.is_empty() {
             return Ok(None);
         }
-        let [(_, p, absolute), (_, _, rotary)] = &self.models;
+        let [a, b] = self.models.each_ref().map(|(model, p, tally)| ByPosition {
+            kind: model.config.position_embedding_type,
+            tally,
+            max_positions: *p,
+        });
         Ok(Some(extrapolation_result(
             self.trained_len,
             self.steps,
-            ByPosition {
-                tally: absolute,
-                max_positions: *p,
-            },
-            ByPosition {
-                tally: rotary,
-                max_positions: None,
-            },
+            a,
+            b,
         )))
     }
 }

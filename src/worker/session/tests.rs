@@ -624,6 +624,73 @@ fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t()
     assert_eq!(r.marks[0].x, 15.5);
 }
 
+/// ALiBi as either model of the pair: rotary (A) against ALiBi (B) runs, draws rotary first
+/// and names both in its verdict; two models of the same positions are refused.
+#[test]
+fn the_extrapolation_claim_takes_alibi_as_either_model() {
+    use engine::config::PositionEmbeddingType::{Alibi, Rotary};
+    let mut s = Session::default();
+    let architecture = |positions| protocol::Architecture {
+        positions,
+        ..protocol::Architecture::default()
+    };
+    let settings = |a, b| LabSettings {
+        max_len: 16,
+        architecture: architecture(a),
+        compare: Some(architecture(b)),
+        ..LabSettings::default()
+    };
+    let run = ToWorker::RunClaim {
+        claim: protocol::Claim::Extrapolation,
+        probe: ProbeInput::default(),
+    };
+    let reset = |s: &mut Session, a, b| {
+        s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: settings(a, b),
+            },
+            Vec::new(),
+        );
+        s.train(5);
+    };
+    reset(&mut s, Alibi, Alibi);
+    let refused = s.handle(run.clone(), Vec::new());
+    let why = claim_done(&refused)
+        .unwrap()
+        .as_ref()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("same positions") && why.contains("ALiBi"),
+        "{why}"
+    );
+    reset(&mut s, Rotary, Alibi);
+    s.handle(run, Vec::new());
+    let clock = || js_sys::Date::now();
+    let mut result = None;
+    for _ in 0..14 {
+        result = s
+            .claim_step(&clock)
+            .into_iter()
+            .find_map(|r| match r.message {
+                FromWorker::ClaimDone { result, .. } => Some(result),
+                _ => None,
+            });
+    }
+    let r = result.expect("done after 14 units").unwrap();
+    let names: Vec<&str> = r.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Rotary", "ALiBi"]);
+    // Neither stops at a P: both read all 2T = 32 positions, and only T is marked.
+    assert_eq!(r.series[1].x.last(), Some(&30.0));
+    assert_eq!(r.marks.len(), 1);
+    assert!(
+        r.verdict.contains("rotary") && r.verdict.contains("ALiBi"),
+        "{}",
+        r.verdict
+    );
+}
+
 #[test]
 fn play_pause_and_step_move_the_state_and_the_step_count() {
     let mut s = started();

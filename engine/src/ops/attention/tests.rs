@@ -236,7 +236,10 @@ fn alibi_biases_the_scores_and_the_trace_shows_it() {
         for heads in [traced(&c, &full), traced(&c, &tiled)] {
             for (h, (head, plain_head)) in heads.iter().zip(&unbiased).enumerate() {
                 let m = alibi_slope(h, 2);
-                let bias = head.alibi_bias.as_ref().expect("an ALiBi head traces its bias");
+                let bias = head
+                    .alibi_bias
+                    .as_ref()
+                    .expect("an ALiBi head traces its bias");
                 assert_eq!((bias.rows, bias.cols), (6, 6));
                 assert_eq!(head.scaled, plain_head.scaled, "scaled stays QKᵀ/√d_k");
                 for i in 0..6 {
@@ -275,9 +278,8 @@ fn alibi_biases_the_scores_and_the_trace_shows_it() {
 fn alibi_query_offset_gives_the_rows_true_distances() {
     let (t, p) = (6, 4);
     let c = case(9, t, 2, 1, 3);
-    let one_seq = |a: &Array3<f32>, rows: std::ops::Range<usize>| {
-        a.slice(s![0..1, rows, ..]).to_owned()
-    };
+    let one_seq =
+        |a: &Array3<f32>, rows: std::ops::Range<usize>| a.slice(s![0..1, rows, ..]).to_owned();
     let whole = alibi(opts(2, 1, 3, MaskMode::Causal));
     let all = run(&c, &c.q, &c.k, &c.v, &whole).0;
     let (q, k, v) = (
