@@ -56,7 +56,7 @@ impl Claim {
             Claim::Memory => "Peak heap bytes of one attention forward + backward (one head, random q, k, v), full against tiled, for T = 64 … 4096.",
             Claim::Time => "Time of one attention forward + backward (one head) for full, tiled, window (W = 64) and linear attention, for T = 64 … 4096, with the fitted log-log slopes.",
             Claim::KvCache => "KV-cache bytes per token, 2 · layers · G · d_k · 4, for G = H, this model's G and G = 1, at this model's size and at Llama 2 70B's.",
-            Claim::Extrapolation => "Train two models with different positions at length T (Compare: each model's Positions one of Absolute, Rotary, ALiBi, e.g. Absolute and Rotary), then measure MLM accuracy by position on sequences of length 2T.",
+            Claim::Extrapolation => "Train two models at length T whose Positions differ (Compare: any two of Absolute, Rotary and ALiBi), then measure MLM accuracy by position on sequences of length 2T.",
         }
     }
 }
