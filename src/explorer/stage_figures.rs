@@ -6,6 +6,7 @@
 use super::figures::*;
 use crate::components::heatmap_figure::HeatmapOptions;
 use crate::heatmap::ColumnAxis;
+use engine::config::AttentionScaling;
 use engine::inspect::Inspection;
 use engine::{LayerTrace, MaskMode, Matrix};
 use protocol::stage::Stage;
@@ -163,7 +164,7 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
         Stage::Scores => vec![token_figure(ins, hc("scores QKᵀ"), &head.scores, 340)],
         Stage::Scaled => vec![
             token_figure(ins, hc("scores QKᵀ"), &head.scores, 230),
-            token_figure(ins, hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
+            token_figure(ins, hc(score_captions(ins).0), &head.scaled, 230),
         ],
         Stage::Masked => {
             vec![
@@ -175,11 +176,11 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
                     MASK_OPTIONS,
                     230,
                 ),
-                token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+                token_figure(ins, hc(score_captions(ins).1), &head.masked, 230),
             ]
         }
         Stage::Softmax => vec![
-            token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            token_figure(ins, hc(score_captions(ins).1), &head.masked, 230),
             token_figure(ins, hc("softmax weights"), &head.weights, 230),
         ],
         Stage::Context => vec![
@@ -267,7 +268,7 @@ fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Fi
         Stage::Scores => vec![grid(hc("scores QKᵀ"), &head.scores, 340)],
         Stage::Scaled => vec![
             grid(hc("scores QKᵀ"), &head.scores, 230),
-            grid(hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
+            grid(hc(score_captions(ins).0), &head.scaled, 230),
         ],
         Stage::Masked => {
             vec![
@@ -279,11 +280,11 @@ fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Fi
                     MASK_OPTIONS,
                     230,
                 ),
-                grid(hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+                grid(hc(score_captions(ins).1), &head.masked, 230),
             ]
         }
         Stage::Softmax => vec![
-            grid(hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            grid(hc(score_captions(ins).1), &head.masked, 230),
             grid(hc("softmax weights"), &head.weights, 230),
         ],
         Stage::Context => vec![
@@ -323,6 +324,20 @@ fn concatenated_heads(
 /// Why a linear model's stages from the scores to the softmax show φ(Q) and φ(K) instead.
 /// Rotary models: why the projections gain rotated copies and the scores use them.
 pub const ROTARY: &str = "Rotary positions: there is no position embedding. Instead every q and k is rotated by its position t before the dot product, pair of dimensions by pair, pair i by the angle t·θ_i with θ_i = 10000^(−2i/d_k). The scores use the rotated q and k, so q_i·k_j depends on i − j alone, not on where the pair sits in the text.";
+
+/// The scaled and the masked scores' captions: ÷√d_k, or the raw scores of a model built with
+/// Scaling "None" (its `scaled` is QKᵀ itself).
+fn score_captions(ins: &Inspection) -> (&'static str, &'static str) {
+    match ins.scaling {
+        AttentionScaling::InverseSqrtHeadSize => {
+            ("scaled scores QKᵀ/√d_k", "masked scores QKᵀ/√d_k + M")
+        }
+        AttentionScaling::None => (
+            "scaled scores QKᵀ · 1 (Scaling: None)",
+            "masked scores QKᵀ + M",
+        ),
+    }
+}
 
 pub const LINEAR_NO_SCORES: &str = "No scores here: the T×T score matrix is never formed in linear attention. Each query reads φ(q_i)·(Σ_j φ(k_j) v_jᵀ) / (φ(q_i)·Σ_j φ(k_j)), with φ = elu + 1: the sums over keys are d_k × d_k, so the cost grows with T, not T². There is no scaling by √d_k and no softmax; the weights shown are the ones this formula implies, worked out for display only.";
 
