@@ -130,10 +130,9 @@ pub struct Mark {
     pub label: String,
 }
 
-/// A claim's measured result: lines to plot, the numbers beside the plot, and the verdict.
+/// One of a claim's plots: lines over labelled axes, with vertical marks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClaimResult {
-    pub claim: Claim,
+pub struct Plot {
     /// The figure's caption.
     pub caption: String,
     pub x_label: String,
@@ -142,7 +141,14 @@ pub struct ClaimResult {
     pub series: Vec<Series>,
     /// Vertical lines with what they mark (the training length, the last learned position).
     pub marks: Vec<Mark>,
-    /// (what, value), shown beside the plot.
+}
+
+/// A claim's measured result: its plots, the numbers beside them, and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub claim: Claim,
+    pub plots: Vec<Plot>,
+    /// (what, value), shown beside the plots.
     pub numbers: Vec<(String, String)>,
     /// One sentence: does the measurement bear the claim out?
     pub verdict: String,
@@ -207,12 +213,14 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Memory,
-        caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
-        x_label: "sequence length T".into(),
-        y_label: "peak bytes".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
+            x_label: "sequence length T".into(),
+            y_label: "peak bytes".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict,
     }
@@ -245,14 +253,16 @@ pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Time,
-        caption: format!(
-            "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
-        ),
-        x_label: "sequence length T".into(),
-        y_label: "ms".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: format!(
+                "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
+            ),
+            x_label: "sequence length T".into(),
+            y_label: "ms".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict,
     }
@@ -316,12 +326,14 @@ pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
         .collect();
     ClaimResult {
         claim: Claim::KvCache,
-        caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
-        x_label: "K/V heads G".into(),
-        y_label: "bytes per token".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
+            x_label: "K/V heads G".into(),
+            y_label: "bytes per token".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
     }
@@ -364,20 +376,22 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Leakage,
-        caption: format!(
-            "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
-            l.from, l.to
-        ),
-        x_label: "position".into(),
-        y_label: "‖Δh‖".into(),
-        // The changed position moves by far the most; on a log axis the small moves before
-        // it (padding) stay visible beside the exact zeros (causal).
-        axes: Axes::LinearLog,
-        marks: Vec::new(),
-        series: vec![
-            Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
-            Series { name: "Causal".into(), x, y: l.causal.clone() },
-        ],
+        plots: vec![Plot {
+            caption: format!(
+                "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
+                l.from, l.to
+            ),
+            x_label: "position".into(),
+            y_label: "‖Δh‖".into(),
+            // The changed position moves by far the most; on a log axis the small moves before
+            // it (padding) stay visible beside the exact zeros (causal).
+            axes: Axes::LinearLog,
+            marks: Vec::new(),
+            series: vec![
+                Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
+                Series { name: "Causal".into(), x, y: l.causal.clone() },
+            ],
+        }],
         numbers,
         verdict,
     }
@@ -523,17 +537,19 @@ pub fn extrapolation_result(
     };
     ClaimResult {
         claim: Claim::Extrapolation,
-        caption: format!(
-            "Length extrapolation: MLM accuracy by position on sequences of {len} tokens packed from the corpus; training's sentence pairs filled at most T = {t} positions"
-        ),
-        x_label: "position".into(),
-        y_label: "MLM accuracy".into(),
-        axes: Axes::Linear,
-        series: vec![
-            series_of("Absolute", absolute.tally),
-            series_of("Rotary", rotary.tally),
-        ],
-        marks,
+        plots: vec![Plot {
+            caption: format!(
+                "Length extrapolation: MLM accuracy by position on sequences of {len} tokens packed from the corpus; training's sentence pairs filled at most T = {t} positions"
+            ),
+            x_label: "position".into(),
+            y_label: "MLM accuracy".into(),
+            axes: Axes::Linear,
+            series: vec![
+                series_of("Absolute", absolute.tally),
+                series_of("Rotary", rotary.tally),
+            ],
+            marks,
+        }],
         numbers,
         verdict,
     }
@@ -572,18 +588,27 @@ mod tests {
                 max_positions: None,
             },
         );
-        assert_eq!(r.axes, Axes::Linear);
+        assert_eq!(r.plots[0].axes, Axes::Linear);
         assert_eq!(
-            (r.series[0].name.as_str(), r.series[1].name.as_str()),
+            (
+                r.plots[0].series[0].name.as_str(),
+                r.plots[0].series[1].name.as_str()
+            ),
             ("Absolute", "Rotary")
         );
-        assert_eq!(r.series[1].x.len(), 16);
+        assert_eq!(r.plots[0].series[1].x.len(), 16);
         assert!(
-            r.series[0].x.iter().all(|&x| x < 12.0),
+            r.plots[0].series[0].x.iter().all(|&x| x < 12.0),
             "absolute stops at P"
         );
-        assert_eq!((r.series[1].y[0], r.series[1].y[15]), (0.75, 0.5));
-        assert_eq!(r.marks.iter().map(|m| m.x).collect::<Vec<_>>(), [7.5, 11.5]);
+        assert_eq!(
+            (r.plots[0].series[1].y[0], r.plots[0].series[1].y[15]),
+            (0.75, 0.5)
+        );
+        assert_eq!(
+            r.plots[0].marks.iter().map(|m| m.x).collect::<Vec<_>>(),
+            [7.5, 11.5]
+        );
         let number = |what: &str| {
             r.numbers
                 .iter()
@@ -602,7 +627,7 @@ mod tests {
             .unwrap()
             .contains("no position embedding past P = 12"));
         assert!(r.verdict.starts_with("Borne out here"), "{}", r.verdict);
-        assert!(r.caption.starts_with("Length extrapolation"));
+        assert!(r.plots[0].caption.starts_with("Length extrapolation"));
         // Absolute better past T: said plainly.
         let good: Vec<Tally> = (0..16).map(|_| (4, 4)).collect();
         let r = extrapolation_result(
@@ -618,7 +643,7 @@ mod tests {
             },
         );
         assert!(r.verdict.starts_with("Not borne out"), "{}", r.verdict);
-        assert_eq!(r.marks.len(), 1);
+        assert_eq!(r.plots[0].marks.len(), 1);
         // Two positions a point (2T = 64), T odd: no point mixes position T − 1 with T.
         let long: Vec<Tally> = vec![(1, 2); 64];
         let r = extrapolation_result(
@@ -633,11 +658,11 @@ mod tests {
                 max_positions: None,
             },
         );
-        assert!(r.series[1].x.contains(&30.0) && r.series[1].x.contains(&31.5));
+        assert!(r.plots[0].series[1].x.contains(&30.0) && r.plots[0].series[1].x.contains(&31.5));
         assert!(
-            r.series[1].x.iter().all(|&x| x != 30.5),
+            r.plots[0].series[1].x.iter().all(|&x| x != 30.5),
             "{:?}",
-            r.series[1].x
+            r.plots[0].series[1].x
         );
     }
 
@@ -672,9 +697,13 @@ mod tests {
             })
             .collect();
         let r = memory_result(&runs, 16);
-        assert!(r.caption.starts_with("Memory"));
+        assert!(r.plots[0].caption.starts_with("Memory"));
         assert_eq!(
-            r.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            r.plots[0]
+                .series
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
             ["Full", "Tiled"]
         );
         assert_eq!(r.numbers[0], ("Full slope".into(), "2.00".into()));
@@ -685,7 +714,7 @@ mod tests {
             .any(|(k, v)| k == "Full ÷ Tiled at T = 4096" && v == "614×"));
         assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
         // JSON as the figure's data-series carries it.
-        let json = serde_json::to_string(&r.series).unwrap();
+        let json = serde_json::to_string(&r.plots[0].series).unwrap();
         assert!(
             json.starts_with("[{\"name\":\"Full\",\"x\":[64.0,128.0"),
             "{json}"
@@ -702,9 +731,9 @@ mod tests {
             head_dim: 16,
         };
         let r = kv_cache_result(&[tiny, KvShape::llama2_70b()]);
-        assert_eq!(r.series[0].x, [4.0, 2.0, 1.0]);
-        assert_eq!(r.series[0].y, [1024.0, 512.0, 256.0]);
-        assert_eq!(r.series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
+        assert_eq!(r.plots[0].series[0].x, [4.0, 2.0, 1.0]);
+        assert_eq!(r.plots[0].series[0].y, [1024.0, 512.0, 256.0]);
+        assert_eq!(r.plots[0].series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
         assert!(r
             .numbers
             .iter()

@@ -293,7 +293,7 @@ fn the_leakage_claim_gives_exact_zeros_before_the_change_under_causal() {
         Vec::new(),
     );
     let result = claim_done(&replies).unwrap().as_ref().unwrap();
-    let (padding, causal) = (&result.series[0], &result.series[1]);
+    let (padding, causal) = (&result.plots[0].series[0], &result.plots[0].series[1]);
     assert_eq!(
         (padding.name.as_str(), causal.name.as_str()),
         ("Padding", "Causal")
@@ -343,7 +343,7 @@ fn a_scaling_claim_runs_unit_by_unit_and_cancel_stops_it() {
     // KV cache answers at once, from this model's shape.
     let replies = s.handle(run(protocol::Claim::KvCache), Vec::new());
     let kv = claim_done(&replies).unwrap().as_ref().unwrap();
-    assert_eq!(kv.series[0].x, [4.0, 1.0]);
+    assert_eq!(kv.plots[0].series[0].x, [4.0, 1.0]);
     // Extrapolation needs Compare's two models: a clear refusal, not a panic.
     let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
     assert!(claim_done(&replies).unwrap().is_err());
@@ -612,16 +612,16 @@ fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t()
             });
     }
     let r = result.expect("done after 14 units").unwrap();
-    assert_eq!(r.series[0].name, "Absolute");
-    assert_eq!(r.series[1].name, "Rotary");
+    assert_eq!(r.plots[0].series[0].name, "Absolute");
+    assert_eq!(r.plots[0].series[1].name, "Rotary");
     // 2T = 32 positions: rotary reads them all, up to the [SEP] at 31.
-    assert_eq!(r.series[1].x.last(), Some(&30.0));
-    assert!(r
+    assert_eq!(r.plots[0].series[1].x.last(), Some(&30.0));
+    assert!(r.plots[0]
         .series
         .iter()
         .flat_map(|s| &s.y)
         .all(|a| (0.0..=1.0).contains(a)));
-    assert_eq!(r.marks[0].x, 15.5);
+    assert_eq!(r.plots[0].marks[0].x, 15.5);
 }
 
 #[test]
