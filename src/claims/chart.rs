@@ -27,8 +27,7 @@ pub fn colour(i: usize) -> RGBColor {
 /// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; a log y
 /// axis puts y ≤ 0 (exact zeros) on its floor, `floor`.
 fn points(r: &Plot, floor: f64) -> Vec<Vec<(f64, f64)>> {
-    let log_x = r.axes == Axes::LogLog;
-    let log_y = r.axes != Axes::Linear;
+    let (log_x, log_y) = (r.axes.log_x(), r.axes.log_y());
     r.series
         .iter()
         .map(|s| {
@@ -131,8 +130,7 @@ fn plot<DB: DrawingBackend>(
     root.fill(&WHITE)?;
     let floor = floor_of(r);
     let pts = points(r, floor);
-    let log_x = r.axes == Axes::LogLog;
-    let log_y = r.axes != Axes::Linear;
+    let (log_x, log_y) = (r.axes.log_x(), r.axes.log_y());
     let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, log_x), range(&pts, |p| p.1, log_y)) else {
         return Ok(());
     };
@@ -150,8 +148,8 @@ fn plot<DB: DrawingBackend>(
         .x_label_area_size(34)
         .y_label_area_size(62);
     let (x, y) = (xs.0..xs.1, ys.0..ys.1);
-    // Two axis kinds, not four: each is a separate instance of plotters' generic drawing code
-    // in the page's wasm, per backend.
+    // Each axis kind is a separate instance of plotters' generic drawing code in the page's
+    // wasm, per backend.
     match r.axes {
         Axes::LogLog => finish(
             builder.build_cartesian_2d(x.log_scale(), y.log_scale())?,
@@ -161,6 +159,12 @@ fn plot<DB: DrawingBackend>(
         ),
         Axes::LinearLog => finish(
             builder.build_cartesian_2d(x, y.log_scale())?,
+            r,
+            &pts,
+            font_scale,
+        ),
+        Axes::LogLinear => finish(
+            builder.build_cartesian_2d(x.log_scale(), y)?,
             r,
             &pts,
             font_scale,
