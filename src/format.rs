@@ -37,7 +37,7 @@ pub fn facts(info: &ModelInfo) -> String {
 /// The attention architecture as the facts line states it: " · GQA 2 KV heads · rotary ·
 /// linear", each part only when it is not BERT's (multi-head, absolute, softmax).
 pub fn architecture(info: &ModelInfo) -> String {
-    use engine::config::{AttentionType, PositionEmbeddingType};
+    use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
     let mut parts = Vec::new();
     match info.kv_groups() {
         g if g == info.heads => {}
@@ -52,6 +52,9 @@ pub fn architecture(info: &ModelInfo) -> String {
     if info.architecture.attention == AttentionType::Linear {
         parts.push("linear attention".into());
     }
+    if info.architecture.scaling == AttentionScaling::None {
+        parts.push("unscaled scores".into());
+    }
     parts.iter().map(|p| format!(" · {p}")).collect()
 }
 
@@ -64,7 +67,11 @@ pub fn architecture_name(info: &ModelInfo) -> String {
         g => format!("GQA {g} KV heads"),
     };
     let a = &info.architecture;
-    format!("{kv} · {} · {}", a.positions, a.attention)
+    let scaling = match a.scaling {
+        engine::config::AttentionScaling::InverseSqrtHeadSize => "",
+        engine::config::AttentionScaling::None => " · unscaled",
+    };
+    format!("{kv} · {} · {}{scaling}", a.positions, a.attention)
 }
 
 /// An ALiBi slope: a power of two as a fraction ("1/4", "1/256"), the half steps of head
@@ -171,6 +178,13 @@ mod tests {
         assert!(architecture(&i).starts_with(" · multi-query (1 KV head)"));
         i.architecture.kv_heads = Some(4);
         assert_eq!(architecture(&i), " · rotary · linear attention");
+        i.architecture.attention = AttentionType::Softmax;
+        i.architecture.scaling = engine::config::AttentionScaling::None;
+        assert_eq!(architecture(&i), " · rotary · unscaled scores");
+        assert_eq!(
+            architecture_name(&i),
+            "multi-head · rotary · softmax · unscaled"
+        );
     }
 
     #[test]

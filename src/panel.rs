@@ -7,7 +7,7 @@ use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
 use crate::training::curves::LossCurves;
 use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
-use engine::config::{AttentionType, PositionEmbeddingType};
+use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
@@ -491,6 +491,14 @@ fn ArchitectureGroup(
                             <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention == a)
                                 prop:disabled=move || refused().is_some() title=move || refused().unwrap_or_default()>{a.label()}</option>
                         }
+                    })}
+                </select>
+            </label>
+            <label title="÷√d_k: the scores QKᵀ divided by √d_k before the mask and softmax, as in BERT. None: the raw scores, to see what the scaling is for. Linear attention has no scores to scale.">"Scaling"
+                <select prop:disabled=move || settings.with(|s| model.get(s).attention == AttentionType::Linear)
+                    on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).scaling = rules::scaling(&v)?; Ok(()) }) }>
+                    {AttentionScaling::ALL.map(|a| view! {
+                        <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention.applicable_scaling(model.get(s).scaling) == a)>{a.label()}</option>
                     })}
                 </select>
             </label>

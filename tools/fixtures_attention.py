@@ -89,7 +89,7 @@ def alibi_bias(h, t):
     return -alibi_slopes(h)[:, None, None] * (i - j).abs().to(torch.float64)[None]
 
 
-def case(name, kind, seed, b=2, t=7, h=4, g=4, d=4, mask="padding", window=None):
+def case(name, kind, seed, b=2, t=7, h=4, g=4, d=4, mask="padding", window=None, scale=None):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = rand(gen, b, t, h * d), rand(gen, b, t, g * d), rand(gen, b, t, g * d)
     r = rand(gen, b, t, h * d)
@@ -97,7 +97,8 @@ def case(name, kind, seed, b=2, t=7, h=4, g=4, d=4, mask="padding", window=None)
     a = allowed(mask, window, km, t)
     q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
     qh, kh, vh = heads(q, h, d), heads(k, g, d), heads(v, g, d)
-    scale = 1.0 / d**0.5
+    # BERT's 1/√d unless the case says otherwise (a model with "attention_scaling": "none": 1).
+    scale = 1.0 / d**0.5 if scale is None else scale
     if kind == "softmax":
         out = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=a, scale=scale, enable_gqa=g < h)
     elif kind == "alibi":
@@ -157,6 +158,9 @@ CASES = [
     ("linear_padding", "linear", dict(mask="padding")),
     ("linear_causal", "linear", dict(mask="causal")),
     ("linear_gqa_causal", "linear", dict(mask="causal", g=2)),
+    # Unscaled scores, d = 16 so that 1 and 1/√d differ by 4×.
+    ("softmax_unscaled_padding", "softmax", dict(mask="padding", d=16, scale=1.0)),
+    ("softmax_unscaled_causal_window", "softmax", dict(mask="causal", d=16, window=3, scale=1.0)),
     ("alibi_padding", "alibi", dict(mask="padding", h=6, g=6, d=2)),
     ("alibi_causal", "alibi", dict(mask="causal")),
     ("alibi_none", "alibi", dict(mask="none", h=12, g=12, d=2)),

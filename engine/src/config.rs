@@ -72,6 +72,71 @@ impl TryFrom<String> for AttentionType {
     }
 }
 
+/// What the scores QKᵀ are multiplied by before the mask and softmax: 1/√d_k (`"sqrt"`, BERT
+/// and the tutorial's formula) or 1 (`"none"`), to show what the scaling is for. Linear
+/// attention has no scores, so it has no scaling to choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum AttentionScaling {
+    #[default]
+    InverseSqrtHeadSize,
+    None,
+}
+
+impl TryFrom<String> for AttentionScaling {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|a| a.to_string() == s)
+            .ok_or(format!(
+                "attention_scaling {s:?} is not supported (only \"sqrt\" or \"none\")"
+            ))
+    }
+}
+
+impl From<AttentionScaling> for String {
+    fn from(a: AttentionScaling) -> String {
+        a.to_string()
+    }
+}
+
+impl AttentionScaling {
+    pub const ALL: [AttentionScaling; 2] = [
+        AttentionScaling::InverseSqrtHeadSize,
+        AttentionScaling::None,
+    ];
+
+    /// The page's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::InverseSqrtHeadSize => "÷√d_k",
+            Self::None => "None",
+        }
+    }
+
+    /// The factor on QKᵀ for heads of `head_size` (d_k).
+    pub fn factor(self, head_size: usize) -> f32 {
+        match self {
+            Self::InverseSqrtHeadSize => 1.0 / (head_size as f32).sqrt(),
+            Self::None => 1.0,
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl fmt::Display for AttentionScaling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::InverseSqrtHeadSize => "sqrt",
+            Self::None => "none",
+        })
+    }
+}
+
 // Written and read as their names in every format, config.json and the page's postcard
 // messages alike, so that one type serves both and the error names the key.
 impl From<PositionEmbeddingType> for String {
@@ -133,6 +198,14 @@ impl AttentionType {
         match self {
             AttentionType::Softmax => softmax,
             AttentionType::Linear => Softmax::default(),
+        }
+    }
+
+    /// The scaling this type uses: linear attention has no scores, so only the default.
+    pub fn applicable_scaling(self, scaling: AttentionScaling) -> AttentionScaling {
+        match self {
+            AttentionType::Softmax => scaling,
+            AttentionType::Linear => AttentionScaling::default(),
         }
     }
 
@@ -207,6 +280,10 @@ pub struct BertConfig {
     /// Not an HF BERT key; transformers keeps unknown keys as plain attributes.
     #[serde(default)]
     pub attention_type: AttentionType,
+    /// Not an HF key either: ÷√d_k unless it says `"none"`. Written only when not the default,
+    /// so a BERT config round-trips unchanged.
+    #[serde(default, skip_serializing_if = "AttentionScaling::is_default")]
+    pub attention_scaling: AttentionScaling,
     /// HF's `is_decoder`: a `BertLMHeadModel`, whose self-attention is causal (query i sees
     /// keys j ≤ i whatever mask a call asks for) and which is trained to predict the next
     /// token. Written only when true, so a BERT config round-trips unchanged.
@@ -276,6 +353,7 @@ impl BertConfig {
             pad_token_id: 0,
             position_embedding_type: PositionEmbeddingType::Absolute,
             attention_type: AttentionType::Softmax,
+            attention_scaling: AttentionScaling::default(),
             is_decoder: false,
             add_cross_attention: false,
             extra,
@@ -422,6 +500,14 @@ impl BertConfig {
         }
         if let Some(why) = self.position_embedding_type.refuses(self.attention_type) {
             return err(why.into());
+        }
+        if self.attention_type == AttentionType::Linear
+            && self.attention_scaling != AttentionScaling::default()
+        {
+            return err(format!(
+                "attention_scaling {:?} does not apply to linear attention: it has no scores to scale",
+                self.attention_scaling.to_string()
+            ));
         }
         if self.is_roformer() {
             self.validate_roformer()?;
@@ -617,6 +703,31 @@ mod tests {
         c.attention_type = AttentionType::Linear;
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("ALiBi") && e.contains("linear attention"), "{e}");
+    }
+
+    #[test]
+    fn attention_scaling_none_is_read_written_and_refused_for_linear_attention() {
+        let old = BertConfig::tiny(10).to_json();
+        assert!(!old.contains("attention_scaling"), "{old}");
+        let c = BertConfig::from_json(&old).unwrap();
+        assert_eq!(c.attention_scaling, AttentionScaling::InverseSqrtHeadSize);
+        assert_eq!(c.attention_scaling.factor(16), 0.25);
+        let none = old.replacen('{', r#"{"attention_scaling": "none", "#, 1);
+        let c = BertConfig::from_json(&none).unwrap();
+        assert_eq!(c.attention_scaling, AttentionScaling::None);
+        assert_eq!(c.attention_scaling.factor(16), 1.0);
+        assert!(c.to_json().contains("\"attention_scaling\": \"none\""));
+        assert_eq!(BertConfig::from_json(&c.to_json()).unwrap(), c);
+        let e = BertConfig::from_json(&old.replacen('{', r#"{"attention_scaling": "sqrt2", "#, 1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("only \"sqrt\" or \"none\""), "{e}");
+        let linear = none.replace(
+            r#""attention_type": "softmax""#,
+            r#""attention_type": "linear""#,
+        );
+        let e = BertConfig::from_json(&linear).unwrap_err().to_string();
+        assert!(e.contains("no scores to scale"), "{e}");
     }
 
     #[test]

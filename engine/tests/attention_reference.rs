@@ -165,7 +165,7 @@ fn check(c: &Case, kernel: AttentionKernel) -> f32 {
     .fold(0.0, f32::max)
 }
 
-const SOFTMAX: [&str; 8] = [
+const SOFTMAX: [&str; 10] = [
     "softmax_padding",
     "softmax_causal",
     "softmax_none",
@@ -174,6 +174,8 @@ const SOFTMAX: [&str; 8] = [
     "softmax_gqa",
     "softmax_mqa_causal",
     "softmax_gqa_window_causal",
+    "softmax_unscaled_padding",
+    "softmax_unscaled_causal_window",
 ];
 
 #[test]

@@ -2,11 +2,11 @@
 //! worker runs in units (so it can report progress and stop between them), and its result as
 //! plain data: the lines to plot, the numbers beside them, a one-line verdict.
 
-use engine::config::PositionEmbeddingType;
+use engine::config::{AttentionScaling, PositionEmbeddingType};
 pub use engine::experiments::Variant;
 use engine::experiments::{
-    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, Tally, VariantSizes,
-    VARIANT_WINDOW,
+    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, SoftmaxStatistics,
+    Tally, VariantSizes, SCALING_KEYS, SCALING_ROWS, VARIANT_WINDOW,
 };
 use serde::{Deserialize, Serialize};
 
@@ -17,15 +17,17 @@ pub enum Claim {
     Time,
     KvCache,
     Extrapolation,
+    Scaling,
 }
 
 impl Claim {
-    pub const ALL: [Claim; 5] = [
+    pub const ALL: [Claim; 6] = [
         Claim::Leakage,
         Claim::Memory,
         Claim::Time,
         Claim::KvCache,
         Claim::Extrapolation,
+        Claim::Scaling,
     ];
 
     pub fn title(self) -> &'static str {
@@ -35,6 +37,7 @@ impl Claim {
             Claim::Time => "Time (linear, window)",
             Claim::KvCache => "KV cache (GQA)",
             Claim::Extrapolation => "Length extrapolation (RoPE)",
+            Claim::Scaling => "Scaling (√d_k)",
         }
     }
 
@@ -46,6 +49,7 @@ impl Claim {
             Claim::Time => "Linear attention reduces \"O(n²) to O(n)\"; sliding windows handle \"extremely long sequences\".",
             Claim::KvCache => "GQA \"reduces KV cache size\".",
             Claim::Extrapolation => "RoPE \"provides better length extrapolation for sequences longer than training data\".",
+            Claim::Scaling => "Dividing by √d_k \"prevents large values that push softmax into saturation regions with tiny gradients\".",
         }
     }
 
@@ -56,6 +60,7 @@ impl Claim {
             Claim::Memory => "Peak heap bytes of one attention forward + backward (one head, random q, k, v), full against tiled, for T = 64 … 4096.",
             Claim::Time => "Time of one attention forward + backward (one head) for full, tiled, window (W = 64) and linear attention, for T = 64 … 4096, with the fitted log-log slopes.",
             Claim::KvCache => "KV-cache bytes per token, 2 · layers · G · d_k · 4, for G = H, this model's G and G = 1, at this model's size and at Llama 2 70B's.",
+            Claim::Scaling => "For d_k = 4 … 1024: 512 random queries over 32 random keys (unit-variance components), with and without ÷√d_k: the scores' spread, the largest softmax weight, a row's entropy and the gradient that passes back through softmax. Then, with Compare (A ÷√d_k, B None, d_k ≥ 64: preset small), both trained models' mean largest weight on the sentence, step by step through their History.",
             Claim::Extrapolation => "Train two models at length T whose Positions differ (Compare: any two of Absolute, Rotary and ALiBi), then measure MLM accuracy by position on sequences of length 2T.",
         }
     }
@@ -112,16 +117,27 @@ pub fn units(claim: Claim) -> Vec<Unit> {
         .collect()
 }
 
-/// How a result's axes are scaled. The y axis is logarithmic in both: on it, exact zeros sit
-/// on the axis's floor.
+/// How a result's axes are scaled. On a logarithmic y axis exact zeros sit on its floor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Axes {
     /// Both logarithmic: how a cost scales with T (a power law is a straight line).
     LogLog,
     /// Linear x (positions), logarithmic y.
     LinearLog,
+    /// Logarithmic x, linear y (a share or an entropy against a size).
+    LogLinear,
     /// Both linear (accuracy by position).
     Linear,
+}
+
+impl Axes {
+    pub fn log_x(self) -> bool {
+        matches!(self, Axes::LogLog | Axes::LogLinear)
+    }
+
+    pub fn log_y(self) -> bool {
+        matches!(self, Axes::LogLog | Axes::LinearLog)
+    }
 }
 
 /// A labelled vertical line across a claim's plot.
@@ -131,10 +147,9 @@ pub struct Mark {
     pub label: String,
 }
 
-/// A claim's measured result: lines to plot, the numbers beside the plot, and the verdict.
+/// One of a claim's plots: lines over labelled axes, with vertical marks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClaimResult {
-    pub claim: Claim,
+pub struct Plot {
     /// The figure's caption.
     pub caption: String,
     pub x_label: String,
@@ -143,7 +158,14 @@ pub struct ClaimResult {
     pub series: Vec<Series>,
     /// Vertical lines with what they mark (the training length, the last learned position).
     pub marks: Vec<Mark>,
-    /// (what, value), shown beside the plot.
+}
+
+/// A claim's measured result: its plots, the numbers beside them, and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub claim: Claim,
+    pub plots: Vec<Plot>,
+    /// (what, value), shown beside the plots.
     pub numbers: Vec<(String, String)>,
     /// One sentence: does the measurement bear the claim out?
     pub verdict: String,
@@ -208,12 +230,14 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Memory,
-        caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
-        x_label: "sequence length T".into(),
-        y_label: "peak bytes".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
+            x_label: "sequence length T".into(),
+            y_label: "peak bytes".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict,
     }
@@ -246,14 +270,16 @@ pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Time,
-        caption: format!(
-            "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
-        ),
-        x_label: "sequence length T".into(),
-        y_label: "ms".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: format!(
+                "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
+            ),
+            x_label: "sequence length T".into(),
+            y_label: "ms".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict,
     }
@@ -317,12 +343,14 @@ pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
         .collect();
     ClaimResult {
         claim: Claim::KvCache,
-        caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
-        x_label: "K/V heads G".into(),
-        y_label: "bytes per token".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
+            x_label: "K/V heads G".into(),
+            y_label: "bytes per token".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
     }
@@ -365,20 +393,22 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Leakage,
-        caption: format!(
-            "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
-            l.from, l.to
-        ),
-        x_label: "position".into(),
-        y_label: "‖Δh‖".into(),
-        // The changed position moves by far the most; on a log axis the small moves before
-        // it (padding) stay visible beside the exact zeros (causal).
-        axes: Axes::LinearLog,
-        marks: Vec::new(),
-        series: vec![
-            Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
-            Series { name: "Causal".into(), x, y: l.causal.clone() },
-        ],
+        plots: vec![Plot {
+            caption: format!(
+                "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
+                l.from, l.to
+            ),
+            x_label: "position".into(),
+            y_label: "‖Δh‖".into(),
+            // The changed position moves by far the most; on a log axis the small moves before
+            // it (padding) stay visible beside the exact zeros (causal).
+            axes: Axes::LinearLog,
+            marks: Vec::new(),
+            series: vec![
+                Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
+                Series { name: "Causal".into(), x, y: l.causal.clone() },
+            ],
+        }],
         numbers,
         verdict,
     }
@@ -553,14 +583,220 @@ pub fn extrapolation_result(
     };
     ClaimResult {
         claim: Claim::Extrapolation,
-        caption: format!(
-            "Length extrapolation: MLM accuracy by position on sequences of {len} tokens packed from the corpus; training's sentence pairs filled at most T = {t} positions"
+        plots: vec![Plot {
+            caption: format!(
+                "Length extrapolation: MLM accuracy by position on sequences of {len} tokens packed from the corpus; training's sentence pairs filled at most T = {t} positions"
+            ),
+            x_label: "position".into(),
+            y_label: "MLM accuracy".into(),
+            axes: Axes::Linear,
+            series: models.iter().map(series_of).collect(),
+            marks,
+        }],
+        numbers,
+        verdict,
+    }
+}
+
+/// The head sizes d_k of the claim "Scaling (√d_k)", one unit each.
+pub const HEAD_SIZES: [usize; 9] = [4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/// Compare's two models trained with and without ÷√d_k: each one's scaling and its mean
+/// largest weight on the probe at each step of its History, the current step last.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainedScaling {
+    pub head_dim: usize,
+    pub models: [TrainedModel; 2],
+}
+
+/// One of Compare's models in the Scaling claim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainedModel {
+    /// "A" or "B".
+    pub name: String,
+    pub scaling: AttentionScaling,
+    /// (step, mean largest weight on the probe)
+    pub points: Vec<(u64, f64)>,
+}
+
+/// The least head size at which the trained comparison is read: below it the two scalings
+/// differ by a factor under 8, too little to show in a short run.
+pub const TRAINED_MIN_HEAD_DIM: usize = 64;
+
+/// The claim "Scaling (√d_k)" from its measurements: one (d_k, statistics under each scaling)
+/// per head size, and the trained comparison, or why there is none.
+pub fn scaling_result(
+    measured: &[(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)],
+    trained: Result<&TrainedScaling, &str>,
+) -> ClaimResult {
+    let series = |y: fn(&SoftmaxStatistics) -> f64| -> Vec<Series> {
+        AttentionScaling::ALL
+            .into_iter()
+            .map(|scaling| {
+                let (x, y): (Vec<f64>, Vec<f64>) = measured
+                    .iter()
+                    .filter_map(|(d, stats)| {
+                        let (_, s) = stats.iter().find(|(sc, _)| *sc == scaling)?;
+                        Some((*d as f64, y(s)))
+                    })
+                    .unzip();
+                Series {
+                    name: scaling.label().to_string(),
+                    x,
+                    y,
+                }
+            })
+            .collect()
+    };
+    let plot = |caption: String, y_label: &str, axes: Axes, series: Vec<Series>| Plot {
+        caption,
+        x_label: "head size d_k".into(),
+        y_label: y_label.into(),
+        axes,
+        series,
+        marks: Vec::new(),
+    };
+    let keys = SCALING_KEYS;
+    let mut plots = vec![
+        plot(
+            format!("Spread of the scores softmax is given: standard deviation of q·k (÷√d_k or not), {SCALING_ROWS} queries × {keys} keys"),
+            "std of scores",
+            Axes::LogLog,
+            series(|s| s.score_std),
         ),
-        x_label: "position".into(),
-        y_label: "MLM accuracy".into(),
-        axes: Axes::Linear,
-        series: models.iter().map(series_of).collect(),
-        marks,
+        plot(
+            format!("Largest softmax weight, mean over rows (1/{keys} = uniform, 1 = one-hot)"),
+            "largest weight",
+            Axes::LogLinear,
+            series(|s| s.max_weight),
+        ),
+        plot(
+            format!(
+                "Entropy of a row of weights, nats (ln {keys} = {:.2}: uniform; 0: one-hot)",
+                (keys as f64).ln()
+            ),
+            "entropy (nats)",
+            Axes::LogLinear,
+            series(|s| s.entropy),
+        ),
+        plot(
+            "Gradient that passes back through softmax, ‖∂L/∂s‖ for a random upstream gradient".into(),
+            "‖∂L/∂s‖",
+            // 0.05 … 0.3: linear reads better than a log axis's crowded ticks.
+            Axes::LogLinear,
+            series(|s| s.grad_norm),
+        ),
+    ];
+    let find = |at: Option<&(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)>,
+                scaling: AttentionScaling| {
+        let (d, stats) = at?;
+        let (_, s) = stats.iter().find(|(sc, _)| *sc == scaling)?;
+        Some((*d, *s))
+    };
+    let mut numbers = Vec::new();
+    let mut verdict = "Not measured.".to_string();
+    if let (Some((d, scaled)), Some((_, unscaled)), Some((d_first, scaled_first))) = (
+        find(measured.last(), AttentionScaling::InverseSqrtHeadSize),
+        find(measured.last(), AttentionScaling::None),
+        find(measured.first(), AttentionScaling::InverseSqrtHeadSize),
+    ) {
+        let less = scaled.grad_norm / unscaled.grad_norm.max(f64::MIN_POSITIVE);
+        numbers.extend([
+            (
+                format!("d_k = {d}: scores' std, ÷√d_k / None"),
+                format!("{:.2} / {:.1}", scaled.score_std, unscaled.score_std),
+            ),
+            (
+                format!("d_k = {d}: largest weight, ÷√d_k / None"),
+                format!("{:.3} / {:.3}", scaled.max_weight, unscaled.max_weight),
+            ),
+            (
+                format!("d_k = {d}: entropy, ÷√d_k / None"),
+                format!("{:.2} / {:.2} nats", scaled.entropy, unscaled.entropy),
+            ),
+            (
+                format!("d_k = {d}: ‖∂L/∂s‖, ÷√d_k / None"),
+                format!(
+                    "{:.3} / {:.3} ({less:.1}× less without)",
+                    scaled.grad_norm, unscaled.grad_norm
+                ),
+            ),
+            (
+                format!("÷√d_k: largest weight at d_k = {d_first} and {d}"),
+                format!(
+                    "{:.3} and {:.3}",
+                    scaled_first.max_weight, scaled.max_weight
+                ),
+            ),
+        ]);
+        let saturates = unscaled.max_weight > 0.9 && less > 2.0;
+        let flat = (scaled.max_weight - scaled_first.max_weight).abs() < 0.05;
+        verdict = if saturates && flat {
+            format!(
+                "Borne out: without scaling the scores spread as √d_k (std {:.0} at d_k = {d}), softmax is nearly one-hot (largest weight {:.2}, entropy {:.2} nats) and {less:.1}× less gradient passes back through it; with ÷√d_k the largest weight stays at {:.2}–{:.2} from d_k = {d_first} to {d}.",
+                unscaled.score_std,
+                unscaled.max_weight,
+                unscaled.entropy,
+                scaled_first.max_weight.min(scaled.max_weight),
+                scaled_first.max_weight.max(scaled.max_weight),
+            )
+        } else {
+            format!(
+                "Not as claimed here: at d_k = {d} the largest weight is {:.3} without scaling and {:.3} with it (at d_k = {d_first}: {:.3}).",
+                unscaled.max_weight, scaled.max_weight, scaled_first.max_weight
+            )
+        };
+    }
+    match trained {
+        Ok(t) => {
+            let mut now = Vec::new();
+            for TrainedModel {
+                name,
+                scaling,
+                points,
+            } in &t.models
+            {
+                if let Some(&(step, w)) = points.last() {
+                    numbers.push((
+                        format!(
+                            "{name} ({}): mean largest weight at step {step}",
+                            scaling.label()
+                        ),
+                        format!("{w:.3}"),
+                    ));
+                    now.push(format!("{name} ({}) {w:.3}", scaling.label()));
+                }
+            }
+            verdict.push_str(&format!(
+                " Trained side by side (d_k = {}), their mean largest weight on the sentence is now {}.",
+                t.head_dim,
+                now.join(" against ")
+            ));
+            plots.push(Plot {
+                caption: format!(
+                    "Compare's models, trained with and without ÷√d_k (d_k = {}): mean largest weight on the sentence, by step (from the History)",
+                    t.head_dim
+                ),
+                x_label: "step".into(),
+                y_label: "mean largest weight".into(),
+                axes: Axes::Linear,
+                series: t
+                    .models
+                    .iter()
+                    .map(|m| Series {
+                        name: format!("{}: {}", m.name, m.scaling.label()),
+                        x: m.points.iter().map(|p| p.0 as f64).collect(),
+                        y: m.points.iter().map(|p| p.1).collect(),
+                    })
+                    .collect(),
+                marks: Vec::new(),
+            });
+        }
+        Err(why) => numbers.push(("Trained models".into(), why.to_string())),
+    }
+    ClaimResult {
+        claim: Claim::Scaling,
+        plots,
         numbers,
         verdict,
     }
@@ -601,18 +837,27 @@ mod tests {
                 max_positions: None,
             },
         );
-        assert_eq!(r.axes, Axes::Linear);
+        assert_eq!(r.plots[0].axes, Axes::Linear);
         assert_eq!(
-            (r.series[0].name.as_str(), r.series[1].name.as_str()),
+            (
+                r.plots[0].series[0].name.as_str(),
+                r.plots[0].series[1].name.as_str()
+            ),
             ("Absolute", "Rotary")
         );
-        assert_eq!(r.series[1].x.len(), 16);
+        assert_eq!(r.plots[0].series[1].x.len(), 16);
         assert!(
-            r.series[0].x.iter().all(|&x| x < 12.0),
+            r.plots[0].series[0].x.iter().all(|&x| x < 12.0),
             "absolute stops at P"
         );
-        assert_eq!((r.series[1].y[0], r.series[1].y[15]), (0.75, 0.5));
-        assert_eq!(r.marks.iter().map(|m| m.x).collect::<Vec<_>>(), [7.5, 11.5]);
+        assert_eq!(
+            (r.plots[0].series[1].y[0], r.plots[0].series[1].y[15]),
+            (0.75, 0.5)
+        );
+        assert_eq!(
+            r.plots[0].marks.iter().map(|m| m.x).collect::<Vec<_>>(),
+            [7.5, 11.5]
+        );
         let number = |what: &str| {
             r.numbers
                 .iter()
@@ -631,7 +876,7 @@ mod tests {
             .unwrap()
             .contains("no position embedding past P = 12"));
         assert!(r.verdict.starts_with("Borne out here"), "{}", r.verdict);
-        assert!(r.caption.starts_with("Length extrapolation"));
+        assert!(r.plots[0].caption.starts_with("Length extrapolation"));
         // Absolute better past T: said plainly.
         let good: Vec<Tally> = (0..16).map(|_| (4, 4)).collect();
         let r = extrapolation_result(
@@ -649,7 +894,7 @@ mod tests {
             },
         );
         assert!(r.verdict.starts_with("Not borne out"), "{}", r.verdict);
-        assert_eq!(r.marks.len(), 1);
+        assert_eq!(r.plots[0].marks.len(), 1);
         // Two positions a point (2T = 64), T odd: no point mixes position T − 1 with T.
         let long: Vec<Tally> = vec![(1, 2); 64];
         let r = extrapolation_result(
@@ -666,11 +911,11 @@ mod tests {
                 max_positions: None,
             },
         );
-        assert!(r.series[1].x.contains(&30.0) && r.series[1].x.contains(&31.5));
+        assert!(r.plots[0].series[1].x.contains(&30.0) && r.plots[0].series[1].x.contains(&31.5));
         assert!(
-            r.series[1].x.iter().all(|&x| x != 30.5),
+            r.plots[0].series[1].x.iter().all(|&x| x != 30.5),
             "{:?}",
-            r.series[1].x
+            r.plots[0].series[1].x
         );
     }
 
@@ -694,7 +939,7 @@ mod tests {
         use PositionEmbeddingType::{Absolute, Alibi, Rotary};
         // ALiBi given first: still drawn after absolute.
         let r = extrapolation_result(8, 300, by(Alibi, &keeps), by(Absolute, &absolute));
-        let names: Vec<&str> = r.series.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["Absolute", "ALiBi"]);
         let number = |r: &ClaimResult, what: &str| {
             r.numbers
@@ -715,9 +960,9 @@ mod tests {
         assert!(r.verdict.contains("absolute 33%"), "{}", r.verdict);
         // Rotary against ALiBi: RoPE's claim, not borne out when ALiBi keeps more.
         let r = extrapolation_result(8, 300, by(Alibi, &keeps), by(Rotary, &drops));
-        let names: Vec<&str> = r.series.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["Rotary", "ALiBi"]);
-        assert_eq!(r.marks.len(), 1, "neither stops at a P");
+        assert_eq!(r.plots[0].marks.len(), 1, "neither stops at a P");
         assert!(
             r.verdict
                 .starts_with("Not borne out here: past the trained length rotary keeps 33%"),
@@ -762,9 +1007,13 @@ mod tests {
             })
             .collect();
         let r = memory_result(&runs, 16);
-        assert!(r.caption.starts_with("Memory"));
+        assert!(r.plots[0].caption.starts_with("Memory"));
         assert_eq!(
-            r.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            r.plots[0]
+                .series
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
             ["Full", "Tiled"]
         );
         assert_eq!(r.numbers[0], ("Full slope".into(), "2.00".into()));
@@ -775,7 +1024,7 @@ mod tests {
             .any(|(k, v)| k == "Full ÷ Tiled at T = 4096" && v == "614×"));
         assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
         // JSON as the figure's data-series carries it.
-        let json = serde_json::to_string(&r.series).unwrap();
+        let json = serde_json::to_string(&r.plots[0].series).unwrap();
         assert!(
             json.starts_with("[{\"name\":\"Full\",\"x\":[64.0,128.0"),
             "{json}"
@@ -792,9 +1041,9 @@ mod tests {
             head_dim: 16,
         };
         let r = kv_cache_result(&[tiny, KvShape::llama2_70b()]);
-        assert_eq!(r.series[0].x, [4.0, 2.0, 1.0]);
-        assert_eq!(r.series[0].y, [1024.0, 512.0, 256.0]);
-        assert_eq!(r.series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
+        assert_eq!(r.plots[0].series[0].x, [4.0, 2.0, 1.0]);
+        assert_eq!(r.plots[0].series[0].y, [1024.0, 512.0, 256.0]);
+        assert_eq!(r.plots[0].series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
         assert!(r
             .numbers
             .iter()

@@ -127,6 +127,7 @@ fn architecture(kept: &Value, heads: usize, value: &mut Architecture) -> Vec<Str
         &mut value.attention,
         rules::attention_type,
     );
+    c.name("scaling", "Scaling", &mut value.scaling, rules::scaling);
     let mut notices = c.notices;
     if let Err(why) = rules::architecture(*value) {
         notices.push(format!(
@@ -420,10 +421,16 @@ mod tests {
                 kv_heads: Some(2),
                 positions: PositionEmbeddingType::Rotary,
                 attention: AttentionType::Linear,
+                scaling: Default::default(),
             },
+            compare: Some(Architecture {
+                scaling: engine::config::AttentionScaling::None,
+                ..Architecture::default()
+            }),
             ..LabSettings::default()
         };
         let kept = serde_json::to_string(&s).unwrap();
+        assert!(kept.contains("\"scaling\":\"none\""), "{kept}");
         assert!(kept.contains("\"positions\":\"rotary\""), "{kept}");
         let restored = settings(Some(&kept));
         assert_eq!((restored.value, restored.notices), (s, Vec::new()));

@@ -3,7 +3,7 @@
 
 use crate::{Architecture, LabError, LabResult, Preset, ProbeKernel};
 use engine::batch::MaskMode;
-use engine::config::{AttentionType, PositionEmbeddingType};
+use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
@@ -204,6 +204,16 @@ pub fn attention_type(v: &str) -> LabResult<AttentionType> {
     })
 }
 
+/// The training panel's "Scaling": ÷√d_k or None (by the engine's names, "sqrt" or "none").
+pub fn scaling(v: &str) -> LabResult<AttentionScaling> {
+    AttentionScaling::try_from(v.to_ascii_lowercase()).or_else(|_| {
+        bad(format!(
+            "the scaling must be {}",
+            or_list(&AttentionScaling::ALL.map(|a| a.label()))
+        ))
+    })
+}
+
 /// "A, B or C".
 fn or_list(names: &[&str]) -> String {
     match names.split_last() {
@@ -276,6 +286,12 @@ mod tests {
         };
         assert_eq!(architecture(alibi), Ok(alibi));
         assert!(kernel("flash").is_err());
+        assert_eq!(scaling("None"), Ok(AttentionScaling::None));
+        assert_eq!(scaling("sqrt"), Ok(AttentionScaling::InverseSqrtHeadSize));
+        assert_eq!(
+            scaling("÷2").unwrap_err().to_string(),
+            "the scaling must be ÷√d_k or None"
+        );
     }
 
     #[test]

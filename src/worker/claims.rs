@@ -4,16 +4,19 @@
 //! units. Plain Rust: the caller brings the clock.
 
 use super::lab::Lab;
+use engine::config::AttentionScaling;
 use engine::config::PositionEmbeddingType;
 use engine::data::Corpus;
 use engine::experiments::{
-    leakage, measure_attention, mlm_hits_by_position, packed_sequences, AttentionRun, Tally,
+    leakage, mean_largest_weight, measure_attention, mlm_hits_by_position, packed_sequences,
+    softmax_statistics, AttentionRun, SoftmaxStatistics, Tally,
 };
 use engine::model::BertForPreTraining;
 use engine::Rng;
 use protocol::claims::{
-    extrapolation_result, kv_cache_result, leakage_result, memory_result, sizes, time_result,
-    units, ByPosition, KvShape, Unit,
+    extrapolation_result, kv_cache_result, leakage_result, memory_result, scaling_result, sizes,
+    time_result, units, ByPosition, KvShape, TrainedModel, TrainedScaling, Unit, HEAD_SIZES,
+    TRAINED_MIN_HEAD_DIM,
 };
 use protocol::{Claim, ClaimResult, FromWorker, LabError, LabResult, ProbeInput};
 use std::collections::VecDeque;
@@ -32,6 +35,7 @@ pub struct ClaimRun {
 
 enum Work {
     Scaling(Scaling),
+    Softmax(SoftmaxScaling),
     // Two model copies: boxed, so the scaling claims' runs stay small.
     Extrapolation(Box<Extrapolating>),
 }
@@ -45,6 +49,22 @@ struct Scaling {
     head_dim: usize,
     rng: Rng,
 }
+
+/// Scaling (√d_k): one head size per call, then one step of Compare's History per call (both
+/// models at that step), read from the models as they are when the unit runs.
+struct SoftmaxScaling {
+    head_sizes: Vec<usize>,
+    measured: Vec<(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)>,
+    /// The steps still to read, popped from the end; Err: why there is no trained comparison.
+    steps: Result<Vec<u64>, String>,
+    trained: Option<TrainedScaling>,
+    probe: ProbeInput,
+    total: usize,
+    rng: Rng,
+}
+
+/// Most History steps the trained comparison reads (evenly spread, the current step last).
+const TRAINED_STEPS: usize = 16;
 
 /// Sequences of 2T packed from the corpus; masked passes through Compare's two models, whose
 /// positions differ (absolute, rotary, ALiBi). Copies of the models: training goes on
@@ -128,8 +148,18 @@ impl ClaimQueue {
     }
 
     /// The models were replaced: length extrapolation, under way on copies of the old ones,
-    /// would measure them, so it stops (the other claims do not depend on the model).
+    /// would measure them, so it stops; Scaling drops its trained comparison, which would mix
+    /// the old models' steps with the new ones'. The other claims do not depend on the model.
     pub fn models_replaced(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
+        if let Some(ClaimRun {
+            work: Work::Softmax(s),
+            ..
+        }) = self.running.as_mut()
+        {
+            s.total -= s.steps.as_ref().map_or(0, Vec::len);
+            s.steps = Err("none: the models were replaced while the claim ran; Run again".into());
+            s.trained = None;
+        }
         if self
             .running
             .as_ref()
@@ -153,7 +183,7 @@ impl ClaimQueue {
             return Vec::new();
         };
         let claim = run.claim;
-        match run.step(now_ms) {
+        match run.step(now_ms, lab, lab_b) {
             Some(result) => {
                 self.running = None;
                 let mut replies = vec![FromWorker::ClaimDone { claim, result }];
@@ -224,6 +254,27 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
             }),
             Err(e) => Started::Done(Err(e)),
         },
+        Claim::Scaling => {
+            let steps = trained_steps(lab, lab_b).map(|mut steps| {
+                steps.reverse(); // popped from the end: oldest first
+                steps
+            });
+            let mut head_sizes = HEAD_SIZES.to_vec();
+            head_sizes.reverse();
+            let total = head_sizes.len() + steps.as_ref().map_or(0, Vec::len);
+            Started::Running(ClaimRun {
+                claim,
+                work: Work::Softmax(SoftmaxScaling {
+                    head_sizes,
+                    measured: Vec::new(),
+                    steps,
+                    trained: None,
+                    probe: probe.clone(),
+                    total,
+                    rng: Rng::new(0),
+                }),
+            })
+        }
         Claim::Memory | Claim::Time => {
             let mut todo = units(claim);
             todo.reverse(); // popped from the end: shortest first
@@ -239,6 +290,38 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
             })
         }
     }
+}
+
+/// The steps at which the Scaling claim reads Compare's two models: at most `TRAINED_STEPS`
+/// of A's History (B's keeps the same steps) and the current one; Err says what to set up.
+fn trained_steps(lab: Option<&Lab>, lab_b: Option<&Lab>) -> Result<Vec<u64>, String> {
+    let how = format!("turn on Compare with model A's Scaling ÷√d_k and B's None on the preset small (d_k = {TRAINED_MIN_HEAD_DIM}), Reset, train, then Run");
+    let (Some(a), Some(b)) = (lab, lab_b) else {
+        return Err(format!("none: {how}"));
+    };
+    let (Some(ta), Some(tb)) = (a.trainer(), b.trainer()) else {
+        return Err(format!("none: both models must train; {how}"));
+    };
+    let (ca, cb) = (&ta.model.config, &tb.model.config);
+    if ca.attention_scaling == cb.attention_scaling {
+        return Err(format!("none: both models scale alike; {how}"));
+    }
+    if ca.head_size() < TRAINED_MIN_HEAD_DIM {
+        return Err(format!(
+            "none: d_k = {} here, and the trained comparison needs d_k ≥ {TRAINED_MIN_HEAD_DIM}; {how}",
+            ca.head_size()
+        ));
+    }
+    if ta.step == 0 {
+        return Err("none yet: the models have not trained; press Play, then Run".into());
+    }
+    let kept = a.history.steps();
+    let every = kept.len().div_ceil(TRAINED_STEPS).max(1);
+    let mut steps: Vec<u64> = kept.iter().copied().step_by(every).collect();
+    if steps.last() != Some(&ta.step) {
+        steps.push(ta.step);
+    }
+    Ok(steps)
 }
 
 /// The extrapolation claim's set-up: Compare with two models of different positions (any two
@@ -327,15 +410,74 @@ impl ClaimRun {
         match &self.work {
             Work::Scaling(s) => (s.measured.len(), s.total),
             Work::Extrapolation(e) => (e.total - e.todo.len(), e.total),
+            Work::Softmax(s) => (
+                s.total - s.head_sizes.len() - s.steps.as_ref().map_or(0, Vec::len),
+                s.total,
+            ),
         }
     }
 
     /// Measures the next unit; the result once the last is measured (or why it failed).
-    pub fn step(&mut self, now_ms: &dyn Fn() -> f64) -> Option<LabResult<ClaimResult>> {
+    pub fn step(
+        &mut self,
+        now_ms: &dyn Fn() -> f64,
+        lab: Option<&Lab>,
+        lab_b: Option<&Lab>,
+    ) -> Option<LabResult<ClaimResult>> {
         match &mut self.work {
+            Work::Softmax(s) => s.step(lab, lab_b).transpose(),
             Work::Scaling(s) => s.step(self.claim, now_ms),
             Work::Extrapolation(e) => e.step().transpose(),
         }
+    }
+}
+
+impl SoftmaxScaling {
+    fn step(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Option<ClaimResult>> {
+        if let Some(d_k) = self.head_sizes.pop() {
+            self.measured
+                .push((d_k, softmax_statistics(d_k, &mut self.rng)));
+        } else if let Some(step) = self.steps.as_mut().ok().and_then(Vec::pop) {
+            self.read_trained(step, lab, lab_b)?;
+        }
+        let done = self.head_sizes.is_empty() && self.steps.as_ref().map_or(true, Vec::is_empty);
+        if !done {
+            return Ok(None);
+        }
+        let trained = match (&self.steps, &self.trained) {
+            (Err(why), _) => Err(why.as_str()),
+            (Ok(_), Some(t)) => Ok(t),
+            (Ok(_), None) => Err("none: the models changed while the claim ran; Run again"),
+        };
+        Ok(Some(scaling_result(&self.measured, trained)))
+    }
+
+    /// Both models' mean largest weight on the probe at `step`: the current weights, or those
+    /// the History kept. A step thinned or rewound away since the start is skipped.
+    fn read_trained(&mut self, step: u64, lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<()> {
+        let (Some(a), Some(b)) = (lab, lab_b) else {
+            return Ok(());
+        };
+        let at = (step != a.step_count()).then_some(step);
+        let (Ok(ia), Ok(ib)) = (a.inspect(&self.probe, at), b.inspect(&self.probe, at)) else {
+            return Ok(());
+        };
+        let scaling = |l: &Lab| l.parts().0.config.attention_scaling;
+        let trained = self.trained.get_or_insert_with(|| TrainedScaling {
+            head_dim: a.parts().0.config.head_size(),
+            models: [("A", a), ("B", b)].map(|(name, lab)| TrainedModel {
+                name: name.into(),
+                scaling: scaling(lab),
+                points: Vec::new(),
+            }),
+        });
+        trained.models[0]
+            .points
+            .push((step, mean_largest_weight(&ia)));
+        trained.models[1]
+            .points
+            .push((step, mean_largest_weight(&ib)));
+        Ok(())
     }
 }
 

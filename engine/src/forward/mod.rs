@@ -390,7 +390,7 @@ pub fn attention_options(
         } else {
             opts.mask
         },
-        scale: 1.0 / (config.head_size() as f32).sqrt(),
+        scale: config.attention_scaling.factor(config.head_size()),
         dropout: if opts.train {
             config.attention_probs_dropout_prob
         } else {

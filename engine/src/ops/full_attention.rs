@@ -12,8 +12,8 @@ use crate::rng::Rng;
 use crate::threads;
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::{
-    s, Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3,
-    Axis, Ix3, Ix4, Zip,
+    s, Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2,
+    ArrayViewMut3, Axis, Ix3, Ix4, Zip,
 };
 
 /// What the full kernel's backward needs besides q, k, v.
@@ -273,14 +273,7 @@ fn attend_backward(
         }
         Zip::from(grad.rows_mut())
             .and(p.rows())
-            .for_each(|mut g, p| {
-                let dot = Zip::from(&g)
-                    .and(&p)
-                    .fold(0.0f32, |acc, &g, &p| acc + g * p);
-                Zip::from(&mut g)
-                    .and(&p)
-                    .for_each(|g, &p| *g = p * (*g - dot));
-            });
+            .for_each(softmax_row_backward);
         gemm(
             opts.scale,
             &grad,
@@ -327,6 +320,17 @@ pub fn masked_softmax_row(
     for s in row.iter_mut() {
         *s *= inv_sum;
     }
+}
+
+/// In place over one row: the gradient G of softmax's output w becomes the gradient of its
+/// input, dS_j = w_j · (G_j − Σ_k G_k w_k).
+pub fn softmax_row_backward(mut g: ArrayViewMut1<f32>, w: ArrayView1<f32>) {
+    let dot = Zip::from(&g)
+        .and(&w)
+        .fold(0.0f32, |acc, &g, &w| acc + g * w);
+    Zip::from(&mut g)
+        .and(&w)
+        .for_each(|g, &w| *g = w * (*g - dot));
 }
 
 /// One head's views: q (Tq, Dk), and k (Tk, Dk), v (Tk, Dv) of its K/V group `kv_group`.
