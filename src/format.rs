@@ -37,18 +37,23 @@ pub fn facts(info: &ModelInfo) -> String {
 /// The attention architecture as the facts line states it: " · GQA 2 KV heads · rotary ·
 /// linear", each part only when it is not BERT's (multi-head, absolute, softmax).
 pub fn architecture(info: &ModelInfo) -> String {
-    use engine::config::{AttentionType, PositionEmbeddingType};
+    use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
     let mut parts = Vec::new();
     match info.kv_groups() {
         g if g == info.heads => {}
         1 => parts.push("multi-query (1 KV head)".to_string()),
         g => parts.push(format!("GQA {g} KV heads")),
     }
-    if info.architecture.positions == PositionEmbeddingType::Rotary {
-        parts.push("rotary".into());
+    match info.architecture.positions {
+        PositionEmbeddingType::Absolute => {}
+        PositionEmbeddingType::Rotary => parts.push("rotary".into()),
+        PositionEmbeddingType::Alibi => parts.push("ALiBi".into()),
     }
     if info.architecture.attention == AttentionType::Linear {
         parts.push("linear attention".into());
+    }
+    if info.architecture.scaling == AttentionScaling::None {
+        parts.push("unscaled scores".into());
     }
     parts.iter().map(|p| format!(" · {p}")).collect()
 }
@@ -62,7 +67,22 @@ pub fn architecture_name(info: &ModelInfo) -> String {
         g => format!("GQA {g} KV heads"),
     };
     let a = &info.architecture;
-    format!("{kv} · {} · {}", a.positions, a.attention)
+    let scaling = match a.scaling {
+        engine::config::AttentionScaling::InverseSqrtHeadSize => "",
+        engine::config::AttentionScaling::None => " · unscaled",
+    };
+    format!("{kv} · {} · {}{scaling}", a.positions, a.attention)
+}
+
+/// An ALiBi slope: a power of two as a fraction ("1/4", "1/256"), the half steps of head
+/// counts that are not powers of two (2^(−0.5), …) as decimals ("0.707").
+pub fn slope(m: f32) -> String {
+    let inverse = 1.0 / m;
+    if inverse.fract() == 0.0 {
+        format!("1/{inverse}")
+    } else {
+        format!("{m:.3}")
+    }
 }
 
 /// 12345 → "12,345".
@@ -158,6 +178,20 @@ mod tests {
         assert!(architecture(&i).starts_with(" · multi-query (1 KV head)"));
         i.architecture.kv_heads = Some(4);
         assert_eq!(architecture(&i), " · rotary · linear attention");
+        i.architecture.attention = AttentionType::Softmax;
+        i.architecture.scaling = engine::config::AttentionScaling::None;
+        assert_eq!(architecture(&i), " · rotary · unscaled scores");
+        assert_eq!(
+            architecture_name(&i),
+            "multi-head · rotary · softmax · unscaled"
+        );
+    }
+
+    #[test]
+    fn slopes_read_as_fractions_or_decimals() {
+        assert_eq!(slope(0.25), "1/4");
+        assert_eq!(slope(2f32.powi(-8)), "1/256");
+        assert_eq!(slope(2f32.powf(-0.5)), "0.707");
     }
 
     #[test]

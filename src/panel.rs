@@ -7,7 +7,7 @@ use crate::training::checkpoint::view::{DownloadCheckpoint, LoadCheckpoint};
 use crate::training::curves::LossCurves;
 use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
-use engine::config::{AttentionType, PositionEmbeddingType};
+use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
@@ -472,17 +472,33 @@ fn ArchitectureGroup(
             <label title="K/V groups: query heads share keys and values in groups (grouped-query attention); 1 is multi-query">"KV heads"
                 <select on:change=on_kv>{kv_options}</select>
             </label>
-            <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer.">"Positions"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).positions = rules::positions(&v)?; Ok(()) }) }>
-                    {PositionEmbeddingType::ALL.map(|p| view! {
-                        <option value=p.to_string() prop:selected=move || settings.with(|s| model.get(s).positions == p)>{p.label()}</option>
+            <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer. ALiBi: each head adds −m·|i − j| to its scores (softmax attention only).">"Positions"
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).positions = rules::positions(&v)?; rules::architecture(model.get(s))?; Ok(()) }) }>
+                    {PositionEmbeddingType::ALL.map(|p| {
+                        let refused = move || settings.with(|s| p.refuses(model.get(s).attention));
+                        view! {
+                            <option value=p.to_string() prop:selected=move || settings.with(|s| model.get(s).positions == p)
+                                prop:disabled=move || refused().is_some() title=move || refused().unwrap_or_default()>{p.label()}</option>
+                        }
                     })}
                 </select>
             </label>
             <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">"Attention"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).attention = rules::attention_type(&v)?; Ok(()) }) }>
-                    {AttentionType::ALL.map(|a| view! {
-                        <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention == a)>{a.label()}</option>
+                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).attention = rules::attention_type(&v)?; rules::architecture(model.get(s))?; Ok(()) }) }>
+                    {AttentionType::ALL.map(|a| {
+                        let refused = move || settings.with(|s| model.get(s).positions.refuses(a));
+                        view! {
+                            <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention == a)
+                                prop:disabled=move || refused().is_some() title=move || refused().unwrap_or_default()>{a.label()}</option>
+                        }
+                    })}
+                </select>
+            </label>
+            <label title="÷√d_k: the scores QKᵀ divided by √d_k before the mask and softmax, as in BERT. None: the raw scores, to see what the scaling is for. Linear attention has no scores to scale.">"Scaling"
+                <select prop:disabled=move || settings.with(|s| model.get(s).attention == AttentionType::Linear)
+                    on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).scaling = rules::scaling(&v)?; Ok(()) }) }>
+                    {AttentionScaling::ALL.map(|a| view! {
+                        <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention.applicable_scaling(model.get(s).scaling) == a)>{a.label()}</option>
                     })}
                 </select>
             </label>

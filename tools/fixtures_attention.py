@@ -11,11 +11,15 @@ engine/tests/fixtures/attention/*.json, one case per file:
   linear_*.json    linear attention (Katharopoulos et al. 2020) by a direct torch implementation
                    of context_i = Σ_j φ(q_i)·φ(k_j) v_j / Σ_j φ(q_i)·φ(k_j), φ = elu + 1, over the
                    allowed keys; padding and causal masks, output and gradients.
+  alibi_*.json     ALiBi (Press et al. 2022) by a direct torch implementation: softmax(QKᵀ·scale
+                   − m_h·|i − j| + M)·V, its slopes m_h from transformers' BLOOM
+                   (`build_alibi_tensor`, which holds m_h·j); padding, causal, window, GQA, for
+                   H = 4 and the non-powers of two H = 6 and 12; output and gradients.
   rope.json        transformers' RoFormer rotary embeddings: RoFormerSinusoidalPositionalEmbedding's
                    table and RoFormerSelfAttention.apply_rotary_position_embeddings on q and k,
                    with gradients.
 
-Every file: {"name", "kind": "softmax" | "linear" | "rope", "B", "T", "H", "G", "D",
+Every file: {"name", "kind": "softmax" | "linear" | "alibi" | "rope", "B", "T", "H", "G", "D",
   "mask": "none" | "padding" | "causal", "window": int | null, "key_mask": [[int]] (B×T),
   "scale": f, "q": [f] (B, T, H·D) row-major, "k", "v": [f] (B, T, G·D), "r": [f] upstream
   gradient shaped as the output, "out": [f], "dq", "dk", "dv": [f]} (rope: q and k only, "out_q",
@@ -71,7 +75,21 @@ def merge(x):
     return x.transpose(1, 2).reshape(b, t, n * d)
 
 
-def case(name, kind, seed, b=2, t=7, h=4, g=4, d=4, mask="padding", window=None):
+def alibi_slopes(h):
+    """transformers' BLOOM slopes (H): build_alibi_tensor gives m_h·j for key j, so key 1's."""
+    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+
+    return build_alibi_tensor(torch.ones(1, 2), h, torch.float64)[:, 0, 1]
+
+
+def alibi_bias(h, t):
+    """(1, H, T, T): −m_h·|i − j|, the bias each head adds to its scaled scores."""
+    i = torch.arange(t)[:, None]
+    j = torch.arange(t)[None, :]
+    return -alibi_slopes(h)[:, None, None] * (i - j).abs().to(torch.float64)[None]
+
+
+def case(name, kind, seed, b=2, t=7, h=4, g=4, d=4, mask="padding", window=None, scale=None):
     gen = torch.Generator().manual_seed(seed)
     q, k, v = rand(gen, b, t, h * d), rand(gen, b, t, g * d), rand(gen, b, t, g * d)
     r = rand(gen, b, t, h * d)
@@ -79,9 +97,15 @@ def case(name, kind, seed, b=2, t=7, h=4, g=4, d=4, mask="padding", window=None)
     a = allowed(mask, window, km, t)
     q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
     qh, kh, vh = heads(q, h, d), heads(k, g, d), heads(v, g, d)
-    scale = 1.0 / d**0.5
+    # BERT's 1/√d unless the case says otherwise (a model with "attention_scaling": "none": 1).
+    scale = 1.0 / d**0.5 if scale is None else scale
     if kind == "softmax":
         out = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=a, scale=scale, enable_gqa=g < h)
+    elif kind == "alibi":
+        # Direct formula: the bias before the mask, then softmax over the allowed keys.
+        kh, vh = kh.repeat_interleave(h // g, dim=1), vh.repeat_interleave(h // g, dim=1)
+        s = (qh @ kh.transpose(-1, -2)) * scale + alibi_bias(h, t)
+        out = torch.softmax(s.masked_fill(~a, float("-inf")), dim=-1) @ vh
     else:
         # Direct formula, T×T on purpose: the reference is the definition, not the algorithm.
         kh, vh = kh.repeat_interleave(h // g, dim=1), vh.repeat_interleave(h // g, dim=1)
@@ -134,6 +158,15 @@ CASES = [
     ("linear_padding", "linear", dict(mask="padding")),
     ("linear_causal", "linear", dict(mask="causal")),
     ("linear_gqa_causal", "linear", dict(mask="causal", g=2)),
+    # Unscaled scores, d = 16 so that 1 and 1/√d differ by 4×.
+    ("softmax_unscaled_padding", "softmax", dict(mask="padding", d=16, scale=1.0)),
+    ("softmax_unscaled_causal_window", "softmax", dict(mask="causal", d=16, window=3, scale=1.0)),
+    ("alibi_padding", "alibi", dict(mask="padding", h=6, g=6, d=2)),
+    ("alibi_causal", "alibi", dict(mask="causal")),
+    ("alibi_none", "alibi", dict(mask="none", h=12, g=12, d=2)),
+    ("alibi_window_padding", "alibi", dict(mask="padding", window=3)),
+    ("alibi_window_causal", "alibi", dict(mask="causal", h=6, g=3, d=2, window=3)),
+    ("alibi_gqa_causal", "alibi", dict(mask="causal", h=12, g=4, d=2)),
 ]
 
 

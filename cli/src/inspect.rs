@@ -63,7 +63,8 @@ pub struct Args {
     target: Option<String>,
 }
 
-/// One head. `k`, `v` are its K/V group's. Rotary models add `q_rotated`, `k_rotated`; linear
+/// One head. `k`, `v` are its K/V group's. Rotary models add `q_rotated`, `k_rotated`; ALiBi
+/// models `alibi_bias` (T × T, −m_h·|i − j|, which `masked` includes and `scaled` not); linear
 /// attention adds `phi_q`, `phi_k` and has no `scores`, `scaled`, `masked` (null); tiled
 /// attention adds its schedule, `tiles`.
 #[derive(Serialize)]
@@ -82,6 +83,8 @@ struct Head<'a> {
     phi_k: Option<AsRows<'a>>,
     scores: Option<AsRows<'a>>,
     scaled: Option<AsRows<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alibi_bias: Option<AsRows<'a>>,
     masked: Option<AsRows<'a>>,
     weights: AsRows<'a>,
     context: AsRows<'a>,
@@ -130,6 +133,7 @@ fn head(h: &HeadTrace) -> Head<'_> {
         phi_k: h.phi_k.as_ref().map(Matrix::as_rows),
         scores: scores(&h.scores),
         scaled: scores(&h.scaled),
+        alibi_bias: h.alibi_bias.as_ref().map(Matrix::as_rows),
         masked: scores(&h.masked),
         weights: h.weights.as_rows(),
         context: h.context.as_rows(),

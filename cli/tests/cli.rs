@@ -580,7 +580,14 @@ fn inspect_heads_carry_their_kv_group_and_a_window_cuts_the_band() {
     for layer in j["layers"].as_array().unwrap() {
         for (h, head) in layer["heads"].as_array().unwrap().iter().enumerate() {
             assert_eq!(head["kv_group"], h, "no GQA: each head is its own group");
-            for key in ["q_rotated", "k_rotated", "phi_q", "phi_k", "tiles"] {
+            for key in [
+                "q_rotated",
+                "k_rotated",
+                "alibi_bias",
+                "phi_q",
+                "phi_k",
+                "tiles",
+            ] {
                 assert!(head.get(key).is_none(), "{key} only for its variant");
             }
             for r in 0..t {
@@ -731,6 +738,43 @@ fn variant_checkpoints_show_their_own_fields() {
             (s - float(at(&h["scores"], r, c))).abs() < 1e-4,
             "scores[{r}][{c}]"
         );
+    }
+
+    // ALiBi: no position embeddings, each head's bias −m_h·|i − j| (BLOOM's slopes for H = 2:
+    // 2^−4, 2^−8), in `masked` but not in `scaled`; the saved config keeps the key, and a
+    // text longer than max_position_embeddings (16) is inspected whole.
+    let alibi = variant_checkpoint(&tmp, "alibi", r#", "position_embedding_type": "alibi""#);
+    let saved = std::fs::read_to_string(format!("{alibi}/config.json")).unwrap();
+    assert!(
+        saved.contains(r#""position_embedding_type": "alibi""#),
+        "{saved}"
+    );
+    let long = "the cat sat on the mat ".repeat(4);
+    let j = Cmd::inspect(&alibi, long.trim()).json();
+    let t = j["tokens"].as_array().unwrap().len();
+    assert!(t > 16, "{t} tokens");
+    assert_eq!(j["truncated"], false);
+    for (h, m) in [(0, 1.0 / 16.0), (1, 1.0 / 256.0)] {
+        let head = &j["layers"][0]["heads"][h];
+        assert_eq!(dims(&head["alibi_bias"]), (t, t));
+        for (r, c) in [(0, 0), (3, 1), (1, 3), (t - 1, 0)] {
+            let bias = float(at(&head["alibi_bias"], r, c));
+            assert!(
+                (bias + m * r.abs_diff(c) as f64).abs() < 1e-6,
+                "head {h} ({r},{c})"
+            );
+            let scaled = float(at(&head["scaled"], r, c));
+            let scores = float(at(&head["scores"], r, c));
+            assert!(
+                (scaled - scores / 8f64.sqrt()).abs() < 1e-5,
+                "scaled is QKᵀ/√d_k"
+            );
+            let masked = float(at(&head["masked"], r, c));
+            assert!(
+                (masked - (scaled + bias)).abs() < 1e-5,
+                "masked = scaled + A"
+            );
+        }
     }
 
     // Linear: φ(q), φ(k) and implied weights; no scores.

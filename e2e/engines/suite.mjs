@@ -128,7 +128,7 @@ export const checks = [
     },
   },
   {
-    name: 'a claim runs to its plot',
+    name: 'claims run to their plots',
     async run({ run }) {
       const r = await run(async (h) => {
         const card = () => document.querySelector('article.claim[data-claim="Leakage"]');
@@ -141,7 +141,19 @@ export const checks = [
       const causal = r.series.find((s) => s.name === 'Causal');
       if (!causal || !causal.y.length || causal.y[0] !== 0) throw new Error(`series: ${JSON.stringify(r.series).slice(0, 300)}`);
       if (r.problems.length) throw new Error(r.problems.join('\n'));
-      return `Leakage: ${r.series.length} series of ${causal.y.length} points`;
+      // Scaling (√d_k): several plots in one card, the largest weight's without ÷√d_k near 1.
+      const sc = await run(async (h) => {
+        const card = () => document.querySelector('article.claim[data-claim="Scaling"]');
+        [...card().querySelectorAll('button')].find((b) => b.textContent.trim() === 'Run').click();
+        await h.waitFor('the Scaling claim to end', () => ['done', 'failed'].includes(card().dataset.state));
+        const plots = [...card().querySelectorAll('figure.claim-chart')].map((f) => JSON.parse(f.dataset.series || '[]'));
+        return { state: card().dataset.state, error: card().querySelector('.error')?.textContent, plots, problems: h.problems() };
+      });
+      if (sc.state !== 'done') throw new Error(`Scaling: ${sc.state} ${sc.error}`);
+      const none = sc.plots[1]?.find((s) => s.name === 'None');
+      if (sc.plots.length !== 4 || !(none?.y.at(-1) > 0.9)) throw new Error(`Scaling: ${JSON.stringify(sc.plots).slice(0, 300)}`);
+      if (sc.problems.length) throw new Error(sc.problems.join('\n'));
+      return `Leakage: ${r.series.length} series of ${causal.y.length} points; Scaling: ${sc.plots.length} plots, largest weight at d_k = 1024 without ÷√d_k ${none.y.at(-1).toFixed(3)}`;
     },
   },
   {

@@ -143,4 +143,63 @@ export const tests = [
       await context.close();
     },
   },
+  {
+    name: 'variants: ALiBi positions show their bias at "+ M", refuse linear attention, and run claim 5 against absolute',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await ready(browser, baseUrl);
+      const offered = await architecture(page, 'Positions').locator('option').allTextContents();
+      assert(offered.includes('ALiBi'), `Positions offers ${offered}`);
+      await resetWith(page, 'Positions', 'alibi', 'ALiBi');
+
+      // "+ M": head 1's bias −m·|i − j| with m = 1/4 (BLOOM's first slope of 4 heads), and
+      // the masked scores are the scaled ones plus it.
+      await page.locator('.stepper .step', { hasText: '+ M' }).click();
+      const BIAS = 'Layer 1 · Head 1 · ALiBi bias −m·|i − j| (m = 1/4)';
+      await figure(page, BIAS).waitFor({ timeout: 10000 });
+      const bias = await matrix(page, BIAS);
+      const t = bias.length;
+      assert(t > 3, `bias of ${t} rows`);
+      for (let i = 0; i < t; i++) {
+        for (let j = 0; j < t; j++) assert(bias[i][j] === -0.25 * Math.abs(i - j), `bias[${i}][${j}] = ${bias[i][j]}`);
+      }
+      const hint = await page.locator('.stage-hint').textContent();
+      assert(hint.startsWith('ALiBi positions'), hint);
+      const masked = await matrix(page, 'masked scores QKᵀ/√d_k − m·|i − j| + M');
+      assert(masked.length === t, 'masked scores beside the bias');
+      await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'variants-alibi-stage.png') });
+
+      // Linear attention has no scores to bias: not offered, and the option says why.
+      const linear = architecture(page, 'Attention').locator('option[value="linear"]');
+      assert(await linear.isDisabled(), 'linear attention offered with ALiBi');
+      assert((await linear.getAttribute('title')).includes('linear attention has no scores'), 'no reason given');
+
+      // Claim 5 with A ALiBi and B absolute (Compare's default), trained side by side.
+      await page.getByLabel('Compare', { exact: true }).check();
+      await page.getByRole('button', { name: 'Reset', exact: true }).first().click();
+      await page.waitForSelector('.model-switch', { timeout: 30000 });
+      await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 40, null, { timeout: 120000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      const claim = page.locator('article.claim[data-claim="Extrapolation"]');
+      assert((await claim.locator('h3, h4, header').first().textContent()).includes('Length extrapolation (RoPE)'), 'the title stays');
+      await claim.getByRole('button', { name: 'Run', exact: true }).click();
+      await page.waitForFunction(() => ['done', 'failed'].includes(
+        document.querySelector('article.claim[data-claim="Extrapolation"]')?.dataset.state), null, { timeout: 120000 });
+      if (await claim.getAttribute('data-state') !== 'done') {
+        throw new Error(`extrapolation: ${await claim.locator('.error').textContent()}`);
+      }
+      const series = JSON.parse(await claim.locator('figure.claim-chart').getAttribute('data-series'));
+      assert(series.map((x) => x.name).join() === 'Absolute,ALiBi', series.map((x) => x.name).join());
+      const verdict = await claim.locator('.verdict').textContent();
+      assert(verdict.includes('ALiBi') && verdict.includes('absolute'), verdict);
+      const numbers = (await claim.locator('dl.claim-numbers').innerText()).replace(/\s+/g, ' ');
+      assert(numbers.includes('ALiBi: positions 0…'), numbers);
+      console.log(`     ${verdict} | ${numbers}`);
+      await claim.screenshot({ path: path.join(artifacts, 'claims-extrapolation-alibi.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
 ];

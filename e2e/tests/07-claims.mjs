@@ -159,6 +159,63 @@ export const tests = [
     },
   },
   {
+    name: 'claims: Scaling (√d_k) saturates softmax without ÷√d_k, and reads Compare\'s ÷√d_k and None models side by side',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await ready(browser, baseUrl);
+      // 1. Random q and k: four plots against d_k, each a figure with data-series.
+      let r = await run(page, 'Scaling');
+      assert(r.state === 'done', `scaling: ${r.error}`);
+      const figures = card(page, 'Scaling').locator('figure.claim-chart');
+      assert(await figures.count() === 4, `${await figures.count()} plots without Compare`);
+      const plot = async (i) => JSON.parse(await figures.nth(i).getAttribute('data-series'));
+      const [scaled, unscaled] = await plot(1);
+      assert(scaled.name === '÷√d_k' && unscaled.name === 'None', `${scaled.name}, ${unscaled.name}`);
+      assert(unscaled.x[0] === 4 && unscaled.x.at(-1) === 1024, `d_k ${unscaled.x}`);
+      // Without scaling the largest weight grows toward 1 as d_k grows; with it, it stays flat.
+      assert(unscaled.y.every((y, i) => i === 0 || y > unscaled.y[i - 1] - 0.01), `None: ${unscaled.y}`);
+      assert(unscaled.y.at(-1) > 0.9 && unscaled.y[0] < 0.5, `None: ${unscaled.y}`);
+      const spread = Math.max(...scaled.y) - Math.min(...scaled.y);
+      assert(spread < 0.05, `÷√d_k is not flat: ${scaled.y}`);
+      const [gradScaled, gradUnscaled] = await plot(3);
+      assert(gradUnscaled.y.at(-1) < gradScaled.y.at(-1) / 2, `gradient ${gradUnscaled.y.at(-1)} vs ${gradScaled.y.at(-1)}`);
+      const verdict = await card(page, 'Scaling').locator('.verdict').textContent();
+      assert(verdict.startsWith('Borne out'), verdict);
+      const numbers = (await card(page, 'Scaling').locator('dl.claim-numbers').innerText()).replace(/\s+/g, ' ');
+      assert(numbers.includes('turn on Compare'), numbers);
+      console.log(`     d_k = 1024: largest weight ÷√d_k ${scaled.y.at(-1).toFixed(3)}, None ${unscaled.y.at(-1).toFixed(3)}; `
+        + `‖∂L/∂s‖ ${gradScaled.y.at(-1).toFixed(3)} vs ${gradUnscaled.y.at(-1).toFixed(3)}`);
+
+      // 2. The panel's Scaling: model A ÷√d_k, model B None, preset small (d_k = 64).
+      const select = (model, label) => page.locator(`fieldset.architecture[data-model="${model}"] label`, { hasText: label }).locator('select');
+      const options = await select('A', 'Scaling').locator('option').allTextContents();
+      assert(JSON.stringify(options) === JSON.stringify(['÷√d_k', 'None']), `Scaling offers ${options}`);
+      await page.locator('.layout label').filter({ hasText: /^\s*Preset/ }).locator('select').first().selectOption('small');
+      await page.getByLabel('Compare', { exact: true }).check();
+      await select('B', 'Scaling').selectOption('none');
+      await page.getByRole('button', { name: 'Reset', exact: true }).first().click();
+      await page.waitForSelector('.model-switch', { timeout: 30000 });
+      await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+      const facts = await page.locator('header .compare-facts').innerText();
+      assert(facts.includes('B multi-head · absolute · softmax · unscaled'), `header: ${facts}`);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 40, null, { timeout: 240000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      r = await run(page, 'Scaling');
+      assert(r.state === 'done', `scaling with Compare: ${r.error}`);
+      assert(await figures.count() === 5, `${await figures.count()} plots with Compare`);
+      const [a, b] = await plot(4);
+      assert(a.name === 'A: ÷√d_k' && b.name === 'B: None', `${a.name}, ${b.name}`);
+      assert(a.x.length >= 2 && a.x.at(-1) >= 40, `steps ${a.x}`);
+      assert([...a.y, ...b.y].every((y) => y > 0 && y <= 1), `weights ${a.y} ${b.y}`);
+      const trainedVerdict = await card(page, 'Scaling').locator('.verdict').textContent();
+      assert(trainedVerdict.includes('Trained side by side (d_k = 64)'), trainedVerdict);
+      console.log(`     trained ${a.x.at(-1)} steps: mean largest weight A ÷√d_k ${a.y.at(-1).toFixed(3)}, B None ${b.y.at(-1).toFixed(3)}`);
+      await card(page, 'Scaling').screenshot({ path: path.join(artifacts, 'claims-scaling.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
     name: 'claims: Heads measures roles, ablation and diversity, and its heatmap follows training',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await ready(browser, baseUrl);
@@ -178,7 +235,11 @@ export const tests = [
       assert(r.state === 'done', `heads: ${r.error}`);
       const heads = card(page, 'Heads');
       assert((await heads.locator('h3').textContent()) === 'Heads', 'the title');
-      const series = await seriesOf(page, 'Heads');
+      // Two plots, each a figure with data-series: the ablation, then distances and spread.
+      const charts = heads.locator('figure.claim-chart');
+      assert(await charts.count() === 2, `${await charts.count()} plots`);
+      const series = [];
+      for (let i = 0; i < 2; i++) series.push(...JSON.parse(await charts.nth(i).getAttribute('data-series')));
       assert(series.map((s) => s.name).join() === 'Ablation: Δ MLM loss,JS distance to the others, now,JS distance to the others, fresh,Spread (entropy ÷ ln keys), now',
         series.map((s) => s.name).join());
       assert(series.every((s) => s.x.length === 8 && s.y.every(Number.isFinite)), 'one point per head, 2 layers × 4 heads');

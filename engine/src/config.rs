@@ -18,21 +18,24 @@ pub const MAX_HIDDEN_LAYERS: usize = 128;
 pub const MAX_ATTENTION_HEADS: usize = 256;
 pub const MAX_POSITION_EMBEDDINGS: usize = 65_536;
 
-/// The longest input a rotary model inspects or generates, at least (`max_input_tokens`): BERT's
-/// own P. A traced pass keeps several T×T matrices per head, so this stays a sentence's or a
+/// The longest input a rotary or ALiBi model inspects or generates, at least
+/// (`max_input_tokens`): BERT's own P. A traced pass keeps several T×T matrices per head, so this stays a sentence's or a
 /// paragraph's length, not a book's.
 pub const ROTARY_INPUT_TOKENS: usize = 512;
 pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
 
 /// How positions enter the model: learned `position_embeddings` added to the input
-/// (`"absolute"`, BERT), or rotations of q and k in every layer (`"rotary"`, RoFormer), which
-/// have no tensor and no length limit.
+/// (`"absolute"`, BERT), rotations of q and k in every layer (`"rotary"`, RoFormer), or a bias
+/// −m_h·|i − j| on every head's scaled scores (`"alibi"`, Press et al. 2022, BLOOM's slopes
+/// m_h: `ops::attention_options::alibi_slope`). Rotary and ALiBi have no tensor and no length
+/// limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub enum PositionEmbeddingType {
     #[default]
     Absolute,
     Rotary,
+    Alibi,
 }
 
 impl TryFrom<String> for PositionEmbeddingType {
@@ -42,7 +45,7 @@ impl TryFrom<String> for PositionEmbeddingType {
             .into_iter()
             .find(|p| p.to_string() == s)
             .ok_or(format!(
-                "position_embedding_type {s:?} is not supported (only \"absolute\" or \"rotary\")"
+                "position_embedding_type {s:?} is not supported (only \"absolute\", \"rotary\" or \"alibi\")"
             ))
     }
 }
@@ -69,6 +72,71 @@ impl TryFrom<String> for AttentionType {
     }
 }
 
+/// What the scores QKᵀ are multiplied by before the mask and softmax: 1/√d_k (`"sqrt"`, BERT
+/// and the tutorial's formula) or 1 (`"none"`), to show what the scaling is for. Linear
+/// attention has no scores, so it has no scaling to choose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum AttentionScaling {
+    #[default]
+    InverseSqrtHeadSize,
+    None,
+}
+
+impl TryFrom<String> for AttentionScaling {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|a| a.to_string() == s)
+            .ok_or(format!(
+                "attention_scaling {s:?} is not supported (only \"sqrt\" or \"none\")"
+            ))
+    }
+}
+
+impl From<AttentionScaling> for String {
+    fn from(a: AttentionScaling) -> String {
+        a.to_string()
+    }
+}
+
+impl AttentionScaling {
+    pub const ALL: [AttentionScaling; 2] = [
+        AttentionScaling::InverseSqrtHeadSize,
+        AttentionScaling::None,
+    ];
+
+    /// The page's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::InverseSqrtHeadSize => "÷√d_k",
+            Self::None => "None",
+        }
+    }
+
+    /// The factor on QKᵀ for heads of `head_size` (d_k).
+    pub fn factor(self, head_size: usize) -> f32 {
+        match self {
+            Self::InverseSqrtHeadSize => 1.0 / (head_size as f32).sqrt(),
+            Self::None => 1.0,
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl fmt::Display for AttentionScaling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::InverseSqrtHeadSize => "sqrt",
+            Self::None => "none",
+        })
+    }
+}
+
 // Written and read as their names in every format, config.json and the page's postcard
 // messages alike, so that one type serves both and the error names the key.
 impl From<PositionEmbeddingType> for String {
@@ -84,9 +152,10 @@ impl From<AttentionType> for String {
 }
 
 impl PositionEmbeddingType {
-    pub const ALL: [PositionEmbeddingType; 2] = [
+    pub const ALL: [PositionEmbeddingType; 3] = [
         PositionEmbeddingType::Absolute,
         PositionEmbeddingType::Rotary,
+        PositionEmbeddingType::Alibi,
     ];
 
     /// The page's name for it.
@@ -94,6 +163,19 @@ impl PositionEmbeddingType {
         match self {
             Self::Absolute => "Absolute",
             Self::Rotary => "Rotary",
+            Self::Alibi => "ALiBi",
+        }
+    }
+
+    /// Whether these positions work with this attention type: ALiBi biases softmax scores,
+    /// and linear attention has none. The one rule the config, the settings and the page
+    /// read.
+    pub fn refuses(self, attention: AttentionType) -> Option<&'static str> {
+        match (self, attention) {
+            (Self::Alibi, AttentionType::Linear) => Some(
+                "ALiBi adds its bias to the softmax scores, and linear attention has no scores: use softmax attention with ALiBi positions",
+            ),
+            _ => None,
         }
     }
 }
@@ -116,6 +198,14 @@ impl AttentionType {
         match self {
             AttentionType::Softmax => softmax,
             AttentionType::Linear => Softmax::default(),
+        }
+    }
+
+    /// The scaling this type uses: linear attention has no scores, so only the default.
+    pub fn applicable_scaling(self, scaling: AttentionScaling) -> AttentionScaling {
+        match self {
+            AttentionType::Softmax => scaling,
+            AttentionType::Linear => AttentionScaling::default(),
         }
     }
 
@@ -142,6 +232,7 @@ impl fmt::Display for PositionEmbeddingType {
         f.write_str(match self {
             Self::Absolute => "absolute",
             Self::Rotary => "rotary",
+            Self::Alibi => "alibi",
         })
     }
 }
@@ -189,6 +280,10 @@ pub struct BertConfig {
     /// Not an HF BERT key; transformers keeps unknown keys as plain attributes.
     #[serde(default)]
     pub attention_type: AttentionType,
+    /// Not an HF key either: ÷√d_k unless it says `"none"`. Written only when not the default,
+    /// so a BERT config round-trips unchanged.
+    #[serde(default, skip_serializing_if = "AttentionScaling::is_default")]
+    pub attention_scaling: AttentionScaling,
     /// HF's `is_decoder`: a `BertLMHeadModel`, whose self-attention is causal (query i sees
     /// keys j ≤ i whatever mask a call asks for) and which is trained to predict the next
     /// token. Written only when true, so a BERT config round-trips unchanged.
@@ -258,6 +353,7 @@ impl BertConfig {
             pad_token_id: 0,
             position_embedding_type: PositionEmbeddingType::Absolute,
             attention_type: AttentionType::Softmax,
+            attention_scaling: AttentionScaling::default(),
             is_decoder: false,
             add_cross_attention: false,
             extra,
@@ -322,14 +418,16 @@ impl BertConfig {
     }
 
     /// The longest input one traced pass takes (inspection, generation): P with learned
-    /// absolute positions, which stop there. Rotary positions have no table, so at least
-    /// [`ROTARY_INPUT_TOKENS`], whatever P. (A training batch keeps to P either way: its T×T
+    /// absolute positions, which stop there. Rotary and ALiBi positions have no table, so at
+    /// least [`ROTARY_INPUT_TOKENS`], whatever P. (A training batch keeps to P either way: its T×T
     /// weights are kept for backward. Every forward also refuses weights past
     /// `ops::attention_options::MAX_WEIGHT_BYTES`.)
     pub fn max_input_tokens(&self) -> usize {
         match self.position_embedding_type {
             PositionEmbeddingType::Absolute => self.max_position_embeddings,
-            PositionEmbeddingType::Rotary => self.max_position_embeddings.max(ROTARY_INPUT_TOKENS),
+            PositionEmbeddingType::Rotary | PositionEmbeddingType::Alibi => {
+                self.max_position_embeddings.max(ROTARY_INPUT_TOKENS)
+            }
         }
     }
 
@@ -398,6 +496,17 @@ impl BertConfig {
             return err(format!(
                 "rotary positions rotate pairs of dimensions: the head size hidden_size / num_attention_heads = {} must be even",
                 self.head_size()
+            ));
+        }
+        if let Some(why) = self.position_embedding_type.refuses(self.attention_type) {
+            return err(why.into());
+        }
+        if self.attention_type == AttentionType::Linear
+            && self.attention_scaling != AttentionScaling::default()
+        {
+            return err(format!(
+                "attention_scaling {:?} does not apply to linear attention: it has no scores to scale",
+                self.attention_scaling.to_string()
             ));
         }
         if self.is_roformer() {
@@ -573,7 +682,52 @@ mod tests {
         let e = BertConfig::from_json(&with(r#""position_embedding_type": "relative_key""#))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("only \"absolute\" or \"rotary\""), "{e}");
+        assert!(
+            e.contains("only \"absolute\", \"rotary\" or \"alibi\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn alibi_reads_back_and_refuses_linear_attention() {
+        let mut c = BertConfig::tiny(100);
+        c.position_embedding_type = PositionEmbeddingType::Alibi;
+        let json = c.to_json();
+        assert!(
+            json.contains("\"position_embedding_type\": \"alibi\""),
+            "{json}"
+        );
+        assert_eq!(BertConfig::from_json(&json).unwrap(), c);
+        // No table: longer inputs than P, as for rotary.
+        assert_eq!(c.max_input_tokens(), ROTARY_INPUT_TOKENS);
+        c.attention_type = AttentionType::Linear;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("ALiBi") && e.contains("linear attention"), "{e}");
+    }
+
+    #[test]
+    fn attention_scaling_none_is_read_written_and_refused_for_linear_attention() {
+        let old = BertConfig::tiny(10).to_json();
+        assert!(!old.contains("attention_scaling"), "{old}");
+        let c = BertConfig::from_json(&old).unwrap();
+        assert_eq!(c.attention_scaling, AttentionScaling::InverseSqrtHeadSize);
+        assert_eq!(c.attention_scaling.factor(16), 0.25);
+        let none = old.replacen('{', r#"{"attention_scaling": "none", "#, 1);
+        let c = BertConfig::from_json(&none).unwrap();
+        assert_eq!(c.attention_scaling, AttentionScaling::None);
+        assert_eq!(c.attention_scaling.factor(16), 1.0);
+        assert!(c.to_json().contains("\"attention_scaling\": \"none\""));
+        assert_eq!(BertConfig::from_json(&c.to_json()).unwrap(), c);
+        let e = BertConfig::from_json(&old.replacen('{', r#"{"attention_scaling": "sqrt2", "#, 1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("only \"sqrt\" or \"none\""), "{e}");
+        let linear = none.replace(
+            r#""attention_type": "softmax""#,
+            r#""attention_type": "linear""#,
+        );
+        let e = BertConfig::from_json(&linear).unwrap_err().to_string();
+        assert!(e.contains("no scores to scale"), "{e}");
     }
 
     #[test]

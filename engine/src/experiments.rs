@@ -3,19 +3,21 @@
 //! brings the clock (`now_ms`) and, for memory, installs `counting_alloc` as its allocator.
 
 use crate::batch::{Batch, IGNORE_INDEX};
-use crate::config::AttentionType;
+use crate::config::{AttentionScaling, AttentionType};
 use crate::counting_alloc;
 use crate::data::Corpus;
 use crate::error::{EngineError, Result};
 use crate::forward::ForwardOptions;
-use crate::inspect::inspect_with;
+use crate::inspect::{inspect_with, Inspection};
 use crate::ops::attention::{
     self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
+use crate::ops::full_attention::{masked_softmax_row, softmax_row_backward};
+use crate::ops::matmul::gemm;
 use crate::tokenizer::Tokenizer;
 use crate::train::predict;
 use crate::{BertForPreTraining, MaskMode, Rng};
-use ndarray::{Array2, Array3};
+use ndarray::{Array1, Array2, Array3};
 use serde::{Deserialize, Serialize};
 
 /// One line of a plot, as the page's figures carry it in `data-series`.
@@ -247,6 +249,102 @@ pub fn kv_cache_bytes_per_token(layers: usize, kv_heads: usize, head_dim: usize)
     2 * layers * kv_heads * head_dim * 4
 }
 
+/// Keys per query in the scaling experiment (T).
+pub const SCALING_KEYS: usize = 32;
+/// Queries averaged over, per head size.
+pub const SCALING_ROWS: usize = 512;
+
+/// What softmax makes of one query's scores over `SCALING_KEYS` keys, averaged over the rows:
+/// the spread of the scores it is given, how peaked its weights are, and how much gradient
+/// passes back through it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SoftmaxStatistics {
+    /// Standard deviation of softmax's input, s = q·k · factor, over every row and key.
+    pub score_std: f64,
+    /// Mean over rows of max_j w_j (1/T = uniform, 1 = one-hot).
+    pub max_weight: f64,
+    /// Mean over rows of −Σ_j w_j ln w_j, in nats (ln T = uniform, 0 = one-hot).
+    pub entropy: f64,
+    /// Mean over rows of ‖∂L/∂s‖₂ for an upstream gradient ∂L/∂w of unit-variance noise:
+    /// dS_j = w_j (G_j − Σ_k G_k w_k), which vanishes as w nears one-hot.
+    pub grad_norm: f64,
+}
+
+/// The claim "Scaling (√d_k)" at one head size d_k: random q and k with unit-variance
+/// components (q·k then has variance d_k), the same rows and upstream gradients under each
+/// `AttentionScaling`, in `AttentionScaling::ALL`'s order.
+pub fn softmax_statistics(d_k: usize, rng: &mut Rng) -> Vec<(AttentionScaling, SoftmaxStatistics)> {
+    let t = SCALING_KEYS;
+    let mut sums = [[0.0f64; 5]; AttentionScaling::ALL.len()]; // Σs, Σs², Σmax, Σentropy, Σ‖dS‖
+    let mut scores = Array2::<f32>::zeros((t, 1)); // (T, 1): K · q
+    let everything = vec![true; t];
+    for _ in 0..SCALING_ROWS {
+        let q = Array2::from_shape_fn((d_k, 1), |_| rng.normal(0.0, 1.0)); // (D, 1)
+        let k = Array2::from_shape_fn((t, d_k), |_| rng.normal(0.0, 1.0)); // (T, D)
+        let upstream = Array1::from_shape_fn(t, |_| rng.normal(0.0, 1.0)); // (T): ∂L/∂w
+        gemm(1.0, &k, &q, 0.0, &mut scores);
+        for (sum, scaling) in sums.iter_mut().zip(AttentionScaling::ALL) {
+            let factor = scaling.factor(d_k);
+            let mut w: Vec<f32> = scores.iter().copied().collect();
+            for s in &w {
+                let s = f64::from(s * factor);
+                sum[0] += s;
+                sum[1] += s * s;
+            }
+            masked_softmax_row(&mut w, &everything, factor, None);
+            let w = Array1::from(w);
+            sum[2] += f64::from(w.iter().copied().fold(0.0, f32::max));
+            // 0 · ln 0 = 0: a weight that underflowed to 0 adds nothing.
+            sum[3] -= w
+                .iter()
+                .filter(|&&w| w > 0.0)
+                .map(|&w| f64::from(w) * f64::from(w).ln())
+                .sum::<f64>();
+            let mut d_s = upstream.clone();
+            softmax_row_backward(d_s.view_mut(), w.view());
+            sum[4] += f64::from(d_s.iter().map(|g| g * g).sum::<f32>()).sqrt();
+        }
+    }
+    let (rows, entries) = (SCALING_ROWS as f64, (SCALING_ROWS * t) as f64);
+    AttentionScaling::ALL
+        .into_iter()
+        .zip(sums)
+        .map(|(scaling, [s, s2, max, entropy, grad])| {
+            let mean = s / entries;
+            let statistics = SoftmaxStatistics {
+                score_std: (s2 / entries - mean * mean).max(0.0).sqrt(),
+                max_weight: max / rows,
+                entropy: entropy / rows,
+                grad_norm: grad / rows,
+            };
+            (scaling, statistics)
+        })
+        .collect()
+}
+
+/// The mean over every layer, head and real query row of the row's largest attention weight:
+/// how close a trained model's softmax is to one-hot on this text.
+pub fn mean_largest_weight(inspection: &Inspection) -> f64 {
+    let real: Vec<usize> = (0..inspection.attention_mask.len())
+        .filter(|&i| inspection.attention_mask[i] == 1)
+        .collect();
+    let (sum, rows) = inspection
+        .trace
+        .layers
+        .iter()
+        .flat_map(|layer| &layer.heads)
+        .flat_map(|head| real.iter().map(move |&i| head.weights.row(i)))
+        .fold((0.0, 0usize), |(sum, rows), row| {
+            let largest = row.iter().copied().fold(0.0f32, f32::max);
+            (sum + f64::from(largest), rows + 1)
+        });
+    if rows == 0 {
+        0.0
+    } else {
+        sum / rows as f64
+    }
+}
+
 /// How much each position's output moves when the text's last word changes, under the
 /// padding mask and under the causal mask.
 #[derive(Clone, Debug, PartialEq)]
@@ -440,6 +538,67 @@ mod tests {
     use crate::BertConfig;
 
     #[test]
+    fn softmax_row_backward_matches_finite_differences() {
+        use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project, random_vec};
+        let mut rng = Rng::new(3);
+        let (s, r) = (random_vec(&mut rng, 9), random_vec(&mut rng, 9));
+        let allowed = [true; 9];
+        let softmax = |s: &Array1<f32>| {
+            let mut w = s.to_vec();
+            masked_softmax_row(&mut w, &allowed, 1.0, None);
+            Array1::from(w)
+        };
+        let w = softmax(&s);
+        let mut d_s = r.clone() * 5.0;
+        softmax_row_backward(d_s.view_mut(), w.view());
+        let numeric = numeric_grad(&s, |s| project(&softmax(s), &(r.clone() * 5.0)));
+        assert_grads_match("dS", &d_s, &numeric);
+    }
+
+    #[test]
+    fn without_the_scaling_softmax_saturates_as_d_k_grows_and_with_it_stays_put() {
+        let at = |d_k: usize| {
+            let measured = softmax_statistics(d_k, &mut Rng::new(0));
+            let get = |s: AttentionScaling| measured.iter().find(|m| m.0 == s).unwrap().1;
+            (
+                get(AttentionScaling::InverseSqrtHeadSize),
+                get(AttentionScaling::None),
+            )
+        };
+        let (scaled_4, unscaled_4) = at(4);
+        let (scaled, unscaled) = at(1024);
+        // q·k of unit-variance components has variance d_k: std √d_k unscaled, 1 scaled.
+        assert!(
+            (unscaled.score_std / 32.0 - 1.0).abs() < 0.05,
+            "{unscaled:?}"
+        );
+        assert!((scaled.score_std - 1.0).abs() < 0.05, "{scaled:?}");
+        assert!(
+            (unscaled_4.score_std / 2.0 - 1.0).abs() < 0.05,
+            "{unscaled_4:?}"
+        );
+        // Unscaled at d_k = 1024 the weights are nearly one-hot and the gradient gone.
+        assert!(unscaled.max_weight > 0.9, "{unscaled:?}");
+        assert!(unscaled.entropy < 0.3, "{unscaled:?}");
+        assert!(
+            unscaled.grad_norm < 0.25 * scaled.grad_norm,
+            "{unscaled:?} {scaled:?}"
+        );
+        // Scaled, the same statistics at d_k = 4 and 1024.
+        assert!(
+            (scaled.max_weight - scaled_4.max_weight).abs() < 0.03,
+            "{scaled:?} {scaled_4:?}"
+        );
+        assert!(
+            (scaled.entropy - scaled_4.entropy).abs() < 0.05,
+            "{scaled:?} {scaled_4:?}"
+        );
+        assert!((scaled.grad_norm / scaled_4.grad_norm - 1.0).abs() < 0.1);
+        // A uniform row would have entropy ln 32 = 3.47; unit-variance scores come close.
+        assert!(scaled.entropy > 2.5 && scaled.entropy < (SCALING_KEYS as f64).ln());
+    }
+
+    #[test]
     fn slopes_recover_the_exponent_and_skip_what_has_no_logarithm() {
         let x = [64.0, 128.0, 256.0, 512.0];
         let square: Vec<f64> = x.iter().map(|t| 3.0 * t * t).collect();
@@ -448,6 +607,35 @@ mod tests {
         assert!(log_log_slope(&x, &flat).unwrap().abs() < 1e-12);
         assert_eq!(log_log_slope(&[1.0], &[1.0]), None);
         assert_eq!(log_log_slope(&[0.0, 1.0], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn the_mean_largest_weight_reads_real_rows_only() {
+        let text = "the dog chases a red ball .";
+        let tokenizer = Tokenizer::word_level(crate::tokenizer::build_word_vocab(text).unwrap());
+        let model =
+            BertForPreTraining::init(&BertConfig::tiny(tokenizer.vocab().len()), &mut Rng::new(1))
+                .unwrap();
+        let inspect = |pad_to| {
+            let opts = ForwardOptions::inspection(MaskMode::Padding);
+            inspect_with(&model, &tokenizer, text, None, &opts, pad_to).unwrap()
+        };
+        let (plain, padded) = (inspect(None), inspect(Some(20)));
+        let t = plain.tokens.len();
+        let mut want = 0.0;
+        for layer in &plain.trace.layers {
+            for head in &layer.heads {
+                for i in 0..t {
+                    want += f64::from(head.weights.row(i).iter().copied().fold(0.0, f32::max));
+                }
+            }
+        }
+        want /= (2 * 4 * t) as f64;
+        assert!((mean_largest_weight(&plain) - want).abs() < 1e-9);
+        // A fresh model spreads its weight: near 1/T, far from one-hot.
+        assert!(want > 1.0 / t as f64 && want < 0.5, "{want}");
+        // [PAD] rows are not read: padding keys get exactly 0, so real rows are unchanged.
+        assert!((mean_largest_weight(&padded) - want).abs() < 1e-5);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!
 //!   x = LN(word[id] + position[t] + token_type[0])           (no position term if rotary)
 //!   each layer: q, k, v = x·W_Qᵀ + b_Q, …  (k, v appended to the cache; q, k rotated at t if rotary)
-//!               context_h = softmax(q_h·K_gᵀ/√D)·V_g           (g = h ÷ (H/G): grouped K/V;
+//!               context_h = softmax(q_h·K_gᵀ/√D + A_h)·V_g     (g = h ÷ (H/G): grouped K/V;
+//!                                                              A_h = −m_h·(t − j) with ALiBi;
 //!                                                              `ops::attention`, one query row)
 //!               a = LN(context·W_Oᵀ + b_O + x);  x = LN(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2 + a)
 //!   logits = LN(GELU(x·W_tᵀ + b_t))·word_embeddingsᵀ + bias
@@ -372,12 +373,17 @@ fn decode_step(
     sum += &emb.token_type_embeddings.row(0);
     let row = |a: Array1<f32>| a.insert_axis(Axis(0)); // (1, C)
     let mut x = ln_forward(row(sum).view(), &emb.layer_norm, eps).0; // (1, C)
-                                                                     // The same attention as training and inspection, for one query row. The cache holds only
-                                                                     // keys at or before this token, so the sequence's causal mask is, for this row, the
-                                                                     // padding mask of the cache: every cached key is seen.
+
+    // The same attention as training and inspection, for one query row. The cache holds only
+    // keys at or before this token, so the sequence's causal mask is, for this row, the
+    // padding mask of the cache: every cached key is seen. With ALiBi this row is query
+    // `pos`, so its distance to cached key j is pos − j.
     let (mut self_opts, rotary) =
         attention_options(config, &ForwardOptions::inspection(MaskMode::Padding))?;
     self_opts.mask = MaskMode::Padding;
+    if let Some(alibi) = &mut self_opts.alibi {
+        alibi.query_offset = pos;
+    }
     let cross_opts = cross_attention_options(&self_opts);
     for (l, layer) in model.bert.layers.iter().enumerate() {
         let cross = source.map(|s| (&cache.cross_k[l], &cache.cross_v[l], s.mask.view()));

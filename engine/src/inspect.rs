@@ -3,6 +3,7 @@
 //! Plain, serialisable data: the web app's snapshot and the CLI's `inspect`.
 
 use crate::batch::{Batch, MaskMode};
+use crate::config::AttentionScaling;
 use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions};
 use crate::model::BertForPreTraining;
@@ -45,6 +46,9 @@ pub struct Inspection {
     /// The text was cut to the model's longest input (`BertConfig::max_input_tokens`).
     pub truncated: bool,
     pub mask: MaskMode,
+    /// What the traced `scaled` scores are: QKᵀ/√d_k, or QKᵀ itself (`"none"`).
+    #[serde(default)]
+    pub scaling: AttentionScaling,
     pub trace: AttentionTrace,
     /// Last layer's output (T×C).
     pub hidden: Matrix,
@@ -209,6 +213,7 @@ fn inspect_encoding(
         attention_mask: enc.attention_mask,
         truncated: enc.truncated,
         mask,
+        scaling: model.config.attention_scaling,
         trace,
         hidden: Matrix::from_view(out.hidden.view()),
         mlm_logits,

@@ -79,7 +79,13 @@ pub struct HeadTrace {
     pub scaled: Matrix,
     /// M: 0 or −∞
     pub mask: Matrix,
-    /// QKᵀ/√d_k + M
+    /// ALiBi positions: the bias A = −m_h·|i − j| this head adds to its scaled scores, and
+    /// its slope m_h.
+    #[serde(default)]
+    pub alibi_bias: Option<Matrix>,
+    #[serde(default)]
+    pub alibi_slope: Option<f32>,
+    /// QKᵀ/√d_k + M, with ALiBi QKᵀ/√d_k + A + M
     pub masked: Matrix,
     /// softmax(QKᵀ/√d_k + M), before dropout
     pub weights: Matrix,

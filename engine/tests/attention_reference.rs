@@ -1,12 +1,14 @@
 //! The attention ops against PyTorch, op by op (fixtures by tools/fixtures_attention.py):
 //! full and tiled softmax attention with sliding windows, GQA and MQA against
 //! `scaled_dot_product_attention` with the same explicit mask; linear attention against a direct
-//! torch implementation of its formula; rotary embeddings against transformers' RoFormer.
+//! torch implementation of its formula; ALiBi (full and tiled) against a direct torch
+//! implementation with transformers' BLOOM slopes; rotary embeddings against transformers'
+//! RoFormer.
 //! Forward and gradients of every input. Each test prints its largest differences.
 
 use engine::batch::MaskMode;
 use engine::ops::attention::{
-    self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
+    self, Alibi, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
 use engine::ops::rope;
 use engine::Rng;
@@ -101,6 +103,7 @@ fn options(c: &Case, kernel: AttentionKernel) -> AttentionOptions {
     let heads = Heads::new(c.h, c.g).unwrap();
     AttentionOptions {
         attention,
+        alibi: (c.kind == "alibi").then(Alibi::default),
         ..AttentionOptions::softmax(heads, mask, c.scale, 0.0)
     }
 }
@@ -162,7 +165,7 @@ fn check(c: &Case, kernel: AttentionKernel) -> f32 {
     .fold(0.0, f32::max)
 }
 
-const SOFTMAX: [&str; 8] = [
+const SOFTMAX: [&str; 10] = [
     "softmax_padding",
     "softmax_causal",
     "softmax_none",
@@ -171,6 +174,8 @@ const SOFTMAX: [&str; 8] = [
     "softmax_gqa",
     "softmax_mqa_causal",
     "softmax_gqa_window_causal",
+    "softmax_unscaled_padding",
+    "softmax_unscaled_causal_window",
 ];
 
 #[test]
@@ -189,6 +194,33 @@ fn tiled_attention_matches_scaled_dot_product_attention() {
         for block in [1, 3, 4, c.t + 1] {
             let largest = check(&c, AttentionKernel::Tiled { block });
             println!("{name} tiled block {block}: largest difference {largest:.2e}");
+        }
+    }
+}
+
+const ALIBI: [&str; 6] = [
+    "alibi_padding",
+    "alibi_causal",
+    "alibi_none",
+    "alibi_window_padding",
+    "alibi_window_causal",
+    "alibi_gqa_causal",
+];
+
+/// H = 6 and 12 (not powers of two) and H = 4; padding, causal, none, windows, GQA.
+#[test]
+fn alibi_matches_the_direct_torch_formula_with_blooms_slopes() {
+    for name in ALIBI {
+        let c = load(name);
+        assert_eq!(c.kind, "alibi");
+        for kernel in [
+            AttentionKernel::Full,
+            AttentionKernel::Tiled { block: 1 },
+            AttentionKernel::Tiled { block: 3 },
+            AttentionKernel::Tiled { block: c.t + 1 },
+        ] {
+            let largest = check(&c, kernel);
+            println!("{name} {kernel:?}: largest difference {largest:.2e}");
         }
     }
 }

@@ -36,6 +36,8 @@ fn every_architecture() -> Vec<(&'static str, BertForPreTraining)> {
         ("grouped G=2", decoder(Some(2), Absolute, Softmax)),
         ("multi-query G=1", decoder(Some(1), Absolute, Softmax)),
         ("rotary", decoder(None, Rotary, Softmax)),
+        ("alibi", decoder(None, Alibi, Softmax)),
+        ("alibi G=2", decoder(Some(2), Alibi, Softmax)),
         ("linear", decoder(None, Absolute, Linear)),
     ]
 }

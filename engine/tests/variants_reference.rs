@@ -338,13 +338,20 @@ fn roformer_configs_the_engine_cannot_run_are_clear_errors() {
 fn every_variant_round_trips_through_a_checkpoint() {
     let tokenizer = load("gqa1").tokenizer;
     type Set = fn(&mut BertConfig);
-    let variants: [(&str, Set); 5] = [
+    let variants: [(&str, Set); 7] = [
         ("gqa G=1", |c| c.num_key_value_heads = Some(1)),
         ("gqa G=2", |c| c.num_key_value_heads = Some(2)),
         ("rotary", |c| {
             c.position_embedding_type = PositionEmbeddingType::Rotary
         }),
         ("linear", |c| c.attention_type = AttentionType::Linear),
+        ("alibi", |c| {
+            c.position_embedding_type = PositionEmbeddingType::Alibi
+        }),
+        ("gqa + alibi", |c| {
+            c.num_key_value_heads = Some(2);
+            c.position_embedding_type = PositionEmbeddingType::Alibi;
+        }),
         ("gqa + rotary + linear", |c| {
             c.num_key_value_heads = Some(2);
             c.position_embedding_type = PositionEmbeddingType::Rotary;
@@ -360,6 +367,10 @@ fn every_variant_round_trips_through_a_checkpoint() {
         let ck = Checkpoint::new(model, tokenizer.clone()).unwrap();
         let back = engine::checkpoint::load(&to_files(&ck)).unwrap();
         assert_eq!(back.model, ck.model, "{what}");
+        assert_eq!(
+            back.model.config.position_embedding_type, config.position_embedding_type,
+            "{what}"
+        );
         assert_eq!(back.naming, ck.naming, "{what}");
         save_dir(&ck, &tmp).unwrap();
         assert_eq!(
@@ -412,9 +423,10 @@ fn roformer_checkpoints_match_roformer_model() {
     report.finish("RoFormer checkpoints against RoFormerModel");
 }
 
-/// Rotary positions have no length limit; learned ones stop at max_position_embeddings.
+/// Rotary and ALiBi positions have no length limit; learned ones stop at
+/// max_position_embeddings.
 #[test]
-fn rotary_models_run_past_max_position_embeddings_absolute_ones_do_not() {
+fn rotary_and_alibi_models_run_past_max_position_embeddings_absolute_ones_do_not() {
     let t = 40; // > max_position_embeddings = 32
     let batch = Batch {
         input_ids: Array2::from_elem((1, t), 5),
@@ -426,6 +438,13 @@ fn rotary_models_run_past_max_position_embeddings_absolute_ones_do_not() {
     let opts = options(MaskMode::Padding, false);
     let rotary = load("rotary").model;
     assert!(forward(&rotary, &batch, &opts, &mut Rng::new(0)).is_ok());
+    let mut config = rotary.config.clone();
+    config.position_embedding_type = PositionEmbeddingType::Alibi;
+    let alibi = BertForPreTraining::init(&config, &mut Rng::new(0)).unwrap();
+    assert!(alibi.bert.embeddings.position_embeddings.is_none());
+    let out = forward(&alibi, &batch, &opts, &mut Rng::new(0)).unwrap();
+    assert!(out.hidden.iter().all(|x| x.is_finite()));
+    assert_eq!(out.hidden.nrows(), t);
     let absolute = load("gqa2").model;
     let e = forward(&absolute, &batch, &opts, &mut Rng::new(0))
         .err()

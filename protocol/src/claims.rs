@@ -2,11 +2,12 @@
 //! worker runs in units (so it can report progress and stop between them), and its result as
 //! plain data: the lines to plot, the numbers beside them, a one-line verdict.
 
+use engine::config::{AttentionScaling, PositionEmbeddingType};
 use engine::experiments::heads::{HeadStats, ROLES};
 pub use engine::experiments::Variant;
 use engine::experiments::{
-    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, Tally, VariantSizes,
-    VARIANT_WINDOW,
+    kv_cache_bytes_per_token, log_log_slope, AttentionRun, Leakage, Series, SoftmaxStatistics,
+    Tally, VariantSizes, SCALING_KEYS, SCALING_ROWS, VARIANT_WINDOW,
 };
 use engine::Matrix;
 use serde::{Deserialize, Serialize};
@@ -18,16 +19,18 @@ pub enum Claim {
     Time,
     KvCache,
     Extrapolation,
+    Scaling,
     Heads,
 }
 
 impl Claim {
-    pub const ALL: [Claim; 6] = [
+    pub const ALL: [Claim; 7] = [
         Claim::Leakage,
         Claim::Memory,
         Claim::Time,
         Claim::KvCache,
         Claim::Extrapolation,
+        Claim::Scaling,
         Claim::Heads,
     ];
 
@@ -38,6 +41,7 @@ impl Claim {
             Claim::Time => "Time (linear, window)",
             Claim::KvCache => "KV cache (GQA)",
             Claim::Extrapolation => "Length extrapolation (RoPE)",
+            Claim::Scaling => "Scaling (√d_k)",
             Claim::Heads => "Heads",
         }
     }
@@ -50,6 +54,7 @@ impl Claim {
             Claim::Time => "Linear attention reduces \"O(n²) to O(n)\"; sliding windows handle \"extremely long sequences\".",
             Claim::KvCache => "GQA \"reduces KV cache size\".",
             Claim::Extrapolation => "RoPE \"provides better length extrapolation for sequences longer than training data\".",
+            Claim::Scaling => "Dividing by √d_k \"prevents large values that push softmax into saturation regions with tiny gradients\".",
             Claim::Heads => "Multiple heads \"focus on different relationship types simultaneously. One head might capture syntactic patterns while another identifies semantic similarities\".",
         }
     }
@@ -61,7 +66,8 @@ impl Claim {
             Claim::Memory => "Peak heap bytes of one attention forward + backward (one head, random q, k, v), full against tiled, for T = 64 … 4096.",
             Claim::Time => "Time of one attention forward + backward (one head) for full, tiled, window (W = 64) and linear attention, for T = 64 … 4096, with the fitted log-log slopes.",
             Claim::KvCache => "KV-cache bytes per token, 2 · layers · G · d_k · 4, for G = H, this model's G and G = 1, at this model's size and at Llama 2 70B's.",
-            Claim::Extrapolation => "Train an absolute-position model and a rotary one at length T (Compare: one model's Positions Absolute, the other's Rotary), then measure MLM accuracy by position on sequences of length 2T.",
+            Claim::Scaling => "For d_k = 4 … 1024: 512 random queries over 32 random keys (unit-variance components), with and without ÷√d_k: the scores' spread, the largest softmax weight, a row's entropy and the gradient that passes back through softmax. Then, with Compare (A ÷√d_k, B None, d_k ≥ 64: preset small), both trained models' mean largest weight on the sentence, step by step through their History.",
+            Claim::Extrapolation => "Train two models at length T whose Positions differ (Compare: any two of Absolute, Rotary and ALiBi), then measure MLM accuracy by position on sequences of length 2T.",
             Claim::Heads => "Over the corpus's sentences as training reads them: each head's share of attention on itself, the previous and next token, [CLS], [SEP] and the rest, and its mean row entropy (Clark et al. 2019); the loss on a fixed evaluation batch with each head's context set to zero, minus the loss with every head (Michel et al. 2019); the mean pairwise Jensen–Shannon distance between the heads' weight rows, against a fresh model of the same seed. Measured again about once a second while the model trains.",
         }
     }
@@ -118,16 +124,27 @@ pub fn units(claim: Claim) -> Vec<Unit> {
         .collect()
 }
 
-/// How a result's axes are scaled. The y axis is logarithmic in both: on it, exact zeros sit
-/// on the axis's floor.
+/// How a result's axes are scaled. On a logarithmic y axis exact zeros sit on its floor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Axes {
     /// Both logarithmic: how a cost scales with T (a power law is a straight line).
     LogLog,
     /// Linear x (positions), logarithmic y.
     LinearLog,
+    /// Logarithmic x, linear y (a share or an entropy against a size).
+    LogLinear,
     /// Both linear (accuracy by position).
     Linear,
+}
+
+impl Axes {
+    pub fn log_x(self) -> bool {
+        matches!(self, Axes::LogLog | Axes::LogLinear)
+    }
+
+    pub fn log_y(self) -> bool {
+        matches!(self, Axes::LogLog | Axes::LinearLog)
+    }
 }
 
 /// A labelled vertical line across a claim's plot.
@@ -137,10 +154,9 @@ pub struct Mark {
     pub label: String,
 }
 
-/// A claim's measured result: lines to plot, the numbers beside the plot, and the verdict.
+/// One of a claim's plots: lines over labelled axes, with vertical marks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClaimResult {
-    pub claim: Claim,
+pub struct Plot {
     /// The figure's caption.
     pub caption: String,
     pub x_label: String,
@@ -149,11 +165,18 @@ pub struct ClaimResult {
     pub series: Vec<Series>,
     /// Vertical lines with what they mark (the training length, the last learned position).
     pub marks: Vec<Mark>,
-    /// (what, value), shown beside the plot.
+}
+
+/// A claim's measured result: its plots, the numbers beside them, and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub claim: Claim,
+    pub plots: Vec<Plot>,
+    /// (what, value), shown beside the plots.
     pub numbers: Vec<(String, String)>,
     /// One sentence: does the measurement bear the claim out?
     pub verdict: String,
-    /// A table drawn as a heatmap below the chart (the Heads claim's roles), if any.
+    /// A table drawn as a heatmap below the plots (the Heads claim's roles), if any.
     #[serde(default)]
     pub heatmap: Option<ClaimHeatmap>,
 }
@@ -217,12 +240,14 @@ pub fn memory_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Memory,
-        caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
-        x_label: "sequence length T".into(),
-        y_label: "peak bytes".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),
+            x_label: "sequence length T".into(),
+            y_label: "peak bytes".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict,
         heatmap: None,
@@ -256,14 +281,16 @@ pub fn time_result(runs: &[(Unit, AttentionRun)], d: usize) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Time,
-        caption: format!(
-            "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
-        ),
-        x_label: "sequence length T".into(),
-        y_label: "ms".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: format!(
+                "Time of one attention forward + backward (one head, d_k = {d}) by sequence length, ms"
+            ),
+            x_label: "sequence length T".into(),
+            y_label: "ms".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict,
         heatmap: None,
@@ -328,12 +355,14 @@ pub fn kv_cache_result(shapes: &[KvShape]) -> ClaimResult {
         .collect();
     ClaimResult {
         claim: Claim::KvCache,
-        caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
-        x_label: "K/V heads G".into(),
-        y_label: "bytes per token".into(),
-        axes: Axes::LogLog,
-        series,
-        marks: Vec::new(),
+        plots: vec![Plot {
+            caption: "KV cache: bytes per token = 2 · layers · G · d_k · 4, by the number of K/V heads G".into(),
+            x_label: "K/V heads G".into(),
+            y_label: "bytes per token".into(),
+            axes: Axes::LogLog,
+            series,
+            marks: Vec::new(),
+        }],
         numbers,
         verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
         heatmap: None,
@@ -377,31 +406,34 @@ pub fn leakage_result(l: &Leakage) -> ClaimResult {
     };
     ClaimResult {
         claim: Claim::Leakage,
-        caption: format!(
-            "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
-            l.from, l.to
-        ),
-        x_label: "position".into(),
-        y_label: "‖Δh‖".into(),
-        // The changed position moves by far the most; on a log axis the small moves before
-        // it (padding) stay visible beside the exact zeros (causal).
-        axes: Axes::LinearLog,
-        marks: Vec::new(),
-        series: vec![
-            Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
-            Series { name: "Causal".into(), x, y: l.causal.clone() },
-        ],
+        plots: vec![Plot {
+            caption: format!(
+                "Leakage: how far each position's output moves when \"{}\" becomes \"{}\" (‖Δh‖, last layer; exact zeros on the floor)",
+                l.from, l.to
+            ),
+            x_label: "position".into(),
+            y_label: "‖Δh‖".into(),
+            // The changed position moves by far the most; on a log axis the small moves before
+            // it (padding) stay visible beside the exact zeros (causal).
+            axes: Axes::LinearLog,
+            marks: Vec::new(),
+            series: vec![
+                Series { name: "Padding".into(), x: x.clone(), y: l.padding.clone() },
+                Series { name: "Causal".into(), x, y: l.causal.clone() },
+            ],
+        }],
         numbers,
         verdict,
         heatmap: None,
     }
 }
 
-/// What the length-extrapolation claim measured of one model: its (correct, counted) MLM
-/// predictions at each position it could read.
+/// What the length-extrapolation claim measured of one model: its kind of positions and its
+/// (correct, counted) MLM predictions at each position it could read.
 pub struct ByPosition<'a> {
+    pub kind: PositionEmbeddingType,
     pub tally: &'a [Tally],
-    /// Learned positions (absolute) or None (rotary: any position).
+    /// Learned positions (absolute) or None (rotary, ALiBi: any position).
     pub max_positions: Option<usize>,
 }
 
@@ -414,19 +446,38 @@ fn accuracy(tally: &[Tally], range: std::ops::Range<usize>) -> Option<f64> {
     (n > 0).then(|| hits as f64 / n as f64)
 }
 
-/// Claim 5: MLM accuracy by position of an absolute-position model and a rotary one, both
-/// trained at length `trained_len` (T) for `steps` steps, on sequences of length 2T.
+/// A kind of positions inside a sentence: "absolute", "rotary", "ALiBi".
+fn in_sentence(kind: PositionEmbeddingType) -> String {
+    match kind {
+        PositionEmbeddingType::Alibi => kind.label().to_string(),
+        _ => kind.label().to_lowercase(),
+    }
+}
+
+/// Claim 5: MLM accuracy by position of two models with different kinds of positions
+/// (absolute, rotary, ALiBi), both trained at length `trained_len` (T) for `steps` steps, on
+/// sequences of length 2T. The series, numbers and verdict name the kinds compared, absolute
+/// first, then rotary, then ALiBi. The claim is RoPE's: with a rotary model in the pair, it
+/// is borne out when rotary keeps more of its accuracy past T than the other; without one
+/// (absolute and ALiBi), ALiBi stands in RoPE's place, and the verdict says so.
 pub fn extrapolation_result(
     trained_len: usize,
     steps: u64,
-    absolute: ByPosition,
-    rotary: ByPosition,
+    a: ByPosition,
+    b: ByPosition,
 ) -> ClaimResult {
+    let order = |m: &ByPosition| PositionEmbeddingType::ALL.iter().position(|&k| k == m.kind);
+    let models = if order(&a) <= order(&b) {
+        [a, b]
+    } else {
+        [b, a]
+    };
     let t = trained_len;
-    let len = rotary.tally.len();
+    let len = models[0].tally.len().max(models[1].tally.len());
     // Positions per point: about 32 points across 2T.
     let bin = (len / 32).max(1);
-    let series_of = |name: &str, tally: &[Tally]| {
+    let series_of = |m: &ByPosition| {
+        let (name, tally) = (m.kind.label(), m.tally);
         let (mut x, mut y) = (Vec::new(), Vec::new());
         // Bins within T and past it apart: no point mixes trained and untrained positions.
         let (within, past) = (0..t.min(tally.len()), t.min(tally.len())..tally.len());
@@ -446,59 +497,51 @@ pub fn extrapolation_result(
         }
     };
     let percent = |a: Option<f64>| a.map_or("—".to_string(), |a| format!("{:.1}%", a * 100.0));
-    let p = absolute.max_positions.unwrap_or(len);
-    let abs_within = accuracy(absolute.tally, 0..t);
-    let abs_past = accuracy(absolute.tally, t..len);
-    let rot_within = accuracy(rotary.tally, 0..t);
-    let rot_past = accuracy(rotary.tally, t..len);
-    // The verdict compares the two models on the same positions: past T up to what absolute
-    // can read.
-    let rot_past_shared = accuracy(rotary.tally, t..p.min(len));
+    let reach = |m: &ByPosition| m.max_positions.unwrap_or(len);
+    // The verdict compares the two models on the same positions: past T up to what both can
+    // read (absolute stops at its P).
+    let p = reach(&models[0]).min(reach(&models[1]));
+    let within = |m: &ByPosition| accuracy(m.tally, 0..t);
+    let past = |m: &ByPosition| accuracy(m.tally, t..len);
+    let past_shared = |m: &ByPosition| accuracy(m.tally, t..p.min(len));
     let mut marks = vec![Mark {
         x: t as f64 - 0.5,
         label: format!("trained up to T = {t}"),
     }];
-    if p < len {
-        marks.push(Mark {
-            x: p as f64 - 0.5,
-            label: format!("Absolute: no position past P = {p}"),
-        });
-    }
     let past_label = |name: &str, upto: usize| {
         format!(
             "{name}: positions {t}…{} (never trained)",
             upto.saturating_sub(1)
         )
     };
-    let mut numbers = vec![
-        (
-            "Trained length T (longest example)".to_string(),
-            format!("{t} tokens, {steps} steps"),
-        ),
-        (
-            format!("Absolute: positions 0…{}", t - 1),
-            percent(abs_within),
-        ),
-    ];
-    numbers.push(if p <= t {
-        (
-            past_label("Absolute", len),
-            format!("— (no position embedding past P = {p})"),
-        )
-    } else {
-        (past_label("Absolute", p.min(len)), percent(abs_past))
-    });
-    if p > t && p < len {
-        numbers.push((
-            format!("Absolute: positions {p}…{}", len - 1),
-            format!("— (no position embedding past P = {p})"),
-        ));
+    let mut numbers = vec![(
+        "Trained length T (longest example)".to_string(),
+        format!("{t} tokens, {steps} steps"),
+    )];
+    for m in &models {
+        let (name, p) = (m.kind.label(), reach(m));
+        if p < len {
+            marks.push(Mark {
+                x: p as f64 - 0.5,
+                label: format!("{name}: no position past P = {p}"),
+            });
+        }
+        numbers.push((format!("{name}: positions 0…{}", t - 1), percent(within(m))));
+        numbers.push(if p <= t {
+            (
+                past_label(name, len),
+                format!("— (no position embedding past P = {p})"),
+            )
+        } else {
+            (past_label(name, p.min(len)), percent(past(m)))
+        });
+        if p > t && p < len {
+            numbers.push((
+                format!("{name}: positions {p}…{}", len - 1),
+                format!("— (no position embedding past P = {p})"),
+            ));
+        }
     }
-    numbers.push((
-        format!("Rotary: positions 0…{}", t - 1),
-        percent(rot_within),
-    ));
-    numbers.push((past_label("Rotary", len), percent(rot_past)));
     // Extrapolation is what a model keeps past the trained length of what it does within it:
     // the packed sequences differ from training's sentence pairs, and that costs each model
     // within T too.
@@ -506,9 +549,26 @@ pub fn extrapolation_result(
         (Some(w), Some(p)) if w > 0.0 => Some(p / w),
         _ => None,
     };
-    let (rot_kept, abs_kept) = (
-        kept(rot_within, rot_past_shared),
-        kept(abs_within, abs_past),
+    // The claim's model (rotary, else ALiBi in its place) and the one it is compared with.
+    let (subject, other) = match models
+        .iter()
+        .position(|m| m.kind == PositionEmbeddingType::Rotary)
+    {
+        Some(r) => (&models[r], &models[1 - r]),
+        None => (&models[1], &models[0]),
+    };
+    let stand_in = if subject.kind == PositionEmbeddingType::Rotary {
+        String::new()
+    } else {
+        format!(
+            "No rotary model here, {} in its place. ",
+            in_sentence(subject.kind)
+        )
+    };
+    let (s_name, o_name) = (in_sentence(subject.kind), in_sentence(other.kind));
+    let (s_kept, o_kept) = (
+        kept(within(subject), past_shared(subject)),
+        kept(within(other), past_shared(other)),
     );
     let change = |w: Option<f64>, p: Option<f64>| format!("{} → {}", percent(w), percent(p));
     let shared = if p < len {
@@ -519,35 +579,239 @@ pub fn extrapolation_result(
     } else {
         String::new()
     };
-    let verdict = match (rot_kept, abs_kept) {
-        (Some(r), Some(a)) => format!(
-            "{}: past the trained length rotary keeps {:.0}% of its accuracy ({}), absolute {:.0}% ({}){shared}.",
-            if r > a { "Borne out here" } else { "Not borne out here" },
-            r * 100.0,
-            change(rot_within, rot_past_shared),
-            a * 100.0,
-            change(abs_within, abs_past)
+    let verdict = match (s_kept, o_kept) {
+        (Some(s), Some(o)) => format!(
+            "{stand_in}{}: past the trained length {s_name} keeps {:.0}% of its accuracy ({}), {o_name} {:.0}% ({}){shared}.",
+            if s > o { "Borne out here" } else { "Not borne out here" },
+            s * 100.0,
+            change(within(subject), past_shared(subject)),
+            o * 100.0,
+            change(within(other), past_shared(other))
         ),
-        (Some(r), None) if p <= t => format!(
-            "Borne out here: absolute positions stop at P = {p}, so that model cannot read past the trained length; rotary reads on and keeps {:.0}% of its accuracy ({}).",
-            r * 100.0,
-            change(rot_within, rot_past)
+        (_, None) if p <= t && kept(within(subject), past(subject)).is_some() => format!(
+            "{stand_in}Borne out here: absolute positions stop at P = {p}, so that model cannot read past the trained length; {s_name} reads on and keeps {:.0}% of its accuracy ({}).",
+            kept(within(subject), past(subject)).unwrap_or_default() * 100.0,
+            change(within(subject), past(subject))
         ),
-        _ => "Not measured: no maskable token past the trained length, or no right prediction within it to compare with.".into(),
+        _ => format!("Not measured ({s_name} against {o_name}): no maskable token past the trained length, or no right prediction within it to compare with."),
     };
     ClaimResult {
         claim: Claim::Extrapolation,
-        caption: format!(
-            "Length extrapolation: MLM accuracy by position on sequences of {len} tokens packed from the corpus; training's sentence pairs filled at most T = {t} positions"
+        plots: vec![Plot {
+            caption: format!(
+                "Length extrapolation: MLM accuracy by position on sequences of {len} tokens packed from the corpus; training's sentence pairs filled at most T = {t} positions"
+            ),
+            x_label: "position".into(),
+            y_label: "MLM accuracy".into(),
+            axes: Axes::Linear,
+            series: models.iter().map(series_of).collect(),
+            marks,
+        }],
+        numbers,
+        verdict,
+        heatmap: None,
+    }
+}
+
+/// The head sizes d_k of the claim "Scaling (√d_k)", one unit each.
+pub const HEAD_SIZES: [usize; 9] = [4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/// Compare's two models trained with and without ÷√d_k: each one's scaling and its mean
+/// largest weight on the probe at each step of its History, the current step last.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainedScaling {
+    pub head_dim: usize,
+    pub models: [TrainedModel; 2],
+}
+
+/// One of Compare's models in the Scaling claim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainedModel {
+    /// "A" or "B".
+    pub name: String,
+    pub scaling: AttentionScaling,
+    /// (step, mean largest weight on the probe)
+    pub points: Vec<(u64, f64)>,
+}
+
+/// The least head size at which the trained comparison is read: below it the two scalings
+/// differ by a factor under 8, too little to show in a short run.
+pub const TRAINED_MIN_HEAD_DIM: usize = 64;
+
+/// The claim "Scaling (√d_k)" from its measurements: one (d_k, statistics under each scaling)
+/// per head size, and the trained comparison, or why there is none.
+pub fn scaling_result(
+    measured: &[(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)],
+    trained: Result<&TrainedScaling, &str>,
+) -> ClaimResult {
+    let series = |y: fn(&SoftmaxStatistics) -> f64| -> Vec<Series> {
+        AttentionScaling::ALL
+            .into_iter()
+            .map(|scaling| {
+                let (x, y): (Vec<f64>, Vec<f64>) = measured
+                    .iter()
+                    .filter_map(|(d, stats)| {
+                        let (_, s) = stats.iter().find(|(sc, _)| *sc == scaling)?;
+                        Some((*d as f64, y(s)))
+                    })
+                    .unzip();
+                Series {
+                    name: scaling.label().to_string(),
+                    x,
+                    y,
+                }
+            })
+            .collect()
+    };
+    let plot = |caption: String, y_label: &str, axes: Axes, series: Vec<Series>| Plot {
+        caption,
+        x_label: "head size d_k".into(),
+        y_label: y_label.into(),
+        axes,
+        series,
+        marks: Vec::new(),
+    };
+    let keys = SCALING_KEYS;
+    let mut plots = vec![
+        plot(
+            format!("Spread of the scores softmax is given: standard deviation of q·k (÷√d_k or not), {SCALING_ROWS} queries × {keys} keys"),
+            "std of scores",
+            Axes::LogLog,
+            series(|s| s.score_std),
         ),
-        x_label: "position".into(),
-        y_label: "MLM accuracy".into(),
-        axes: Axes::Linear,
-        series: vec![
-            series_of("Absolute", absolute.tally),
-            series_of("Rotary", rotary.tally),
-        ],
-        marks,
+        plot(
+            format!("Largest softmax weight, mean over rows (1/{keys} = uniform, 1 = one-hot)"),
+            "largest weight",
+            Axes::LogLinear,
+            series(|s| s.max_weight),
+        ),
+        plot(
+            format!(
+                "Entropy of a row of weights, nats (ln {keys} = {:.2}: uniform; 0: one-hot)",
+                (keys as f64).ln()
+            ),
+            "entropy (nats)",
+            Axes::LogLinear,
+            series(|s| s.entropy),
+        ),
+        plot(
+            "Gradient that passes back through softmax, ‖∂L/∂s‖ for a random upstream gradient".into(),
+            "‖∂L/∂s‖",
+            // 0.05 … 0.3: linear reads better than a log axis's crowded ticks.
+            Axes::LogLinear,
+            series(|s| s.grad_norm),
+        ),
+    ];
+    let find = |at: Option<&(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)>,
+                scaling: AttentionScaling| {
+        let (d, stats) = at?;
+        let (_, s) = stats.iter().find(|(sc, _)| *sc == scaling)?;
+        Some((*d, *s))
+    };
+    let mut numbers = Vec::new();
+    let mut verdict = "Not measured.".to_string();
+    if let (Some((d, scaled)), Some((_, unscaled)), Some((d_first, scaled_first))) = (
+        find(measured.last(), AttentionScaling::InverseSqrtHeadSize),
+        find(measured.last(), AttentionScaling::None),
+        find(measured.first(), AttentionScaling::InverseSqrtHeadSize),
+    ) {
+        let less = scaled.grad_norm / unscaled.grad_norm.max(f64::MIN_POSITIVE);
+        numbers.extend([
+            (
+                format!("d_k = {d}: scores' std, ÷√d_k / None"),
+                format!("{:.2} / {:.1}", scaled.score_std, unscaled.score_std),
+            ),
+            (
+                format!("d_k = {d}: largest weight, ÷√d_k / None"),
+                format!("{:.3} / {:.3}", scaled.max_weight, unscaled.max_weight),
+            ),
+            (
+                format!("d_k = {d}: entropy, ÷√d_k / None"),
+                format!("{:.2} / {:.2} nats", scaled.entropy, unscaled.entropy),
+            ),
+            (
+                format!("d_k = {d}: ‖∂L/∂s‖, ÷√d_k / None"),
+                format!(
+                    "{:.3} / {:.3} ({less:.1}× less without)",
+                    scaled.grad_norm, unscaled.grad_norm
+                ),
+            ),
+            (
+                format!("÷√d_k: largest weight at d_k = {d_first} and {d}"),
+                format!(
+                    "{:.3} and {:.3}",
+                    scaled_first.max_weight, scaled.max_weight
+                ),
+            ),
+        ]);
+        let saturates = unscaled.max_weight > 0.9 && less > 2.0;
+        let flat = (scaled.max_weight - scaled_first.max_weight).abs() < 0.05;
+        verdict = if saturates && flat {
+            format!(
+                "Borne out: without scaling the scores spread as √d_k (std {:.0} at d_k = {d}), softmax is nearly one-hot (largest weight {:.2}, entropy {:.2} nats) and {less:.1}× less gradient passes back through it; with ÷√d_k the largest weight stays at {:.2}–{:.2} from d_k = {d_first} to {d}.",
+                unscaled.score_std,
+                unscaled.max_weight,
+                unscaled.entropy,
+                scaled_first.max_weight.min(scaled.max_weight),
+                scaled_first.max_weight.max(scaled.max_weight),
+            )
+        } else {
+            format!(
+                "Not as claimed here: at d_k = {d} the largest weight is {:.3} without scaling and {:.3} with it (at d_k = {d_first}: {:.3}).",
+                unscaled.max_weight, scaled.max_weight, scaled_first.max_weight
+            )
+        };
+    }
+    match trained {
+        Ok(t) => {
+            let mut now = Vec::new();
+            for TrainedModel {
+                name,
+                scaling,
+                points,
+            } in &t.models
+            {
+                if let Some(&(step, w)) = points.last() {
+                    numbers.push((
+                        format!(
+                            "{name} ({}): mean largest weight at step {step}",
+                            scaling.label()
+                        ),
+                        format!("{w:.3}"),
+                    ));
+                    now.push(format!("{name} ({}) {w:.3}", scaling.label()));
+                }
+            }
+            verdict.push_str(&format!(
+                " Trained side by side (d_k = {}), their mean largest weight on the sentence is now {}.",
+                t.head_dim,
+                now.join(" against ")
+            ));
+            plots.push(Plot {
+                caption: format!(
+                    "Compare's models, trained with and without ÷√d_k (d_k = {}): mean largest weight on the sentence, by step (from the History)",
+                    t.head_dim
+                ),
+                x_label: "step".into(),
+                y_label: "mean largest weight".into(),
+                axes: Axes::Linear,
+                series: t
+                    .models
+                    .iter()
+                    .map(|m| Series {
+                        name: format!("{}: {}", m.name, m.scaling.label()),
+                        x: m.points.iter().map(|p| p.0 as f64).collect(),
+                        y: m.points.iter().map(|p| p.1).collect(),
+                    })
+                    .collect(),
+                marks: Vec::new(),
+            });
+        }
+        Err(why) => numbers.push(("Trained models".into(), why.to_string())),
+    }
+    ClaimResult {
+        claim: Claim::Scaling,
+        plots,
         numbers,
         verdict,
         heatmap: None,
@@ -693,7 +957,7 @@ pub fn heads_result(m: &HeadsMeasured) -> ClaimResult {
     } else {
         format!("Not borne out (yet): after {} steps the heads differ about as much as fresh ones: {distances}.", m.step)
     };
-    let marks = (1..now.layers)
+    let marks: Vec<Mark> = (1..now.layers)
         .map(|l| Mark {
             x: (l * heads) as f64 + 0.5,
             label: format!("layer {}", l + 1),
@@ -708,38 +972,51 @@ pub fn heads_result(m: &HeadsMeasured) -> ClaimResult {
             .flat_map(|r| r.iter().map(|&v| v as f32))
             .collect(),
     };
+    let by_head = |caption: String, y_label: &str, series: Vec<Series>| Plot {
+        caption,
+        x_label: "head (L1 H1 = 1, L1 H2 = 2, …)".into(),
+        y_label: y_label.into(),
+        axes: Axes::Linear,
+        series,
+        marks: marks.clone(),
+    };
     ClaimResult {
         claim: Claim::Heads,
-        caption: format!(
-            "Heads by number (L1 H1 = 1, L1 H2 = 2, …): Δ {} when the head's context is zeroed, its mean JS distance to the other heads (now and fresh), and how evenly it spreads its attention (1 = evenly, 0 = one key)",
-            m.loss_name
-        ),
-        x_label: "head (layer by layer)".into(),
-        y_label: "Δ loss · distance · spread".into(),
-        axes: Axes::Linear,
-        series: vec![
-            Series {
-                name: format!("Ablation: Δ {}", m.loss_name),
-                x: x.clone(),
-                y: m.ablation.to_vec(),
-            },
-            Series {
-                name: "JS distance to the others, now".into(),
-                x: x.clone(),
-                y: now.distance_to_others.clone(),
-            },
-            Series {
-                name: "JS distance to the others, fresh".into(),
-                x: x.clone(),
-                y: fresh.distance_to_others.clone(),
-            },
-            Series {
-                name: "Spread (entropy ÷ ln keys), now".into(),
-                x,
-                y: now.spread.clone(),
-            },
+        plots: vec![
+            by_head(
+                format!(
+                    "Ablation: how much the {} rises when each head's context is set to zero",
+                    m.loss_name
+                ),
+                "Δ loss",
+                vec![Series {
+                    name: format!("Ablation: Δ {}", m.loss_name),
+                    x: x.clone(),
+                    y: m.ablation.to_vec(),
+                }],
+            ),
+            by_head(
+                "Diversity: each head's mean JS distance to the other heads, now and in a fresh model of the same seed; and how evenly it spreads its attention (entropy ÷ ln keys: 1 evenly, 0 on one key)".into(),
+                "JS distance · spread",
+                vec![
+                    Series {
+                        name: "JS distance to the others, now".into(),
+                        x: x.clone(),
+                        y: now.distance_to_others.clone(),
+                    },
+                    Series {
+                        name: "JS distance to the others, fresh".into(),
+                        x: x.clone(),
+                        y: fresh.distance_to_others.clone(),
+                    },
+                    Series {
+                        name: "Spread (entropy ÷ ln keys), now".into(),
+                        x,
+                        y: now.spread.clone(),
+                    },
+                ],
+            ),
         ],
-        marks,
         numbers,
         verdict,
         heatmap: Some(ClaimHeatmap {
@@ -779,26 +1056,37 @@ mod tests {
             8,
             300,
             ByPosition {
+                kind: PositionEmbeddingType::Absolute,
                 tally: &absolute,
                 max_positions: Some(12),
             },
             ByPosition {
+                kind: PositionEmbeddingType::Rotary,
                 tally: &rotary,
                 max_positions: None,
             },
         );
-        assert_eq!(r.axes, Axes::Linear);
+        assert_eq!(r.plots[0].axes, Axes::Linear);
         assert_eq!(
-            (r.series[0].name.as_str(), r.series[1].name.as_str()),
+            (
+                r.plots[0].series[0].name.as_str(),
+                r.plots[0].series[1].name.as_str()
+            ),
             ("Absolute", "Rotary")
         );
-        assert_eq!(r.series[1].x.len(), 16);
+        assert_eq!(r.plots[0].series[1].x.len(), 16);
         assert!(
-            r.series[0].x.iter().all(|&x| x < 12.0),
+            r.plots[0].series[0].x.iter().all(|&x| x < 12.0),
             "absolute stops at P"
         );
-        assert_eq!((r.series[1].y[0], r.series[1].y[15]), (0.75, 0.5));
-        assert_eq!(r.marks.iter().map(|m| m.x).collect::<Vec<_>>(), [7.5, 11.5]);
+        assert_eq!(
+            (r.plots[0].series[1].y[0], r.plots[0].series[1].y[15]),
+            (0.75, 0.5)
+        );
+        assert_eq!(
+            r.plots[0].marks.iter().map(|m| m.x).collect::<Vec<_>>(),
+            [7.5, 11.5]
+        );
         let number = |what: &str| {
             r.numbers
                 .iter()
@@ -817,42 +1105,103 @@ mod tests {
             .unwrap()
             .contains("no position embedding past P = 12"));
         assert!(r.verdict.starts_with("Borne out here"), "{}", r.verdict);
-        assert!(r.caption.starts_with("Length extrapolation"));
+        assert!(r.plots[0].caption.starts_with("Length extrapolation"));
         // Absolute better past T: said plainly.
         let good: Vec<Tally> = (0..16).map(|_| (4, 4)).collect();
         let r = extrapolation_result(
             8,
             300,
             ByPosition {
+                kind: PositionEmbeddingType::Absolute,
                 tally: &good,
                 max_positions: Some(16),
             },
             ByPosition {
+                kind: PositionEmbeddingType::Rotary,
                 tally: &rotary,
                 max_positions: None,
             },
         );
         assert!(r.verdict.starts_with("Not borne out"), "{}", r.verdict);
-        assert_eq!(r.marks.len(), 1);
+        assert_eq!(r.plots[0].marks.len(), 1);
         // Two positions a point (2T = 64), T odd: no point mixes position T − 1 with T.
         let long: Vec<Tally> = vec![(1, 2); 64];
         let r = extrapolation_result(
             31,
             10,
             ByPosition {
+                kind: PositionEmbeddingType::Absolute,
                 tally: &long,
                 max_positions: Some(128),
             },
             ByPosition {
+                kind: PositionEmbeddingType::Rotary,
                 tally: &long,
                 max_positions: None,
             },
         );
-        assert!(r.series[1].x.contains(&30.0) && r.series[1].x.contains(&31.5));
+        assert!(r.plots[0].series[1].x.contains(&30.0) && r.plots[0].series[1].x.contains(&31.5));
         assert!(
-            r.series[1].x.iter().all(|&x| x != 30.5),
+            r.plots[0].series[1].x.iter().all(|&x| x != 30.5),
             "{:?}",
-            r.series[1].x
+            r.plots[0].series[1].x
+        );
+    }
+
+    /// ALiBi as either model of the pair: series, numbers and verdict name the kinds compared,
+    /// absolute first; rotary against ALiBi is RoPE's claim, absolute against ALiBi has ALiBi
+    /// in RoPE's place.
+    #[test]
+    fn extrapolation_names_the_kinds_it_compared() {
+        let keeps: Vec<Tally> = vec![(3, 4); 16];
+        let drops: Vec<Tally> = (0..16)
+            .map(|p| if p < 8 { (3, 4) } else { (1, 4) })
+            .collect();
+        let absolute: Vec<Tally> = drops[..12].to_vec();
+        fn by(kind: PositionEmbeddingType, tally: &[Tally]) -> ByPosition<'_> {
+            ByPosition {
+                kind,
+                tally,
+                max_positions: (kind == PositionEmbeddingType::Absolute).then_some(12),
+            }
+        }
+        use PositionEmbeddingType::{Absolute, Alibi, Rotary};
+        // ALiBi given first: still drawn after absolute.
+        let r = extrapolation_result(8, 300, by(Alibi, &keeps), by(Absolute, &absolute));
+        let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Absolute", "ALiBi"]);
+        let number = |r: &ClaimResult, what: &str| {
+            r.numbers
+                .iter()
+                .find(|(k, _)| k == what)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            number(&r, "ALiBi: positions 8…15 (never trained)").as_deref(),
+            Some("75.0%")
+        );
+        assert!(number(&r, "Absolute: positions 12…15").is_some());
+        assert!(
+            r.verdict.starts_with("No rotary model here, ALiBi in its place. Borne out here: past the trained length ALiBi keeps 100%"),
+            "{}",
+            r.verdict
+        );
+        assert!(r.verdict.contains("absolute 33%"), "{}", r.verdict);
+        // Rotary against ALiBi: RoPE's claim, not borne out when ALiBi keeps more.
+        let r = extrapolation_result(8, 300, by(Alibi, &keeps), by(Rotary, &drops));
+        let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Rotary", "ALiBi"]);
+        assert_eq!(r.plots[0].marks.len(), 1, "neither stops at a P");
+        assert!(
+            r.verdict
+                .starts_with("Not borne out here: past the trained length rotary keeps 33%"),
+            "{}",
+            r.verdict
+        );
+        assert!(r.verdict.contains("ALiBi 100%"), "{}", r.verdict);
+        assert_eq!(
+            number(&r, "Rotary: positions 8…15 (never trained)").as_deref(),
+            Some("25.0%")
         );
     }
 
@@ -887,9 +1236,13 @@ mod tests {
             })
             .collect();
         let r = memory_result(&runs, 16);
-        assert!(r.caption.starts_with("Memory"));
+        assert!(r.plots[0].caption.starts_with("Memory"));
         assert_eq!(
-            r.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            r.plots[0]
+                .series
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
             ["Full", "Tiled"]
         );
         assert_eq!(r.numbers[0], ("Full slope".into(), "2.00".into()));
@@ -900,7 +1253,7 @@ mod tests {
             .any(|(k, v)| k == "Full ÷ Tiled at T = 4096" && v == "614×"));
         assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
         // JSON as the figure's data-series carries it.
-        let json = serde_json::to_string(&r.series).unwrap();
+        let json = serde_json::to_string(&r.plots[0].series).unwrap();
         assert!(
             json.starts_with("[{\"name\":\"Full\",\"x\":[64.0,128.0"),
             "{json}"
@@ -917,9 +1270,9 @@ mod tests {
             head_dim: 16,
         };
         let r = kv_cache_result(&[tiny, KvShape::llama2_70b()]);
-        assert_eq!(r.series[0].x, [4.0, 2.0, 1.0]);
-        assert_eq!(r.series[0].y, [1024.0, 512.0, 256.0]);
-        assert_eq!(r.series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
+        assert_eq!(r.plots[0].series[0].x, [4.0, 2.0, 1.0]);
+        assert_eq!(r.plots[0].series[0].y, [1024.0, 512.0, 256.0]);
+        assert_eq!(r.plots[0].series[1].y[0], 2.0 * 80.0 * 64.0 * 128.0 * 4.0);
         assert!(r
             .numbers
             .iter()
@@ -981,10 +1334,14 @@ mod tests {
         assert_eq!(h.col_labels, ROLES);
         assert_eq!((h.values.rows, h.values.cols), (4, 6));
         assert_eq!(h.values.get(1, 1), 0.8);
-        assert_eq!(r.series[0].name, "Ablation: Δ MLM loss");
-        assert_eq!(r.series[0].y, ablation);
-        assert_eq!(r.series[0].x, [1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(r.marks.len(), 1, "one line between the two layers");
+        assert_eq!(r.plots.len(), 2);
+        let series = &r.plots[0].series;
+        assert_eq!(series[0].name, "Ablation: Δ MLM loss");
+        assert_eq!(series[0].y, ablation);
+        assert_eq!(series[0].x, [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(r.plots[1].series.len(), 3);
+        assert_eq!(r.plots[1].series[2].y, [0.7; 4]);
+        assert_eq!(r.plots[1].marks.len(), 1, "one line between the two layers");
         let number = |what: &str| r.numbers.iter().find(|(k, _)| k == what).unwrap().1.clone();
         assert_eq!(
             number("Head diversity (mean pairwise JS distance)"),

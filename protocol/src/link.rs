@@ -12,6 +12,7 @@ use crate::stage::Stage;
 use crate::view::{Part, Selection, Showing};
 use crate::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel};
 use engine::batch::MaskMode;
+use engine::config::{AttentionScaling, AttentionType};
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -105,6 +106,11 @@ impl ModelShape {
             a.attention.label().to_lowercase(),
             b.attention.label().to_lowercase(),
         );
+        differ(
+            "scaling",
+            a.scaling.label().into(),
+            b.scaling.label().into(),
+        );
         let compare = |c: Option<Architecture>| {
             c.map_or("off".to_string(), |b| {
                 format!("with B: {}", architecture_words(b))
@@ -138,9 +144,13 @@ fn architecture_words(a: Architecture) -> String {
         None => "one K/V per head".to_string(),
     };
     format!(
-        "{} positions, {} attention, {heads}",
+        "{} positions, {} attention{}, {heads}",
         a.positions.label().to_lowercase(),
-        a.attention.label().to_lowercase()
+        a.attention.label().to_lowercase(),
+        match a.scaling {
+            AttentionScaling::InverseSqrtHeadSize => "",
+            AttentionScaling::None => " unscaled",
+        }
     )
 }
 
@@ -261,6 +271,9 @@ fn write_architecture(put: &mut impl FnMut(&str, &str), prefix: &str, a: Archite
     if a.attention != d.attention {
         put(&format!("{prefix}attention"), &a.attention.to_string());
     }
+    if a.scaling != d.scaling {
+        put(&format!("{prefix}scaling"), &a.scaling.to_string());
+    }
 }
 
 /// The view a query asks for, read against a tour of `chapters` chapters; None when the query
@@ -323,7 +336,7 @@ pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
 }
 
 /// Every key a link may hold.
-const KEYS: [&str; 23] = [
+const KEYS: [&str; 25] = [
     "sentence",
     "pair",
     "target",
@@ -343,10 +356,12 @@ const KEYS: [&str; 23] = [
     "kv",
     "positions",
     "attention",
+    "scaling",
     "compare",
     "b-kv",
     "b-positions",
     "b-attention",
+    "b-scaling",
 ];
 
 struct Reader {
@@ -489,7 +504,7 @@ impl Reader {
             _ => Err("it must be on or off".to_string()),
         });
         let b = self.architecture("b-", "Model B: ", heads);
-        let b_given = ["b-kv", "b-positions", "b-attention"]
+        let b_given = ["b-kv", "b-positions", "b-attention", "b-scaling"]
             .iter()
             .any(|k| self.fields.iter().any(|(f, _)| f == k));
         shape.compare = match compare_on {
@@ -549,6 +564,17 @@ impl Reader {
             |v| rules::attention_type(v).map_err(|e| e.to_string()),
         ) {
             a.attention = t;
+        }
+        if let Some(s) = self.get(&format!("{prefix}scaling"), &format!("{who}Scaling"), |v| {
+            rules::scaling(v).map_err(|e| e.to_string())
+        }) {
+            a.scaling = s;
+        }
+        if let Err(why) = rules::architecture(a) {
+            self.notices.push(format!(
+                "{who}Positions and Attention: {why}, so softmax attention applies."
+            ));
+            a.attention = AttentionType::Softmax;
         }
         a
     }
@@ -660,11 +686,13 @@ pub fn example() -> View {
                 kv_heads: Some(2),
                 positions: engine::config::PositionEmbeddingType::Rotary,
                 attention: engine::config::AttentionType::Softmax,
+                scaling: AttentionScaling::None,
             },
             compare: Some(Architecture {
                 kv_heads: None,
                 positions: engine::config::PositionEmbeddingType::Absolute,
                 attention: engine::config::AttentionType::Linear,
+                scaling: AttentionScaling::default(),
             }),
         },
     }
@@ -735,6 +763,32 @@ mod tests {
             assert!(all.contains(needle), "{needle} in {all}");
         }
         assert_eq!(r.notices.len(), 6);
+    }
+
+    /// ALiBi with linear attention cannot be built: the link keeps ALiBi and says why it
+    /// takes softmax attention instead; ALiBi with softmax reads back as given.
+    #[test]
+    fn alibi_with_linear_attention_falls_back_to_softmax_and_says_why() {
+        use engine::config::PositionEmbeddingType;
+        let r = read("?positions=alibi&attention=linear", 14).unwrap();
+        let a = r.value.shape.architecture;
+        assert_eq!(
+            (a.positions, a.attention),
+            (PositionEmbeddingType::Alibi, AttentionType::Softmax)
+        );
+        assert_eq!(r.notices.len(), 1, "{:?}", r.notices);
+        assert!(
+            r.notices[0].starts_with("Positions and Attention: ALiBi adds its bias")
+                && r.notices[0].ends_with("so softmax attention applies."),
+            "{:?}",
+            r.notices
+        );
+        let r = read("?positions=alibi", 14).unwrap();
+        assert_eq!(
+            r.value.shape.architecture.positions,
+            PositionEmbeddingType::Alibi
+        );
+        assert!(r.notices.is_empty());
     }
 
     #[test]
@@ -854,7 +908,9 @@ mod tests {
                 "model a next-token decoder (here MLM + NSP)".to_string()
             ]
         );
-        assert_eq!(shape.differences(here).len(), 5);
+        let differences = shape.differences(here);
+        assert_eq!(differences.len(), 6, "{differences:?}");
+        assert!(differences.contains(&"scaling None (here ÷√d_k)".to_string()));
         assert!(here.differences(here).is_empty());
     }
 

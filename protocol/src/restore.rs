@@ -127,7 +127,15 @@ fn architecture(kept: &Value, heads: usize, value: &mut Architecture) -> Vec<Str
         &mut value.attention,
         rules::attention_type,
     );
-    c.notices
+    c.name("scaling", "Scaling", &mut value.scaling, rules::scaling);
+    let mut notices = c.notices;
+    if let Err(why) = rules::architecture(*value) {
+        notices.push(format!(
+            "Positions and Attention kept from the last visit: {why}, so softmax attention applies."
+        ));
+        value.attention = engine::config::AttentionType::Softmax;
+    }
+    notices
 }
 
 pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
@@ -413,10 +421,16 @@ mod tests {
                 kv_heads: Some(2),
                 positions: PositionEmbeddingType::Rotary,
                 attention: AttentionType::Linear,
+                scaling: Default::default(),
             },
+            compare: Some(Architecture {
+                scaling: engine::config::AttentionScaling::None,
+                ..Architecture::default()
+            }),
             ..LabSettings::default()
         };
         let kept = serde_json::to_string(&s).unwrap();
+        assert!(kept.contains("\"scaling\":\"none\""), "{kept}");
         assert!(kept.contains("\"positions\":\"rotary\""), "{kept}");
         let restored = settings(Some(&kept));
         assert_eq!((restored.value, restored.notices), (s, Vec::new()));
@@ -441,6 +455,20 @@ mod tests {
             AttentionType::Softmax
         );
         assert_eq!(restored.notices.len(), 1);
+        // ALiBi with linear attention (a hand edit): ALiBi stays, softmax attention applies.
+        let bad = kept.replace("\"rotary\"", "\"alibi\"");
+        let restored = settings(Some(&bad));
+        let a = restored.value.architecture;
+        assert_eq!(
+            (a.positions, a.attention),
+            (PositionEmbeddingType::Alibi, AttentionType::Softmax)
+        );
+        assert_eq!(restored.notices.len(), 1, "{:?}", restored.notices);
+        assert!(
+            restored.notices[0].contains("linear attention has no scores"),
+            "{:?}",
+            restored.notices
+        );
         // Settings kept before the group existed load as BERT's, quietly.
         let mut old: Value = serde_json::from_str(&kept).unwrap();
         old.as_object_mut().unwrap().remove("architecture");

@@ -1,9 +1,9 @@
 //! What each setting accepts, in one place: the settings panel checks what the user types with
 //! these, and `restore` checks what an earlier visit left in the browser with the same rules.
 
-use crate::{LabError, LabResult, Preset, ProbeKernel};
+use crate::{Architecture, LabError, LabResult, Preset, ProbeKernel};
 use engine::batch::MaskMode;
-use engine::config::{AttentionType, PositionEmbeddingType};
+use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
@@ -175,7 +175,7 @@ pub fn kv_head_options(heads: usize) -> Vec<usize> {
     (1..=heads).filter(|g| heads.is_multiple_of(*g)).collect()
 }
 
-/// "Positions": Absolute or Rotary (by the engine's names, any case).
+/// "Positions": Absolute, Rotary or ALiBi (by the engine's names, any case).
 pub fn positions(v: &str) -> LabResult<PositionEmbeddingType> {
     PositionEmbeddingType::try_from(v.to_ascii_lowercase()).or_else(|_| {
         bad(format!(
@@ -185,12 +185,31 @@ pub fn positions(v: &str) -> LabResult<PositionEmbeddingType> {
     })
 }
 
+/// "Positions" with "Attention", as the engine's config allows them together: ALiBi biases
+/// softmax scores, which linear attention has not (`PositionEmbeddingType::refuses`).
+pub fn architecture(a: Architecture) -> LabResult<Architecture> {
+    match a.positions.refuses(a.attention) {
+        Some(why) => bad(why),
+        None => Ok(a),
+    }
+}
+
 /// The training panel's "Attention": Softmax or Linear (by the engine's names, any case).
 pub fn attention_type(v: &str) -> LabResult<AttentionType> {
     AttentionType::try_from(v.to_ascii_lowercase()).or_else(|_| {
         bad(format!(
             "the attention must be {}",
             or_list(&AttentionType::ALL.map(|a| a.label()))
+        ))
+    })
+}
+
+/// The training panel's "Scaling": ÷√d_k or None (by the engine's names, "sqrt" or "none").
+pub fn scaling(v: &str) -> LabResult<AttentionScaling> {
+    AttentionScaling::try_from(v.to_ascii_lowercase()).or_else(|_| {
+        bad(format!(
+            "the scaling must be {}",
+            or_list(&AttentionScaling::ALL.map(|a| a.label()))
         ))
     })
 }
@@ -251,8 +270,28 @@ mod tests {
         assert_eq!(positions("Rotary"), Ok(PositionEmbeddingType::Rotary));
         assert_eq!(attention_type("linear"), Ok(AttentionType::Linear));
         assert_eq!(kernel("Tiled"), Ok(ProbeKernel::Tiled));
-        assert!(positions("alibi").is_err() && attention_type("sparse").is_err());
+        assert_eq!(positions("ALiBi"), Ok(PositionEmbeddingType::Alibi));
+        assert_eq!(positions("alibi"), Ok(PositionEmbeddingType::Alibi));
+        assert!(positions("relative").is_err() && attention_type("sparse").is_err());
+        let alibi_linear = Architecture {
+            positions: PositionEmbeddingType::Alibi,
+            attention: AttentionType::Linear,
+            ..Architecture::default()
+        };
+        let e = architecture(alibi_linear).unwrap_err().to_string();
+        assert!(e.contains("linear attention has no scores"), "{e}");
+        let alibi = Architecture {
+            attention: AttentionType::Softmax,
+            ..alibi_linear
+        };
+        assert_eq!(architecture(alibi), Ok(alibi));
         assert!(kernel("flash").is_err());
+        assert_eq!(scaling("None"), Ok(AttentionScaling::None));
+        assert_eq!(scaling("sqrt"), Ok(AttentionScaling::InverseSqrtHeadSize));
+        assert_eq!(
+            scaling("÷2").unwrap_err().to_string(),
+            "the scaling must be ÷√d_k or None"
+        );
     }
 
     #[test]

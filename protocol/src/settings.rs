@@ -1,7 +1,7 @@
 //! What the user sets: the run (`LabSettings`) and what the explorer shows (`ProbeInput`).
 
 use engine::batch::MaskMode;
-use engine::config::{AttentionType, BertConfig, PositionEmbeddingType};
+use engine::config::{AttentionScaling, AttentionType, BertConfig, PositionEmbeddingType};
 use engine::data::{max_predictions, BatchConfig};
 use engine::ops::attention::AttentionKernel;
 use engine::optim::OptimizerKind;
@@ -167,6 +167,9 @@ pub struct Architecture {
     /// "Attention": softmax or linear.
     #[serde(default)]
     pub attention: AttentionType,
+    /// "Scaling": the scores ÷√d_k, or not at all (softmax attention only).
+    #[serde(default)]
+    pub scaling: AttentionScaling,
 }
 
 impl Architecture {
@@ -176,6 +179,7 @@ impl Architecture {
         c.num_key_value_heads = self.kv_heads.filter(|&g| g != c.num_attention_heads);
         c.position_embedding_type = self.positions;
         c.attention_type = self.attention;
+        c.attention_scaling = self.attention.applicable_scaling(self.scaling);
         c
     }
 }

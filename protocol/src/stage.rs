@@ -3,6 +3,7 @@
 //! feed-forward network and Add & Norm again, with the formula and the plain-language reason
 //! for each, and the name a link gives each (`slug`). Plain data: no web, no maths.
 
+use engine::config::AttentionScaling;
 use engine::MaskMode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -261,7 +262,13 @@ impl Stage {
     }
 
     /// `why()`, plus what this model's numbers, the chosen mask and linear attention make of it.
-    pub fn explain(self, head_size: usize, mask: MaskMode, linear: bool) -> String {
+    pub fn explain(
+        self,
+        head_size: usize,
+        mask: MaskMode,
+        linear: bool,
+        scaling: AttentionScaling,
+    ) -> String {
         match self {
             Stage::Masked if linear => "Linear attention has no scores to add −∞ to. The mask decides instead which keys enter its sums: [PAD] keys never do, and with the causal mask query i sums only over keys j ≤ i, as running sums from left to right. M is shown as the keys each query may use.".to_string(),
             Stage::Context if linear => "Each token's new vector is φ(q_i)·Σ_j φ(k_j) v_jᵀ divided by φ(q_i)·Σ_j φ(k_j): a weighted average of the values it may use, with weights φ(q_i)·φ(k_j) normalised. Those weights are shown for comparison with softmax; the model never forms them.".to_string(),
@@ -270,6 +277,11 @@ impl Stage {
                 self.why()
             ),
             Stage::Softmax if mask == MaskMode::None => "Softmax turns each row of scores into weights that are positive and sum to 1: how this query spreads its attention over the keys. With no mask no weight is exactly 0: [PAD] keys get some too.".to_string(),
+            Stage::Scaled if scaling == AttentionScaling::None => format!(
+                "{} This model was built with Scaling \"None\": its scores are not divided, so they reach the softmax {} times larger than BERT's would (d_k = {head_size}). Compare it with a ÷√d_k model, or run the claim \"Scaling (√d_k)\".",
+                self.why(),
+                sqrt_text(head_size)
+            ),
             Stage::Scaled if head_size > 0 => format!(
                 "{} In this model d_k = {head_size}, so every score is divided by √d_k = {}.",
                 self.why(),
@@ -414,7 +426,7 @@ mod tests {
         assert_eq!(Stages::default().shown(Stage::FeatureMaps), Stage::Scores);
         assert_eq!(linear.next(Stage::Projections), Stage::FeatureMaps);
         assert!(Stage::Masked
-            .explain(16, MaskMode::Causal, true)
+            .explain(16, MaskMode::Causal, true, AttentionScaling::default())
             .contains("no scores to add −∞ to"));
     }
 
@@ -467,24 +479,30 @@ mod tests {
         assert_eq!(sqrt_text(16), "4");
         assert_eq!(sqrt_text(32), "5.657");
         assert!(Stage::Scaled
-            .explain(16, MaskMode::Padding, false)
+            .explain(16, MaskMode::Padding, false, AttentionScaling::default())
             .ends_with("d_k = 16, so every score is divided by √d_k = 4."));
         assert_eq!(
-            Stage::Scores.explain(16, MaskMode::Padding, false),
+            Stage::Scores.explain(16, MaskMode::Padding, false, AttentionScaling::default()),
             Stage::Scores.why()
+        );
+        let unscaled = Stage::Scaled.explain(16, MaskMode::Padding, false, AttentionScaling::None);
+        assert!(
+            unscaled.contains("Scaling \"None\"") && unscaled.contains("4 times larger"),
+            "{unscaled}"
         );
     }
 
     #[test]
     fn with_no_mask_the_mask_stages_say_m_is_zero_and_pad_gets_weight() {
-        let masked = Stage::Masked.explain(16, MaskMode::None, false);
+        let masked = Stage::Masked.explain(16, MaskMode::None, false, AttentionScaling::default());
         assert!(masked.contains("M = 0 everywhere"), "{masked}");
         assert!(masked.contains("[PAD]"), "{masked}");
-        let softmax = Stage::Softmax.explain(16, MaskMode::None, false);
+        let softmax =
+            Stage::Softmax.explain(16, MaskMode::None, false, AttentionScaling::default());
         assert!(!softmax.contains("come out exactly 0"), "{softmax}");
         assert!(softmax.contains("[PAD] keys get some"), "{softmax}");
         assert_eq!(
-            Stage::Masked.explain(16, MaskMode::Causal, false),
+            Stage::Masked.explain(16, MaskMode::Causal, false, AttentionScaling::default()),
             Stage::Masked.why()
         );
     }

@@ -37,6 +37,7 @@ mod tests {
                     kv_heads: Some(2),
                     positions: engine::config::PositionEmbeddingType::Rotary,
                     attention: engine::config::AttentionType::Linear,
+                    scaling: engine::config::AttentionScaling::None,
                 },
                 ..LabSettings::default()
             },

@@ -1,4 +1,4 @@
-//! A claim's result as a line chart with plotters: one line with dots per series, linear or
+//! A claim's plot as a line chart with plotters: one line with dots per series, linear or
 //! log-log axes (the legend is the page's, beside it). On the canvas, and as SVG for "Save SVG".
 
 use crate::chart_style::house_style;
@@ -6,8 +6,8 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
-use protocol::claims::Axes;
-use protocol::{ClaimResult, LabError, LabResult};
+use protocol::claims::{Axes, Plot};
+use protocol::{LabError, LabResult};
 
 /// Canvas size, CSS px.
 pub const SIZE: (u32, u32) = (560, 320);
@@ -26,9 +26,8 @@ pub fn colour(i: usize) -> RGBColor {
 
 /// The points of every series that the axes can show: a log x axis leaves out x ≤ 0; a log y
 /// axis puts y ≤ 0 (exact zeros) on its floor, `floor`.
-fn points(r: &ClaimResult, floor: f64) -> Vec<Vec<(f64, f64)>> {
-    let log_x = r.axes == Axes::LogLog;
-    let log_y = r.axes != Axes::Linear;
+fn points(r: &Plot, floor: f64) -> Vec<Vec<(f64, f64)>> {
+    let (log_x, log_y) = (r.axes.log_x(), r.axes.log_y());
     r.series
         .iter()
         .map(|s| {
@@ -42,7 +41,7 @@ fn points(r: &ClaimResult, floor: f64) -> Vec<Vec<(f64, f64)>> {
 }
 
 /// The y axis's floor: a tenth of the smallest positive y (1 if there is none).
-fn floor_of(r: &ClaimResult) -> f64 {
+fn floor_of(r: &Plot) -> f64 {
     let smallest = r
         .series
         .iter()
@@ -81,7 +80,7 @@ fn range(
 /// CSP forbids.
 fn finish<'a, DB: DrawingBackend + 'a, X, Y>(
     mut chart: ChartContext<'a, DB, Cartesian2d<X, Y>>,
-    r: &ClaimResult,
+    r: &Plot,
     points: &[Vec<(f64, f64)>],
     font_scale: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
@@ -125,14 +124,13 @@ where
 /// Axes and lines on any backend; `font_scale` as in `svg::SVG_FONT_SCALE`.
 fn plot<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    r: &ClaimResult,
+    r: &Plot,
     font_scale: f64,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let floor = floor_of(r);
     let pts = points(r, floor);
-    let log_x = r.axes == Axes::LogLog;
-    let log_y = r.axes != Axes::Linear;
+    let (log_x, log_y) = (r.axes.log_x(), r.axes.log_y());
     let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, log_x), range(&pts, |p| p.1, log_y)) else {
         return Ok(());
     };
@@ -150,8 +148,8 @@ fn plot<DB: DrawingBackend>(
         .x_label_area_size(34)
         .y_label_area_size(62);
     let (x, y) = (xs.0..xs.1, ys.0..ys.1);
-    // Two axis kinds, not four: each is a separate instance of plotters' generic drawing code
-    // in the page's wasm, per backend.
+    // Each axis kind is a separate instance of plotters' generic drawing code in the page's
+    // wasm, per backend.
     match r.axes {
         Axes::LogLog => finish(
             builder.build_cartesian_2d(x.log_scale(), y.log_scale())?,
@@ -161,6 +159,12 @@ fn plot<DB: DrawingBackend>(
         ),
         Axes::LinearLog => finish(
             builder.build_cartesian_2d(x, y.log_scale())?,
+            r,
+            &pts,
+            font_scale,
+        ),
+        Axes::LogLinear => finish(
+            builder.build_cartesian_2d(x.log_scale(), y)?,
             r,
             &pts,
             font_scale,
@@ -184,7 +188,7 @@ pub fn short_number(v: f64) -> String {
     }
 }
 
-pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &ClaimResult) -> LabResult<()> {
+pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &Plot) -> LabResult<()> {
     let backend = CanvasBackend::with_canvas_object(canvas.clone())
         .ok_or_else(|| LabError::browser("claim chart: no canvas"))?;
     let root = backend.into_drawing_area();
@@ -194,7 +198,7 @@ pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &ClaimResult) -> LabResult<(
 }
 
 /// The chart as an SVG document of the canvas's size, as vectors.
-pub fn svg(r: &ClaimResult) -> LabResult<String> {
+pub fn svg(r: &Plot) -> LabResult<String> {
     crate::svg::document(SIZE, &r.caption, &[], |area| {
         plot(area, r, crate::svg::SVG_FONT_SCALE)
     })
@@ -204,12 +208,10 @@ pub fn svg(r: &ClaimResult) -> LabResult<String> {
 mod tests {
     use super::*;
     use engine::experiments::Series;
-    use protocol::Claim;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
-    fn result(axes: Axes, y: Vec<f64>) -> ClaimResult {
-        ClaimResult {
-            claim: Claim::Memory,
+    fn result(axes: Axes, y: Vec<f64>) -> Plot {
+        Plot {
             caption: "Memory of something".into(),
             x_label: "T".into(),
             y_label: "bytes".into(),
@@ -220,9 +222,6 @@ mod tests {
                 y,
             }],
             marks: Vec::new(),
-            numbers: Vec::new(),
-            verdict: String::new(),
-            heatmap: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The "Claims" panel: one card per claim, with its words, how it is tested, Run (and while
-//! it runs a progress bar and Cancel), and the result: a chart whose numbers are in its
-//! `data-series`, the key figures beside it, and a verdict.
+//! it runs a progress bar and Cancel), and the result: its charts, each with its numbers in
+//! its `data-series`, the key figures beside them, and a verdict.
 
 use super::chart::{self, SIZE};
 use super::state::ClaimState;
@@ -10,16 +10,17 @@ use crate::components::painted::paint_on_change;
 use crate::heatmap::Scale;
 use crate::live::Live;
 use leptos::prelude::*;
+use protocol::claims::Plot;
 use protocol::{Claim, ClaimResult};
 use std::sync::Arc;
 
 #[component]
-fn ClaimChart(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
+fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let failed = paint_on_change(
         canvas,
         result.into(),
-        |canvas, r: &Option<Arc<ClaimResult>>| match r {
+        |canvas, r: &Option<Arc<Plot>>| match r {
             Some(r) => chart::draw(canvas, r),
             None => Ok(()),
         },
@@ -165,6 +166,16 @@ fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
         })
     };
     let verdict = move || result.with(|r| r.as_ref().map(|r| r.verdict.clone()));
+    let plot_count = Memo::new(move |_| result.with(|r| r.as_ref().map_or(0, |r| r.plots.len())));
+    let plot_chart = move |i: usize| {
+        let plot = Memo::new(move |_| {
+            result.with(|r| {
+                r.as_ref()
+                    .and_then(|r| r.plots.get(i).cloned().map(Arc::new))
+            })
+        });
+        view! { <ClaimChart result=plot/> }
+    };
     view! {
         <article class="claim" data-claim=format!("{claim:?}") data-state=status>
             <h3>{claim.title()}</h3>
@@ -177,8 +188,10 @@ fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
             {outcome}
             <Show when=move || result.with(Option::is_some)>
                 <div class="claim-result">
-                    <ClaimChart result=result/>
-                    <ClaimHeatmapFigure result=result/>
+                    <div class="claim-plots">
+                        <For each=move || 0..plot_count.get() key=|i| *i children=plot_chart/>
+                        <ClaimHeatmapFigure result=result/>
+                    </div>
                     <div class="claim-side">
                         <dl class="claim-numbers">{numbers}</dl>
                         <p class="verdict">{verdict}</p>

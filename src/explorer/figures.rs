@@ -315,7 +315,9 @@ pub fn rollout_figure(ins: &Inspection, max_grid: u32) -> Figure {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::explorer::stage_figures::{stage_figures, stage_hint, LINEAR_NO_SCORES, ROTARY};
+    use crate::explorer::stage_figures::{
+        stage_figures, stage_hint, ALIBI, LINEAR_NO_SCORES, ROTARY,
+    };
     use engine::tokenizer::Tokenizer;
     use engine::{BertConfig, BertForPreTraining, Rng};
     use protocol::stage::Stage;
@@ -498,6 +500,45 @@ pub(crate) mod tests {
         );
         let out = stage_figures(&ins, sel, Stage::Output).pop().unwrap();
         assert_eq!(out.data.matrix, ins.trace.layers[1].attention_output);
+    }
+
+    #[test]
+    fn alibi_models_show_the_bias_at_the_mask_stage_and_say_why() {
+        use engine::config::PositionEmbeddingType;
+        let ins = inspection_of(
+            |c| c.position_embedding_type = PositionEmbeddingType::Alibi,
+            ProbeInput::default(),
+            engine::ops::attention::AttentionKernel::Full,
+        );
+        let sel = Selection {
+            layer: 1,
+            head: 0,
+            ..Selection::default()
+        };
+        let head = &ins.trace.layers[1].heads[0];
+        let figs = stage_figures(&ins, sel, Stage::Masked);
+        let captions: Vec<&str> = figs.iter().map(|f| f.data.caption.as_str()).collect();
+        assert_eq!(
+            captions,
+            [
+                "Layer 2 · Head 1 · ALiBi bias −m·|i − j| (m = 1/4)",
+                "Layer 2 · Head 1 · mask M",
+                "Layer 2 · Head 1 · masked scores QKᵀ/√d_k − m·|i − j| + M"
+            ]
+        );
+        assert_eq!(Some(&figs[0].data.matrix), head.alibi_bias.as_ref());
+        assert_eq!(figs[0].data.matrix.get(3, 1), -0.5);
+        assert_eq!(stage_hint(&ins, sel, Stage::Masked), Some(ALIBI));
+        // The fourth head's slope is 1/256; no position embeddings.
+        let last = Selection { head: 3, ..sel };
+        assert!(stage_figures(&ins, last, Stage::Masked)[0]
+            .data
+            .caption
+            .ends_with("(m = 1/256)"));
+        assert!(ins.trace.position_embeddings.is_empty());
+        let plain = inspection(ProbeInput::default());
+        assert_eq!(stage_figures(&plain, sel, Stage::Masked).len(), 2);
+        assert_ne!(stage_hint(&plain, sel, Stage::Masked), Some(ALIBI));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! What each stage of the stepper shows: its heatmaps (the matrices of the selected layer and
 //! head, or of the cross-attention), and the hint beside them for models whose stage differs
-//! (rotary, linear). Plain functions over an `Inspection`: they pick and label, they never
+//! (rotary, ALiBi, linear). Plain functions over an `Inspection`: they pick and label, they never
 //! compute.
 
 use super::figures::*;
 use crate::components::heatmap_figure::HeatmapOptions;
 use crate::heatmap::ColumnAxis;
+use engine::config::AttentionScaling;
 use engine::inspect::Inspection;
 use engine::{LayerTrace, MaskMode, Matrix};
 use protocol::stage::Stage;
@@ -163,10 +164,10 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
         Stage::Scores => vec![token_figure(ins, hc("scores QKᵀ"), &head.scores, 340)],
         Stage::Scaled => vec![
             token_figure(ins, hc("scores QKᵀ"), &head.scores, 230),
-            token_figure(ins, hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
+            token_figure(ins, hc(score_captions(ins).0), &head.scaled, 230),
         ],
         Stage::Masked => {
-            vec![
+            let mut figs = vec![
                 figure(
                     ins,
                     hc("mask M"),
@@ -175,11 +176,16 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
                     MASK_OPTIONS,
                     230,
                 ),
-                token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
-            ]
+                token_figure(ins, hc(masked_caption(ins, head)), &head.masked, 230),
+            ];
+            if let (Some(bias), Some(m)) = (&head.alibi_bias, head.alibi_slope) {
+                let caption = format!("ALiBi bias −m·|i − j| (m = {})", crate::format::slope(m));
+                figs.insert(0, token_figure(ins, hc(&caption), bias, 230));
+            }
+            figs
         }
         Stage::Softmax => vec![
-            token_figure(ins, hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            token_figure(ins, hc(masked_caption(ins, head)), &head.masked, 230),
             token_figure(ins, hc("softmax weights"), &head.weights, 230),
         ],
         Stage::Context => vec![
@@ -267,7 +273,7 @@ fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Fi
         Stage::Scores => vec![grid(hc("scores QKᵀ"), &head.scores, 340)],
         Stage::Scaled => vec![
             grid(hc("scores QKᵀ"), &head.scores, 230),
-            grid(hc("scaled scores QKᵀ/√d_k"), &head.scaled, 230),
+            grid(hc(score_captions(ins).0), &head.scaled, 230),
         ],
         Stage::Masked => {
             vec![
@@ -279,11 +285,11 @@ fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Fi
                     MASK_OPTIONS,
                     230,
                 ),
-                grid(hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+                grid(hc(score_captions(ins).1), &head.masked, 230),
             ]
         }
         Stage::Softmax => vec![
-            grid(hc("masked scores QKᵀ/√d_k + M"), &head.masked, 230),
+            grid(hc(score_captions(ins).1), &head.masked, 230),
             grid(hc("softmax weights"), &head.weights, 230),
         ],
         Stage::Context => vec![
@@ -292,6 +298,16 @@ fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Fi
             dims(hc("context A·V"), &head.context, targets, 220),
         ],
         _ => Vec::new(),
+    }
+}
+
+/// What the masked scores hold: the scaled scores (÷√d_k or not, `score_captions`), with
+/// ALiBi the bias too.
+fn masked_caption(ins: &Inspection, head: &engine::HeadTrace) -> &'static str {
+    match (head.alibi_bias.is_some(), ins.scaling) {
+        (false, _) => score_captions(ins).1,
+        (true, AttentionScaling::InverseSqrtHeadSize) => "masked scores QKᵀ/√d_k − m·|i − j| + M",
+        (true, AttentionScaling::None) => "masked scores QKᵀ − m·|i − j| + M",
     }
 }
 
@@ -324,6 +340,22 @@ fn concatenated_heads(
 /// Rotary models: why the projections gain rotated copies and the scores use them.
 pub const ROTARY: &str = "Rotary positions: there is no position embedding. Instead every q and k is rotated by its position t before the dot product, pair of dimensions by pair, pair i by the angle t·θ_i with θ_i = 10000^(−2i/d_k). The scores use the rotated q and k, so q_i·k_j depends on i − j alone, not on where the pair sits in the text.";
 
+/// ALiBi models: what the bias in "+ M" is.
+pub const ALIBI: &str = "ALiBi positions: there is no position embedding. Before the mask, each head adds −m·|i − j| to its scaled scores: the farther key j is from query i, the lower its score, along a straight line whose slope m is the head's own (for 4 heads 1/4, 1/16, 1/64, 1/256). Nothing about it is learned, and it is the same at any length, so the model reads texts longer than those it was trained on.";
+/// The scaled and the masked scores' captions: ÷√d_k, or the raw scores of a model built with
+/// Scaling "None" (its `scaled` is QKᵀ itself).
+fn score_captions(ins: &Inspection) -> (&'static str, &'static str) {
+    match ins.scaling {
+        AttentionScaling::InverseSqrtHeadSize => {
+            ("scaled scores QKᵀ/√d_k", "masked scores QKᵀ/√d_k + M")
+        }
+        AttentionScaling::None => (
+            "scaled scores QKᵀ · 1 (Scaling: None)",
+            "masked scores QKᵀ + M",
+        ),
+    }
+}
+
 pub const LINEAR_NO_SCORES: &str = "No scores here: the T×T score matrix is never formed in linear attention. Each query reads φ(q_i)·(Σ_j φ(k_j) v_jᵀ) / (φ(q_i)·Σ_j φ(k_j)), with φ = elu + 1: the sums over keys are d_k × d_k, so the cost grows with T, not T². There is no scaling by √d_k and no softmax; the weights shown are the ones this formula implies, worked out for display only.";
 
 /// A nudge when a stage would show nothing of interest for this text.
@@ -346,6 +378,9 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
     }
     if head.q_rotated.is_some() && matches!(stage, Stage::Projections | Stage::Scores) {
         return Some(ROTARY);
+    }
+    if head.alibi_bias.is_some() && stage == Stage::Masked {
+        return Some(ALIBI);
     }
     if !(matches!(stage, Stage::Masked | Stage::Softmax) && nothing_masked) {
         return None;

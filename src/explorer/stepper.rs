@@ -8,6 +8,7 @@ use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage_figures::{stage_figures, stage_hint};
 use super::tiles::TilesPanel;
+use engine::config::AttentionScaling;
 use engine::inspect::Inspection;
 use engine::MaskMode;
 use leptos::prelude::*;
@@ -16,7 +17,12 @@ use std::sync::Arc;
 
 /// The current stage's formula, with the parts it adds lit: the embeddings' sum, softmax(QKᵀ/√d_k
 /// + M)V inside attention (linear attention's own with `linear`), or the layer around attention.
-fn formula(stage: Signal<Stage>, linear: Signal<bool>, cross: Signal<bool>) -> impl IntoView {
+fn formula(
+    stage: Signal<Stage>,
+    linear: Signal<bool>,
+    cross: Signal<bool>,
+    unscaled: Signal<bool>,
+) -> impl IntoView {
     let lit = move |part: FormulaPart| move || stage.get().highlights().contains(&part);
     move || {
         match stage.get().formula() {
@@ -67,7 +73,9 @@ fn formula(stage: Signal<Stage>, linear: Signal<bool>, cross: Signal<bool>) -> i
                 <span class="part" class:hl=lit(FormulaPart::Concat)>"Concat"<sub>"h"</sub>"("</span>
                 <span class="part" class:hl=lit(FormulaPart::Softmax)>"softmax("</span>
                 <span class="part" class:hl=lit(FormulaPart::QKt)>"QKᵀ"</span>
-                <span class="part" class:hl=lit(FormulaPart::Sqrt)>" / √d"<sub>"k"</sub></span>
+                // A model built with Scaling "None" skips this part: struck through.
+                <span class="part" class:hl=lit(FormulaPart::Sqrt) class:off=move || unscaled.get()
+                    title=move || unscaled.get().then_some("This model does not divide its scores (Scaling: None)")>" / √d"<sub>"k"</sub></span>
                 <span class="part" class:hl=lit(FormulaPart::Mask)>" + M"</span>
                 <span class="part" class:hl=lit(FormulaPart::Softmax)>")"</span>
                 <span class="part" class:hl=lit(FormulaPart::V)>"V"</span>
@@ -118,6 +126,8 @@ fn stage_equation(
     }: Dims,
     mask: MaskMode,
     linear: bool,
+    scaling: AttentionScaling,
+    alibi: bool,
     cross_keys: Option<usize>,
 ) -> AnyView {
     if let Some(s) = cross_keys {
@@ -125,6 +135,8 @@ fn stage_equation(
             return v;
         }
     }
+    // ALiBi's bias, added to the scaled scores before the mask.
+    let bias = if alibi { " − m·|i − j|" } else { "" };
     let mask_rule = match mask {
         MaskMode::Causal => "0 where key j is real and j ≤ i, else −∞ (causal)",
         MaskMode::Padding => "0 where key j is a real token, −∞ at [PAD] (padding)",
@@ -148,9 +160,12 @@ fn stage_equation(
         }
         .into_any(),
         Stage::Scores => view! { <span>"S = QKᵀ: T × T = "{t}" × "{t}", S"<sub>"ij"</sub>" = q"<sub>"i"</sub>" · k"<sub>"j"</sub></span> }.into_any(),
+        Stage::Scaled if scaling == AttentionScaling::None => view! { <span>"S · 1: this model does not scale (Scaling: None); BERT would divide by √d"<sub>"k"</sub>" = √"{d}" = "{sqrt_text(d)}</span> }.into_any(),
+        Stage::Masked if scaling == AttentionScaling::None => view! { <span>"S"{bias}" + M, M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
+        Stage::Softmax if scaling == AttentionScaling::None => view! { <span>"A = softmax(S"{bias}" + M), row by row: each row of A sums to 1"</span> }.into_any(),
         Stage::Scaled => view! { <span>"S / √d"<sub>"k"</sub>" with √d"<sub>"k"</sub>" = √"{d}" = "{sqrt_text(d)}</span> }.into_any(),
-        Stage::Masked => view! { <span>"S / √d"<sub>"k"</sub>" + M, M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
-        Stage::Softmax => view! { <span>"A = softmax(S / √d"<sub>"k"</sub>" + M), row by row: each row of A sums to 1"</span> }.into_any(),
+        Stage::Masked => view! { <span>"S / √d"<sub>"k"</sub>{bias}" + M, M"<sub>"ij"</sub>" = "{mask_rule}</span> }.into_any(),
+        Stage::Softmax => view! { <span>"A = softmax(S / √d"<sub>"k"</sub>{bias}" + M), row by row: each row of A sums to 1"</span> }.into_any(),
         Stage::Context => view! { <span>"head = A · V: T × d"<sub>"k"</sub>" = "{t}" × "{d}</span> }.into_any(),
         Stage::Tiles => view! {
             <span>"for each query block (B = "{block}" rows) and each key block S"<sub>"b"</sub>" it may see: m′ = max(m, rowmax S"<sub>"b"</sub>"), l′ = e"<sup>"m − m′"</sup>"·l + rowsum e"<sup>"S"<sub>"b"</sub>" − m′"</sup>", acc′ = e"<sup>"m − m′"</sup>"·acc + e"<sup>"S"<sub>"b"</sub>" − m′"</sup>"V"<sub>"b"</sub>"; then O = acc / l"</span>
@@ -245,12 +260,23 @@ pub fn StagePanel(
     });
     let shape = Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| dims(i)).unwrap_or_default()));
     let mask = Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| i.mask).unwrap_or_default()));
+    let scaling =
+        Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| i.scaling).unwrap_or_default()));
+    let unscaled = Signal::derive(move || scaling.get() == AttentionScaling::None);
     let rotary = Memo::new(move |_| {
         ins.with(|i| {
             i.as_ref()
                 .and_then(|i| i.trace.layers.first())
                 .and_then(|l| l.heads.first())
                 .is_some_and(|h| h.q_rotated.is_some())
+        })
+    });
+    let alibi = Memo::new(move |_| {
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| i.trace.layers.first())
+                .and_then(|l| l.heads.first())
+                .is_some_and(|h| h.alibi_bias.is_some())
         })
     });
     let gelu_pairs = Memo::new(move |_| {
@@ -276,12 +302,12 @@ pub fn StagePanel(
             <Stepper stage=stage stages=stages/>
             <div class="stage-text">
                 <h2 class="stage-title">{title}</h2>
-                {formula(shown.into(), linear, cross)}
-                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get(), cross_keys.get())}</p>
+                {formula(shown.into(), linear, cross, unscaled)}
+                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get(), scaling.get(), alibi.get(), cross_keys.get())}</p>
                 <p class="why">{move || if cross.get() {
                     shown.get().explain_cross().to_string()
                 } else {
-                    shown.get().explain(shape.get().d, mask.get(), linear.get())
+                    shown.get().explain(shape.get().d, mask.get(), linear.get(), scaling.get())
                 }}</p>
                 {move || {
                     let (sel, s) = (selection.get(), shown.get());

@@ -5,6 +5,7 @@
 
 use super::lab::Lab;
 use engine::batch::Batch;
+use engine::config::AttentionScaling;
 use engine::config::PositionEmbeddingType;
 use engine::data::Corpus;
 use engine::experiments::heads::{
@@ -12,15 +13,17 @@ use engine::experiments::heads::{
     EVALUATION_ROWS, HEAD_SENTENCES,
 };
 use engine::experiments::{
-    leakage, measure_attention, mlm_hits_by_position, packed_sequences, AttentionRun, Tally,
+    leakage, mean_largest_weight, measure_attention, mlm_hits_by_position, packed_sequences,
+    softmax_statistics, AttentionRun, SoftmaxStatistics, Tally,
 };
 use engine::forward::{ForwardOptions, HeadMask};
 use engine::model::BertForPreTraining;
 use engine::train::Trainer;
 use engine::Rng;
 use protocol::claims::{
-    extrapolation_result, kv_cache_result, leakage_result, memory_result, sizes, time_result,
-    units, ByPosition, KvShape, Unit,
+    extrapolation_result, kv_cache_result, leakage_result, memory_result, scaling_result, sizes,
+    time_result, units, ByPosition, KvShape, TrainedModel, TrainedScaling, Unit, HEAD_SIZES,
+    TRAINED_MIN_HEAD_DIM,
 };
 use protocol::claims::{heads_result, HeadsMeasured};
 use protocol::{Claim, ClaimResult, FromWorker, LabError, LabResult, ProbeInput};
@@ -40,6 +43,7 @@ pub struct ClaimRun {
 
 enum Work {
     Scaling(Scaling),
+    Softmax(SoftmaxScaling),
     // Two model copies: boxed, so the scaling claims' runs stay small.
     Extrapolation(Box<Extrapolating>),
     Heads(Box<HeadsRun>),
@@ -55,14 +59,31 @@ struct Scaling {
     rng: Rng,
 }
 
-/// Sequences of 2T packed from the corpus; masked passes through Compare's absolute model and
-/// its rotary one. Copies of the models: training goes on meanwhile, and no claim touches them.
+/// Scaling (√d_k): one head size per call, then one step of Compare's History per call (both
+/// models at that step), read from the models as they are when the unit runs.
+struct SoftmaxScaling {
+    head_sizes: Vec<usize>,
+    measured: Vec<(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)>,
+    /// The steps still to read, popped from the end; Err: why there is no trained comparison.
+    steps: Result<Vec<u64>, String>,
+    trained: Option<TrainedScaling>,
+    probe: ProbeInput,
+    total: usize,
+    rng: Rng,
+}
+
+/// Most History steps the trained comparison reads (evenly spread, the current step last).
+const TRAINED_STEPS: usize = 16;
+
+/// Sequences of 2T packed from the corpus; masked passes through Compare's two models, whose
+/// positions differ (absolute, rotary, ALiBi). Copies of the models: training goes on
+/// meanwhile, and no claim touches them.
 struct Extrapolating {
     corpus: Corpus,
     sequences: Vec<Vec<u32>>,
     trained_len: usize,
     steps: u64,
-    /// (model, its learned positions if absolute, its tally by position): absolute, rotary.
+    /// (model, its learned positions if absolute, its tally by position): A's, B's.
     models: [(BertForPreTraining, Option<usize>, Vec<Tally>); 2],
     /// (model, pass) still to run, popped from the end.
     todo: Vec<(usize, usize)>,
@@ -141,8 +162,20 @@ impl ClaimQueue {
     }
 
     /// The models were replaced: length extrapolation, under way on copies of the old ones,
-    /// would measure them, so it stops (the other claims do not depend on the model).
+    /// would measure them, so it stops; Scaling drops its trained comparison, which would mix
+    /// the old models' steps with the new ones'; Heads stops, and stops being measured again
+    /// (its fresh model and sentences are the old model's). The other claims do not depend on
+    /// the model.
     pub fn models_replaced(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
+        if let Some(ClaimRun {
+            work: Work::Softmax(s),
+            ..
+        }) = self.running.as_mut()
+        {
+            s.total -= s.steps.as_ref().map_or(0, Vec::len);
+            s.steps = Err("none: the models were replaced while the claim ran; Run again".into());
+            s.trained = None;
+        }
         self.heads = None;
         match self.running.as_ref().map(|run| run.claim) {
             // The Heads claim's fresh model and sentences are the old model's.
@@ -163,7 +196,7 @@ impl ClaimQueue {
             return Vec::new();
         };
         let claim = run.claim;
-        match run.step(now_ms) {
+        match run.step(now_ms, lab, lab_b) {
             Some(result) => {
                 if let Some(ClaimRun {
                     work: Work::Heads(heads),
@@ -248,6 +281,27 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
         // The queue runs it with the model's seed (`start_waiting`); alone, with the settings'
         // default seed.
         Claim::Heads => heads_run(lab, 0),
+        Claim::Scaling => {
+            let steps = trained_steps(lab, lab_b).map(|mut steps| {
+                steps.reverse(); // popped from the end: oldest first
+                steps
+            });
+            let mut head_sizes = HEAD_SIZES.to_vec();
+            head_sizes.reverse();
+            let total = head_sizes.len() + steps.as_ref().map_or(0, Vec::len);
+            Started::Running(ClaimRun {
+                claim,
+                work: Work::Softmax(SoftmaxScaling {
+                    head_sizes,
+                    measured: Vec::new(),
+                    steps,
+                    trained: None,
+                    probe: probe.clone(),
+                    total,
+                    rng: Rng::new(0),
+                }),
+            })
+        }
         Claim::Memory | Claim::Time => {
             let mut todo = units(claim);
             todo.reverse(); // popped from the end: shortest first
@@ -265,10 +319,43 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
     }
 }
 
-/// The extrapolation claim's set-up: Compare with one absolute-position model and one rotary
-/// one, trained side by side at length T; sequences of 2T from their corpus.
+/// The steps at which the Scaling claim reads Compare's two models: at most `TRAINED_STEPS`
+/// of A's History (B's keeps the same steps) and the current one; Err says what to set up.
+fn trained_steps(lab: Option<&Lab>, lab_b: Option<&Lab>) -> Result<Vec<u64>, String> {
+    let how = format!("turn on Compare with model A's Scaling ÷√d_k and B's None on the preset small (d_k = {TRAINED_MIN_HEAD_DIM}), Reset, train, then Run");
+    let (Some(a), Some(b)) = (lab, lab_b) else {
+        return Err(format!("none: {how}"));
+    };
+    let (Some(ta), Some(tb)) = (a.trainer(), b.trainer()) else {
+        return Err(format!("none: both models must train; {how}"));
+    };
+    let (ca, cb) = (&ta.model.config, &tb.model.config);
+    if ca.attention_scaling == cb.attention_scaling {
+        return Err(format!("none: both models scale alike; {how}"));
+    }
+    if ca.head_size() < TRAINED_MIN_HEAD_DIM {
+        return Err(format!(
+            "none: d_k = {} here, and the trained comparison needs d_k ≥ {TRAINED_MIN_HEAD_DIM}; {how}",
+            ca.head_size()
+        ));
+    }
+    if ta.step == 0 {
+        return Err("none yet: the models have not trained; press Play, then Run".into());
+    }
+    let kept = a.history.steps();
+    let every = kept.len().div_ceil(TRAINED_STEPS).max(1);
+    let mut steps: Vec<u64> = kept.iter().copied().step_by(every).collect();
+    if steps.last() != Some(&ta.step) {
+        steps.push(ta.step);
+    }
+    Ok(steps)
+}
+
+/// The extrapolation claim's set-up: Compare with two models of different positions (any two
+/// of absolute, rotary, ALiBi), trained side by side at length T; sequences of 2T from their
+/// corpus.
 fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolating> {
-    let how = "turn on Compare with one model's Positions Absolute and the other's Rotary, Reset, train them, then Run";
+    let how = "turn on Compare with the two models' Positions different (Absolute, Rotary or ALiBi), Reset, train them, then Run";
     let (Some(a), Some(b)) = (lab, lab_b) else {
         return Err(LabError::unavailable(format!(
             "this experiment needs two models trained side by side: {how}"
@@ -280,15 +367,11 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
         )));
     };
     let positions = |t: &engine::train::Trainer| t.model.config.position_embedding_type;
-    let (absolute, rotary) = match (positions(ta), positions(tb)) {
-        (PositionEmbeddingType::Absolute, PositionEmbeddingType::Rotary) => (ta, tb),
-        (PositionEmbeddingType::Rotary, PositionEmbeddingType::Absolute) => (tb, ta),
-        _ => {
-            return Err(LabError::unavailable(format!(
-                "both models have the same positions: {how}"
-            )))
-        }
-    };
+    if positions(ta) == positions(tb) {
+        return Err(LabError::unavailable(format!(
+            "both models have the same positions: {how}"
+        )));
+    }
     if ta.step == 0 {
         return Err(LabError::unavailable(
             "the models have not trained yet: press Play, let them learn, then Run",
@@ -300,8 +383,13 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
     // One sequence per starting sentence at most: two from the same start would be the same.
     let count = EXTRAPOLATION_SEQUENCES.min(ta.corpus.len());
     let sequences = packed_sequences(&ta.corpus, 2 * trained_len, count)?;
-    let p = absolute.model.config.max_position_embeddings;
-    let tally = |len: usize| vec![(0, 0); len];
+    // An absolute model reads only its learned positions.
+    let model = |t: &engine::train::Trainer| {
+        let p = (positions(t) == PositionEmbeddingType::Absolute)
+            .then_some(t.model.config.max_position_embeddings);
+        let len = p.map_or(2 * trained_len, |p| p.min(2 * trained_len));
+        (t.model.clone(), p, vec![(0, 0); len])
+    };
     let todo: Vec<(usize, usize)> = (0..2)
         .flat_map(|m| (0..STRIDE).map(move |pass| (m, pass)))
         .rev()
@@ -310,14 +398,7 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
         corpus: ta.corpus.clone(),
         trained_len,
         steps: ta.step,
-        models: [
-            (
-                absolute.model.clone(),
-                Some(p),
-                tally((2 * trained_len).min(p)),
-            ),
-            (rotary.model.clone(), None, tally(2 * trained_len)),
-        ],
+        models: [model(ta), model(tb)],
         total: todo.len(),
         todo,
         sequences,
@@ -328,7 +409,7 @@ impl Extrapolating {
     fn step(&mut self) -> LabResult<Option<ClaimResult>> {
         if let Some((m, pass)) = self.todo.pop() {
             let (model, _, tally) = &mut self.models[m];
-            // The absolute model reads only its learned positions.
+            // An absolute model reads only its learned positions.
             let len = tally.len();
             let cut: Vec<Vec<u32>> = self.sequences.iter().map(|s| s[..len].to_vec()).collect();
             mlm_hits_by_position(model, &self.corpus, &cut, STRIDE, pass, tally)?;
@@ -336,18 +417,16 @@ impl Extrapolating {
         if !self.todo.is_empty() {
             return Ok(None);
         }
-        let [(_, p, absolute), (_, _, rotary)] = &self.models;
+        let [a, b] = self.models.each_ref().map(|(model, p, tally)| ByPosition {
+            kind: model.config.position_embedding_type,
+            tally,
+            max_positions: *p,
+        });
         Ok(Some(extrapolation_result(
             self.trained_len,
             self.steps,
-            ByPosition {
-                tally: absolute,
-                max_positions: *p,
-            },
-            ByPosition {
-                tally: rotary,
-                max_positions: None,
-            },
+            a,
+            b,
         )))
     }
 }
@@ -359,16 +438,75 @@ impl ClaimRun {
             Work::Scaling(s) => (s.measured.len(), s.total),
             Work::Extrapolation(e) => (e.total - e.todo.len(), e.total),
             Work::Heads(h) => (h.total - h.todo.len(), h.total),
+            Work::Softmax(s) => (
+                s.total - s.head_sizes.len() - s.steps.as_ref().map_or(0, Vec::len),
+                s.total,
+            ),
         }
     }
 
     /// Measures the next unit; the result once the last is measured (or why it failed).
-    pub fn step(&mut self, now_ms: &dyn Fn() -> f64) -> Option<LabResult<ClaimResult>> {
+    pub fn step(
+        &mut self,
+        now_ms: &dyn Fn() -> f64,
+        lab: Option<&Lab>,
+        lab_b: Option<&Lab>,
+    ) -> Option<LabResult<ClaimResult>> {
         match &mut self.work {
+            Work::Softmax(s) => s.step(lab, lab_b).transpose(),
             Work::Scaling(s) => s.step(self.claim, now_ms),
             Work::Extrapolation(e) => e.step().transpose(),
             Work::Heads(h) => h.step().transpose(),
         }
+    }
+}
+
+impl SoftmaxScaling {
+    fn step(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Option<ClaimResult>> {
+        if let Some(d_k) = self.head_sizes.pop() {
+            self.measured
+                .push((d_k, softmax_statistics(d_k, &mut self.rng)));
+        } else if let Some(step) = self.steps.as_mut().ok().and_then(Vec::pop) {
+            self.read_trained(step, lab, lab_b)?;
+        }
+        let done = self.head_sizes.is_empty() && self.steps.as_ref().map_or(true, Vec::is_empty);
+        if !done {
+            return Ok(None);
+        }
+        let trained = match (&self.steps, &self.trained) {
+            (Err(why), _) => Err(why.as_str()),
+            (Ok(_), Some(t)) => Ok(t),
+            (Ok(_), None) => Err("none: the models changed while the claim ran; Run again"),
+        };
+        Ok(Some(scaling_result(&self.measured, trained)))
+    }
+
+    /// Both models' mean largest weight on the probe at `step`: the current weights, or those
+    /// the History kept. A step thinned or rewound away since the start is skipped.
+    fn read_trained(&mut self, step: u64, lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<()> {
+        let (Some(a), Some(b)) = (lab, lab_b) else {
+            return Ok(());
+        };
+        let at = (step != a.step_count()).then_some(step);
+        let (Ok(ia), Ok(ib)) = (a.inspect(&self.probe, at), b.inspect(&self.probe, at)) else {
+            return Ok(());
+        };
+        let scaling = |l: &Lab| l.parts().0.config.attention_scaling;
+        let trained = self.trained.get_or_insert_with(|| TrainedScaling {
+            head_dim: a.parts().0.config.head_size(),
+            models: [("A", a), ("B", b)].map(|(name, lab)| TrainedModel {
+                name: name.into(),
+                scaling: scaling(lab),
+                points: Vec::new(),
+            }),
+        });
+        trained.models[0]
+            .points
+            .push((step, mean_largest_weight(&ia)));
+        trained.models[1]
+            .points
+            .push((step, mean_largest_weight(&ib)));
+        Ok(())
     }
 }
 
@@ -706,10 +844,10 @@ mod tests {
             }
         }
         // Identical heads: JS distance 0 now; the fresh model's heads differ.
-        let now = &r.series[1];
+        let now = &r.plots[1].series[0];
         assert_eq!(now.name, "JS distance to the others, now");
         assert!(now.y.iter().all(|&d| d == 0.0), "{:?}", now.y);
-        assert!(r.series[2].y.iter().all(|&d| d > 0.0));
+        assert!(r.plots[1].series[1].y.iter().all(|&d| d > 0.0));
         assert_eq!(js_distance(&[0.5, 0.5], &[0.5, 0.5]), 0.0);
     }
 
@@ -723,7 +861,7 @@ mod tests {
             ..ClaimQueue::default()
         };
         let r = run_heads(&mut queue, &lab);
-        let ablation = &r.series[0];
+        let ablation = &r.plots[0].series[0];
         assert_eq!(ablation.name, "Ablation: Δ MLM loss");
         assert_eq!(ablation.x.len(), 8);
         // By hand: the head's context reaches the model only through W_O's columns of that
@@ -754,7 +892,7 @@ mod tests {
         }
         // A fresh model: the verdict says it has not trained; its fresh and now rows agree.
         assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
-        assert_eq!(r.series[1].y, r.series[2].y);
+        assert_eq!(r.plots[1].series[0].y, r.plots[1].series[1].y);
         // Measured again after training: the same set-up, the new weights.
         let unchanged = queue.refresh_heads(Some(&lab));
         assert!(
@@ -771,7 +909,10 @@ mod tests {
             panic!("a refreshed result");
         };
         assert_ne!(trained.heatmap, r.heatmap);
-        assert_eq!(trained.series[2].y, r.series[2].y, "the fresh model stays");
+        assert_eq!(
+            trained.plots[1].series[1].y, r.plots[1].series[1].y,
+            "the fresh model stays"
+        );
         assert!(
             trained.numbers[0].1.ends_with("at step 20"),
             "{:?}",

@@ -366,6 +366,7 @@ impl Lab {
                 kv_heads: c.num_key_value_heads,
                 positions: c.position_embedding_type,
                 attention: c.attention_type,
+                scaling: c.attention_scaling,
             },
             // An encoder–decoder's decoder is not one that generates alone.
             decoder: c.is_decoder && !c.add_cross_attention,
@@ -751,6 +752,10 @@ mod tests {
                 attention: AttentionType::Linear,
                 ..Architecture::default()
             },
+            Architecture {
+                scaling: engine::config::AttentionScaling::None,
+                ..Architecture::default()
+            },
         ];
         for architecture in choices {
             let settings = LabSettings {
@@ -769,6 +774,10 @@ mod tests {
                 head.phi_q.is_some(),
                 architecture.attention == AttentionType::Linear
             );
+            assert_eq!(seen.scaling, architecture.scaling);
+            if architecture.scaling == engine::config::AttentionScaling::None {
+                assert_eq!(head.scaled, head.scores);
+            }
         }
         // A window and tiles on a softmax model; a window longer than the text is a message.
         let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();

@@ -123,14 +123,15 @@ impl<'a> Reader<'a> {
                 "{WEIGHTS_FILE} has {extra}, but config.json says num_hidden_layers is {layer_count}"
             )));
         }
-        if config.position_embedding_type == PositionEmbeddingType::Rotary {
+        if config.position_embedding_type != PositionEmbeddingType::Absolute {
             if let Some(extra) = naming
                 .ignored
                 .iter()
                 .find(|n| n.ends_with("embeddings.position_embeddings.weight"))
             {
                 return Err(EngineError::Checkpoint(format!(
-                    "{WEIGHTS_FILE} has learned positions {extra}, but config.json says position_embedding_type is \"rotary\""
+                    "{WEIGHTS_FILE} has learned positions {extra}, but config.json says position_embedding_type is \"{}\"",
+                    config.position_embedding_type
                 )));
             }
         }

@@ -27,7 +27,7 @@ use crate::config::{BertConfig, PositionEmbeddingType};
 use crate::error::EngineError;
 use crate::error::Result;
 use crate::model::{BertForPreTraining, LayerNorm, Linear};
-use crate::ops::attention::{Attention, AttentionOptions, Heads, Softmax};
+use crate::ops::attention::{Alibi, Attention, AttentionOptions, Heads, Softmax};
 use crate::ops::layernorm::{self, LayerNormCache};
 use crate::ops::loss;
 use crate::ops::{gelu, linear, reuse, tanh};
@@ -402,13 +402,15 @@ pub fn attention_options(
         } else {
             opts.mask
         },
-        scale: 1.0 / (config.head_size() as f32).sqrt(),
+        scale: config.attention_scaling.factor(config.head_size()),
         dropout: if opts.train {
             config.attention_probs_dropout_prob
         } else {
             0.0
         },
         attention: config.attention_type.with(opts.softmax)?,
+        alibi: (config.position_embedding_type == PositionEmbeddingType::Alibi)
+            .then(Alibi::default),
     };
     attention_opts.validate()?;
     if rotary && !config.head_size().is_multiple_of(2) {
@@ -454,12 +456,13 @@ fn cross_options(
 
 /// A decoder layer's cross-attention, from its self-attention's settings: plain multi-head
 /// softmax over every real source token (an encoder–decoder's decoder is a BERT), with the
-/// same scale and dropout.
+/// same scale and dropout, and no ALiBi (target and source positions are not one sequence).
 pub(crate) fn cross_attention_options(self_opts: &AttentionOptions) -> AttentionOptions {
     AttentionOptions {
         heads: self_opts.heads.multi_head(),
         mask: MaskMode::Padding,
         attention: Attention::default(),
+        alibi: None,
         ..*self_opts
     }
 }

@@ -140,6 +140,36 @@ fn trace_matches_the_forward_and_its_own_definitions() {
 }
 
 #[test]
+fn an_unscaled_model_feeds_the_raw_scores_to_the_mask_and_softmax() {
+    let (scaled_model, batch) = (model(), batch());
+    let mut model = scaled_model.clone();
+    model.config.attention_scaling = crate::config::AttentionScaling::None;
+    let traced = |m: &BertForPreTraining| {
+        let opts = ForwardOptions {
+            trace: true,
+            ..eval(MaskMode::Padding)
+        };
+        run(m, &batch, opts, 0).trace.unwrap()
+    };
+    let (unscaled, scaled) = (traced(&model), traced(&scaled_model));
+    let (head, head_scaled) = (&unscaled.layers[0].heads[1], &scaled.layers[0].heads[1]);
+    // Layer 1's input does not depend on the scaling: the same QKᵀ, then S′ = S · 1.
+    assert_eq!(head.scores, head_scaled.scores);
+    assert_eq!(head.scaled, head.scores);
+    for i in 0..6 {
+        let row = head.scores.row(i);
+        let top = row.iter().copied().fold(f32::MIN, f32::max);
+        let sum: f32 = row.iter().map(|s| (s - top).exp()).sum();
+        for (j, s) in row.iter().enumerate() {
+            let want = (s - top).exp() / sum;
+            assert!((head.weights.get(i, j) - want).abs() < 1e-6);
+        }
+    }
+    // d = 4: the unscaled scores are twice the scaled ones, so the weights differ.
+    assert_ne!(head.weights, head_scaled.weights);
+}
+
+#[test]
 fn causal_trace_has_an_exactly_zero_upper_triangle_and_padding_a_minus_infinity_mask() {
     let mut b = batch();
     b.input_ids.swap([0, 0], [1, 0]); // make row 0 the padded one

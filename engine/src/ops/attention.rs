@@ -1,5 +1,6 @@
 //! Scaled dot-product attention over already-projected heads, and the choice among its
-//! kernels: context = dropout(softmax(Q·Kᵀ·scale + M))·V, per batch row and head.
+//! kernels: context = dropout(softmax(Q·Kᵀ·scale + A + M))·V, per batch row and head, A the
+//! ALiBi bias of ALiBi models (`AttentionOptions::head_bias`), 0 otherwise.
 //!
 //! Kept apart from the Q/K/V projections and driven by plain options so that variants slot in
 //! here: K and V may come from another sequence (Tk ≠ Tq, cross-attention), the mask (with an
@@ -15,7 +16,8 @@
 
 use crate::ops::attention_options::Dims;
 pub use crate::ops::attention_options::{
-    Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
+    alibi_slope, Alibi, Attention, AttentionKernel, AttentionOptions, HeadBias, Heads, Qkv,
+    QkvGrads, Softmax,
 };
 use crate::ops::{flash, full_attention, linear_attention};
 use crate::rng::Rng;

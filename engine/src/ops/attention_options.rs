@@ -1,6 +1,7 @@
 //! What one attention call is, shared by every kernel: what it computes (`Attention`: softmax
 //! with its kernel and band, or linear), its options (heads and K/V groups, mask, scale,
-//! dropout), its inputs and gradients as named views, its shapes, and the mask M they define.
+//! dropout, ALiBi), its inputs and gradients as named views, its shapes, and the mask M and
+//! bias they define.
 
 use crate::batch::MaskMode;
 use crate::error::{EngineError, Result};
@@ -118,6 +119,54 @@ impl Heads {
     }
 }
 
+/// ALiBi's slope m_h for query head h (0-based) of H, as transformers' BLOOM
+/// (`_get_alibi_slopes`, which `build_alibi_tensor` reads): with P the largest power of two
+/// ≤ H, the first P heads take 2^(−8(h+1)/P), a geometric sequence; the other H − P heads take
+/// every other slope of the sequence for 2P heads, 2^(−4(2r+1)/P) for r = 0, 1, ….
+pub fn alibi_slope(h: usize, heads: usize) -> f32 {
+    let p = 1usize << heads.ilog2();
+    let exponent = if h < p {
+        -8.0 * (h + 1) as f64 / p as f64
+    } else {
+        -4.0 * (2 * (h - p) + 1) as f64 / p as f64
+    };
+    2f64.powf(exponent) as f32
+}
+
+/// ALiBi (Press et al. 2022) in one call: each head h adds −m_h·|i − j| to its scaled scores
+/// before the mask, m_h = [`alibi_slope`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Alibi {
+    /// The position of query row 0 among the keys: 0 when queries and keys are one sequence;
+    /// the cached length when one new token's query attends over a KV cache (`generate`), so
+    /// its distances are those of its true position.
+    pub query_offset: usize,
+}
+
+/// One head's ALiBi bias: −slope·|i + query_offset − j| for query row i and key j.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeadBias {
+    pub slope: f32,
+    pub query_offset: usize,
+}
+
+impl HeadBias {
+    pub fn at(self, i: usize, j: usize) -> f32 {
+        -self.slope * (i + self.query_offset).abs_diff(j) as f32
+    }
+
+    /// The bias of every (i, j) of a Tq × Tk head, for the trace.
+    pub fn matrix(self, rows: usize, cols: usize) -> Matrix {
+        Matrix {
+            rows,
+            cols,
+            data: (0..rows)
+                .flat_map(|i| (0..cols).map(move |j| self.at(i, j)))
+                .collect(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttentionOptions {
     pub heads: Heads,
@@ -130,6 +179,8 @@ pub struct AttentionOptions {
     /// weights to drop and ignores it.
     pub dropout: f32,
     pub attention: Attention,
+    /// ALiBi positions: a bias on the scaled scores, before M (softmax attention only).
+    pub alibi: Option<Alibi>,
 }
 
 /// The most bytes of attention weights one forward pass may hold (4 GiB). The full kernel keeps
@@ -185,6 +236,7 @@ impl AttentionOptions {
             scale,
             dropout,
             attention: Attention::default(),
+            alibi: None,
         }
     }
 
@@ -198,6 +250,12 @@ impl AttentionOptions {
             if kernel == (AttentionKernel::Tiled { block: 0 }) {
                 return err("the tiled attention block must be at least 1".into());
             }
+        }
+        if self.alibi.is_some() && self.attention == Attention::Linear {
+            return err(
+                "ALiBi adds its bias to the softmax scores, and linear attention has no scores"
+                    .into(),
+            );
         }
         if !(0.0..1.0).contains(&self.dropout) {
             return err(format!(
@@ -217,6 +275,15 @@ impl AttentionOptions {
     pub fn allows(&self, key_mask: &[u8], i: usize, j: usize) -> bool {
         self.mask.allows(key_mask, i, j)
             && self.attention.window().is_none_or(|w| i.abs_diff(j) < w)
+    }
+
+    /// Head h's ALiBi bias, with ALiBi positions: what every kernel adds to its scaled scores
+    /// before M.
+    pub fn head_bias(&self, h: usize) -> Option<HeadBias> {
+        self.alibi.map(|Alibi { query_offset }| HeadBias {
+            slope: alibi_slope(h, self.heads.query),
+            query_offset,
+        })
     }
 
     /// Keys [lo, hi) that queries [q0, q1) may see at all by mask and window (padding aside),

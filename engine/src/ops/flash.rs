@@ -2,7 +2,8 @@
 //! as the full kernel without ever holding a (Tq, Tk) matrix.
 //!
 //! Forward, per (b, h) and query block Qb (rows i), over the key blocks Kb, Vb the mask and
-//! window can reach, with S = Qb·Kbᵀ·scale + M:
+//! window can reach, with S = Qb·Kbᵀ·scale + A + M (A the ALiBi bias, computed per entry
+//! from i − j, never stored):
 //!   m' = max(m, rowmax S),  P = exp(S − m'),  l = l·e^{m − m'} + rowsum P,
 //!   acc = acc·e^{m − m'} + (P ⊙ Z)·Vb,  m = m'
 //! and at the end O = acc / l, L = m + ln l (the row's log-sum-exp). Only O and L are kept.
@@ -103,6 +104,7 @@ pub(crate) fn forward(
             let qh = q.slice(s![b, .., h * dk..(h + 1) * dk]);
             let kh = k.slice(s![b, .., g * dk..(g + 1) * dk]);
             let vh = v.slice(s![b, .., g * dv..(g + 1) * dv]);
+            let bias = opts.head_bias(h);
             let mut tiles = (trace.is_some() && b == 0).then(Vec::new);
             for q0 in (0..tq).step_by(block) {
                 let q1 = (q0 + block).min(tq);
@@ -126,6 +128,11 @@ pub(crate) fn forward(
                     for (r, mut row) in pb.rows_mut().into_iter().enumerate() {
                         let i = q0 + r;
                         let row = row.as_slice_mut().expect("block rows are contiguous");
+                        if let Some(bias) = bias {
+                            for (c, s) in row.iter_mut().enumerate() {
+                                *s += bias.at(i, k0 + c);
+                            }
+                        }
                         if !dense {
                             for (c, s) in row.iter_mut().enumerate() {
                                 if !opts.allows(&key_row, i, k0 + c) {
@@ -183,8 +190,12 @@ pub(crate) fn forward(
                 gemm(1.0, &qh, &kh.t(), 0.0, &mut w);
                 let scores = Matrix::from_view(w.view());
                 let w_rows = w.as_slice_mut().expect("contiguous");
-                for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
-                    masked_softmax_row(row, allowed, opts.scale);
+                for (i, (row, allowed)) in w_rows
+                    .chunks_exact_mut(tk)
+                    .zip(allowed.chunks_exact(tk))
+                    .enumerate()
+                {
+                    masked_softmax_row(row, allowed, opts.scale, bias.map(|b| (b, i)));
                 }
                 let head = HeadQkv {
                     q: qh,
@@ -196,7 +207,7 @@ pub(crate) fn forward(
                     head,
                     scores,
                     &allowed,
-                    opts.scale,
+                    (opts.scale, bias),
                     w.view(),
                     context.slice(s![b, .., h * dv..(h + 1) * dv]),
                 );
@@ -216,8 +227,8 @@ pub(crate) fn forward(
 }
 
 /// The weights one head's tiled attention stands for, from its trace alone: with each row's
-/// final running max m_i and sum l_i, P_ij = exp(S_ij − m_i) / l_i, S = QKᵀ/√d_k + M (the
-/// `masked` matrix). The explorer shows that they equal the full kernel's softmax. None
+/// final running max m_i and sum l_i, P_ij = exp(S_ij − m_i) / l_i, S = QKᵀ/√d_k (+ A) + M
+/// (the `masked` matrix). The explorer shows that they equal the full kernel's softmax. None
 /// without a tile schedule; a row no key reached stays 0, as in the full kernel.
 pub fn weights_from_tiles(head: &HeadTrace) -> Option<Matrix> {
     let tiles = head.tiles.as_ref()?;
@@ -284,6 +295,7 @@ pub(crate) fn backward(
                 g * dv..(g + 1) * dv,
             );
             let ho = h * dv..(h + 1) * dv;
+            let bias = opts.head_bias(h);
             let dc = d_context.slice(s![b, .., ho.clone()]);
             for (i, d) in d_row.iter_mut().enumerate() {
                 *d = dc.row(i).dot(&context.slice(s![b, i, ho.clone()]));
@@ -313,7 +325,7 @@ pub(crate) fn backward(
                         for (c, (p, dp)) in p_row.iter_mut().zip(dp_row.iter_mut()).enumerate() {
                             let j = k0 + c;
                             let prob = if dense || opts.allows(&key_row, i, j) {
-                                exp(*p - lse)
+                                exp(*p + bias.map_or(0.0, |b| b.at(i, j)) - lse)
                             } else {
                                 0.0
                             };

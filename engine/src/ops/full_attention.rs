@@ -1,9 +1,9 @@
-//! The full softmax attention kernel: per (b, h), W = softmax(Q·Kᵀ·scale + M) kept whole for
-//! backward, context = W̃·V (W̃ = W ⊙ dropout mask). Its row softmax and head trace also serve
+//! The full softmax attention kernel: per (b, h), W = softmax(Q·Kᵀ·scale + A + M) kept whole
+//! for backward, context = W̃·V (W̃ = W ⊙ dropout mask), A the ALiBi bias (0 without). Its row softmax and head trace also serve
 //! the tiled kernel (`flash`), whose trace is the full kernel's by construction.
 
 use crate::ops::attention_options::{
-    fill_allowed, mask_matrix, AttentionOptions, Dims, Qkv, QkvGrads,
+    fill_allowed, mask_matrix, AttentionOptions, Dims, HeadBias, Qkv, QkvGrads,
 };
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
@@ -12,8 +12,8 @@ use crate::rng::Rng;
 use crate::threads;
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::{
-    s, Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut2, ArrayViewMut3,
-    Axis, Ix3, Ix4, Zip,
+    s, Array2, Array3, Array4, ArrayView1, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2,
+    ArrayViewMut3, Axis, Ix3, Ix4, Zip,
 };
 
 /// What the full kernel's backward needs besides q, k, v.
@@ -130,8 +130,13 @@ fn attend(
         let w_rows = w
             .as_slice_mut()
             .expect("weights are contiguous (B, H, Tq, Tk)");
-        for (row, allowed) in w_rows.chunks_exact_mut(tk).zip(allowed.chunks_exact(tk)) {
-            masked_softmax_row(row, allowed, opts.scale);
+        let bias = opts.head_bias(h);
+        for (i, (row, allowed)) in w_rows
+            .chunks_exact_mut(tk)
+            .zip(allowed.chunks_exact(tk))
+            .enumerate()
+        {
+            masked_softmax_row(row, allowed, opts.scale, bias.map(|b| (b, i)));
         }
         let mut ctx = context.slice_mut(s![.., h * dv..(h + 1) * dv]);
         match &dropout_mask {
@@ -155,7 +160,7 @@ fn attend(
                 head,
                 scores,
                 &allowed,
-                opts.scale,
+                (opts.scale, bias),
                 w.view(),
                 ctx.view(),
             ));
@@ -163,7 +168,8 @@ fn attend(
     }
 }
 
-/// Backward of the full kernel. Per head, with P the weights, P̃ = P ⊙ dropout mask and
+/// Backward of the full kernel (the ALiBi bias is a constant: it changes P, not how dS
+/// reaches Q and K). Per head, with P the weights, P̃ = P ⊙ dropout mask and
 /// G = dL/dP: dV += P̃ᵀ·dC,  G = (dC·Vᵀ) ⊙ mask,  dS = P ⊙ (G − rowsum(G ⊙ P)),
 /// dQ += scale·dS·K,  dK += scale·dSᵀ·Q. Masked entries have P = 0, so they pass nothing back.
 /// Batch rows are independent (each writes only its own rows of dQ, dK, dV), so they run on
@@ -267,14 +273,7 @@ fn attend_backward(
         }
         Zip::from(grad.rows_mut())
             .and(p.rows())
-            .for_each(|mut g, p| {
-                let dot = Zip::from(&g)
-                    .and(&p)
-                    .fold(0.0f32, |acc, &g, &p| acc + g * p);
-                Zip::from(&mut g)
-                    .and(&p)
-                    .for_each(|g, &p| *g = p * (*g - dot));
-            });
+            .for_each(softmax_row_backward);
         gemm(
             opts.scale,
             &grad,
@@ -292,12 +291,22 @@ fn attend_backward(
     }
 }
 
-/// In place over one row of scores: w_j = exp(s_j·scale − max) / Σ over allowed j, 0 where
-/// not allowed. A row with no allowed key becomes all zeros (not NaN from 0/0): such a
-/// query attends to nothing and its context is 0.
-pub fn masked_softmax_row(row: &mut [f32], allowed: &[bool], scale: f32) {
-    for (s, &a) in row.iter_mut().zip(allowed) {
-        *s = if a { *s * scale } else { f32::NEG_INFINITY };
+/// In place over query row i's scores: with x_j = s_j·scale + bias(i, j) (ALiBi's, when
+/// given as (bias, i)), w_j = exp(x_j − max) / Σ over allowed j, 0 where not allowed. A row
+/// with no allowed key becomes all zeros (not NaN from 0/0): such a query attends to nothing
+/// and its context is 0.
+pub fn masked_softmax_row(
+    row: &mut [f32],
+    allowed: &[bool],
+    scale: f32,
+    bias: Option<(HeadBias, usize)>,
+) {
+    for (j, (s, &a)) in row.iter_mut().zip(allowed).enumerate() {
+        *s = match (a, bias) {
+            (false, _) => f32::NEG_INFINITY,
+            (true, None) => *s * scale,
+            (true, Some((bias, i))) => *s * scale + bias.at(i, j),
+        };
     }
     let max = math::max(row);
     if max == f32::NEG_INFINITY {
@@ -313,6 +322,17 @@ pub fn masked_softmax_row(row: &mut [f32], allowed: &[bool], scale: f32) {
     }
 }
 
+/// In place over one row: the gradient G of softmax's output w becomes the gradient of its
+/// input, dS_j = w_j · (G_j − Σ_k G_k w_k).
+pub fn softmax_row_backward(mut g: ArrayViewMut1<f32>, w: ArrayView1<f32>) {
+    let dot = Zip::from(&g)
+        .and(&w)
+        .fold(0.0f32, |acc, &g, &w| acc + g * w);
+    Zip::from(&mut g)
+        .and(&w)
+        .for_each(|g, &w| *g = w * (*g - dot));
+}
+
 /// One head's views: q (Tq, Dk), and k (Tk, Dk), v (Tk, Dv) of its K/V group `kv_group`.
 pub(crate) struct HeadQkv<'a> {
     pub q: ArrayView2<'a, f32>,
@@ -321,7 +341,8 @@ pub(crate) struct HeadQkv<'a> {
     pub kv_group: usize,
 }
 
-/// One softmax head's trace: q, k, v, scores = QKᵀ, scaled, M, scaled + M, weights, context.
+/// One softmax head's trace: q, k, v, scores = QKᵀ, scaled, M, the ALiBi bias A (with ALiBi),
+/// scaled + A + M, weights, context.
 pub(crate) fn softmax_head_trace(
     HeadQkv {
         q: qh,
@@ -331,18 +352,27 @@ pub(crate) fn softmax_head_trace(
     }: HeadQkv,
     scores: Matrix,
     allowed: &[bool],
-    scale: f32,
+    (scale, bias): (f32, Option<HeadBias>),
     w: ArrayView2<f32>,
     ctx: ArrayView2<f32>,
 ) -> HeadTrace {
     let (rows, cols) = (scores.rows, scores.cols);
     let scaled: Vec<f32> = scores.data.iter().map(|&s| s * scale).collect();
     let mask = mask_matrix(rows, cols, allowed);
-    let masked = scaled
-        .iter()
-        .zip(&mask.data)
-        .map(|(&s, &m)| s + m)
-        .collect();
+    let alibi_bias = bias.map(|b| b.matrix(rows, cols));
+    let masked = match &alibi_bias {
+        Some(a) => scaled
+            .iter()
+            .zip(&a.data)
+            .zip(&mask.data)
+            .map(|((&s, &a), &m)| s + a + m)
+            .collect(),
+        None => scaled
+            .iter()
+            .zip(&mask.data)
+            .map(|(&s, &m)| s + m)
+            .collect(),
+    };
     HeadTrace {
         kv_group,
         q: Matrix::from_view(qh),
@@ -355,6 +385,8 @@ pub(crate) fn softmax_head_trace(
             data: scaled,
         },
         mask,
+        alibi_bias,
+        alibi_slope: bias.map(|b| b.slope),
         masked: Matrix {
             rows,
             cols,

@@ -4,6 +4,7 @@ use super::batch::{one_row, Seq2SeqBatch};
 use super::model::EncoderDecoder;
 use super::pass::{forward_seq2seq, Seq2SeqOutput};
 use crate::batch::MaskMode;
+use crate::config::AttentionScaling;
 use crate::error::{EngineError, Result};
 use crate::forward::{ForwardOptions, ForwardOutput};
 use crate::inspect::Inspection;
@@ -136,6 +137,7 @@ pub fn inspect_ids(
                 ids: Vec<u32>,
                 attention_mask: Vec<u8>,
                 mask: MaskMode,
+                scaling: AttentionScaling,
                 out: &mut ForwardOutput|
      -> Result<Inspection> {
         let trace = trace_of(out)?;
@@ -147,6 +149,7 @@ pub fn inspect_ids(
             attention_mask,
             truncated: false,
             mask,
+            scaling,
             rollout: crate::inspect::rollout(&trace),
             trace,
             hidden: Matrix::from_view(out.hidden.view()),
@@ -162,6 +165,7 @@ pub fn inspect_ids(
         enc.input_ids,
         enc.attention_mask,
         MaskMode::Padding,
+        model.encoder.config.attention_scaling,
         &mut out.encoder,
     )?;
     let target_tokens = target_ids
@@ -173,6 +177,7 @@ pub fn inspect_ids(
         target_ids.to_vec(),
         vec![1; target_ids.len()],
         MaskMode::Causal,
+        model.decoder.config.attention_scaling,
         &mut out.decoder,
     )?;
     decoder.source = Some(Box::new(encoder));

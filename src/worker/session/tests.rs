@@ -293,7 +293,7 @@ fn the_leakage_claim_gives_exact_zeros_before_the_change_under_causal() {
         Vec::new(),
     );
     let result = claim_done(&replies).unwrap().as_ref().unwrap();
-    let (padding, causal) = (&result.series[0], &result.series[1]);
+    let (padding, causal) = (&result.plots[0].series[0], &result.plots[0].series[1]);
     assert_eq!(
         (padding.name.as_str(), causal.name.as_str()),
         ("Padding", "Causal")
@@ -343,7 +343,7 @@ fn a_scaling_claim_runs_unit_by_unit_and_cancel_stops_it() {
     // KV cache answers at once, from this model's shape.
     let replies = s.handle(run(protocol::Claim::KvCache), Vec::new());
     let kv = claim_done(&replies).unwrap().as_ref().unwrap();
-    assert_eq!(kv.series[0].x, [4.0, 1.0]);
+    assert_eq!(kv.plots[0].series[0].x, [4.0, 1.0]);
     // Extrapolation needs Compare's two models: a clear refusal, not a panic.
     let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
     assert!(claim_done(&replies).unwrap().is_err());
@@ -612,16 +612,178 @@ fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t()
             });
     }
     let r = result.expect("done after 14 units").unwrap();
-    assert_eq!(r.series[0].name, "Absolute");
-    assert_eq!(r.series[1].name, "Rotary");
+    assert_eq!(r.plots[0].series[0].name, "Absolute");
+    assert_eq!(r.plots[0].series[1].name, "Rotary");
     // 2T = 32 positions: rotary reads them all, up to the [SEP] at 31.
-    assert_eq!(r.series[1].x.last(), Some(&30.0));
-    assert!(r
+    assert_eq!(r.plots[0].series[1].x.last(), Some(&30.0));
+    assert!(r.plots[0]
         .series
         .iter()
         .flat_map(|s| &s.y)
         .all(|a| (0.0..=1.0).contains(a)));
-    assert_eq!(r.marks[0].x, 15.5);
+    assert_eq!(r.plots[0].marks[0].x, 15.5);
+}
+
+/// Runs `claim` unit by unit to its result.
+fn run_claim(s: &mut Session, claim: protocol::Claim) -> protocol::ClaimResult {
+    let replies = s.handle(
+        ToWorker::RunClaim {
+            claim,
+            probe: ProbeInput::default(),
+        },
+        Vec::new(),
+    );
+    if let Some(result) = claim_done(&replies) {
+        return result.clone().unwrap();
+    }
+    let clock = || js_sys::Date::now();
+    for _ in 0..200 {
+        if let Some(result) = claim_done(&s.claim_step(&clock)) {
+            return result.clone().unwrap();
+        }
+    }
+    panic!("{claim:?} did not finish in 200 units");
+}
+
+#[test]
+fn the_scaling_claim_saturates_softmax_without_the_scaling_and_reads_comparing_models() {
+    use engine::config::AttentionScaling;
+    let mut s = started();
+    let r = run_claim(&mut s, protocol::Claim::Scaling);
+    assert_eq!(r.plots.len(), 4, "no trained comparison without Compare");
+    let largest = &r.plots[1].series;
+    assert_eq!(
+        (largest[0].name.as_str(), largest[1].name.as_str()),
+        ("÷√d_k", "None")
+    );
+    assert_eq!(largest[0].x, protocol::claims::HEAD_SIZES.map(|d| d as f64));
+    // Without ÷√d_k the largest weight climbs towards 1 with d_k; with it, it stays put.
+    let (scaled, unscaled) = (&largest[0].y, &largest[1].y);
+    assert!(
+        unscaled.windows(2).all(|w| w[1] > w[0] - 0.01),
+        "{unscaled:?}"
+    );
+    assert!(unscaled[8] > 0.9 && unscaled[0] < 0.5, "{unscaled:?}");
+    let spread =
+        scaled.iter().fold(0.0f64, |m, &y| m.max(y)) - scaled.iter().fold(1.0f64, |m, &y| m.min(y));
+    assert!(spread < 0.05, "{scaled:?}");
+    assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
+    let trained = r
+        .numbers
+        .iter()
+        .find(|(k, _)| k == "Trained models")
+        .unwrap();
+    assert!(trained.1.contains("turn on Compare"), "{}", trained.1);
+
+    // Compare: A ÷√d_k, B None, on the small preset (d_k = 64).
+    let mut s = Session::default();
+    let settings = LabSettings {
+        preset: protocol::Preset::Small,
+        batch_size: 2,
+        max_len: 12,
+        compare: Some(protocol::Architecture {
+            scaling: AttentionScaling::None,
+            ..protocol::Architecture::default()
+        }),
+        ..LabSettings::default()
+    };
+    s.handle(
+        ToWorker::Reset {
+            corpus: DEFAULT_CORPUS.into(),
+            settings,
+        },
+        Vec::new(),
+    );
+    s.train(3);
+    let r = run_claim(&mut s, protocol::Claim::Scaling);
+    assert_eq!(r.plots.len(), 5, "{:?}", r.numbers);
+    let trained = &r.plots[4].series;
+    assert_eq!(
+        (trained[0].name.as_str(), trained[1].name.as_str()),
+        ("A: ÷√d_k", "B: None")
+    );
+    assert_eq!(trained[0].x.last(), Some(&3.0));
+    // The last point is each model's mean largest weight on the probe now.
+    let inspect = ToWorker::Inspect {
+        probe: ProbeInput::default(),
+        at: None,
+    };
+    let (a, b) = inspected(&s.handle(inspect, Vec::new()));
+    let now = |i: &Inspection| engine::experiments::mean_largest_weight(i);
+    assert_eq!(trained[0].y.last(), Some(&now(&a)));
+    assert_eq!(trained[1].y.last(), Some(&now(&b.unwrap())));
+    assert!(
+        r.verdict.contains("Trained side by side (d_k = 64)"),
+        "{}",
+        r.verdict
+    );
+}
+
+/// ALiBi as either model of the pair: rotary (A) against ALiBi (B) runs, draws rotary first
+/// and names both in its verdict; two models of the same positions are refused.
+#[test]
+fn the_extrapolation_claim_takes_alibi_as_either_model() {
+    use engine::config::PositionEmbeddingType::{Alibi, Rotary};
+    let mut s = Session::default();
+    let architecture = |positions| protocol::Architecture {
+        positions,
+        ..protocol::Architecture::default()
+    };
+    let settings = |a, b| LabSettings {
+        max_len: 16,
+        architecture: architecture(a),
+        compare: Some(architecture(b)),
+        ..LabSettings::default()
+    };
+    let run = ToWorker::RunClaim {
+        claim: protocol::Claim::Extrapolation,
+        probe: ProbeInput::default(),
+    };
+    let reset = |s: &mut Session, a, b| {
+        s.handle(
+            ToWorker::Reset {
+                corpus: DEFAULT_CORPUS.into(),
+                settings: settings(a, b),
+            },
+            Vec::new(),
+        );
+        s.train(5);
+    };
+    reset(&mut s, Alibi, Alibi);
+    let refused = s.handle(run.clone(), Vec::new());
+    let why = claim_done(&refused)
+        .unwrap()
+        .as_ref()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        why.contains("same positions") && why.contains("ALiBi"),
+        "{why}"
+    );
+    reset(&mut s, Rotary, Alibi);
+    s.handle(run, Vec::new());
+    let clock = || js_sys::Date::now();
+    let mut result = None;
+    for _ in 0..14 {
+        result = s
+            .claim_step(&clock)
+            .into_iter()
+            .find_map(|r| match r.message {
+                FromWorker::ClaimDone { result, .. } => Some(result),
+                _ => None,
+            });
+    }
+    let r = result.expect("done after 14 units").unwrap();
+    let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["Rotary", "ALiBi"]);
+    // Neither stops at a P: both read all 2T = 32 positions, and only T is marked.
+    assert_eq!(r.plots[0].series[1].x.last(), Some(&30.0));
+    assert_eq!(r.plots[0].marks.len(), 1);
+    assert!(
+        r.verdict.contains("rotary") && r.verdict.contains("ALiBi"),
+        "{}",
+        r.verdict
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Tests of every attention kernel: finite-difference gradients for each variant (window,
-//! GQA, tiled, linear, dropout), tiled = full for every block size, the window's band, G = H
-//! bit-identical to the pre-variant kernel, linear attention's causality.
+//! GQA, tiled, linear, dropout, ALiBi), tiled = full for every block size, the window's band,
+//! G = H bit-identical to the pre-variant kernel, linear attention's causality, ALiBi's slopes
+//! and bias.
 
 use super::*;
 use crate::batch::MaskMode;
@@ -50,6 +51,14 @@ fn with_kernel(o: AttentionOptions, kernel: AttentionKernel) -> AttentionOptions
     let window = o.attention.window();
     let attention = Attention::Softmax(Softmax { kernel, window });
     AttentionOptions { attention, ..o }
+}
+
+/// `o` with ALiBi positions.
+fn alibi(o: AttentionOptions) -> AttentionOptions {
+    AttentionOptions {
+        alibi: Some(Alibi::default()),
+        ..o
+    }
 }
 
 fn linear(o: AttentionOptions) -> AttentionOptions {
@@ -181,6 +190,129 @@ fn tiled_gradients_match_finite_differences() {
     }
 }
 
+/// The bias is a constant, so dS reaches Q and K as before; the check proves both kernels add
+/// it where forward and backward recompute the scores (H = 3, not a power of two, and H = 4).
+#[test]
+fn alibi_gradients_match_finite_differences_full_and_tiled() {
+    let tiled = AttentionKernel::Tiled { block: 2 };
+    for o in [
+        alibi(opts(3, 3, 2, MaskMode::Padding)),
+        alibi(opts(4, 2, 2, MaskMode::Causal)),
+        alibi(windowed(opts(3, 3, 2, MaskMode::Causal), Some(3))),
+        alibi(opts(2, 2, 2, MaskMode::None)),
+    ] {
+        check_gradients(o, 5, 2);
+        check_gradients(with_kernel(o, tiled), 5, 2);
+    }
+}
+
+#[test]
+fn alibi_slopes_are_blooms() {
+    // Powers of two: 2^(−8h/H), h = 1…H.
+    let slopes = |n: usize| (0..n).map(|h| alibi_slope(h, n)).collect::<Vec<_>>();
+    assert_eq!(slopes(4), [0.25, 0.0625, 0.015625, 0.00390625]);
+    assert_eq!(slopes(8)[..3], [0.5, 0.25, 0.125]);
+    assert_eq!(slopes(1), [2f32.powi(-8)]);
+    // H = 6: the 4-head sequence, then the odd powers of the 8-head one (2^−1, 2^−3).
+    assert_eq!(slopes(6), [0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125]);
+    // H = 12: 8 heads of 2^(−h), then 2^(−0.5), 2^(−1.5), 2^(−2.5), 2^(−3.5).
+    let twelve = slopes(12);
+    assert_eq!(twelve[7], 2f32.powi(-8));
+    for (r, &m) in twelve[8..].iter().enumerate() {
+        assert!((m - 2f32.powf(-0.5 - r as f32)).abs() < 1e-7, "{r}: {m}");
+    }
+}
+
+/// With ALiBi, every kernel's weights are softmax(scaled + A + M) with A = −m_h·|i − j|, and
+/// the trace carries A and adds it into `masked`, not into `scaled`.
+#[test]
+fn alibi_biases_the_scores_and_the_trace_shows_it() {
+    let c = case(5, 6, 2, 2, 3);
+    for mask in [MaskMode::Padding, MaskMode::Causal] {
+        let plain = opts(2, 2, 3, mask);
+        let full = alibi(plain);
+        let tiled = with_kernel(full, AttentionKernel::Tiled { block: 4 });
+        let unbiased = traced(&c, &plain);
+        for heads in [traced(&c, &full), traced(&c, &tiled)] {
+            for (h, (head, plain_head)) in heads.iter().zip(&unbiased).enumerate() {
+                let m = alibi_slope(h, 2);
+                let bias = head
+                    .alibi_bias
+                    .as_ref()
+                    .expect("an ALiBi head traces its bias");
+                assert_eq!((bias.rows, bias.cols), (6, 6));
+                assert_eq!(head.scaled, plain_head.scaled, "scaled stays QKᵀ/√d_k");
+                for i in 0..6 {
+                    let allowed: Vec<bool> = (0..6)
+                        .map(|j| full.allows(c.key_mask.row(0).as_slice().unwrap(), i, j))
+                        .collect();
+                    let mut row: Vec<f32> = head.scaled.row(i).to_vec();
+                    for (j, x) in row.iter_mut().enumerate() {
+                        let a = -m * i.abs_diff(j) as f32;
+                        assert_eq!(bias.get(i, j), a);
+                        if allowed[j] {
+                            assert_eq!(head.masked.get(i, j), head.scaled.get(i, j) + a);
+                        }
+                        *x += a;
+                    }
+                    masked_softmax_row(&mut row, &allowed, 1.0, None);
+                    for (j, &w) in row.iter().enumerate() {
+                        assert!((w - head.weights.get(i, j)).abs() < 1e-6);
+                    }
+                }
+            }
+        }
+        // Without ALiBi nothing is traced, and the bias changes the weights.
+        assert!(unbiased[0].alibi_bias.is_none());
+        let diff = unbiased[0]
+            .weights
+            .max_abs_difference(&traced(&c, &full)[0].weights)
+            .unwrap();
+        assert!(diff > 1e-3, "{diff}");
+    }
+}
+
+/// One query row at offset p over p + 1 keys (a KV-cache step) equals row p of the whole
+/// causal sequence: the bias uses the query's true position.
+#[test]
+fn alibi_query_offset_gives_the_rows_true_distances() {
+    let (t, p) = (6, 4);
+    let c = case(9, t, 2, 1, 3);
+    let one_seq =
+        |a: &Array3<f32>, rows: std::ops::Range<usize>| a.slice(s![0..1, rows, ..]).to_owned();
+    let whole = alibi(opts(2, 1, 3, MaskMode::Causal));
+    let all = run(&c, &c.q, &c.k, &c.v, &whole).0;
+    let (q, k, v) = (
+        one_seq(&c.q, p..p + 1),
+        one_seq(&c.k, 0..p + 1),
+        one_seq(&c.v, 0..p + 1),
+    );
+    let key_mask = Array2::ones((1, p + 1));
+    let step = |offset: usize| {
+        let o = AttentionOptions {
+            alibi: Some(Alibi {
+                query_offset: offset,
+            }),
+            ..opts(2, 1, 3, MaskMode::Padding)
+        };
+        let input = Qkv {
+            q: q.view(),
+            k: k.view(),
+            v: v.view(),
+            key_mask: key_mask.view(),
+        };
+        forward(input, &o, &mut Rng::new(0), None, Default::default()).0
+    };
+    let want = all.slice(s![0, p, ..]);
+    let got = step(p);
+    for (a, b) in got.iter().zip(want) {
+        assert!((a - b).abs() < 1e-6, "{a} vs {b}");
+    }
+    // At offset 0 the row would be query 0: farther from every key, other weights.
+    let wrong = step(0);
+    assert!(wrong.iter().zip(want).any(|(a, b)| (a - b).abs() > 1e-3));
+}
+
 #[test]
 fn linear_attention_gradients_match_finite_differences() {
     for (g, mask) in [
@@ -308,7 +440,7 @@ fn pre_variant_forward(
             );
             for i in 0..tq {
                 let allowed: Vec<bool> = (0..tk).map(|j| mask.allows(&keys, i, j)).collect();
-                masked_softmax_row(w.row_mut(i).as_slice_mut().unwrap(), &allowed, scale);
+                masked_softmax_row(w.row_mut(i).as_slice_mut().unwrap(), &allowed, scale, None);
             }
             gemm(
                 1.0,
@@ -510,10 +642,10 @@ fn weights_are_a_distribution_over_allowed_keys_only() {
 #[test]
 fn a_query_with_no_allowed_key_gets_zero_weights_not_nan() {
     let mut row = [1.0f32, 2.0, 3.0];
-    masked_softmax_row(&mut row, &[false, false, false], 1.0);
+    masked_softmax_row(&mut row, &[false, false, false], 1.0, None);
     assert_eq!(row, [0.0, 0.0, 0.0]);
     let mut row = [1.0f32, 2.0, 3.0];
-    masked_softmax_row(&mut row, &[true, false, true], 0.5);
+    masked_softmax_row(&mut row, &[true, false, true], 0.5, None);
     let (a, c) = ((0.5f32).exp(), (1.5f32).exp());
     assert!((row[0] - a / (a + c)).abs() < 1e-6 && row[1] == 0.0);
     // Every kernel: a sequence that is all padding gives a zero context, no NaN.
@@ -576,6 +708,7 @@ fn settings_that_make_no_sense_are_errors() {
     let base = opts(4, 4, 2, MaskMode::Padding);
     for (o, needle) in [
         (windowed(base, Some(0)), "window"),
+        (alibi(linear(base)), "ALiBi"),
         (
             with_kernel(base, AttentionKernel::Tiled { block: 0 }),
             "block",
