@@ -256,12 +256,16 @@ export const tests = [
       assert(verdict.length > 20, `verdict: ${verdict}`);
 
       // Trained on: the claim is measured again, and the heatmap changes with it.
-      const caption600 = caption;
       const withHeads = await playTo(2000);
-      await page.waitForFunction((c) => {
+      // Pause measures it at the step training stopped on (the page's counter catches up).
+      await page.waitForFunction(() => {
         const f = document.querySelector('article.claim[data-claim="Heads"] figure[data-matrix] figcaption');
-        return f && f.textContent !== c && f.textContent.includes('step 2');
-      }, caption600, { timeout: 30000 });
+        const n = document.querySelector('[data-step]')?.dataset.step;
+        return f && Number(n) >= 2000 && f.textContent.endsWith(`(step ${n})`);
+      }, null, { timeout: 30000 }).catch(async (e) => {
+        const seen = await figure.locator('figcaption').textContent();
+        throw new Error(`the roles heatmap reads "${seen}", the page's step ${await step()}: ${e.message}`);
+      });
       const trained = await readMatrix();
       assert(JSON.stringify(trained) !== JSON.stringify(roles), 'the heatmap follows training');
       const numbers = await heads.locator('.claim-numbers').innerText();

@@ -250,7 +250,7 @@ fn tick() {
             LAST_SNAPSHOT.set(now());
             replies.push(s.snapshot());
         }
-        if now() - LAST_HEADS.get() >= HEADS_MS || !s.playing() {
+        if now() - LAST_HEADS.get() >= HEADS_MS {
             LAST_HEADS.set(now());
             replies.extend(s.refresh_heads());
         }

@@ -142,12 +142,16 @@ impl Session {
             },
             ToWorker::Pause => {
                 self.playing = false;
-                vec![self.progress(Vec::new(), Vec::new(), 0.0)]
+                let mut replies = vec![self.progress(Vec::new(), Vec::new(), 0.0)];
+                // The Heads claim at the step training stopped on.
+                replies.extend(self.refresh_heads());
+                replies
             }
             ToWorker::Step => {
                 self.playing = false;
                 let mut replies = self.train(1);
                 replies.push(self.snapshot());
+                replies.extend(self.refresh_heads());
                 replies
             }
             ToWorker::Speed(speed) => {

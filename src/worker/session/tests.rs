@@ -1029,3 +1029,45 @@ fn a_kept_history_comes_back_in_front_of_the_slider() {
     assert_eq!(at(&b, 2), at(&a, 2));
     assert_ne!(at(&b, 0), at(&b, 2), "the comparison above can fail");
 }
+
+/// The Heads claim, once run, is measured again when a Step or a Pause changes what the page
+/// shows, and no more once the model is replaced.
+#[test]
+fn the_heads_claim_follows_steps_and_pauses_until_a_reset() {
+    let mut s = started();
+    let clock = || 0.0;
+    let mut replies = s.handle(
+        ToWorker::RunClaim {
+            claim: protocol::Claim::Heads,
+            probe: ProbeInput::default(),
+        },
+        Vec::new(),
+    );
+    while s.claim_running() {
+        replies.extend(s.claim_step(&clock));
+    }
+    assert!(claim_done(&replies).unwrap().is_ok());
+    let heads_at = |replies: &[Reply]| {
+        claim_done(replies).map(|r| {
+            r.as_ref()
+                .unwrap()
+                .heatmap
+                .as_ref()
+                .unwrap()
+                .caption
+                .clone()
+        })
+    };
+    let stepped = s.handle(ToWorker::Step, Vec::new());
+    assert!(heads_at(&stepped).unwrap().ends_with("(step 1)"));
+    let paused = s.handle(ToWorker::Pause, Vec::new());
+    assert!(heads_at(&paused).unwrap().ends_with("(step 1)"));
+    s.handle(
+        ToWorker::Reset {
+            corpus: DEFAULT_CORPUS.into(),
+            settings: LabSettings::default(),
+        },
+        Vec::new(),
+    );
+    assert!(heads_at(&s.handle(ToWorker::Step, Vec::new())).is_none());
+}
