@@ -21,9 +21,13 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 const SLICE_MS: f64 = 30.0;
 /// Snapshots of the probe while playing: about five a second.
 const SNAPSHOT_MS: f64 = 200.0;
-/// The Heads claim, once run, is measured again this often while training (a tiny model's
-/// measurement takes a few ms: 1 s keeps its cost to training under a few per cent).
+/// The Heads claim, once run, is measured again at most this often while training, and at most
+/// a twentieth of the time: each measurement is one macrotask, whose length it takes from
+/// training (tens of ms for tiny, seconds for small).
 const HEADS_MS: f64 = 1000.0;
+/// A measurement longer than this is not repeated while training, so Pause never waits on
+/// one; Pause and Step still measure at the step they stop on.
+const HEADS_PLAYING_MS: f64 = 250.0;
 /// Loss points go to the page at most ten times a second: each post redraws the curves.
 const PROGRESS_MS: f64 = 100.0;
 /// The Batch view's batch while playing, at most this often: each costs a forward pass here
@@ -37,7 +41,9 @@ thread_local! {
     static CLAIM_PENDING: Cell<bool> = const { Cell::new(false) };
     static GENERATION_PENDING: Cell<bool> = const { Cell::new(false) };
     static LAST_SNAPSHOT: Cell<f64> = const { Cell::new(0.0) };
-    static LAST_HEADS: Cell<f64> = const { Cell::new(0.0) };
+    /// When the Heads claim may be measured again while training (∞: its last measurement
+    /// was too long to repeat while playing).
+    static NEXT_HEADS: Cell<f64> = const { Cell::new(0.0) };
     /// Fractional steps owed under a speed limit.
     static OWED: Cell<f64> = const { Cell::new(0.0) };
     static LAST_TICK: Cell<f64> = const { Cell::new(0.0) };
@@ -105,6 +111,13 @@ pub fn start() {
                 Vec::new()
             }
             Ok((message, attachments)) => {
+                // Another model, or the claim run afresh: its measurements may be short again.
+                if matches!(
+                    message,
+                    ToWorker::RunClaim { .. } | ToWorker::Reset { .. } | ToWorker::Load { .. }
+                ) {
+                    NEXT_HEADS.set(0.0);
+                }
                 SESSION.with_borrow_mut(|s| s.handle(message, attachments))
             }
             Err(e) => vec![FromWorker::Failed(e).into()],
@@ -250,9 +263,17 @@ fn tick() {
             LAST_SNAPSHOT.set(now());
             replies.push(s.snapshot());
         }
-        if now() - LAST_HEADS.get() >= HEADS_MS {
-            LAST_HEADS.set(now());
-            replies.extend(s.refresh_heads());
+        if now() >= NEXT_HEADS.get() {
+            let start = now();
+            if let Some(reply) = s.refresh_heads() {
+                let took = now() - start;
+                NEXT_HEADS.set(if took > HEADS_PLAYING_MS {
+                    f64::INFINITY
+                } else {
+                    now() + HEADS_MS.max(19.0 * took)
+                });
+                replies.push(reply);
+            }
         }
         replies
     });
