@@ -19,10 +19,50 @@ pub const MAX_ATTENTION_HEADS: usize = 256;
 pub const MAX_POSITION_EMBEDDINGS: usize = 65_536;
 
 /// The longest input a rotary or ALiBi model inspects or generates, at least
-/// (`max_input_tokens`): BERT's own P. A traced pass keeps several T×T matrices per head, so this stays a sentence's or a
-/// paragraph's length, not a book's.
+/// (`max_input_tokens`): BERT's own P. A traced pass keeps several T×T matrices per head, so
+/// this stays a sentence's or a paragraph's length, not a book's.
 pub const ROTARY_INPUT_TOKENS: usize = 512;
 pub const MAX_TYPE_VOCAB_SIZE: usize = 1_024;
+
+/// Each choice is written and read as its `Display` name in every format, config.json and the
+/// page's postcard messages alike, so one type serves both; a name not in `ALL` is an error
+/// that names the key and the names it takes.
+macro_rules! named_choice {
+    ($choice:ty, $key:literal) => {
+        impl TryFrom<String> for $choice {
+            type Error = String;
+            fn try_from(s: String) -> std::result::Result<Self, String> {
+                Self::ALL
+                    .into_iter()
+                    .find(|c| c.to_string() == s)
+                    .ok_or_else(|| {
+                        let names: Vec<String> =
+                            Self::ALL.iter().map(|c| format!("\"{c}\"")).collect();
+                        format!("{} {s:?} is not supported (only {})", $key, or_list(&names))
+                    })
+            }
+        }
+
+        impl From<$choice> for String {
+            fn from(c: $choice) -> String {
+                c.to_string()
+            }
+        }
+    };
+}
+
+/// "a, b or c".
+fn or_list(names: &[String]) -> String {
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+named_choice!(PositionEmbeddingType, "position_embedding_type");
+named_choice!(AttentionType, "attention_type");
+named_choice!(AttentionScaling, "attention_scaling");
 
 /// How positions enter the model: learned `position_embeddings` added to the input
 /// (`"absolute"`, BERT), rotations of q and k in every layer (`"rotary"`, RoFormer), or a bias
@@ -38,18 +78,6 @@ pub enum PositionEmbeddingType {
     Alibi,
 }
 
-impl TryFrom<String> for PositionEmbeddingType {
-    type Error = String;
-    fn try_from(s: String) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.to_string() == s)
-            .ok_or(format!(
-                "position_embedding_type {s:?} is not supported (only \"absolute\", \"rotary\" or \"alibi\")"
-            ))
-    }
-}
-
 /// softmax(QKᵀ/√D)·V (`"softmax"`, BERT), or φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1
 /// (`"linear"`, Katharopoulos et al. 2020).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -58,18 +86,6 @@ pub enum AttentionType {
     #[default]
     Softmax,
     Linear,
-}
-
-impl TryFrom<String> for AttentionType {
-    type Error = String;
-    fn try_from(s: String) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|a| a.to_string() == s)
-            .ok_or(format!(
-                "attention_type {s:?} is not supported (only \"softmax\" or \"linear\")"
-            ))
-    }
 }
 
 /// What the scores QKᵀ are multiplied by before the mask and softmax: 1/√d_k (`"sqrt"`, BERT
@@ -81,24 +97,6 @@ pub enum AttentionScaling {
     #[default]
     InverseSqrtHeadSize,
     None,
-}
-
-impl TryFrom<String> for AttentionScaling {
-    type Error = String;
-    fn try_from(s: String) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|a| a.to_string() == s)
-            .ok_or(format!(
-                "attention_scaling {s:?} is not supported (only \"sqrt\" or \"none\")"
-            ))
-    }
-}
-
-impl From<AttentionScaling> for String {
-    fn from(a: AttentionScaling) -> String {
-        a.to_string()
-    }
 }
 
 impl AttentionScaling {
@@ -134,20 +132,6 @@ impl fmt::Display for AttentionScaling {
             Self::InverseSqrtHeadSize => "sqrt",
             Self::None => "none",
         })
-    }
-}
-
-// Written and read as their names in every format, config.json and the page's postcard
-// messages alike, so that one type serves both and the error names the key.
-impl From<PositionEmbeddingType> for String {
-    fn from(p: PositionEmbeddingType) -> String {
-        p.to_string()
-    }
-}
-
-impl From<AttentionType> for String {
-    fn from(a: AttentionType) -> String {
-        a.to_string()
     }
 }
 
