@@ -750,7 +750,7 @@ fn the_extrapolation_claim_takes_alibi_as_either_model() {
         s.train(5);
     };
     reset(&mut s, Alibi, Alibi);
-    let refused = s.handle(run.clone(), Vec::new());
+    let refused = s.handle(run, Vec::new());
     let why = claim_done(&refused)
         .unwrap()
         .as_ref()
@@ -761,19 +761,7 @@ fn the_extrapolation_claim_takes_alibi_as_either_model() {
         "{why}"
     );
     reset(&mut s, Rotary, Alibi);
-    s.handle(run, Vec::new());
-    let clock = || js_sys::Date::now();
-    let mut result = None;
-    for _ in 0..14 {
-        result = s
-            .claim_step(&clock)
-            .into_iter()
-            .find_map(|r| match r.message {
-                FromWorker::ClaimDone { result, .. } => Some(result),
-                _ => None,
-            });
-    }
-    let r = result.expect("done after 14 units").unwrap();
+    let r = run_claim(&mut s, protocol::Claim::Extrapolation);
     let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["Rotary", "ALiBi"]);
     // Neither stops at a P: both read all 2T = 32 positions, and only T is marked.
