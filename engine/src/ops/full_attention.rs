@@ -1,6 +1,7 @@
 //! The full softmax attention kernel: per (b, h), W = softmax(Q·Kᵀ·scale + A + M) kept whole
-//! for backward, context = W̃·V (W̃ = W ⊙ dropout mask), A the ALiBi bias (0 without). Its row softmax and head trace also serve
-//! the tiled kernel (`flash`), whose trace is the full kernel's by construction.
+//! for backward, context = W̃·V (W̃ = W ⊙ dropout mask), A the ALiBi bias (0 without). Its
+//! row softmax and head trace also serve the tiled kernel (`flash`), whose trace is the full
+//! kernel's by construction.
 
 use crate::ops::attention_options::{
     fill_allowed, mask_matrix, AttentionOptions, Dims, HeadBias, Qkv, QkvGrads,
