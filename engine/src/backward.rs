@@ -141,6 +141,7 @@ fn run(
                 &targets,
                 nsp_lse.view(),
                 1.0,
+                cache.loss_counts.nsp,
             );
             let mut d_pooled = Array2::zeros(pooled.raw_dim()); // (B, C)
             linear_backward(
@@ -176,6 +177,7 @@ fn run(
                 &targets,
                 mlm_lse.view(),
                 1.0,
+                cache.loss_counts.mlm,
             );
             let d_input = mlm_head_backward(model, g_bert, g_cls, head, d_logits.view(), scratch);
             for (d_row, &n) in d_input.rows().into_iter().zip(&out.mlm_rows) {

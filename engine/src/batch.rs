@@ -68,6 +68,26 @@ impl Batch {
     pub fn seq_len(&self) -> usize {
         self.input_ids.ncols()
     }
+
+    /// Rows `rows` (clamped to the batch) of every field; T unchanged.
+    pub fn rows(&self, rows: std::ops::Range<usize>) -> Batch {
+        let end = rows.end.min(self.batch_size());
+        let rows = rows.start.min(end)..end;
+        let cut = |a: &Array2<u32>| a.slice(ndarray::s![rows.clone(), ..]).to_owned();
+        Batch {
+            input_ids: cut(&self.input_ids),
+            token_type_ids: cut(&self.token_type_ids),
+            attention_mask: self.attention_mask.slice(ndarray::s![rows.clone(), ..]).to_owned(),
+            mlm_labels: self
+                .mlm_labels
+                .as_ref()
+                .map(|l| l.slice(ndarray::s![rows.clone(), ..]).to_owned()),
+            nsp_labels: self
+                .nsp_labels
+                .as_ref()
+                .map(|l| l.slice(ndarray::s![rows.clone()]).to_owned()),
+        }
+    }
 }
 
 /// A batch as JSON: `{"input_ids": [[…]] (B×T), "token_type_ids"?, "attention_mask"?,

@@ -12,6 +12,7 @@ use crate::inspect::{inspect_with, Inspection};
 use crate::ops::attention::{
     self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
+use crate::ops::dropout::Noise;
 use crate::ops::full_attention::{masked_softmax_row, softmax_row_backward};
 use crate::ops::matmul::gemm;
 use crate::tokenizer::Tokenizer;
@@ -192,7 +193,7 @@ pub fn measure_attention(
     let mut d_q = Array3::<f32>::zeros(q.dim());
     let mut d_k = Array3::<f32>::zeros(k.dim());
     let mut d_v = Array3::<f32>::zeros(v.dim());
-    let mut op_rng = Rng::new(1); // no dropout: never drawn from
+    let mut noise = Noise::new(1, 0, 1); // no dropout: never drawn from
 
     let before = counting_alloc::reset_peak();
     let start = now_ms();
@@ -202,7 +203,7 @@ pub fn measure_attention(
         v: v.view(),
         key_mask: key_mask.view(),
     };
-    let (context, cache) = attention::forward(input, opts, &mut op_rng, None, Default::default());
+    let (context, cache) = attention::forward(input, opts, &mut noise, None, Default::default());
     let forward_ms = now_ms() - start;
     let start = now_ms();
     let grads = QkvGrads {

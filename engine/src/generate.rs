@@ -24,6 +24,7 @@ use crate::forward::{
 };
 use crate::model::{BertForPreTraining, BertLayer};
 use crate::ops::attention::{self, AttentionOptions, Qkv, Spare};
+use crate::ops::dropout::Noise;
 use crate::ops::{gelu, math, rope};
 use crate::rng::Rng;
 use ndarray::{Array1, Array2, ArrayView2, ArrayView3, Axis};
@@ -464,7 +465,7 @@ fn attend_one(
         v: one(values),
         key_mask,
     };
-    let (context, _) = attention::forward(input, opts, &mut Rng::new(0), None, Spare::default());
+    let (context, _) = attention::forward(input, opts, &mut Noise::new(0, 0, 1), None, Spare::default());
     context.index_axis_move(Axis(0), 0)
 }
 

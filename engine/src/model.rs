@@ -580,6 +580,48 @@ pub trait Params: Sized {
     fn fill_zero(&mut self) {
         crate::threads::for_each(self.params_mut(), |(_, mut p)| p.fill(0.0));
     }
+
+    /// Every parameter's entries, in `params()` order, each row-major: how weights and
+    /// gradients travel between a training run's lead and its workers.
+    fn to_flat(&self) -> Vec<f32> {
+        let params = self.params();
+        let mut flat = Vec::with_capacity(params.iter().map(|(_, p)| p.len()).sum());
+        for (_, p) in &params {
+            flat.extend(p.iter());
+        }
+        flat
+    }
+
+    /// Every parameter from `flat` (`to_flat`'s layout); an error, changing nothing, when its
+    /// length is not the parameter count.
+    fn copy_from_flat(&mut self, flat: &[f32]) -> Result<()> {
+        zip_flat(self, flat, |p, &x| *p = x)
+    }
+
+    /// Adds `flat` (`to_flat`'s layout) to every parameter: one share's gradients into the
+    /// sum. An error, changing nothing, when its length is not the parameter count.
+    fn add_flat(&mut self, flat: &[f32]) -> Result<()> {
+        zip_flat(self, flat, |p, &x| *p += x)
+    }
+}
+
+/// `apply` to every parameter entry and its entry of `flat`, once the lengths are checked.
+fn zip_flat<P: Params>(params: &mut P, flat: &[f32], apply: impl Fn(&mut f32, &f32)) -> Result<()> {
+    let mut views = params.params_mut();
+    let count: usize = views.iter().map(|(_, p)| p.len()).sum();
+    if flat.len() != count {
+        return Err(EngineError::Input(format!(
+            "{} values given for a model of {count} parameters",
+            flat.len()
+        )));
+    }
+    let mut rest = flat;
+    for (_, p) in &mut views {
+        let (mine, others) = rest.split_at(p.len());
+        p.iter_mut().zip(mine).for_each(|(p, x)| apply(p, x));
+        rest = others;
+    }
+    Ok(())
 }
 
 impl Params for BertForPreTraining {

@@ -11,7 +11,9 @@ use crate::data::{
     make_batch, make_batch_recorded, make_next_token_batch, BatchConfig, BatchRecord, Corpus,
 };
 use crate::error::{EngineError, Result};
-use crate::forward::{forward_reusing, ForwardOptions, ForwardOutput, Losses};
+use crate::forward::{
+    forward_reusing, forward_share, ForwardOptions, ForwardOutput, ForwardShare, Losses,
+};
 use crate::model::BertForPreTraining;
 use crate::ops::attention::Softmax;
 use crate::optim::{Optimizer, OptimizerConfig};
@@ -80,7 +82,10 @@ pub struct StepReport {
     pub losses: Losses,
 }
 
-pub use crate::step::{diverged_loss, train_step, StepBuffers};
+pub use crate::step::{
+    apply_step, diverged_loss, plan_step, share_gradients, train_step, LossCounts, PlannedStep,
+    Share, StepBuffers, StepPlan,
+};
 
 /// One BERT trains through [`train_step`]: MLM + NSP or next-token losses, its activations
 /// kept in one [`StepBuffers`].
@@ -95,14 +100,31 @@ impl Trainable for BertForPreTraining {
         }
     }
 
+    fn loss_counts(batch: &Batch) -> LossCounts {
+        LossCounts::of(batch)
+    }
+
+    fn batch_rows(batch: &Batch, rows: std::ops::Range<usize>) -> Batch {
+        batch.rows(rows)
+    }
+
+    fn batch_size(batch: &Batch) -> usize {
+        batch.batch_size()
+    }
+
     fn train_forward(
         &self,
         batch: &Batch,
         opts: &ForwardOptions,
-        rng: &mut Rng,
+        share: &Share,
         buffers: &mut StepBuffers,
     ) -> Result<Losses> {
-        let out = forward_reusing(self, batch, opts, None, rng, buffers.forward.take())?;
+        let mut noise = share.noise(batch.batch_size());
+        let pass = ForwardShare {
+            noise: &mut noise,
+            counts: share.counts,
+        };
+        let out = forward_share(self, batch, opts, None, pass, buffers.forward.take())?;
         let losses = out.losses;
         buffers.forward = Some(out);
         losses.ok_or_else(|| {

@@ -7,7 +7,6 @@ use crate::batch::Batch;
 use crate::model::BertEmbeddings;
 use crate::ops::layernorm::LayerNormCache;
 use crate::ops::{dropout, embedding, reuse};
-use crate::rng::Rng;
 use crate::trace::{AttentionTrace, Matrix};
 use ndarray::{s, Array2, Axis};
 
@@ -27,7 +26,7 @@ pub(super) fn embeddings_forward(
     batch: &Batch,
     eps: f64,
     hidden_p: f32,
-    rng: &mut Rng,
+    noise: &mut dropout::Noise,
     trace: Option<&mut AttentionTrace>,
     (spare_out, spare): (Array2<f32>, EmbeddingsCache), // an earlier call's, to write into
 ) -> (Array2<f32>, EmbeddingsCache) {
@@ -72,6 +71,6 @@ pub(super) fn embeddings_forward(
         tr.embeddings_sum = Matrix::from_view(sum.slice(s![..t, ..]));
         tr.embeddings = Matrix::from_view(x.slice(s![..t, ..]));
     }
-    let dropout = dropout::forward(&mut x, hidden_p, rng, spare.dropout);
+    let dropout = dropout::forward(&mut x, hidden_p, noise, spare.dropout);
     (x, EmbeddingsCache { sum, ln, dropout })
 }

@@ -10,7 +10,6 @@ use crate::model::{BertAttention, BertLayer};
 use crate::ops::attention::{self, AttentionCache, AttentionOptions, Qkv};
 use crate::ops::layernorm::LayerNormCache;
 use crate::ops::{dropout, rope};
-use crate::rng::Rng;
 use crate::trace::{LayerTrace, Matrix};
 use ndarray::{s, Array2, ArrayView2};
 
@@ -84,7 +83,7 @@ pub(super) fn layer_forward(
         hidden_dropout: hidden_p,
         head_factors,
     }: &LayerSettings,
-    rng: &mut Rng,
+    noise: &mut dropout::Noise,
     mut trace: Option<&mut LayerTrace>,
     spare: LayerCache,
 ) -> (Array2<f32>, LayerCache) {
@@ -121,7 +120,7 @@ pub(super) fn layer_forward(
     let (mut context, attention) = attention::forward(
         input,
         attention_opts,
-        rng,
+        noise,
         trace.as_deref_mut().map(|tr| &mut tr.heads),
         attention::Spare {
             context: spare.context,
@@ -162,7 +161,7 @@ pub(super) fn layer_forward(
         tr.attention_output = Matrix::from_view(attention_sum.slice(s![..t, ..]));
     }
     let attention_dropout =
-        dropout::forward(&mut attention_sum, hidden_p, rng, spare.attention_dropout);
+        dropout::forward(&mut attention_sum, hidden_p, noise, spare.attention_dropout);
     attention_sum += &x;
     let (attention_out, attention_ln) = ln_reusing(
         attention_sum.view(),
@@ -178,7 +177,7 @@ pub(super) fn layer_forward(
             encoder,
             (b_size, t),
             (eps, hidden_p),
-            rng,
+            noise,
             trace.as_deref_mut().map(|tr| &mut tr.cross_heads),
         )),
         _ => None,
@@ -197,7 +196,7 @@ pub(super) fn layer_forward(
         tr.intermediate = Matrix::from_view(intermediate.slice(s![..t, ..]));
         tr.ffn_output = Matrix::from_view(output_sum.slice(s![..t, ..]));
     }
-    let output_dropout = dropout::forward(&mut output_sum, hidden_p, rng, spare.output_dropout);
+    let output_dropout = dropout::forward(&mut output_sum, hidden_p, noise, spare.output_dropout);
     output_sum += ffn_input;
     let (out, output_ln) = ln_reusing(
         output_sum.view(),
@@ -237,7 +236,7 @@ fn cross_forward(
     (encoder, opts): (&EncoderStates, &AttentionOptions),
     (b_size, t): (usize, usize),
     (eps, hidden_p): (f64, f32),
-    rng: &mut Rng,
+    noise: &mut dropout::Noise,
     trace: Option<&mut Vec<crate::trace::HeadTrace>>,
 ) -> CrossCache {
     let sa = &weights.self_attention;
@@ -253,12 +252,12 @@ fn cross_forward(
         key_mask: encoder.mask,
     };
     let (context, attention) =
-        attention::forward(input, opts, rng, trace, attention::Spare::default());
+        attention::forward(input, opts, noise, trace, attention::Spare::default());
     let context = context
         .into_shape_with_order((b_size * t, c))
         .expect("contiguous (B, Tt, C)");
     let mut sum = linear_forward(context.view(), &weights.output.dense);
-    let dropout = dropout::forward(&mut sum, hidden_p, rng, None);
+    let dropout = dropout::forward(&mut sum, hidden_p, noise, None);
     sum += a;
     let (out, ln) = ln_forward(sum.view(), &weights.output.layer_norm, eps);
     CrossCache {

@@ -29,6 +29,7 @@ use crate::error::Result;
 use crate::model::{BertForPreTraining, LayerNorm, Linear};
 use crate::ops::attention::{Alibi, Attention, AttentionOptions, Heads, Softmax};
 use crate::ops::layernorm::{self, LayerNormCache};
+use crate::ops::dropout::Noise;
 use crate::ops::loss;
 use crate::ops::{gelu, linear, reuse, tanh};
 use crate::rng::Rng;
@@ -36,17 +37,20 @@ use crate::trace::{AttentionTrace, HeadsTrace, LayerTrace, Matrix};
 use embeddings::embeddings_forward;
 use layer::{layer_forward, LayerSettings};
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayView3, ArrayViewMut3};
+use serde::{Deserialize, Serialize};
 use validate::{check_model, validate};
 
 /// Where the MLM head runs. Training only needs the labelled positions (same loss and
 /// gradients, a fraction of the V-wide decoder's FLOPs); inspection wants every position.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MlmScope {
     AllPositions,
     LabelledOnly,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Plain data (serde), so that a training run's lead can send its options to the workers
+/// computing shares of its steps.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForwardOptions {
     pub mask: MaskMode,
     /// Dropout on (rates from the config) when true; off for inspection and fixtures.
@@ -84,8 +88,9 @@ impl ForwardOptions {
 }
 
 /// BertForPreTraining's loss: mean MLM cross-entropy over labelled positions plus mean NSP
-/// cross-entropy over the batch.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// cross-entropy over the batch. A data-parallel share's are its rows' part of the whole
+/// batch's (every mean divided by the whole batch's `LossCounts`), so shares' `Losses` add.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Losses {
     pub total: f32,
     /// 0 when the batch has no MLM labels or none labelled (see `ops::loss::CrossEntropy`).
@@ -96,6 +101,62 @@ pub struct Losses {
     pub mlm_accuracy: f32,
     /// Fraction of examples whose NSP argmax equals the label.
     pub nsp_accuracy: f32,
+}
+
+impl Losses {
+    /// Field-wise sum: the whole batch's losses from its shares'.
+    pub fn add(&mut self, other: &Losses) {
+        self.total += other.total;
+        self.mlm += other.mlm;
+        self.nsp += other.nsp;
+        self.mlm_accuracy += other.mlm_accuracy;
+        self.nsp_accuracy += other.nsp_accuracy;
+    }
+}
+
+/// The whole batch's loss denominators: its labelled MLM (or next-token) positions and its
+/// NSP-labelled rows. Every share of a step divides by these, not by its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LossCounts {
+    pub mlm: usize,
+    pub nsp: usize,
+}
+
+impl LossCounts {
+    /// `batch`'s own counts.
+    pub fn of(batch: &Batch) -> LossCounts {
+        LossCounts {
+            mlm: batch
+                .mlm_labels
+                .as_ref()
+                .map_or(0, |l| loss::counted_rows(l.iter().copied())),
+            nsp: batch.nsp_labels.as_ref().map_or(0, |l| l.len()),
+        }
+    }
+}
+
+/// What one forward draws and divides by: its dropout (`Noise`: which rows of the step's batch
+/// it runs on) and the whole batch's loss denominators.
+pub(crate) struct ForwardShare<'a> {
+    pub(crate) noise: &'a mut Noise,
+    pub(crate) counts: LossCounts,
+}
+
+impl<'a> ForwardShare<'a> {
+    /// A forward over a whole batch (no shares): `batch`'s own counts.
+    fn whole(noise: &'a mut Noise, batch: &Batch) -> Self {
+        ForwardShare {
+            noise,
+            counts: LossCounts::of(batch),
+        }
+    }
+}
+
+/// The noise of a forward over a whole batch of `rows`: first row 0, its step seed drawn from
+/// `rng` when `opts` trains (the generator untouched otherwise).
+pub(crate) fn whole_batch_noise(rng: &mut Rng, opts: &ForwardOptions, rows: usize) -> Noise {
+    let seed = if opts.train { rng.next_u64() } else { 0 };
+    Noise::new(seed, 0, rows)
 }
 
 pub struct ForwardOutput {
@@ -128,6 +189,8 @@ pub struct ForwardCache {
     /// `Losses::total`.
     pub(crate) mlm_log_sum_exp: Option<Array1<f32>>,
     pub(crate) nsp_log_sum_exp: Option<Array1<f32>>,
+    /// The whole batch's counts the losses were divided by, and so their gradients.
+    pub(crate) loss_counts: LossCounts,
     /// The pass ran under a `HeadMask`: an evaluation, which `backward` refuses.
     pub(crate) head_masked: bool,
 }
@@ -150,7 +213,9 @@ pub fn forward_with_encoder(
     encoder: Option<&EncoderStates>,
     rng: &mut Rng,
 ) -> Result<ForwardOutput> {
-    run(model, batch, opts, encoder, rng, Spare::default(), None)
+    let mut noise = whole_batch_noise(rng, opts, batch.batch_size());
+    let share = ForwardShare::whole(&mut noise, batch);
+    run(model, batch, opts, encoder, share, Spare::default(), None)
 }
 
 /// `forward`, writing its activations and caches into the buffers of `spare`, an earlier
@@ -165,8 +230,22 @@ pub fn forward_reusing(
     rng: &mut Rng,
     spare: Option<ForwardOutput>,
 ) -> Result<ForwardOutput> {
+    let mut noise = whole_batch_noise(rng, opts, batch.batch_size());
+    let share = ForwardShare::whole(&mut noise, batch);
+    forward_share(model, batch, opts, encoder, share, spare)
+}
+
+/// `forward_reusing` as one share of a step: dropout and loss denominators from `share`.
+pub(crate) fn forward_share(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    encoder: Option<&EncoderStates>,
+    share: ForwardShare,
+    spare: Option<ForwardOutput>,
+) -> Result<ForwardOutput> {
     let spare = spare.map(Spare::from).unwrap_or_default();
-    run(model, batch, opts, encoder, rng, spare, None)
+    run(model, batch, opts, encoder, share, spare, None)
 }
 
 /// The buffers of an earlier forward pass that the next one writes into (`ops::reuse`). The
@@ -197,7 +276,7 @@ fn run(
     batch: &Batch,
     opts: &ForwardOptions,
     encoder: Option<&EncoderStates>,
-    rng: &mut Rng,
+    ForwardShare { noise, counts }: ForwardShare,
     spare: Spare,
     head_mask: Option<&HeadMask>,
 ) -> Result<ForwardOutput> {
@@ -232,7 +311,7 @@ fn run(
         batch,
         config.layer_norm_eps,
         hidden_p,
-        rng,
+        noise,
         trace.as_mut(),
         (spare.hidden, spare.embeddings),
     );
@@ -261,7 +340,7 @@ fn run(
             hidden,
             batch,
             &settings,
-            rng,
+            noise,
             layer_trace,
             spare_layers.next().unwrap_or_default(),
         );
@@ -318,14 +397,14 @@ fn run(
         .zip(batch.mlm_labels.as_ref())
         .map(|(logits, labels)| {
             let targets = mlm_targets(labels, &mlm_rows);
-            loss::forward(logits.view(), &targets)
+            loss::forward(logits.view(), &targets, counts.mlm)
         });
     let nsp_ce = nsp_logits
         .as_ref()
         .zip(batch.nsp_labels.as_ref())
         .map(|(logits, labels)| {
             let targets: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
-            loss::forward(logits.view(), &targets)
+            loss::forward(logits.view(), &targets, counts.nsp)
         });
     let losses = (mlm_ce.is_some() || nsp_ce.is_some()).then(|| {
         let mlm = mlm_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
@@ -350,6 +429,7 @@ fn run(
         mlm_head,
         mlm_log_sum_exp: mlm_ce.map(|(_, lse)| lse),
         nsp_log_sum_exp: nsp_ce.map(|(_, lse)| lse),
+        loss_counts: counts,
     };
     Ok(ForwardOutput {
         hidden,
@@ -583,12 +663,14 @@ pub fn forward_with_head_mask(
     head_mask: &HeadMask,
     rng: &mut Rng,
 ) -> Result<ForwardOutput> {
+    let mut noise = whole_batch_noise(rng, opts, batch.batch_size());
+    let share = ForwardShare::whole(&mut noise, batch);
     run(
         model,
         batch,
         opts,
         None,
-        rng,
+        share,
         Spare::default(),
         Some(head_mask),
     )

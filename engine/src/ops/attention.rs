@@ -20,7 +20,6 @@ pub use crate::ops::attention_options::{
     QkvGrads, Softmax,
 };
 use crate::ops::{flash, full_attention, linear_attention};
-use crate::rng::Rng;
 use crate::trace::HeadTrace;
 use ndarray::{Array2, Array3, ArrayView3};
 
@@ -53,7 +52,7 @@ pub struct Spare {
 pub fn forward(
     input: Qkv,
     opts: &AttentionOptions,
-    rng: &mut Rng,
+    noise: &mut crate::ops::dropout::Noise,
     trace: Option<&mut Vec<HeadTrace>>,
     spare: Spare,
 ) -> (Array3<f32>, AttentionCache) {
@@ -72,14 +71,14 @@ pub fn forward(
                 _ => full_attention::FullCache::default(),
             };
             let spare = (spare.context, spare_cache);
-            let (context, cache) = full_attention::forward(input, opts, dims, rng, trace, spare);
+            let (context, cache) = full_attention::forward(input, opts, dims, noise, trace, spare);
             (context, AttentionCache::Full(cache))
         }
         Attention::Softmax(Softmax {
             kernel: AttentionKernel::Tiled { block },
             ..
         }) => {
-            let (context, cache) = flash::forward(input, opts, dims, block, rng, trace);
+            let (context, cache) = flash::forward(input, opts, dims, block, noise, trace);
             (context, AttentionCache::Tiled(cache))
         }
     }

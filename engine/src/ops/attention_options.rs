@@ -7,9 +7,10 @@ use crate::batch::MaskMode;
 use crate::error::{EngineError, Result};
 use crate::trace::Matrix;
 use ndarray::{ArrayView2, ArrayView3, ArrayViewMut3};
+use serde::{Deserialize, Serialize};
 
 /// How softmax attention is computed; both give the same output and gradients.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AttentionKernel {
     /// The whole (Tq, Tk) weight matrix per head, kept for backward.
     #[default]
@@ -20,7 +21,7 @@ pub enum AttentionKernel {
 }
 
 /// How softmax attention runs: its kernel, and the band of keys each query sees.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Softmax {
     pub kernel: AttentionKernel,
     /// Sliding window W: on top of the mask, query i sees key j only if |i − j| < W

@@ -14,9 +14,10 @@
 //!   dQb += scale·dS·Kb,  dKb += scale·dSᵀ·Qb.
 //!
 //! Attention dropout Z: a full (B, H, Tq, Tk) mask would defeat the point, so the tiled kernel
-//! draws one seed per call and derives each entry's keep/drop from a hash of (seed, b, h, i, j)
-//! (`dropout::counter_factor`); backward recomputes the same factors. Same distribution as the
-//! full kernel's dropout, a different random stream.
+//! takes its call's draw (`dropout::Noise`) and derives each entry's keep/drop from a hash of
+//! (seed, index of (b, h, i, j) in the whole batch) (`dropout::counter_factor`), as the full
+//! kernel's mask does; backward recomputes the same factors. The same mask as the full kernel
+//! would draw in the same call.
 
 use crate::batch::MaskMode;
 use crate::ops::attention_options::{fill_allowed, AttentionOptions, Dims, Qkv, QkvGrads};
@@ -24,7 +25,6 @@ use crate::ops::dropout;
 use crate::ops::full_attention::{masked_softmax_row, softmax_head_trace, HeadQkv};
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
-use crate::rng::Rng;
 use crate::trace::{HeadTrace, Matrix, TileStep};
 use ndarray::{s, Array2, Array3, ArrayView3};
 
@@ -33,18 +33,27 @@ pub struct TiledCache {
     /// L = log Σ_j exp(S_ij) per query row (B, H, Tq); +∞ for a row with no allowed key, so
     /// that exp(S − L) = 0 there.
     pub log_sum_exp: Array3<f32>,
-    /// The dropout seed, None without attention dropout.
-    pub dropout_seed: Option<u64>,
+    /// The call's dropout draw, None without attention dropout.
+    pub dropout: Option<dropout::Draw>,
     pub block: usize,
 }
 
-/// Dropout factor of entry (b, h, i, j): 0 or 1/(1 − p), 1 without dropout.
-fn z(seed: Option<u64>, p: f32, dims: &Dims, b: usize, h: usize, i: usize, j: usize) -> f32 {
-    match seed {
+/// Dropout factor of entry (b, h, i, j) of this slice (b its local row): 0 or 1/(1 − p), 1
+/// without dropout. The same as entry (b, h, i, j) of `dropout::draw_mask`'s (B, H, Tq, Tk).
+fn z(
+    draw: Option<dropout::Draw>,
+    p: f32,
+    dims: &Dims,
+    b: usize,
+    h: usize,
+    i: usize,
+    j: usize,
+) -> f32 {
+    match draw {
         None => 1.0,
-        Some(seed) => {
-            let index = (((b * dims.h + h) * dims.tq + i) * dims.tk + j) as u64;
-            dropout::counter_factor(seed, index, p)
+        Some(draw) => {
+            let local = ((b * dims.h + h) * dims.tq + i) * dims.tk + j;
+            draw.factor(dims.h * dims.tq * dims.tk, local, p)
         }
     }
 }
@@ -80,7 +89,7 @@ pub(crate) fn forward(
     opts: &AttentionOptions,
     dims: Dims,
     block: usize,
-    rng: &mut Rng,
+    noise: &mut dropout::Noise,
     mut trace: Option<&mut Vec<HeadTrace>>,
 ) -> (Array3<f32>, TiledCache) {
     let Dims {
@@ -91,7 +100,8 @@ pub(crate) fn forward(
         dk,
         dv,
     } = dims;
-    let seed = (opts.dropout > 0.0).then(|| rng.next_u64());
+    let draw = noise.next_call();
+    let seed = (opts.dropout > 0.0).then_some(draw);
     let mut context = Array3::zeros((b_size, tq, h_count * dv));
     let mut log_sum_exp = Array3::zeros((b_size, h_count, tq));
     let mut p = Array2::zeros((block, block)); // S, then P ⊙ Z of one block
@@ -220,7 +230,7 @@ pub(crate) fn forward(
         context,
         TiledCache {
             log_sum_exp,
-            dropout_seed: seed,
+            dropout: seed,
             block,
         },
     )
@@ -329,10 +339,7 @@ pub(crate) fn backward(
                             } else {
                                 0.0
                             };
-                            let zf = match cache.dropout_seed {
-                                None => 1.0,
-                                seed => z(seed, opts.dropout, &dims, b, h, i, j),
-                            };
+                            let zf = z(cache.dropout, opts.dropout, &dims, b, h, i, j);
                             *p = prob * zf; // P ⊙ Z for dV
                             *dp = prob * (*dp * zf - d_i); // dS
                         }

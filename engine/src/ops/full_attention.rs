@@ -9,7 +9,6 @@ use crate::ops::attention_options::{
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::ops::{dropout, reuse};
-use crate::rng::Rng;
 use crate::threads;
 use crate::trace::{HeadTrace, Matrix};
 use ndarray::{
@@ -34,7 +33,7 @@ pub(crate) fn forward(
     Qkv { q, k, v, key_mask }: Qkv,
     opts: &AttentionOptions,
     dims: Dims,
-    rng: &mut Rng,
+    noise: &mut dropout::Noise,
     trace: Option<&mut Vec<HeadTrace>>,
     (spare_context, spare_cache): (Array2<f32>, FullCache),
 ) -> (Array3<f32>, FullCache) {
@@ -53,7 +52,7 @@ pub(crate) fn forward(
     // Every entry of each is written below: a head's scores and context by gemm with β = 0.
     let mut weights = reuse(spare_weights, Ix4(b_size, h_count, tq, tk));
     let dropout_mask =
-        dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, rng, spare_mask);
+        dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, noise, spare_mask);
     let mut context = reuse(spare_context, Ix3(b_size, tq, h_count * dv));
     let mut rows: Vec<_> = weights
         .outer_iter_mut()

@@ -1,5 +1,9 @@
 //! Softmax cross-entropy with an ignore index, as torch.nn.CrossEntropyLoss(ignore_index=-100,
 //! reduction="mean"): L = mean over counted rows of (logsumexp(z) − z[target]).
+//!
+//! The mean divides by a given count, the counted rows of the whole batch: a data-parallel
+//! share computes its rows' sum over that count, and the shares' losses and gradients add up
+//! to the whole batch's (`step::Share`). Over the whole batch, the count is its own.
 
 use crate::batch::IGNORE_INDEX;
 use crate::ops::math::{self, exp};
@@ -7,7 +11,7 @@ use ndarray::{Array1, ArrayView1, ArrayView2, ArrayViewMut2, Zip};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CrossEntropy {
-    /// Mean over counted rows; 0 when no row counts (torch would give NaN: 0/0). A batch
+    /// Sum over counted rows / `of`; 0 when `of` is 0 (torch would give NaN: 0/0). A batch
     /// with nothing to predict then contributes no loss and no gradient instead of
     /// poisoning the parameters with NaN.
     pub loss: f32,
@@ -15,16 +19,24 @@ pub struct CrossEntropy {
     pub count: usize,
     /// Counted rows whose argmax equals the target.
     pub correct: usize,
+    /// The counted rows of the whole batch, by which the loss and accuracy divide.
+    pub of: usize,
 }
 
 impl CrossEntropy {
+    /// correct / `of`: a share's part of the whole batch's accuracy.
     pub fn accuracy(&self) -> f32 {
-        if self.count == 0 {
+        if self.of == 0 {
             0.0
         } else {
-            self.correct as f32 / self.count as f32
+            self.correct as f32 / self.of as f32
         }
     }
+}
+
+/// How many of `targets` count (are not IGNORE_INDEX): a batch's own denominator.
+pub fn counted_rows(targets: impl IntoIterator<Item = i64>) -> usize {
+    targets.into_iter().filter(|&t| t != IGNORE_INDEX).count()
 }
 
 fn counted(target: i64) -> Option<usize> {
@@ -43,9 +55,14 @@ fn row_slice<'a>(z: &'a ArrayView1<'a, f32>, scratch: &'a mut Vec<f32>) -> &'a [
     }
 }
 
-/// logits (M, K), targets (M) in 0..K or IGNORE_INDEX (checked by the caller). Also returns
-/// each row's logsumexp (M), 0 on ignored rows, which is all backward needs besides the logits.
-pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> (CrossEntropy, Array1<f32>) {
+/// logits (M, K), targets (M) in 0..K or IGNORE_INDEX (checked by the caller); the loss is
+/// the counted rows' sum over `of`. Also returns each row's logsumexp (M), 0 on ignored rows,
+/// which is all backward needs besides the logits.
+pub fn forward(
+    logits: ArrayView2<f32>,
+    targets: &[i64],
+    of: usize,
+) -> (CrossEntropy, Array1<f32>) {
     let (mut total, mut count, mut correct) = (0.0f64, 0, 0);
     let mut log_sum_exp = Array1::zeros(logits.nrows());
     let mut scratch = Vec::new();
@@ -65,35 +82,37 @@ pub fn forward(logits: ArrayView2<f32>, targets: &[i64]) -> (CrossEntropy, Array
         };
         correct += usize::from(best == t);
     }
-    let loss = if count == 0 {
+    let loss = if of == 0 {
         0.0
     } else {
-        (total / count as f64) as f32
+        (total / of as f64) as f32
     };
     (
         CrossEntropy {
             loss,
             count,
             correct,
+            of,
         },
         log_sum_exp,
     )
 }
 
-/// d_logits += d_loss/count · (softmax(z) − onehot(target)) on counted rows, with
-/// softmax(z) = exp(z − logsumexp(z)) from forward's logsumexp (no (M, K) cache).
+/// d_logits += d_loss/of · (softmax(z) − onehot(target)) on counted rows, with
+/// softmax(z) = exp(z − logsumexp(z)) from forward's logsumexp (no (M, K) cache); `of` as
+/// forward's.
 pub fn backward(
     d_logits: &mut ArrayViewMut2<f32>,
     logits: ArrayView2<f32>,
     targets: &[i64],
     log_sum_exp: ArrayView1<f32>,
     d_loss: f32,
+    of: usize,
 ) {
-    let count = targets.iter().filter(|&&t| counted(t).is_some()).count();
-    if count == 0 {
+    if of == 0 {
         return;
     }
-    let scale = d_loss / count as f32;
+    let scale = d_loss / of as f32;
     let rows = d_logits
         .rows_mut()
         .into_iter()
@@ -128,7 +147,7 @@ mod tests {
     fn matches_torch_on_a_small_case() {
         // torch.nn.functional.cross_entropy(torch.tensor([[1., 2., 3.], [1., 0., 0.]]), torch.tensor([2, -100])) = 0.40760596
         let logits = ndarray::array![[1.0f32, 2.0, 3.0], [1.0, 0.0, 0.0]];
-        let (ce, lse) = forward(logits.view(), &[2, IGNORE_INDEX]);
+        let (ce, lse) = forward(logits.view(), &[2, IGNORE_INDEX], 1);
         assert_eq!(lse[1], 0.0);
         assert!((ce.loss - 0.407_605_96).abs() < 1e-6, "{}", ce.loss);
         assert_eq!((ce.count, ce.correct), (1, 1));
@@ -149,7 +168,7 @@ mod tests {
         ];
         for (z, target, correct) in rows {
             let logits = ndarray::Array2::from_shape_vec((1, 3), z.to_vec()).unwrap();
-            let (ce, _) = forward(logits.view(), &[target]);
+            let (ce, _) = forward(logits.view(), &[target], 1);
             assert_eq!(ce.correct, correct, "{z:?}, target {target}");
         }
     }
@@ -157,7 +176,7 @@ mod tests {
     #[test]
     fn nothing_to_predict_gives_zero_loss_and_no_gradient() {
         let logits = ndarray::array![[1.0f32, 2.0]];
-        let (ce, lse) = forward(logits.view(), &[IGNORE_INDEX]);
+        let (ce, lse) = forward(logits.view(), &[IGNORE_INDEX], 0);
         assert_eq!((ce.loss, ce.count, ce.accuracy()), (0.0, 0, 0.0));
         let mut d = Array2::zeros((1, 2));
         backward(
@@ -166,6 +185,7 @@ mod tests {
             &[IGNORE_INDEX],
             lse.view(),
             1.0,
+            0,
         );
         assert!(d.iter().all(|&x| x == 0.0));
     }
@@ -175,13 +195,41 @@ mod tests {
         let mut rng = Rng::new(12);
         let z = random(&mut rng, (4, 5)).mapv(|v| 2.0 * v);
         let mut d = Array2::zeros((4, 5));
-        let (_, lse) = forward(z.view(), &TARGETS);
-        backward(&mut d.view_mut(), z.view(), &TARGETS, lse.view(), 1.0);
-        let numeric = numeric_grad(&z, |z| forward(z.view(), &TARGETS).0.loss as f64);
+        let of = counted_rows(TARGETS);
+        let (_, lse) = forward(z.view(), &TARGETS, of);
+        backward(&mut d.view_mut(), z.view(), &TARGETS, lse.view(), 1.0, of);
+        let numeric = numeric_grad(&z, |z| forward(z.view(), &TARGETS, of).0.loss as f64);
         assert_grads_match("d_logits", &d, &numeric);
         assert!(d.row(1).iter().all(|&x| x == 0.0));
         // A logits view that is not contiguous (a transpose) gives the same result.
         let zt = z.t().to_owned();
-        assert_eq!(forward(zt.t(), &TARGETS).0, forward(z.view(), &TARGETS).0);
+        assert_eq!(
+            forward(zt.t(), &TARGETS, of).0,
+            forward(z.view(), &TARGETS, of).0
+        );
+    }
+
+    /// Rows split in two, each part divided by the whole's count: the parts' losses, accuracies
+    /// and gradients add up to the whole's.
+    #[test]
+    fn parts_divided_by_the_whole_count_add_up_to_the_whole() {
+        let z = random(&mut Rng::new(4), (4, 5)).mapv(|v| 3.0 * v);
+        let of = counted_rows(TARGETS);
+        let (whole, lse) = forward(z.view(), &TARGETS, of);
+        let mut d_whole = Array2::zeros((4, 5));
+        backward(&mut d_whole.view_mut(), z.view(), &TARGETS, lse.view(), 1.0, of);
+        let (mut loss, mut accuracy, mut d_parts) = (0.0, 0.0, Array2::zeros((4, 5)));
+        for rows in [0..1, 1..4] {
+            let (part, targets) = (z.slice(ndarray::s![rows.clone(), ..]), &TARGETS[rows.clone()]);
+            let (ce, lse) = forward(part, targets, of);
+            let mut d = d_parts.slice_mut(ndarray::s![rows, ..]);
+            backward(&mut d, part, targets, lse.view(), 1.0, of);
+            (loss, accuracy) = (loss + ce.loss, accuracy + ce.accuracy());
+        }
+        assert!((loss - whole.loss).abs() < 1e-6, "{loss} vs {}", whole.loss);
+        assert!((accuracy - whole.accuracy()).abs() < 1e-6);
+        for (a, b) in d_parts.iter().zip(&d_whole) {
+            assert!((a - b).abs() < 1e-7, "{a} vs {b}");
+        }
     }
 }

@@ -27,6 +27,14 @@ pub fn shift_tokens_right(labels: &Array2<i64>, start: u32, pad: u32) -> Array2<
 }
 
 impl Seq2SeqBatch {
+    /// Rows `rows` (clamped) of the source and the target.
+    pub fn rows(&self, rows: std::ops::Range<usize>) -> Seq2SeqBatch {
+        Seq2SeqBatch {
+            source: self.source.rows(rows.clone()),
+            target: self.target.rows(rows),
+        }
+    }
+
     /// From source ids with their mask and the target's labels (−100 where none), with the
     /// decoder's inputs shifted right and its mask 1 where they are not [PAD].
     pub fn new(

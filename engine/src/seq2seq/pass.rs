@@ -7,9 +7,12 @@ use crate::backward::{backward_from_hidden, backward_with_encoder, BackwardScrat
 use crate::batch::MaskMode;
 use crate::error::{EngineError, Result};
 use crate::forward::Losses;
-use crate::forward::{forward_reusing, EncoderStates, ForwardOptions, ForwardOutput};
+use crate::forward::{
+    forward_share, whole_batch_noise, EncoderStates, ForwardOptions, ForwardOutput, ForwardShare,
+};
+use crate::ops::dropout::Noise;
 use crate::rng::Rng;
-use crate::step::{diverged_loss, StepBuffers, Trainable};
+use crate::step::{diverged_loss, LossCounts, Share, StepBuffers, Trainable};
 
 pub struct Seq2SeqOutput {
     pub encoder: ForwardOutput,
@@ -34,15 +37,28 @@ impl Trainable for EncoderDecoder {
         self.check()
     }
 
+    fn loss_counts(batch: &Seq2SeqBatch) -> LossCounts {
+        LossCounts::of(&batch.target)
+    }
+
+    fn batch_rows(batch: &Seq2SeqBatch, rows: std::ops::Range<usize>) -> Seq2SeqBatch {
+        batch.rows(rows)
+    }
+
+    fn batch_size(batch: &Seq2SeqBatch) -> usize {
+        batch.target.batch_size()
+    }
+
     fn train_forward(
         &self,
         batch: &Seq2SeqBatch,
         opts: &ForwardOptions,
-        rng: &mut Rng,
+        share: &Share,
         buffers: &mut Seq2SeqBuffers,
     ) -> Result<Losses> {
         let spares = [&mut buffers.encoder, &mut buffers.decoder].map(|b| b.forward.take());
-        let out = forward_reusing_both(self, batch, opts, rng, spares)?;
+        let mut noise = share.noise(batch.target.batch_size());
+        let out = forward_reusing_both(self, batch, opts, (&mut noise, share.counts), spares)?;
         let losses = out.decoder.losses;
         buffers.encoder.forward = Some(out.encoder);
         buffers.decoder.forward = Some(out.decoder);
@@ -75,15 +91,19 @@ pub fn forward_seq2seq(
     rng: &mut Rng,
 ) -> Result<Seq2SeqOutput> {
     model.check()?;
-    forward_reusing_both(model, batch, opts, rng, [None, None])
+    let mut noise = whole_batch_noise(rng, opts, batch.target.batch_size());
+    let counts = LossCounts::of(&batch.target);
+    forward_reusing_both(model, batch, opts, (&mut noise, counts), [None, None])
 }
 
-/// `forward_seq2seq`, each stack writing into its spare [encoder, decoder] output.
+/// `forward_seq2seq`, each stack writing into its spare [encoder, decoder] output; one noise
+/// for both stacks (the encoder's dropout calls, then the decoder's), the decoder's loss
+/// divided by `counts`.
 fn forward_reusing_both(
     model: &EncoderDecoder,
     batch: &Seq2SeqBatch,
     opts: &ForwardOptions,
-    rng: &mut Rng,
+    (noise, counts): (&mut Noise, LossCounts),
     [encoder_spare, decoder_spare]: [Option<ForwardOutput>; 2],
 ) -> Result<Seq2SeqOutput> {
     let encoder_opts = ForwardOptions {
@@ -91,24 +111,29 @@ fn forward_reusing_both(
         ..*opts
     };
     let (source, target) = (&batch.source, &batch.target);
-    let encoder = forward_reusing(
+    // The encoder has no heads: no loss to divide.
+    let encoder_share = ForwardShare {
+        noise: &mut *noise,
+        counts: LossCounts::default(),
+    };
+    let encoder = forward_share(
         &model.encoder,
         source,
         &encoder_opts,
         None,
-        rng,
+        encoder_share,
         encoder_spare,
     )?;
     let states = EncoderStates {
         hidden: &encoder.hidden,
         mask: source.attention_mask.view(),
     };
-    let decoder = forward_reusing(
+    let decoder = forward_share(
         &model.decoder,
         target,
         opts,
         Some(&states),
-        rng,
+        ForwardShare { noise, counts },
         decoder_spare,
     )?;
     Ok(Seq2SeqOutput { encoder, decoder })

@@ -4,8 +4,10 @@
 //! and bias.
 
 use super::*;
+use crate::rng::Rng;
 use crate::batch::MaskMode;
 use crate::ops::full_attention::{masked_softmax_row, FullCache};
+use crate::ops::dropout::Noise;
 use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project};
 use crate::ops::matmul::gemm;
 use ndarray::{s, Array2, Array3};
@@ -85,7 +87,7 @@ fn run(
             key_mask: c.key_mask.view(),
         },
         o,
-        &mut Rng::new(15),
+        &mut Noise::new(15, 0, 2),
         None,
         Default::default(),
     )
@@ -301,7 +303,7 @@ fn alibi_query_offset_gives_the_rows_true_distances() {
             v: v.view(),
             key_mask: key_mask.view(),
         };
-        forward(input, &o, &mut Rng::new(0), None, Default::default()).0
+        forward(input, &o, &mut Noise::new(0, 0, 1), None, Default::default()).0
     };
     let want = all.slice(s![0, p, ..]);
     let got = step(p);
@@ -523,7 +525,7 @@ fn linear_attention_equals_its_implied_weights_times_v() {
                 key_mask: c.key_mask.view(),
             },
             &o,
-            &mut Rng::new(0),
+            &mut Noise::new(0, 0, 2),
             Some(&mut heads),
             Default::default(),
         );
@@ -553,7 +555,7 @@ fn traced(c: &Case, o: &AttentionOptions) -> Vec<HeadTrace> {
             key_mask: c.key_mask.view(),
         },
         o,
-        &mut Rng::new(0),
+        &mut Noise::new(0, 0, 2),
         Some(&mut heads),
         Default::default(),
     );
@@ -690,7 +692,7 @@ fn cross_attention_shapes_work() {
                 key_mask: Array2::ones((1, 5)).view(),
             },
             &o,
-            &mut rng,
+            &mut Noise::new(0, 0, 1),
             None,
             Default::default(),
         );
@@ -718,4 +720,49 @@ fn settings_that_make_no_sense_are_errors() {
         assert!(err.contains(needle), "{err}");
     }
     assert!(base.validate().is_ok());
+}
+
+/// Attention dropout is hashed from each entry's index in the whole batch: row 1 of a batch of
+/// 2, run alone as a slice (first_row 1), gets the same context as in the whole batch, with
+/// both softmax kernels; and both kernels draw the same mask, so their outputs agree.
+#[test]
+fn attention_dropout_of_a_row_is_the_same_in_a_slice_or_in_the_whole_batch() {
+    let (t, h, d) = (5, 2, 3);
+    let c = case(8, t, h, h, d);
+    let dropped = AttentionOptions {
+        dropout: 0.3,
+        ..opts(h, h, d, MaskMode::Padding)
+    };
+    let mut outputs = Vec::new();
+    for kernel in [AttentionKernel::Full, AttentionKernel::Tiled { block: 2 }] {
+        let o = with_kernel(dropped, kernel);
+        let attend = |rows: std::ops::Range<usize>| {
+            let input = Qkv {
+                q: c.q.slice(s![rows.clone(), .., ..]),
+                k: c.k.slice(s![rows.clone(), .., ..]),
+                v: c.v.slice(s![rows.clone(), .., ..]),
+                key_mask: c.key_mask.slice(s![rows.clone(), ..]),
+            };
+            let mut noise = Noise::new(31, rows.start, rows.len());
+            forward(input, &o, &mut noise, None, Default::default()).0
+        };
+        let (whole, second) = (attend(0..2), attend(1..2));
+        for (a, b) in second.iter().zip(whole.slice(s![1..2, .., ..])) {
+            assert!((a - b).abs() < 1e-6, "{kernel:?}: {a} vs {b}");
+        }
+        // Without dropout the slice would differ from a forward that drops: the mask mattered.
+        let plain = with_kernel(opts(h, h, d, MaskMode::Padding), kernel);
+        let input = Qkv {
+            q: c.q.view(),
+            k: c.k.view(),
+            v: c.v.view(),
+            key_mask: c.key_mask.view(),
+        };
+        let undropped = forward(input, &plain, &mut Noise::new(31, 0, 2), None, Spare::default()).0;
+        assert!(undropped.iter().zip(&whole).any(|(a, b)| (a - b).abs() > 1e-3));
+        outputs.push(whole);
+    }
+    for (a, b) in outputs[0].iter().zip(&outputs[1]) {
+        assert!((a - b).abs() < 1e-5, "full {a} vs tiled {b}");
+    }
 }
