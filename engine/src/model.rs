@@ -124,7 +124,7 @@ pub struct BertForPreTraining {
 /// Which optional parts a model has. The encoder is always there; the pooler and the
 /// pre-training heads are absent from some checkpoints (a bare `BertModel` or `RoFormerModel`),
 /// and a decoder (`BertLMHeadModel`) has the MLM head without NSP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Parts {
     pub pooler: bool,
     /// `cls.predictions`: the MLM (or next-token) head.
@@ -492,8 +492,15 @@ impl BertForPreTraining {
 
     /// A gradient buffer: same structure, all zeros.
     pub fn zeros_like(&self) -> Self {
-        Self::from_fn(&self.config, self.parts(), |spec| Ok(vec![0.0; spec.len()]))
+        Self::zeroed(&self.config, self.parts())
             .expect("the description gives every parameter its shape")
+    }
+
+    /// A model of `config` with `parts`, every parameter zero: the skeleton a gradient worker
+    /// fills from a lead's weights (`Params::copy_from_flat`). An error when the config is not
+    /// buildable (`validate_config`).
+    pub fn zeroed(config: &BertConfig, parts: Parts) -> Result<Self> {
+        Self::from_fn(config, parts, |spec| Ok(vec![0.0; spec.len()]))
     }
 
     /// Zero every parameter in place (a gradient buffer between steps).

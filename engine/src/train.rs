@@ -20,7 +20,7 @@ use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
-use crate::step::Trainable;
+use crate::step::{finish_shares, planned_share_gradients, Trainable};
 use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use serde::{Deserialize, Serialize};
 use std::sync::{Mutex, PoisonError};
@@ -391,23 +391,73 @@ impl Trainer {
 
     /// One step on a fresh batch from the corpus (or on the fixed batch, with `fixed_batch`).
     /// On error (a NaN/∞ loss) the weights are unchanged and the step counter does not move.
+    /// One share: `plan(1)`, `share_gradients(0)`, `finish`, the code a step of many runs.
     pub fn step(&mut self) -> Result<StepReport> {
+        let planned = self.plan(1)?;
+        self.take_step(planned)
+    }
+
+    /// The next step's batch, drawn as `step` draws it (the fixed batch again with
+    /// `fixed_batch`; masking counts added), and its plan for `parts` shares. Nothing computed.
+    pub fn plan(&mut self, parts: usize) -> Result<PlannedStep<Batch>> {
         let (batch, record) = match (self.fixed_batch, self.fixed.take()) {
             (true, Some(kept)) => kept,
             _ => self.draw_batch()?,
         };
-        let report = self.step_on_batch(&batch);
         if self.fixed_batch {
             self.fixed = Some((batch.clone(), record.clone()));
         }
-        let report = report?;
-        self.last = Some(LastStep {
-            step: report.step,
+        Ok(PlannedStep {
+            record: Some(record),
             fixed: self.fixed_batch,
-            batch,
+            ..PlannedStep::new::<BertForPreTraining>(batch, parts, &mut self.rng)
+        })
+    }
+
+    /// Share `i` of `planned` into this trainer's own gradient buffer (a lead computes share
+    /// 0 here); the share's part of the losses.
+    pub fn share_gradients(&mut self, planned: &PlannedStep<Batch>, i: usize) -> Result<Losses> {
+        let opts = self.forward_options();
+        let buffers = self
+            .buffers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        planned_share_gradients((&self.model, &mut self.grads), planned, i, &opts, buffers)
+    }
+
+    /// The step: `own` (share 0, already in the gradient buffer) plus the other shares' flat
+    /// gradients (`Params::to_flat`) and losses, summed in order 1, 2, …, then the update and
+    /// the step's bookkeeping (the batch view's batch). On error the weights are unchanged and
+    /// the step counter does not move.
+    pub fn finish(
+        &mut self,
+        planned: PlannedStep<Batch>,
+        own: Losses,
+        others: &[(Losses, Vec<f32>)],
+    ) -> Result<StepReport> {
+        let model_grads = (&mut self.model, &mut self.grads);
+        let losses = finish_shares(model_grads, &mut self.optimizer, &planned.plan, own, others)?;
+        self.step += 1;
+        if let Some(counts) = planned.leader_counts {
+            // The same batches, so the same counts (a fixed batch counts once, as the leader's).
+            self.counts = counts;
+        }
+        self.last = planned.record.map(|record| LastStep {
+            step: self.step,
+            fixed: planned.fixed,
+            batch: planned.batch,
             record,
         });
-        Ok(report)
+        Ok(StepReport {
+            step: self.step,
+            losses,
+        })
+    }
+
+    /// A one-share step of `planned`.
+    fn take_step(&mut self, planned: PlannedStep<Batch>) -> Result<StepReport> {
+        let own = self.share_gradients(&planned, 0)?;
+        self.finish(planned, own, &[])
     }
 
     /// A fresh batch for the objective, counted (MLM masking counts) when it is MLM + NSP's.
@@ -460,56 +510,61 @@ impl Trainer {
         let l = leader.last.as_ref().ok_or_else(|| {
             EngineError::Training("the model to follow has not trained a step yet".into())
         })?;
+        let planned = self.plan_on_leaders(leader, &l.batch, Some(&l.record), l.fixed, 1)?;
+        self.take_step(planned)
+    }
+
+    /// This trainer's next step planned on the batch of `leader`'s planned step `theirs`
+    /// (Compare in shares: model B on model A's batch before A finishes), for `parts` shares:
+    /// B's dropout seed from B's generator, B's masking counts then A's. An error when the
+    /// vocabularies differ.
+    pub fn plan_following(
+        &mut self,
+        leader: &Trainer,
+        theirs: &PlannedStep<Batch>,
+        parts: usize,
+    ) -> Result<PlannedStep<Batch>> {
+        let record = theirs.record.as_ref();
+        self.plan_on_leaders(leader, &theirs.batch, record, theirs.fixed, parts)
+    }
+
+    fn plan_on_leaders(
+        &mut self,
+        leader: &Trainer,
+        batch: &Batch,
+        record: Option<&BatchRecord>,
+        fixed: bool,
+        parts: usize,
+    ) -> Result<PlannedStep<Batch>> {
         if leader.model.config.vocab_size != self.model.config.vocab_size {
             return Err(EngineError::Training(format!(
                 "the model to follow has {} tokens in its vocabulary, this one {}",
                 leader.model.config.vocab_size, self.model.config.vocab_size
             )));
         }
-        let report = self.step_on_batch(&l.batch)?;
-        // The same batches, so the same counts (a fixed batch counts once, as the leader's).
-        self.counts = leader.counts;
-        self.last = Some(LastStep {
-            step: report.step,
-            fixed: l.fixed,
-            batch: l.batch.clone(),
-            record: l.record.clone(),
-        });
-        Ok(report)
+        let planned = PlannedStep::new::<BertForPreTraining>(batch.clone(), parts, &mut self.rng);
+        Ok(PlannedStep {
+            record: record.cloned(),
+            fixed,
+            leader_counts: Some(leader.counts),
+            ..planned
+        })
     }
 
     /// One step on a given batch (the CLI's fixed batch, tests).
     pub fn step_on(&mut self, batch: &Batch) -> Result<StepReport> {
         self.last = None;
-        self.step_on_batch(batch)
+        let planned = PlannedStep::new::<BertForPreTraining>(batch.clone(), 1, &mut self.rng);
+        self.take_step(planned)
     }
 
-    /// The forward options of a training step: this trainer's mask and attention choices.
-    fn forward_options(&self) -> ForwardOptions {
+    /// The forward options of a training step: this trainer's mask and attention choices
+    /// (what a worker computing a share of its steps needs).
+    pub fn forward_options(&self) -> ForwardOptions {
         ForwardOptions {
             softmax: self.softmax,
             ..ForwardOptions::training(self.mask)
         }
-    }
-
-    fn step_on_batch(&mut self, batch: &Batch) -> Result<StepReport> {
-        let opts = self.forward_options();
-        let losses = train_step(
-            &mut self.model,
-            &mut self.grads,
-            &mut self.optimizer,
-            batch,
-            &opts,
-            &mut self.rng,
-            self.buffers
-                .get_mut()
-                .unwrap_or_else(PoisonError::into_inner),
-        )?;
-        self.step += 1;
-        Ok(StepReport {
-            step: self.step,
-            losses,
-        })
     }
 
     /// A new batch from the corpus for the objective, from the trainer's generator.

@@ -1,7 +1,8 @@
 //! The encoder–decoder itself: two BERTs, and the parameters one optimiser updates.
 
 use crate::error::{EngineError, Result};
-use crate::model::{BertForPreTraining, Params};
+use crate::config::BertConfig;
+use crate::model::{BertForPreTraining, Params, Parts};
 use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +25,25 @@ impl EncoderDecoder {
             decoder: self.decoder.zeros_like(),
             ..self.clone()
         }
+    }
+
+    /// An encoder–decoder of these halves' configs and parts (`BertForPreTraining::parts`
+    /// of each; a trainer's own encoder has none, its decoder `Parts::LM_HEAD`), every
+    /// parameter zero: the skeleton a gradient worker fills from a lead's weights
+    /// (`Params::copy_from_flat`). The token ids are 0: training reads the batch's own.
+    pub fn zeroed(
+        (encoder, encoder_parts): (&BertConfig, Parts),
+        (decoder, decoder_parts): (&BertConfig, Parts),
+    ) -> Result<Self> {
+        let model = EncoderDecoder {
+            encoder: BertForPreTraining::zeroed(encoder, encoder_parts)?,
+            decoder: BertForPreTraining::zeroed(decoder, decoder_parts)?,
+            decoder_start_token_id: 0,
+            pad_token_id: 0,
+            extra: Map::new(),
+        };
+        model.check()?;
+        Ok(model)
     }
 
     /// Every parameter under its checkpoint name (`encoder.…`, `decoder.…`).

@@ -16,14 +16,15 @@ use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
-use crate::step::train_step;
+use crate::step::{finish_shares, planned_share_gradients, PlannedStep};
+use crate::train::StepReport;
 use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
 use serde_json::Map;
 
 /// Trains an encoder–decoder on a task of the corpus: draw a batch, then the one step every
-/// model takes (`step::train_step`: forward with dropout into the kept buffers, backward, one
-/// optimiser over both halves, so clipping sees the norm over both).
+/// model takes (`step`: forward with dropout into the kept buffers, backward, one optimiser
+/// over both halves, so clipping sees the norm over both), in one share or many.
 pub struct Seq2SeqTrainer {
     pub model: EncoderDecoder,
     grads: EncoderDecoder,
@@ -152,25 +153,62 @@ impl Seq2SeqTrainer {
     }
 
     /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and
-    /// leaves the weights as they were.
+    /// leaves the weights as they were. One share: `plan(1)`, `share_gradients(0)`, `finish`.
     pub fn step(&mut self) -> Result<Losses> {
+        let planned = self.plan(1)?;
+        self.take_step(planned)
+    }
+
+    /// The next step's batch, drawn as `step` draws it, and its plan for `parts` shares.
+    /// Nothing computed.
+    pub fn plan(&mut self, parts: usize) -> Result<PlannedStep<Seq2SeqBatch>> {
         let batch = make_seq2seq_batch(&self.corpus, &self.batch_config, self.task, &mut self.rng)?;
-        self.step_on(&batch)
+        Ok(PlannedStep::new::<EncoderDecoder>(batch, parts, &mut self.rng))
+    }
+
+    /// Share `i` of `planned` into this trainer's own gradient buffer (a lead's share 0).
+    pub fn share_gradients(
+        &mut self,
+        planned: &PlannedStep<Seq2SeqBatch>,
+        i: usize,
+    ) -> Result<Losses> {
+        let opts = self.forward_options();
+        let model_grads = (&self.model, &mut self.grads);
+        planned_share_gradients(model_grads, planned, i, &opts, &mut self.buffers)
+    }
+
+    /// The step: `own` (share 0, in the gradient buffer) plus the other shares' flat
+    /// gradients and losses, summed in order 1, 2, …, then the update. On error the weights
+    /// are unchanged and the step counter does not move.
+    pub fn finish(
+        &mut self,
+        planned: PlannedStep<Seq2SeqBatch>,
+        own: Losses,
+        others: &[(Losses, Vec<f32>)],
+    ) -> Result<StepReport> {
+        let model_grads = (&mut self.model, &mut self.grads);
+        let losses = finish_shares(model_grads, &mut self.optimizer, &planned.plan, own, others)?;
+        self.step += 1;
+        Ok(StepReport {
+            step: self.step,
+            losses,
+        })
     }
 
     /// One step on `batch`.
     pub fn step_on(&mut self, batch: &Seq2SeqBatch) -> Result<Losses> {
-        let losses = train_step(
-            &mut self.model,
-            &mut self.grads,
-            &mut self.optimizer,
-            batch,
-            &ForwardOptions::training(MaskMode::Padding),
-            &mut self.rng,
-            &mut self.buffers,
-        )?;
-        self.step += 1;
-        Ok(losses)
+        let planned = PlannedStep::new::<EncoderDecoder>(batch.clone(), 1, &mut self.rng);
+        self.take_step(planned)
+    }
+
+    /// The forward options of a training step (what a worker computing a share needs).
+    pub fn forward_options(&self) -> ForwardOptions {
+        ForwardOptions::training(MaskMode::Padding)
+    }
+
+    fn take_step(&mut self, planned: PlannedStep<Seq2SeqBatch>) -> Result<Losses> {
+        let own = self.share_gradients(&planned, 0)?;
+        Ok(self.finish(planned, own, &[])?.losses)
     }
 
     pub fn checkpoint(&self) -> Seq2SeqCheckpoint {
