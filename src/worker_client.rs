@@ -2,7 +2,8 @@
 //! gradient workers the same way. Spawn it, queue messages until it says Hello, hand every
 //! reply to one callback, and say in words why it died or never started.
 
-use crate::worker_io::{decode, encode, encode_with_floats, floats, Packet};
+use crate::worker_io::{decode, encode, encode_with_floats, float_attachment, Packet};
+use js_sys::Float32Array;
 use protocol::{FromWorker, LabError, LabResult, ToWorker};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -87,9 +88,9 @@ impl LabClient {
     /// start; or no Hello in time). Its `Crashed` message, sent from its panic hook, comes
     /// through `on_reply`. A browser that refuses to create the worker gives `Err`.
     /// The floats beside a message (`worker_io::encode_with_floats`: a gradient worker's
-    /// gradients) come as `on_reply`'s third argument, empty when there are none.
+    /// gradients) come as `on_reply`'s third argument.
     pub fn spawn(
-        on_reply: impl Fn(FromWorker, Vec<Vec<u8>>, Vec<f32>) + 'static,
+        on_reply: impl Fn(FromWorker, Vec<Vec<u8>>, Option<Float32Array>) + 'static,
         on_death: impl Fn(Death) + 'static,
     ) -> Result<LabClient, Death> {
         let worker =
@@ -132,8 +133,8 @@ impl LabClient {
                         let _ = w.post_message_with_transfer(&packet.data, &packet.transfer);
                     }
                 }
-                Ok((message, attachments)) => reply(message, attachments, floats(&data)),
-                Err(e) => reply(FromWorker::Failed(e), Vec::new(), Vec::new()),
+                Ok((message, attachments)) => reply(message, attachments, float_attachment(&data)),
+                Err(e) => reply(FromWorker::Failed(e), Vec::new(), None),
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -180,7 +181,7 @@ impl LabClient {
     }
 
     /// `message` with `floats` beside it (a gradient job's weights).
-    pub fn send_with_floats(&self, message: &ToWorker, floats: &[f32]) -> LabResult<()> {
+    pub fn send_with_floats(&self, message: &ToWorker, floats: &Float32Array) -> LabResult<()> {
         self.post(encode_with_floats(message, floats)?)
     }
 

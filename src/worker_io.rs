@@ -4,6 +4,7 @@
 //! not copied.
 
 use js_sys::{Array, Float32Array, Uint8Array};
+use ndarray::{ArrayViewD, ArrayViewMutD};
 use protocol::{wire, LabError, LabResult};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -29,26 +30,67 @@ pub fn encode<T: Serialize>(message: &T, attachments: &[&[u8]]) -> LabResult<Pac
     })
 }
 
-/// `message` with one array of floats beside it (a model's weights or gradients): copied out
-/// of wasm memory once, as a `Float32Array`, and transferred.
-pub fn encode_with_floats<T: Serialize>(message: &T, floats: &[f32]) -> LabResult<Packet> {
+/// `message` with one array of floats beside it (a model's weights or gradients), transferred.
+pub fn encode_with_floats<T: Serialize>(message: &T, floats: &Float32Array) -> LabResult<Packet> {
     let packet = encode(message, &[])?;
-    let array = Float32Array::new_with_length(floats.len() as u32);
-    array.copy_from(floats);
     // The packet's own array (`Array::from` would copy it).
-    packet.data.unchecked_ref::<Array>().push(&array);
-    packet.transfer.push(&array.buffer());
+    packet.data.unchecked_ref::<Array>().push(floats);
+    packet.transfer.push(&floats.buffer());
     Ok(packet)
 }
 
-/// The floats `encode_with_floats` put beside the message (empty when there are none).
-pub fn floats(packet: &JsValue) -> Vec<f32> {
+/// The floats `encode_with_floats` put beside the message, if any.
+pub fn float_attachment(packet: &JsValue) -> Option<Float32Array> {
     let part = Array::from(packet).get(1);
-    if part.is_instance_of::<Float32Array>() {
-        Float32Array::new(&part).to_vec()
-    } else {
-        Vec::new()
+    part.is_instance_of::<Float32Array>()
+        .then(|| part.unchecked_into())
+}
+
+/// Every parameter's values in order (a model's, or a gradient's), copied once out of wasm
+/// memory into one `Float32Array`.
+pub fn params_to_floats(params: &[(String, ArrayViewD<'_, f32>)]) -> Float32Array {
+    let total: usize = params.iter().map(|(_, p)| p.len()).sum();
+    let floats = Float32Array::new_with_length(total as u32);
+    let mut at = 0;
+    for (_, p) in params {
+        let end = at + p.len() as u32;
+        match p.as_slice() {
+            Some(values) => floats.subarray(at, end).copy_from(values),
+            None => floats
+                .subarray(at, end)
+                .copy_from(&p.iter().copied().collect::<Vec<_>>()),
+        }
+        at = end;
     }
+    floats
+}
+
+/// `floats` (as `params_to_floats` wrote them) into the parameters, in order; an error, with
+/// nothing written, when they are not as many.
+pub fn floats_into_params(
+    floats: &Float32Array,
+    mut params: Vec<(String, ArrayViewMutD<'_, f32>)>,
+) -> LabResult<()> {
+    let total: usize = params.iter().map(|(_, p)| p.len()).sum();
+    if floats.length() as usize != total {
+        return Err(LabError::Malformed(format!(
+            "{} values for a model of {total} parameters",
+            floats.length()
+        )));
+    }
+    let mut at = 0;
+    for (_, p) in &mut params {
+        let end = at + p.len() as u32;
+        match p.as_slice_mut() {
+            Some(values) => floats.subarray(at, end).copy_to(values),
+            None => {
+                let values = floats.subarray(at, end).to_vec();
+                p.iter_mut().zip(values).for_each(|(x, v)| *x = v);
+            }
+        }
+        at = end;
+    }
+    Ok(())
 }
 
 pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> LabResult<(T, Vec<Vec<u8>>)> {

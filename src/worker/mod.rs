@@ -12,7 +12,8 @@ pub mod session;
 pub mod shares;
 
 use crate::storage;
-use crate::worker_io::{decode, encode, encode_with_floats, floats};
+use crate::worker_io::{decode, encode, encode_with_floats, float_attachment};
+use js_sys::Float32Array;
 use pool::{Answer, Listeners, Pool};
 use protocol::workers::{WorkerCount, WorkersInUse};
 use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
@@ -41,6 +42,9 @@ const PROGRESS_MS: f64 = 100.0;
 /// and a redraw of its rows on the page, and one a third of a second is more than the eye
 /// reads. Paused, every Progress carries it (Step's included).
 const BATCH_MS: f64 = 350.0;
+/// ... and at most a tenth of the time: that forward pass is the whole batch's, on this
+/// worker alone (a third of a step), which for the small preset at batch 32 came every step.
+const BATCH_SHARE: f64 = 0.1;
 
 thread_local! {
     static SESSION: RefCell<Session> = RefCell::new(Session::default());
@@ -61,6 +65,8 @@ thread_local! {
         const { RefCell::new((Vec::new(), Vec::new())) };
     static LAST_PROGRESS: Cell<f64> = const { Cell::new(0.0) };
     static LAST_BATCH: Cell<f64> = const { Cell::new(0.0) };
+    /// How long the last batch view took to make (ms).
+    static BATCH_COST: Cell<f64> = const { Cell::new(0.0) };
     /// Work on the browser's store, waiting its turn, and whether it is under way.
     static JOBS: RefCell<VecDeque<StoreJob>> = const { RefCell::new(VecDeque::new()) };
     static STORING: Cell<bool> = const { Cell::new(false) };
@@ -160,7 +166,9 @@ fn handle_packet(data: JsValue) {
             Vec::new()
         }
         Ok((ToWorker::Gradients(job), _)) => {
-            answer_job(job, &floats(&data));
+            let weights =
+                float_attachment(&data).unwrap_or_else(|| Float32Array::new_with_length(0));
+            answer_job(job, &weights);
             Vec::new()
         }
         Ok((ToWorker::Step, _)) if workers_now() > 1 => {
@@ -196,11 +204,11 @@ fn handle_packet(data: JsValue) {
 }
 
 /// A gradient worker's job: its share's gradients, or why not, back to the training worker.
-fn answer_job(job: protocol::workers::GradientJob, weights: &[f32]) {
+fn answer_job(job: protocol::workers::GradientJob, weights: &Float32Array) {
     let answer = REPLICA.with_borrow_mut(|r| r.gradients(job, weights));
     let (result, grads) = match answer {
         Ok((losses, grads)) => (Ok(losses), grads),
-        Err(e) => (Err(e), Vec::new()),
+        Err(e) => (Err(e), Float32Array::new_with_length(0)),
     };
     match encode_with_floats(&FromWorker::Gradients(result), &grads) {
         Ok(packet) => {
@@ -408,10 +416,10 @@ fn begin_shared(single: bool) {
             return;
         }
     };
-    let mut weights: [Option<Vec<f32>>; 2] = [None, None];
+    let mut weights: [Option<Float32Array>; 2] = [None, None];
     for (k, (which, job)) in jobs.into_iter().enumerate() {
         let w = weights[which as usize]
-            .get_or_insert_with(|| SESSION.with_borrow(|s| s.flat_weights(which)));
+            .get_or_insert_with(|| SESSION.with_borrow(|s| s.weights(which)));
         let shape = || SESSION.with_borrow(|s| s.replica_shape(which));
         if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, w)) {
             gradient_worker_died(format!("it could not be reached ({e})"));
@@ -726,11 +734,12 @@ fn hold_progress(reply: Reply) -> Vec<Reply> {
 
 /// The held loss points as one Progress reply (a steps/s of 0 leaves the page's figure as is),
 /// with the masking counts as they are now, and the latest batch when `BATCH_MS` have passed
-/// since the last one or play has stopped.
+/// since the last one (and nine times what it cost) or play has stopped.
 fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
     let at = now();
     LAST_PROGRESS.set(at);
-    let with_batch = !playing || at - LAST_BATCH.get() >= BATCH_MS;
+    let wait = BATCH_MS.max(BATCH_COST.get() * (1.0 - BATCH_SHARE) / BATCH_SHARE);
+    let with_batch = !playing || at - LAST_BATCH.get() >= wait;
     let (points, points_b) = UNSENT.take();
     let mut reply = SESSION.with_borrow(|s| s.progress(points, points_b, steps_per_second));
     if let FromWorker::Progress {
@@ -739,8 +748,9 @@ fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
     {
         *p = playing;
         if with_batch {
-            LAST_BATCH.set(at);
             *batch = SESSION.with_borrow(Session::batch_view);
+            LAST_BATCH.set(now());
+            BATCH_COST.set(now() - at);
         }
     }
     reply

@@ -5,6 +5,7 @@
 //! keeps no state a rewind, a load or a restart would have to reach.
 
 use crate::worker_client::{Death, LabClient};
+use js_sys::Float32Array;
 use protocol::workers::{GradientJob, GradientResult, ReplicaShape};
 use protocol::{Crash, FromWorker, LabError, LabResult, ToWorker};
 use std::cell::Cell;
@@ -62,7 +63,10 @@ impl Pool {
                         return;
                     }
                     match message {
-                        FromWorker::Gradients(result) => answer(index, (result, floats)),
+                        FromWorker::Gradients(result) => {
+                            let grads = floats.map(|f| f.to_vec()).unwrap_or_default();
+                            answer(index, (result, grads))
+                        }
                         FromWorker::Crashed { message } => died(message),
                         // A gradient worker says nothing else unless asked.
                         _ => {}
@@ -96,7 +100,7 @@ impl Pool {
         index: usize,
         shape: impl FnOnce() -> Option<ReplicaShape>,
         job: GradientJob,
-        weights: &[f32],
+        weights: &Float32Array,
     ) -> LabResult<()> {
         let helper = self
             .helpers

@@ -3,11 +3,13 @@
 //! of a step's batch (`engine::step::share_gradients`) and answers with its gradients. It
 //! keeps no optimiser and no generator: the lead owns the run.
 
+use crate::worker_io::{floats_into_params, params_to_floats};
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::BertForPreTraining;
 use engine::seq2seq::{EncoderDecoder, Seq2SeqBatch};
 use engine::step::{share_gradients, Trainable};
+use js_sys::Float32Array;
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch};
 use protocol::{LabError, LabResult};
 
@@ -29,11 +31,11 @@ impl<M: Trainable> ModelCopy<M> {
 
     fn gradients(
         &mut self,
-        weights: &[f32],
+        weights: &Float32Array,
         batch: &M::Batch,
         job: &GradientJob,
-    ) -> LabResult<(Losses, Vec<f32>)> {
-        self.model.copy_from_flat(weights)?;
+    ) -> LabResult<(Losses, Float32Array)> {
+        floats_into_params(weights, self.model.params_mut())?;
         let losses = share_gradients(
             &self.model,
             &mut self.grads,
@@ -42,7 +44,7 @@ impl<M: Trainable> ModelCopy<M> {
             &job.share,
             &mut self.buffers,
         )?;
-        Ok((losses, self.grads.to_flat()))
+        Ok((losses, params_to_floats(&self.grads.params())))
     }
 }
 
@@ -84,8 +86,8 @@ impl Replica {
     pub fn gradients(
         &mut self,
         job: GradientJob,
-        weights: &[f32],
-    ) -> LabResult<(Losses, Vec<f32>)> {
+        weights: &Float32Array,
+    ) -> LabResult<(Losses, Float32Array)> {
         let Some((id, model)) = self.held.as_mut() else {
             return Err(LabError::unavailable(
                 "a gradient job came before its model",

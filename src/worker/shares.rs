@@ -11,6 +11,7 @@ use engine::model::Params;
 use engine::seq2seq::Seq2SeqBatch;
 use engine::step::PlannedStep;
 use engine::train::StepReport;
+use ndarray::ArrayViewD;
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch, Stack};
 use protocol::{CurvePoint, LabError, LabResult};
 
@@ -76,12 +77,12 @@ impl Lab {
         }
     }
 
-    /// The weights as a gradient job carries them (f32 in parameter order).
-    pub fn flat_weights(&self) -> Vec<f32> {
+    /// Every parameter, in order (what a gradient job carries as its weights).
+    pub fn params(&self) -> Vec<(String, ArrayViewD<'_, f32>)> {
         match &self.model {
-            Model::Trainable(t) => t.model.to_flat(),
-            Model::Seq2Seq { trainer, .. } => trainer.model.to_flat(),
-            Model::InspectOnly { model, .. } => model.to_flat(),
+            Model::Trainable(t) => t.model.params(),
+            Model::Seq2Seq { trainer, .. } => trainer.model.params(),
+            Model::InspectOnly { model, .. } => model.params(),
         }
     }
 
@@ -169,7 +170,8 @@ impl Lab {
 mod tests {
     use super::*;
     use crate::worker::replica::Replica;
-    use crate::worker_io::{decode, encode_with_floats, floats};
+    use crate::worker_io::{decode, encode_with_floats, float_attachment, params_to_floats};
+    use js_sys::Float32Array;
     use protocol::{FromWorker, LabSettings, ToWorker, DEFAULT_CORPUS};
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -182,7 +184,7 @@ mod tests {
             id: 0,
             shape: lab.replica_shape().unwrap(),
         };
-        let sent = encode_with_floats(&shape, &[]).unwrap();
+        let sent = encode_with_floats(&shape, &Float32Array::new_with_length(0)).unwrap();
         let (ToWorker::Replica { id, shape }, _) = decode::<ToWorker>(&sent.data).unwrap() else {
             panic!("not a model's shape")
         };
@@ -193,11 +195,14 @@ mod tests {
                 assert_eq!(planned.shares(), 2);
                 let job = lab.job(&planned, 1, 0).unwrap();
                 let sent =
-                    encode_with_floats(&ToWorker::Gradients(job), &lab.flat_weights()).unwrap();
+                    encode_with_floats(&ToWorker::Gradients(job), &params_to_floats(&lab.params()))
+                        .unwrap();
                 let (ToWorker::Gradients(job), _) = decode::<ToWorker>(&sent.data).unwrap() else {
                     panic!("not a job")
                 };
-                let (losses, grads) = replica.gradients(job, &floats(&sent.data)).unwrap();
+                let (losses, grads) = replica
+                    .gradients(job, &float_attachment(&sent.data).unwrap())
+                    .unwrap();
                 let back = encode_with_floats(&FromWorker::Gradients(Ok(losses)), &grads).unwrap();
                 let (FromWorker::Gradients(Ok(losses)), _) =
                     decode::<FromWorker>(&back.data).unwrap()
@@ -205,10 +210,14 @@ mod tests {
                     panic!("not an answer")
                 };
                 let own = lab.own_share(&planned, 0).unwrap();
-                lab.finish(planned, Some(own), &[(losses, floats(&back.data))])
-                    .unwrap()
+                let grads = float_attachment(&back.data).unwrap().to_vec();
+                lab.finish(planned, Some(own), &[(losses, grads)]).unwrap()
             })
             .collect()
+    }
+
+    fn weights(lab: &Lab) -> Vec<f32> {
+        params_to_floats(&lab.params()).to_vec()
     }
 
     #[test]
@@ -224,7 +233,7 @@ mod tests {
             two_points,
             "two workers, run again"
         );
-        assert_eq!(again.flat_weights(), two.flat_weights());
+        assert_eq!(weights(&again), weights(&two));
         for (a, b) in one_points.iter().zip(&two_points) {
             assert_eq!(a.step, b.step);
             assert!(
@@ -236,7 +245,7 @@ mod tests {
             );
         }
         // The weights after 8 steps: one worker's and two's agree to float rounding.
-        let (w1, w2) = (one.flat_weights(), two.flat_weights());
+        let (w1, w2) = (weights(&one), weights(&two));
         let scale = w1.iter().fold(0f32, |m, x| m.max(x.abs()));
         let worst = w1
             .iter()

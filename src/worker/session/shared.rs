@@ -10,7 +10,9 @@
 
 use super::{Reply, Session};
 use crate::worker::shares::Planned;
+use crate::worker_io::params_to_floats;
 use engine::forward::Losses;
+use js_sys::Float32Array;
 use protocol::workers::{GradientJob, ReplicaShape};
 use protocol::{CurvePoint, FromWorker, LabError, LabResult};
 
@@ -128,10 +130,8 @@ impl Session {
     }
 
     /// Model `which`'s weights as a job carries them.
-    pub fn flat_weights(&self, which: Which) -> Vec<f32> {
-        self.lab_of(which)
-            .map(|l| l.flat_weights())
-            .unwrap_or_default()
+    pub fn weights(&self, which: Which) -> Float32Array {
+        params_to_floats(&self.lab_of(which).map(|l| l.params()).unwrap_or_default())
     }
 
     fn lab_of(&self, which: Which) -> Option<&crate::worker::lab::Lab> {
