@@ -77,7 +77,10 @@ impl Batch {
         Batch {
             input_ids: cut(&self.input_ids),
             token_type_ids: cut(&self.token_type_ids),
-            attention_mask: self.attention_mask.slice(ndarray::s![rows.clone(), ..]).to_owned(),
+            attention_mask: self
+                .attention_mask
+                .slice(ndarray::s![rows.clone(), ..])
+                .to_owned(),
             mlm_labels: self
                 .mlm_labels
                 .as_ref()

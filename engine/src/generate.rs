@@ -465,7 +465,13 @@ fn attend_one(
         v: one(values),
         key_mask,
     };
-    let (context, _) = attention::forward(input, opts, &mut Noise::new(0, 0, 1), None, Spare::default());
+    let (context, _) = attention::forward(
+        input,
+        opts,
+        &mut Noise::new(0, 0, 1),
+        None,
+        Spare::default(),
+    );
     context.index_axis_move(Axis(0), 0)
 }
 

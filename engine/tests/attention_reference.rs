@@ -10,8 +10,8 @@ use engine::batch::MaskMode;
 use engine::ops::attention::{
     self, Alibi, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
-use engine::ops::rope;
 use engine::ops::dropout::Noise;
+use engine::ops::rope;
 use ndarray::{Array2, Array3};
 use serde::Deserialize;
 use std::path::Path;

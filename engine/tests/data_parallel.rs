@@ -92,7 +92,10 @@ fn relative_difference(a: &[f32], b: &[f32]) -> f32 {
 fn losses_close(a: &Losses, b: &Losses, what: &str) {
     let fields = |l: &Losses| [l.total, l.mlm, l.nsp, l.mlm_accuracy, l.nsp_accuracy];
     for (x, y) in fields(a).into_iter().zip(fields(b)) {
-        assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{what}: {a:?} vs {b:?}");
+        assert!(
+            (x - y).abs() <= 1e-6 * y.abs().max(1.0),
+            "{what}: {a:?} vs {b:?}"
+        );
     }
 }
 
@@ -114,7 +117,10 @@ fn check_shares_sum_to_the_whole<M: Trainable>(
         losses_close(&losses, &whole_losses, what);
     }
     let (other_seed, _) = summed(model, batch, opts, 1, 8);
-    assert!(relative_difference(&other_seed, &whole) > 1e-3, "{what}: dropout did nothing");
+    assert!(
+        relative_difference(&other_seed, &whole) > 1e-3,
+        "{what}: dropout did nothing"
+    );
 }
 
 #[test]
@@ -188,7 +194,13 @@ fn a_trainer_in_two_shares_trains_as_in_one() {
             assert_eq!(planned.plan.rows, [0..3, 3..5]);
             let own = lead.share_gradients(&planned, 0).unwrap();
             let opts = lead.forward_options();
-            let other = worker(bert_skeleton(&lead), &lead.model.to_flat(), &planned, 1, &opts);
+            let other = worker(
+                bert_skeleton(&lead),
+                &lead.model.to_flat(),
+                &planned,
+                1,
+                &opts,
+            );
             let report = lead.finish(planned, own, &[other]).unwrap();
             assert_eq!(report.step, lead.step);
             losses.push(report.losses);
@@ -211,7 +223,10 @@ fn a_trainer_in_two_shares_trains_as_in_one() {
     let (again, lead_again) = two_shares();
     assert_eq!(again, losses);
     let bits = |m: &BertForPreTraining| m.to_flat().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    assert!(bits(&lead_again.model) == bits(&lead.model), "2 shares, run twice");
+    assert!(
+        bits(&lead_again.model) == bits(&lead.model),
+        "2 shares, run twice"
+    );
 }
 
 #[test]
@@ -235,7 +250,11 @@ fn an_encoder_decoder_trainer_in_three_shares_trains_as_in_one() {
             })
             .collect();
         let three = lead.finish(planned, own, &others).unwrap().losses;
-        losses_close(&three, &alone.step().unwrap(), "an encoder-decoder step in 3 shares");
+        losses_close(
+            &three,
+            &alone.step().unwrap(),
+            "an encoder-decoder step in 3 shares",
+        );
     }
     let diff = relative_difference(&lead.model.to_flat(), &alone.model.to_flat());
     eprintln!("encoder-decoder weights after 3 steps, 3 shares vs 1: {diff:.2e}");
@@ -252,7 +271,9 @@ fn a_step_with_missing_or_misshapen_shares_is_refused_and_changes_nothing() {
     let before = lead.model.to_flat();
     let n = before.len();
     let share = (Losses::default(), vec![0.0; n]);
-    let e = lead.finish(planned.clone(), own, &[share.clone()]).unwrap_err();
+    let e = lead
+        .finish(planned.clone(), own, std::slice::from_ref(&share))
+        .unwrap_err();
     assert!(e.to_string().contains("3 shares"), "{e}");
     let short = (Losses::default(), vec![0.0; n - 1]);
     assert!(lead.finish(planned, own, &[share, short]).is_err());
@@ -265,7 +286,7 @@ fn plans_cut_rows_evenly_and_never_into_more_shares_than_rows() {
     let mut t = trainer(Objective::MlmNsp, 1);
     let batch = t.next_batch().unwrap(); // B = 5
     let rows = |parts| plan_step::<BertForPreTraining>(&batch, parts, &mut Rng::new(0)).rows;
-    assert_eq!(rows(0), [0..5]);
+    assert_eq!(rows(0), vec![0..5]);
     assert_eq!(rows(2), [0..3, 3..5]);
     assert_eq!(rows(4), [0..2, 2..3, 3..4, 4..5]);
     assert_eq!(rows(9).len(), 5);
@@ -285,12 +306,18 @@ fn flat_parameters_round_trip_and_a_wrong_length_is_an_error() {
     copy.copy_from_flat(&flat).unwrap();
     assert_eq!(copy, t.model);
     copy.add_flat(&flat).unwrap();
-    assert_eq!(copy.to_flat(), flat.iter().map(|x| 2.0 * x).collect::<Vec<_>>());
+    assert_eq!(
+        copy.to_flat(),
+        flat.iter().map(|x| 2.0 * x).collect::<Vec<_>>()
+    );
     for wrong in [&flat[1..], &[][..]] {
         assert!(copy.copy_from_flat(wrong).is_err());
         assert!(copy.add_flat(wrong).is_err());
     }
     let long: Vec<f32> = flat.iter().copied().chain([1.0]).collect();
     assert!(copy.add_flat(&long).is_err());
-    assert_eq!(copy.to_flat(), flat.iter().map(|x| 2.0 * x).collect::<Vec<_>>());
+    assert_eq!(
+        copy.to_flat(),
+        flat.iter().map(|x| 2.0 * x).collect::<Vec<_>>()
+    );
 }

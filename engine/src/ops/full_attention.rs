@@ -51,8 +51,12 @@ pub(crate) fn forward(
     } = spare_cache;
     // Every entry of each is written below: a head's scores and context by gemm with β = 0.
     let mut weights = reuse(spare_weights, Ix4(b_size, h_count, tq, tk));
-    let dropout_mask =
-        dropout::draw_mask(Ix4(b_size, h_count, tq, tk), opts.dropout, noise, spare_mask);
+    let dropout_mask = dropout::draw_mask(
+        Ix4(b_size, h_count, tq, tk),
+        opts.dropout,
+        noise,
+        spare_mask,
+    );
     let mut context = reuse(spare_context, Ix3(b_size, tq, h_count * dv));
     let mut rows: Vec<_> = weights
         .outer_iter_mut()

@@ -58,11 +58,7 @@ fn row_slice<'a>(z: &'a ArrayView1<'a, f32>, scratch: &'a mut Vec<f32>) -> &'a [
 /// logits (M, K), targets (M) in 0..K or IGNORE_INDEX (checked by the caller); the loss is
 /// the counted rows' sum over `of`. Also returns each row's logsumexp (M), 0 on ignored rows,
 /// which is all backward needs besides the logits.
-pub fn forward(
-    logits: ArrayView2<f32>,
-    targets: &[i64],
-    of: usize,
-) -> (CrossEntropy, Array1<f32>) {
+pub fn forward(logits: ArrayView2<f32>, targets: &[i64], of: usize) -> (CrossEntropy, Array1<f32>) {
     let (mut total, mut count, mut correct) = (0.0f64, 0, 0);
     let mut log_sum_exp = Array1::zeros(logits.nrows());
     let mut scratch = Vec::new();
@@ -217,10 +213,20 @@ mod tests {
         let of = counted_rows(TARGETS);
         let (whole, lse) = forward(z.view(), &TARGETS, of);
         let mut d_whole = Array2::zeros((4, 5));
-        backward(&mut d_whole.view_mut(), z.view(), &TARGETS, lse.view(), 1.0, of);
+        backward(
+            &mut d_whole.view_mut(),
+            z.view(),
+            &TARGETS,
+            lse.view(),
+            1.0,
+            of,
+        );
         let (mut loss, mut accuracy, mut d_parts) = (0.0, 0.0, Array2::zeros((4, 5)));
         for rows in [0..1, 1..4] {
-            let (part, targets) = (z.slice(ndarray::s![rows.clone(), ..]), &TARGETS[rows.clone()]);
+            let (part, targets) = (
+                z.slice(ndarray::s![rows.clone(), ..]),
+                &TARGETS[rows.clone()],
+            );
             let (ce, lse) = forward(part, targets, of);
             let mut d = d_parts.slice_mut(ndarray::s![rows, ..]);
             backward(&mut d, part, targets, lse.view(), 1.0, of);

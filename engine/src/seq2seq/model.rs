@@ -1,7 +1,7 @@
 //! The encoder–decoder itself: two BERTs, and the parameters one optimiser updates.
 
-use crate::error::{EngineError, Result};
 use crate::config::BertConfig;
+use crate::error::{EngineError, Result};
 use crate::model::{BertForPreTraining, Params, Parts};
 use serde_json::{Map, Value};
 

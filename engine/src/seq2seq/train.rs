@@ -17,9 +17,9 @@ use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
 use crate::step::{finish_shares, planned_share_gradients, PlannedStep};
-use crate::train::StepReport;
 use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
+use crate::train::StepReport;
 use serde_json::Map;
 
 /// Trains an encoder–decoder on a task of the corpus: draw a batch, then the one step every
@@ -163,7 +163,11 @@ impl Seq2SeqTrainer {
     /// Nothing computed.
     pub fn plan(&mut self, parts: usize) -> Result<PlannedStep<Seq2SeqBatch>> {
         let batch = make_seq2seq_batch(&self.corpus, &self.batch_config, self.task, &mut self.rng)?;
-        Ok(PlannedStep::new::<EncoderDecoder>(batch, parts, &mut self.rng))
+        Ok(PlannedStep::new::<EncoderDecoder>(
+            batch,
+            parts,
+            &mut self.rng,
+        ))
     }
 
     /// Share `i` of `planned` into this trainer's own gradient buffer (a lead's share 0).

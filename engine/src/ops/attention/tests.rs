@@ -4,12 +4,12 @@
 //! and bias.
 
 use super::*;
-use crate::rng::Rng;
 use crate::batch::MaskMode;
-use crate::ops::full_attention::{masked_softmax_row, FullCache};
 use crate::ops::dropout::Noise;
+use crate::ops::full_attention::{masked_softmax_row, FullCache};
 use crate::ops::gradcheck::{assert_grads_match, numeric_grad, project};
 use crate::ops::matmul::gemm;
+use crate::rng::Rng;
 use ndarray::{s, Array2, Array3};
 
 fn random3(rng: &mut Rng, shape: (usize, usize, usize)) -> Array3<f32> {
@@ -303,7 +303,14 @@ fn alibi_query_offset_gives_the_rows_true_distances() {
             v: v.view(),
             key_mask: key_mask.view(),
         };
-        forward(input, &o, &mut Noise::new(0, 0, 1), None, Default::default()).0
+        forward(
+            input,
+            &o,
+            &mut Noise::new(0, 0, 1),
+            None,
+            Default::default(),
+        )
+        .0
     };
     let want = all.slice(s![0, p, ..]);
     let got = step(p);
@@ -758,8 +765,18 @@ fn attention_dropout_of_a_row_is_the_same_in_a_slice_or_in_the_whole_batch() {
             v: c.v.view(),
             key_mask: c.key_mask.view(),
         };
-        let undropped = forward(input, &plain, &mut Noise::new(31, 0, 2), None, Spare::default()).0;
-        assert!(undropped.iter().zip(&whole).any(|(a, b)| (a - b).abs() > 1e-3));
+        let undropped = forward(
+            input,
+            &plain,
+            &mut Noise::new(31, 0, 2),
+            None,
+            Spare::default(),
+        )
+        .0;
+        assert!(undropped
+            .iter()
+            .zip(&whole)
+            .any(|(a, b)| (a - b).abs() > 1e-3));
         outputs.push(whole);
     }
     for (a, b) in outputs[0].iter().zip(&outputs[1]) {
