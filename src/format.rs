@@ -1,9 +1,21 @@
 //! Numbers and models in words, as the page shows them.
 
-use protocol::ModelInfo;
+use protocol::{ModelInfo, WorkersInUse};
 
 /// The model in one line, for the header: its shape, vocabulary and size, and, when the
 /// corpus had more words than the vocabulary holds, how many of them it kept.
+/// How many workers train, as the header says it: "2 workers", or "1 worker: why not more".
+pub fn workers(w: &WorkersInUse) -> String {
+    let count = match w.using {
+        1 => "Training on 1 worker".to_string(),
+        n => format!("Training on {n} workers"),
+    };
+    match &w.why {
+        Some(why) => format!("{count}: {why}"),
+        None => count,
+    }
+}
+
 pub fn facts(info: &ModelInfo) -> String {
     let mut facts = format!(
         "{} layers × {} heads{} · hidden {} · {}-token {} vocabulary · {} parameters",

@@ -11,7 +11,7 @@ use engine::inspect::Inspection;
 use leptos::prelude::*;
 use protocol::{
     Claim, Curves, FromWorker, GenerationSettings, GenerationStep, LabError, LabSettings,
-    ModelBundle, ModelInfo, ProbeInput, ToWorker,
+    ModelBundle, ModelInfo, ProbeInput, ToWorker, WorkerCount, WorkersInUse,
 };
 use std::sync::Arc;
 
@@ -62,6 +62,9 @@ pub struct Live {
     pub bench: RwSignal<Option<String>>,
     /// What the worker is busy with, e.g. "Loading checkpoint…".
     pub busy: RwSignal<Option<String>>,
+    /// How many workers train, and why not more (the training worker decides; None before
+    /// it says).
+    pub workers: RwSignal<Option<WorkersInUse>>,
     /// Why the worker died (a panic, out of memory) or never started, as the sentence the page
     /// shows, until Restart starts another.
     pub crashed: RwSignal<Option<String>>,
@@ -83,8 +86,10 @@ pub struct Live {
     restoring: StoredValue<Option<(String, LabSettings)>>,
     /// The next Ready leaves the curves as they are (a restart: they already show the run).
     keep_curves: StoredValue<bool>,
-    /// What a new worker must be told again: the speed limit and the probe.
+    /// What a new worker must be told again: the speed limit, the Workers setting and the
+    /// probe.
     speed: StoredValue<Option<f64>>,
+    worker_count: StoredValue<WorkerCount>,
     probe: StoredValue<Option<ProbeInput>>,
     /// Which worker is current: replies and deaths of an earlier one are ignored.
     generation: StoredValue<u32>,
@@ -120,6 +125,7 @@ impl Live {
             generated: RwSignal::new(Generation::default()),
             bench: RwSignal::new(None),
             busy: RwSignal::new(Some("Starting the training worker…".into())),
+            workers: RwSignal::new(None),
             crashed: RwSignal::new(None),
             notes: RwSignal::new(Vec::new()),
             kept: StoredValue::new((0, 0.0)),
@@ -129,6 +135,7 @@ impl Live {
             restoring: StoredValue::new(None),
             keep_curves: StoredValue::new(false),
             speed: StoredValue::new(None),
+            worker_count: StoredValue::new(WorkerCount::Auto),
             probe: StoredValue::new(None),
             generation: StoredValue::new(0),
             client: StoredValue::new_local(None),
@@ -144,7 +151,7 @@ impl Live {
         self.generation.set_value(generation);
         let current = move || live.generation.get_value() == generation;
         let spawned = LabClient::spawn(
-            move |message, attachments| {
+            move |message, attachments, _| {
                 // A trap leaves the worker's wasm running on whatever state it had (its timers
                 // still fire): once it is dead, only its panic message counts.
                 let dead = live.crashed.with_untracked(Option::is_some);
@@ -232,6 +239,7 @@ impl Live {
         self.error.set(None);
         self.spawn_worker();
         self.send(ToWorker::Speed(self.speed.get_value()));
+        self.send(ToWorker::Workers(self.worker_count.get_value()));
         if let Some(probe) = self.probe.get_value() {
             self.send(ToWorker::Inspect { probe, at: None });
         }
@@ -257,6 +265,7 @@ impl Live {
         }
         match &message {
             ToWorker::Speed(speed) => self.speed.set_value(*speed),
+            ToWorker::Workers(count) => self.worker_count.set_value(*count),
             ToWorker::Inspect { probe, .. } => self.probe.set_value(Some(probe.clone())),
             // The worker ends a generation when the weights change (`Session::handle`).
             ToWorker::Play
@@ -509,6 +518,9 @@ impl Live {
                 self.stopped.set(Some(reason));
             }
             FromWorker::Crashed { message } => self.died(Death::Stopped(message), true),
+            FromWorker::Workers(in_use) => self.workers.set(Some(in_use)),
+            // Only a gradient worker answers jobs, to the training worker.
+            FromWorker::Gradients(_) => {}
             FromWorker::ClaimProgress { claim, done, total } => {
                 self.claims
                     .update(|c| c.set(claim, ClaimState::Running { done, total }));

@@ -14,7 +14,7 @@ use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::{
     rules, Architecture, Curves, LabError, LabResult, LabSettings, ModelBundle, Preset, ProbeInput,
-    ToWorker,
+    ToWorker, WorkerCount,
 };
 
 #[component]
@@ -82,6 +82,17 @@ fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> i
                     <option value="20">"20 steps/s"</option>
                     <option value="5">"5 steps/s"</option>
                     <option value="1">"1 step/s"</option>
+                </select>
+            </label>
+            <label class="workers" title="How many workers compute each step's gradients, each on a share of the batch. Auto uses all but one of this device's cores (at most 4), and fewer when a step is too small to gain.">"Workers"
+                <select disabled=no_worker on:change=move |ev| {
+                    if let Ok(count) = WorkerCount::parse(&event_target_value(&ev)) {
+                        live.send(ToWorker::Workers(count));
+                    }
+                }>
+                    {WorkerCount::CHOICES.map(|count| view! {
+                        <option value=count.key() selected=count == WorkerCount::Auto>{count.key()}</option>
+                    })}
                 </select>
             </label>
         </div>

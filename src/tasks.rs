@@ -27,7 +27,7 @@ pub fn next_task(task: impl FnOnce() + 'static) {
     let posted = CHANNEL.with(|c| c.as_ref().map(|c| c.port1().post_message(&JsValue::NULL)));
     if !matches!(posted, Some(Ok(()))) {
         // No channel (it could not be made): a timer, clamped, rather than never.
-        timer(Closure::once_into_js(run_first));
+        after_ms(Closure::once_into_js(run_first), 0);
     }
 }
 
@@ -48,13 +48,13 @@ fn channel() -> Option<MessageChannel> {
     Some(channel)
 }
 
-/// `setTimeout(callback, 0)` on whichever global this is, a window or a worker's.
-fn timer(callback: JsValue) {
+/// `setTimeout(callback, ms)` on whichever global this is, a window or a worker's.
+pub fn after_ms(callback: JsValue, ms: i32) {
     let global = js_sys::global();
     if let Ok(set_timeout) = js_sys::Reflect::get(&global, &"setTimeout".into())
         .and_then(|f| f.dyn_into::<js_sys::Function>())
     {
-        let _ = set_timeout.call2(&global, &callback, &0.into());
+        let _ = set_timeout.call2(&global, &callback, &ms.into());
     }
 }
 

@@ -1,8 +1,10 @@
 //! Hooks for end-to-end tests, defined only when the page's URL has `?test-hooks`, so no user
 //! reaches them by accident: `window.__attentionLabTest.crashWorker(kind)` makes the training
-//! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`; see `protocol::Crash`).
+//! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`, or one of its gradient workers:
+//! `"gradient-worker"`; see `protocol::Crash`), and `losses()` reads model A's loss curve.
 
 use crate::live::Live;
+use leptos::prelude::WithUntracked;
 use protocol::{Crash, ToWorker};
 use wasm_bindgen::prelude::*;
 
@@ -15,13 +17,23 @@ pub fn install(live: Live) {
             "panic" => Crash::Panic,
             "panic-later" => Crash::PanicLater,
             "out-of-memory" => Crash::OutOfMemory,
+            "gradient-worker" => Crash::GradientWorker,
             _ => return Err(JsValue::from_str(&format!("no crash called {kind:?}"))),
         };
         live.send(ToWorker::Crash(how));
         Ok(())
     });
+    // Every loss point of model A's curve, as JSON `[[step, loss], …]`: the tests compare runs.
+    let losses = Closure::<dyn Fn() -> String>::new(move || {
+        live.curves.with_untracked(|c| {
+            let points: Vec<(u64, f32)> = c.points().iter().map(|p| (p.step, p.loss)).collect();
+            serde_json::to_string(&points).unwrap_or_default()
+        })
+    });
     let hooks = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&hooks, &"crashWorker".into(), crash.as_ref());
+    let _ = js_sys::Reflect::set(&hooks, &"losses".into(), losses.as_ref());
     crash.forget();
+    losses.forget();
     let _ = js_sys::Reflect::set(&window, &"__attentionLabTest".into(), &hooks);
 }

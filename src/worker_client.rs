@@ -1,7 +1,8 @@
-//! Page side of the training worker: spawn it, queue messages until it says Hello, hand every
+//! The side that starts a worker: the page starts the training worker, which starts its
+//! gradient workers the same way. Spawn it, queue messages until it says Hello, hand every
 //! reply to one callback, and say in words why it died or never started.
 
-use crate::worker_io::{decode, encode, Packet};
+use crate::worker_io::{decode, encode, encode_with_floats, floats, Packet};
 use protocol::{FromWorker, LabError, LabResult, ToWorker};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -85,8 +86,10 @@ impl LabClient {
     /// a trap, such as an abort after a panic or out of memory; the loader's report of a failed
     /// start; or no Hello in time). Its `Crashed` message, sent from its panic hook, comes
     /// through `on_reply`. A browser that refuses to create the worker gives `Err`.
+    /// The floats beside a message (`worker_io::encode_with_floats`: a gradient worker's
+    /// gradients) come as `on_reply`'s third argument, empty when there are none.
     pub fn spawn(
-        on_reply: impl Fn(FromWorker, Vec<Vec<u8>>) + 'static,
+        on_reply: impl Fn(FromWorker, Vec<Vec<u8>>, Vec<f32>) + 'static,
         on_death: impl Fn(Death) + 'static,
     ) -> Result<LabClient, Death> {
         let worker =
@@ -129,8 +132,8 @@ impl LabClient {
                         let _ = w.post_message_with_transfer(&packet.data, &packet.transfer);
                     }
                 }
-                Ok((message, attachments)) => reply(message, attachments),
-                Err(e) => reply(FromWorker::Failed(e), Vec::new()),
+                Ok((message, attachments)) => reply(message, attachments, floats(&data)),
+                Err(e) => reply(FromWorker::Failed(e), Vec::new(), Vec::new()),
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -164,12 +167,7 @@ impl LabClient {
                 )));
             }
         });
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(
-                too_late.unchecked_ref(),
-                START_TIMEOUT_MS,
-            );
-        }
+        crate::tasks::after_ms(too_late, START_TIMEOUT_MS);
         Ok(LabClient {
             worker,
             listening,
@@ -178,7 +176,15 @@ impl LabClient {
     }
 
     pub fn send(&self, message: &ToWorker, attachments: &[&[u8]]) -> LabResult<()> {
-        let packet = encode(message, attachments)?;
+        self.post(encode(message, attachments)?)
+    }
+
+    /// `message` with `floats` beside it (a gradient job's weights).
+    pub fn send_with_floats(&self, message: &ToWorker, floats: &[f32]) -> LabResult<()> {
+        self.post(encode_with_floats(message, floats)?)
+    }
+
+    fn post(&self, packet: Packet) -> LabResult<()> {
         if self.listening.get() {
             self.worker
                 .post_message_with_transfer(&packet.data, &packet.transfer)

@@ -3,7 +3,7 @@
 //! (checkpoint weights, training state), kept out of the message. Every buffer is transferred,
 //! not copied.
 
-use js_sys::{Array, Uint8Array};
+use js_sys::{Array, Float32Array, Uint8Array};
 use protocol::{wire, LabError, LabResult};
 use serde::{de::DeserializeOwned, Serialize};
 use wasm_bindgen::{JsCast, JsValue};
@@ -27,6 +27,28 @@ pub fn encode<T: Serialize>(message: &T, attachments: &[&[u8]]) -> LabResult<Pac
         data: data.into(),
         transfer,
     })
+}
+
+/// `message` with one array of floats beside it (a model's weights or gradients): copied out
+/// of wasm memory once, as a `Float32Array`, and transferred.
+pub fn encode_with_floats<T: Serialize>(message: &T, floats: &[f32]) -> LabResult<Packet> {
+    let packet = encode(message, &[])?;
+    let array = Float32Array::new_with_length(floats.len() as u32);
+    array.copy_from(floats);
+    // The packet's own array (`Array::from` would copy it).
+    packet.data.unchecked_ref::<Array>().push(&array);
+    packet.transfer.push(&array.buffer());
+    Ok(packet)
+}
+
+/// The floats `encode_with_floats` put beside the message (empty when there are none).
+pub fn floats(packet: &JsValue) -> Vec<f32> {
+    let part = Array::from(packet).get(1);
+    if part.is_instance_of::<Float32Array>() {
+        Float32Array::new(&part).to_vec()
+    } else {
+        Vec::new()
+    }
 }
 
 pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> LabResult<(T, Vec<Vec<u8>>)> {

@@ -105,6 +105,30 @@ export const checks = [
     },
   },
   {
+    name: 'two workers train (the training worker starts a gradient worker), with a falling loss',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        const loss = () => Number(document.querySelector('p.readout')?.dataset.smoothedLoss);
+        h.select('Workers', '2');
+        await h.waitFor('the header saying 2 workers', () => document.querySelector('.workers-facts')?.dataset.workers === '2');
+        const start = h.step();
+        await h.click('Play');
+        await h.waitFor('10 more steps', () => h.step() >= start + 10 && Number.isFinite(loss()));
+        const first = { step: h.step(), loss: loss() };
+        await h.waitFor('200 more steps', () => h.step() >= start + 200);
+        const last = { step: h.step(), loss: loss() };
+        await h.click('Pause');
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+        const header = document.querySelector('.workers-facts').textContent;
+        h.select('Workers', 'auto');
+        return { first, last, header, problems: h.problems() };
+      });
+      if (!(r.last.loss < r.first.loss)) throw new Error(`the loss did not fall: ${JSON.stringify(r)}`);
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `"${r.header}": loss ${r.first.loss.toFixed(3)} at step ${r.first.step} → ${r.last.loss.toFixed(3)} at step ${r.last.step}`;
+    },
+  },
+  {
     name: 'the stepper walks every stage',
     async run({ run }) {
       const r = await run(async (h) => {

@@ -68,9 +68,9 @@ export const tests = [
         // The banner and the controls are separate effects of the one crash signal, which Leptos
         // may run in separate tasks: the controls are checked once they settle (a few ms).
         const settled = await page.waitForFunction(
-          () => document.querySelector('.controls select')?.disabled, null, { timeout: 5_000 },
+          () => [...document.querySelectorAll('.controls select')].every((s) => s.disabled), null, { timeout: 5_000 },
         ).then(() => true, () => false);
-        assert(settled, `${c.what}: Speed is enabled`);
+        assert(settled, `${c.what}: Speed or Workers is enabled`);
         for (const name of ['Play', 'Step']) {
           assert(await page.getByRole('button', { name, exact: true }).isDisabled(), `${c.what}: ${name} is enabled`);
         }

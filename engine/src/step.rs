@@ -267,25 +267,31 @@ pub(crate) fn planned_share_gradients<M: Trainable>(
     share_gradients(model, grads, &batch, opts, &planned.plan.share(i), buffers)
 }
 
-/// A trainer's `finish`: share 0's gradients (in `grads`) and losses (`own`) plus the other
-/// shares' flat gradients and losses, summed in order 1, 2, …, then [`apply_step`]. The summed
-/// losses. On error the weights are unchanged.
+/// A trainer's `finish`: share 0's gradients (in `grads`) and losses (`own`), or with `own`
+/// None every share's from `others` (a model whose shares were all computed elsewhere:
+/// Compare's model B), plus the other shares' flat gradients and losses, summed in share
+/// order, then [`apply_step`]. The summed losses. On error the weights are unchanged.
 pub(crate) fn finish_shares<M: Trainable>(
     (model, grads): (&mut M, &mut M),
     optimizer: &mut Optimizer,
     plan: &StepPlan,
-    own: Losses,
+    own: Option<Losses>,
     others: &[(Losses, Vec<f32>)],
 ) -> Result<Losses> {
-    if others.len() + 1 != plan.len() {
+    let computed_here = usize::from(own.is_some());
+    if others.len() + computed_here != plan.len() {
         return Err(EngineError::Training(format!(
             "a step of {} shares needs {} other shares' gradients, got {}",
             plan.len(),
-            plan.len().saturating_sub(1),
+            plan.len().saturating_sub(computed_here),
             others.len()
         )));
     }
-    let mut losses = own;
+    if own.is_none() {
+        // 0 + g₀ is g₀ exactly: the same sum as share 0 computed here.
+        grads.fill_zero();
+    }
+    let mut losses = own.unwrap_or_default();
     for (share_losses, flat) in others {
         grads.add_flat(flat)?;
         losses.add(share_losses);

@@ -425,14 +425,14 @@ impl Trainer {
         planned_share_gradients((&self.model, &mut self.grads), planned, i, &opts, buffers)
     }
 
-    /// The step: `own` (share 0, already in the gradient buffer) plus the other shares' flat
-    /// gradients (`Params::to_flat`) and losses, summed in order 1, 2, …, then the update and
-    /// the step's bookkeeping (the batch view's batch). On error the weights are unchanged and
-    /// the step counter does not move.
+    /// The step: `own` (share 0, already in the gradient buffer; None when every share is in
+    /// `others`) plus the other shares' flat gradients (`Params::to_flat`) and losses, summed
+    /// in share order, then the update and the step's bookkeeping (the batch view's batch). On
+    /// error the weights are unchanged and the step counter does not move.
     pub fn finish(
         &mut self,
         planned: PlannedStep<Batch>,
-        own: Losses,
+        own: Option<Losses>,
         others: &[(Losses, Vec<f32>)],
     ) -> Result<StepReport> {
         let model_grads = (&mut self.model, &mut self.grads);
@@ -457,7 +457,7 @@ impl Trainer {
     /// A one-share step of `planned`.
     fn take_step(&mut self, planned: PlannedStep<Batch>) -> Result<StepReport> {
         let own = self.share_gradients(&planned, 0)?;
-        self.finish(planned, own, &[])
+        self.finish(planned, Some(own), &[])
     }
 
     /// A fresh batch for the objective, counted (MLM masking counts) when it is MLM + NSP's.

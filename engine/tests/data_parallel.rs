@@ -201,7 +201,7 @@ fn a_trainer_in_two_shares_trains_as_in_one() {
                 1,
                 &opts,
             );
-            let report = lead.finish(planned, own, &[other]).unwrap();
+            let report = lead.finish(planned, Some(own), &[other]).unwrap();
             assert_eq!(report.step, lead.step);
             losses.push(report.losses);
         }
@@ -249,7 +249,7 @@ fn an_encoder_decoder_trainer_in_three_shares_trains_as_in_one() {
                 worker(skeleton, &weights, &planned, i, &opts)
             })
             .collect();
-        let three = lead.finish(planned, own, &others).unwrap().losses;
+        let three = lead.finish(planned, Some(own), &others).unwrap().losses;
         losses_close(
             &three,
             &alone.step().unwrap(),
@@ -259,6 +259,32 @@ fn an_encoder_decoder_trainer_in_three_shares_trains_as_in_one() {
     let diff = relative_difference(&lead.model.to_flat(), &alone.model.to_flat());
     eprintln!("encoder-decoder weights after 3 steps, 3 shares vs 1: {diff:.2e}");
     assert!(diff < 1e-5, "{diff}");
+}
+
+/// Compare's model B has every share computed by workers (`finish` with no share of its
+/// own): the same bits as a lead that computed share 0 itself.
+#[test]
+fn a_step_whose_every_share_came_from_workers_is_the_same_step() {
+    let run = |own_share: bool| {
+        let mut lead = trainer(Objective::MlmNsp, 4);
+        for _ in 0..2 {
+            let planned = lead.plan(2).unwrap();
+            let opts = lead.forward_options();
+            let weights = lead.model.to_flat();
+            let first = usize::from(own_share);
+            let others: Vec<_> = (first..2)
+                .map(|i| worker(bert_skeleton(&lead), &weights, &planned, i, &opts))
+                .collect();
+            let own = own_share.then(|| lead.share_gradients(&planned, 0).unwrap());
+            lead.finish(planned, own, &others).unwrap();
+        }
+        lead.model
+            .to_flat()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert!(run(false) == run(true));
 }
 
 /// Wrong shares are errors that leave the run as it was.
@@ -272,11 +298,11 @@ fn a_step_with_missing_or_misshapen_shares_is_refused_and_changes_nothing() {
     let n = before.len();
     let share = (Losses::default(), vec![0.0; n]);
     let e = lead
-        .finish(planned.clone(), own, std::slice::from_ref(&share))
+        .finish(planned.clone(), Some(own), std::slice::from_ref(&share))
         .unwrap_err();
     assert!(e.to_string().contains("3 shares"), "{e}");
     let short = (Losses::default(), vec![0.0; n - 1]);
-    assert!(lead.finish(planned, own, &[share, short]).is_err());
+    assert!(lead.finish(planned, Some(own), &[share, short]).is_err());
     assert_eq!(lead.model.to_flat(), before);
     assert_eq!((lead.step, lead.optimizer.t), (0, 0));
 }

@@ -20,6 +20,7 @@ pub mod settings;
 pub mod stage;
 pub mod view;
 pub mod wire;
+pub mod workers;
 
 pub use bundle::ModelBundle;
 pub use claims::{Claim, ClaimResult};
@@ -29,3 +30,4 @@ pub use generation::{GenerationSettings, GenerationStep};
 pub use messages::{Crash, FromWorker, ToWorker};
 pub use model_info::ModelInfo;
 pub use settings::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel, DEFAULT_CORPUS};
+pub use workers::{WorkerCount, WorkersInUse};

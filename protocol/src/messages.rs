@@ -2,9 +2,10 @@
 //! beside a message as attachments). The worker owns the model; the page only ever receives
 //! plain data (`ModelInfo`, `Inspection`, losses).
 
+use crate::workers::{GradientJob, GradientResult, ReplicaShape};
 use crate::{
     Claim, ClaimResult, CurvePoint, GenerationSettings, GenerationStep, LabError, LabSettings,
-    ModelBundle, ModelInfo, ProbeInput,
+    ModelBundle, ModelInfo, ProbeInput, WorkerCount, WorkersInUse,
 };
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::inspect::Inspection;
@@ -34,6 +35,8 @@ pub enum ToWorker {
     Step,
     /// Steps per second while playing; `None` = as fast as possible.
     Speed(Option<f64>),
+    /// How many workers train (the "Workers" setting). The training worker answers `Workers`.
+    Workers(WorkerCount),
     /// Settings that apply without a reset (to both models with Compare): learning rate, batch
     /// size, training length, mask probability, optimiser, training mask.
     Tune(LabSettings),
@@ -81,6 +84,15 @@ pub enum ToWorker {
         iters: usize,
         warmup: usize,
     },
+    /// From the training worker to a gradient worker: build a copy of this model (its weights
+    /// come with each job) and call it `id`.
+    Replica {
+        id: u64,
+        shape: ReplicaShape,
+    },
+    /// From the training worker to a gradient worker: one share's gradients. Attachment: the
+    /// weights. Answered by `Gradients`.
+    Gradients(GradientJob),
     /// Test only: make the worker die, to check that the page notices and recovers. Sent only
     /// by `window.__attentionLabTest.crashWorker`, which the page defines only when its URL has
     /// `?test-hooks` (see `test_hooks`).
@@ -96,6 +108,8 @@ pub enum Crash {
     PanicLater,
     /// An allocation the 4 GB of wasm32 memory cannot hold (abort, without a panic message).
     OutOfMemory,
+    /// A panic in one of the training worker's gradient workers, at its next job.
+    GradientWorker,
 }
 
 // A message lives only from its decoding to its handling: the size gap between variants
@@ -107,6 +121,11 @@ pub enum FromWorker {
     Hello,
     /// Median ms per training step of each benchmark preset, measured in this worker.
     Bench { results: Vec<(String, f64)> },
+    /// How many workers train now, and why not more.
+    Workers(WorkersInUse),
+    /// A gradient worker's answer to `Gradients`: the share's losses, or why it failed.
+    /// Attachment: the share's gradients.
+    Gradients(GradientResult),
     /// A model is loaded (fresh or from a checkpoint). `trainable` is false, with the reason,
     /// for checkpoints without pre-training heads.
     Ready {

@@ -17,7 +17,7 @@ use protocol::{
     Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput,
 };
 
-fn curve_point(report: &StepReport) -> CurvePoint {
+pub(super) fn curve_point(report: &StepReport) -> CurvePoint {
     let l = report.losses;
     CurvePoint {
         step: report.step,

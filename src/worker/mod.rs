@@ -6,14 +6,21 @@ pub mod claims;
 pub mod generation;
 pub mod history;
 pub mod lab;
+pub mod pool;
+pub mod replica;
 pub mod session;
+pub mod shares;
 
 use crate::storage;
-use crate::worker_io::{decode, encode};
+use crate::worker_io::{decode, encode, encode_with_floats, floats};
+use pool::{Answer, Listeners, Pool};
+use protocol::workers::{WorkerCount, WorkersInUse};
 use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
-use session::{Reply, Session};
+use replica::Replica;
+use session::{Reply, Session, SharedStep};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
@@ -59,6 +66,16 @@ thread_local! {
     static STORING: Cell<bool> = const { Cell::new(false) };
     /// The History entries written to the store, and for which model (`Session::generation`).
     static STORED: RefCell<(u64, BTreeSet<u64>)> = const { RefCell::new((0, BTreeSet::new())) };
+    /// The training worker's gradient workers, and (in a gradient worker) its copy of the model.
+    static POOL: RefCell<Pool> = RefCell::default();
+    static REPLICA: RefCell<Replica> = RefCell::default();
+    /// The Workers setting, and how many train now.
+    static WORKERS: Cell<WorkerCount> = const { Cell::new(WorkerCount::Auto) };
+    static CHOICE: RefCell<Choice> = const { RefCell::new(Choice::Measuring { most: 1, one: Vec::new(), many: Vec::new() }) };
+    /// A step over several workers, waiting for the gradient workers' answers.
+    static SHARED: RefCell<Option<Pending>> = const { RefCell::new(None) };
+    /// The page's messages that came while a shared step was under way, handled after it.
+    static DEFERRED: RefCell<VecDeque<JsValue>> = const { RefCell::new(VecDeque::new()) };
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -98,39 +115,99 @@ fn post(reply: Reply) {
 pub fn start() {
     report_deaths();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(|event: MessageEvent| {
-        let replies = match decode::<ToWorker>(&event.data()) {
-            Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
-            Ok((ToWorker::Crash(how), _)) => crash(how),
-            Ok((ToWorker::Keep, _)) => {
-                store(StoreJob::Keep);
-                Vec::new()
-            }
-            Ok((ToWorker::RestoreHistory, _)) => {
-                let generation = SESSION.with_borrow(Session::generation);
-                store(StoreJob::RestoreHistory { generation });
-                Vec::new()
-            }
-            Ok((message, attachments)) => {
-                // Another model, or the claim run afresh: its measurements may be short again.
-                if matches!(
-                    message,
-                    ToWorker::RunClaim { .. } | ToWorker::Reset { .. } | ToWorker::Load { .. }
-                ) {
-                    NEXT_HEADS.set(0.0);
-                }
-                SESSION.with_borrow_mut(|s| s.handle(message, attachments))
-            }
-            Err(e) => vec![FromWorker::Failed(e).into()],
-        };
-        replies.into_iter().flat_map(hold_progress).for_each(post);
-        schedule_tick();
-        schedule_claim();
-        schedule_generation();
+        handle_packet(event.data());
     });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
+    choose_workers();
     // Messages sent before the wasm loaded were dropped: tell the page we listen now.
     post(FromWorker::Hello.into());
+}
+
+/// One message from whoever started this worker: the page, or (for a gradient worker) the
+/// training worker.
+fn handle_packet(data: JsValue) {
+    // A step over several workers finishes before anything else changes the session.
+    if SHARED.with_borrow(Option::is_some) {
+        DEFERRED.with_borrow_mut(|d| d.push_back(data));
+        return;
+    }
+    let replies = match decode::<ToWorker>(&data) {
+        Ok((ToWorker::Bench { iters, warmup }, _)) => vec![bench(iters, warmup)],
+        Ok((ToWorker::Crash(Crash::GradientWorker), _)) => {
+            match POOL.with_borrow(Pool::crash_one) {
+                Ok(()) => Vec::new(),
+                Err(e) => vec![FromWorker::Failed(e).into()],
+            }
+        }
+        Ok((ToWorker::Crash(how), _)) => crash(how),
+        Ok((ToWorker::Keep, _)) => {
+            store(StoreJob::Keep);
+            Vec::new()
+        }
+        Ok((ToWorker::RestoreHistory, _)) => {
+            let generation = SESSION.with_borrow(Session::generation);
+            store(StoreJob::RestoreHistory { generation });
+            Vec::new()
+        }
+        Ok((ToWorker::Workers(count), _)) => {
+            WORKERS.set(count);
+            choose_workers();
+            Vec::new()
+        }
+        Ok((ToWorker::Replica { id, shape }, _)) => {
+            REPLICA.with_borrow_mut(|r| r.build(id, shape));
+            Vec::new()
+        }
+        Ok((ToWorker::Gradients(job), _)) => {
+            answer_job(job, &floats(&data));
+            Vec::new()
+        }
+        Ok((ToWorker::Step, _)) if workers_now() > 1 => {
+            SESSION.with_borrow_mut(Session::stop_playing);
+            begin_shared(true);
+            Vec::new()
+        }
+        Ok((message, attachments)) => {
+            // Another model, or the claim run afresh: its measurements may be short again.
+            if matches!(
+                message,
+                ToWorker::RunClaim { .. } | ToWorker::Reset { .. } | ToWorker::Load { .. }
+            ) {
+                NEXT_HEADS.set(0.0);
+            }
+            // Another model or batch size: whether more workers gain is measured again.
+            let remeasure = matches!(
+                message,
+                ToWorker::Reset { .. } | ToWorker::Load { .. } | ToWorker::Tune(_)
+            );
+            let replies = SESSION.with_borrow_mut(|s| s.handle(message, attachments));
+            if remeasure {
+                choose_workers();
+            }
+            replies
+        }
+        Err(e) => vec![FromWorker::Failed(e).into()],
+    };
+    replies.into_iter().flat_map(hold_progress).for_each(post);
+    schedule_tick();
+    schedule_claim();
+    schedule_generation();
+}
+
+/// A gradient worker's job: its share's gradients, or why not, back to the training worker.
+fn answer_job(job: protocol::workers::GradientJob, weights: &[f32]) {
+    let answer = REPLICA.with_borrow_mut(|r| r.gradients(job, weights));
+    let (result, grads) = match answer {
+        Ok((losses, grads)) => (Ok(losses), grads),
+        Err(e) => (Err(e), Vec::new()),
+    };
+    match encode_with_floats(&FromWorker::Gradients(result), &grads) {
+        Ok(packet) => {
+            let _ = scope().post_message_with_transfer(&packet.data, &packet.transfer);
+        }
+        Err(e) => web_sys::console::error_1(&e.to_string().into()),
+    }
 }
 
 /// Tell the page at once when this worker dies. A panic posts its message from the panic hook,
@@ -170,7 +247,8 @@ fn report_deaths() {
 /// Die as asked (a test: see `protocol::Crash`).
 fn crash(how: Crash) -> Vec<Reply> {
     match how {
-        Crash::Panic => panic!("the trainer was asked to panic (a test)"),
+        // The training worker passes this one on to a gradient worker (`handle_packet`).
+        Crash::Panic | Crash::GradientWorker => panic!("the trainer was asked to panic (a test)"),
         Crash::PanicLater => {
             wasm_bindgen_futures::spawn_local(async {
                 panic!("the trainer was asked to panic in a task (a test)")
@@ -244,26 +322,43 @@ fn schedule_tick() {
 fn tick() {
     TICK_PENDING.set(false);
     // A Pause (or Step) that came after this tick was scheduled: no more steps.
-    if !SESSION.with_borrow(Session::playing) {
+    if !SESSION.with_borrow(Session::playing) || SHARED.with_borrow(Option::is_some) {
+        return;
+    }
+    if workers_now() > 1 {
+        begin_shared(false);
         return;
     }
     let started = now();
     let steps = steps_due(started);
-    let replies = SESSION.with_borrow_mut(|s| {
-        let mut replies = s.train(steps);
-        let elapsed = (now() - started).max(0.001);
-        MS_PER_STEP.set(0.8 * MS_PER_STEP.get() + 0.2 * elapsed / steps as f64);
-        if let FromWorker::Progress {
+    let replies = SESSION.with_borrow_mut(|s| s.train(steps));
+    let ms_per_step = (now() - started).max(0.001) / steps as f64;
+    measured(1, steps, ms_per_step);
+    report_steps(replies, ms_per_step, false);
+}
+
+/// After steps: the speed they went at, and the snapshot and the Heads claim when due
+/// (always after a single Step, as `Session::handle` does for one worker).
+fn report_steps(mut replies: Vec<Reply>, ms_per_step: f64, single: bool) {
+    SESSION.with_borrow_mut(|s| {
+        MS_PER_STEP.set(0.8 * MS_PER_STEP.get() + 0.2 * ms_per_step);
+        if let Some(FromWorker::Progress {
             steps_per_second, ..
-        } = &mut replies[0].message
+        }) = replies.first_mut().map(|r| &mut r.message)
         {
-            *steps_per_second = 1000.0 / MS_PER_STEP.get();
+            *steps_per_second = if single {
+                0.0
+            } else {
+                1000.0 / MS_PER_STEP.get()
+            };
         }
-        if now() - LAST_SNAPSHOT.get() >= SNAPSHOT_MS || !s.playing() {
+        if single || now() - LAST_SNAPSHOT.get() >= SNAPSHOT_MS || !s.playing() {
             LAST_SNAPSHOT.set(now());
             replies.push(s.snapshot());
         }
-        if now() >= NEXT_HEADS.get() {
+        if single {
+            replies.extend(s.refresh_heads());
+        } else if now() >= NEXT_HEADS.get() {
             let start = now();
             if let Some(reply) = s.refresh_heads() {
                 let took = now() - start;
@@ -275,10 +370,251 @@ fn tick() {
                 replies.push(reply);
             }
         }
-        replies
     });
     replies.into_iter().flat_map(hold_progress).for_each(post);
     schedule_tick();
+    schedule_claim();
+}
+
+/// A step over several workers under way.
+struct Pending {
+    step: SharedStep,
+    /// Each job's answer, once it came.
+    answers: Vec<Option<Answer>>,
+    started: f64,
+    /// A single Step (replies as `Session::handle`'s Step), not a tick of Play.
+    single: bool,
+}
+
+/// The next step over `workers_now()` workers: the jobs go out, then this worker computes its
+/// own share; `answered` finishes the step when the last answer comes.
+fn begin_shared(single: bool) {
+    let workers = workers_now();
+    if let Err(why) = POOL.with_borrow_mut(|p| p.resize(workers - 1, &listeners())) {
+        settle(1, Some(format!("a second worker could not start ({why})")));
+        if single {
+            let replies = SESSION.with_borrow_mut(|s| s.train(1));
+            report_steps(replies, MS_PER_STEP.get(), true);
+        } else {
+            schedule_tick();
+        }
+        return;
+    }
+    let started = now();
+    let (mut step, jobs) = match SESSION.with_borrow_mut(|s| s.begin_shared_step(workers)) {
+        Ok(begun) => begun,
+        Err(replies) => {
+            replies.into_iter().flat_map(hold_progress).for_each(post);
+            return;
+        }
+    };
+    let mut weights: [Option<Vec<f32>>; 2] = [None, None];
+    for (k, (which, job)) in jobs.into_iter().enumerate() {
+        let w = weights[which as usize]
+            .get_or_insert_with(|| SESSION.with_borrow(|s| s.flat_weights(which)));
+        let shape = || SESSION.with_borrow(|s| s.replica_shape(which));
+        if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, w)) {
+            gradient_worker_died(format!("it could not be reached ({e})"));
+            return;
+        }
+    }
+    SESSION.with_borrow_mut(|s| s.own_share(&mut step));
+    let answers = std::iter::repeat_with(|| None).take(step.jobs()).collect();
+    SHARED.set(Some(Pending {
+        step,
+        answers,
+        started,
+        single,
+    }));
+}
+
+/// Where the gradient workers report.
+fn listeners() -> Listeners {
+    Listeners {
+        answer: Rc::new(answered),
+        death: Rc::new(gradient_worker_died),
+    }
+}
+
+/// Gradient worker `index` answered its job; the last answer finishes the step.
+fn answered(index: usize, answer: Answer) {
+    let all_in = SHARED.with_borrow_mut(|pending| {
+        let Some(p) = pending.as_mut() else {
+            return false;
+        };
+        if let Some(slot) = p.answers.get_mut(index) {
+            *slot = Some(answer);
+        }
+        p.answers.iter().all(Option::is_some)
+    });
+    if !all_in {
+        return;
+    }
+    let Some(p) = SHARED.take() else { return };
+    let answers = p.answers.into_iter().flatten().collect();
+    let replies = SESSION.with_borrow_mut(|s| s.finish_shared_step(p.step, answers));
+    let ms = (now() - p.started).max(0.001);
+    measured(workers_now(), 1, ms);
+    report_steps(replies, ms, p.single);
+    // The page's messages that waited for the step, in order, until one starts another.
+    while SHARED.with_borrow(Option::is_none) {
+        let Some(data) = DEFERRED.with_borrow_mut(VecDeque::pop_front) else {
+            break;
+        };
+        handle_packet(data);
+    }
+}
+
+/// A gradient worker died or cannot be reached: the training worker cannot take the step, and
+/// stops as if it had died itself, so the page offers Restart (which starts them all afresh
+/// from the kept model).
+fn gradient_worker_died(why: String) {
+    POOL.with_borrow_mut(Pool::clear);
+    SHARED.set(None);
+    post(
+        FromWorker::Crashed {
+            message: format!("a gradient worker stopped: {why}"),
+        }
+        .into(),
+    );
+}
+
+/// How many workers train now, and why not more.
+enum Choice {
+    Settled(WorkersInUse),
+    /// Auto, with `most` workers possible: ms per step measured on one worker, then on `most`.
+    Measuring {
+        most: usize,
+        one: Vec<f64>,
+        many: Vec<f64>,
+    },
+}
+
+/// Samples of ms per step on each side of the measurement; the first steps of each (warming
+/// up, the gradient workers building their copies) are not counted.
+const SAMPLES: usize = 6;
+const WARM_UP: usize = 2;
+
+/// This machine's logical cores, as the browser tells them.
+fn cores() -> usize {
+    js_sys::Reflect::get(&scope(), &"navigator".into())
+        .and_then(|navigator| js_sys::Reflect::get(&navigator, &"hardwareConcurrency".into()))
+        .ok()
+        .and_then(|n| n.as_f64())
+        .map_or(1, |n| n as usize)
+        .max(1)
+}
+
+/// Whether this browser lets a worker start workers (Safari before 15.5 does not).
+fn nested_workers() -> bool {
+    js_sys::Reflect::has(&scope(), &"Worker".into()).unwrap_or(false)
+}
+
+/// Decide afresh how many workers train, from the setting (and for Auto, a measurement).
+fn choose_workers() {
+    let count = WORKERS.get();
+    let cores = cores();
+    let most = count.most(cores);
+    CHOICE.set(match count {
+        _ if most > 1 && !nested_workers() => Choice::Settled(WorkersInUse {
+            using: 1,
+            most,
+            why: Some("this browser cannot start workers from a worker".into()),
+        }),
+        WorkerCount::Fixed(n) => Choice::Settled(WorkersInUse {
+            using: n,
+            most: n,
+            why: None,
+        }),
+        WorkerCount::Auto if most == 1 => Choice::Settled(WorkersInUse {
+            using: 1,
+            most: 1,
+            why: Some(format!(
+                "this device has {cores} core{}, and one is left for the page",
+                if cores == 1 { "" } else { "s" }
+            )),
+        }),
+        WorkerCount::Auto => Choice::Measuring {
+            most,
+            one: Vec::new(),
+            many: Vec::new(),
+        },
+    });
+    if workers_now() == 1 {
+        POOL.with_borrow_mut(Pool::clear);
+    }
+    post(FromWorker::Workers(in_use()).into());
+}
+
+fn settle(using: usize, why: Option<String>) {
+    let most = CHOICE.with_borrow(|c| match c {
+        Choice::Settled(w) => w.most,
+        Choice::Measuring { most, .. } => *most,
+    });
+    CHOICE.set(Choice::Settled(WorkersInUse { using, most, why }));
+    if using == 1 {
+        POOL.with_borrow_mut(Pool::clear);
+    }
+    post(FromWorker::Workers(in_use()).into());
+}
+
+fn workers_now() -> usize {
+    CHOICE.with_borrow(|c| match c {
+        Choice::Settled(w) => w.using,
+        Choice::Measuring { most, one, .. } if one.len() >= WARM_UP + SAMPLES => *most,
+        Choice::Measuring { .. } => 1,
+    })
+}
+
+fn in_use() -> WorkersInUse {
+    CHOICE.with_borrow(|c| match c {
+        Choice::Settled(w) => w.clone(),
+        Choice::Measuring { most, .. } => WorkersInUse {
+            using: workers_now(),
+            most: *most,
+            why: Some(format!(
+                "measuring whether {most} workers step faster than one"
+            )),
+        },
+    })
+}
+
+/// `steps` steps on `workers` workers took `ms_per_step` each: a sample for Auto's measurement,
+/// which settles once both sides have theirs.
+fn measured(workers: usize, steps: usize, ms_per_step: f64) {
+    let decided = CHOICE.with_borrow_mut(|c| {
+        let Choice::Measuring { most, one, many } = c else {
+            return None;
+        };
+        let side = if workers == 1 { &mut *one } else { &mut *many };
+        side.extend(std::iter::repeat_n(ms_per_step, steps));
+        if many.len() < WARM_UP + SAMPLES {
+            return None;
+        }
+        let (one, many) = (median(&one[WARM_UP..]), median(&many[WARM_UP..]));
+        // More workers only when they clearly gain: the gain must pay for the page's share of
+        // the cores too.
+        Some(if many < 0.9 * one {
+            (*most, None)
+        } else {
+            (
+                1,
+                Some(format!(
+                    "at batch {}, a step took {one:.1} ms on one worker and {many:.1} ms on {most}:                      too little work to share",
+                    SESSION.with_borrow(Session::batch_size)
+                )),
+            )
+        })
+    });
+    if let Some((using, why)) = decided {
+        settle(using, why);
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// What the worker does with the browser's store, one at a time and in order.

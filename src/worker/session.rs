@@ -2,7 +2,9 @@
 //! worker (`worker`) only moves messages and decides how many steps fit in a tick.
 
 mod keep;
+mod shared;
 pub use keep::HistoryToKeep;
+pub use shared::{SharedStep, Which};
 
 use super::claims::ClaimQueue;
 use super::generation::GenerationRun;
@@ -174,6 +176,9 @@ impl Session {
             ToWorker::Bench { .. } => Vec::new(),
             // The worker's own death (`worker::crash`), never the session's.
             ToWorker::Crash(_) => Vec::new(),
+            // How many workers train and the gradient workers' jobs are the worker's
+            // (`worker::choose_workers`, `worker::answer_job`).
+            ToWorker::Workers(_) | ToWorker::Replica { .. } | ToWorker::Gradients(_) => Vec::new(),
         }
     }
 
@@ -368,7 +373,7 @@ impl Session {
         let kept_before = lab.history.steps().len();
         let mut points = Vec::with_capacity(steps);
         let mut points_b = Vec::new();
-        let mut replies = Vec::new();
+        let mut stopped = None;
         for _ in 0..steps {
             let stepped = lab.step().and_then(|point| {
                 points.push(point);
@@ -381,18 +386,48 @@ impl Session {
                 }
             });
             if let Err(reason) = stepped {
-                self.playing = false;
-                let step = lab.step_count();
-                replies.push(FromWorker::Stopped { step, reason }.into());
+                stopped = Some(reason);
                 break;
             }
         }
-        let history_changed = lab.history.steps().len() != kept_before;
-        replies.insert(0, self.progress(points, points_b, 0.0));
-        if history_changed {
+        self.after_steps(points, points_b, stopped, kept_before)
+    }
+
+    /// What steps taken (on one worker or several) reply: their loss points, why training
+    /// stopped (a NaN/∞ loss), and the History when it kept or dropped weights.
+    fn after_steps(
+        &mut self,
+        points: Vec<CurvePoint>,
+        points_b: Vec<CurvePoint>,
+        stopped: Option<LabError>,
+        kept_before: usize,
+    ) -> Vec<Reply> {
+        let mut replies = vec![self.progress(points, points_b, 0.0)];
+        if let Some(reason) = stopped {
+            self.playing = false;
+            let step = self.lab.as_ref().map_or(0, Lab::step_count);
+            replies.push(FromWorker::Stopped { step, reason }.into());
+        }
+        let kept_now = self.lab.as_ref().map_or(0, |l| l.history.steps().len());
+        if kept_now != kept_before {
             replies.push(self.history());
         }
         replies
+    }
+
+    /// Training stops (a Step, or a step over several workers about to be taken alone).
+    pub fn stop_playing(&mut self) {
+        self.playing = false;
+    }
+
+    /// The batch size training uses now.
+    pub fn batch_size(&self) -> usize {
+        self.settings.batch_size
+    }
+
+    /// With Compare: two models train.
+    pub fn comparing(&self) -> bool {
+        self.lab_b.is_some()
     }
 
     /// Loss points with the run's masking counts, without a batch: `batch_view` costs a

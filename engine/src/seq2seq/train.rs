@@ -187,7 +187,7 @@ impl Seq2SeqTrainer {
     pub fn finish(
         &mut self,
         planned: PlannedStep<Seq2SeqBatch>,
-        own: Losses,
+        own: Option<Losses>,
         others: &[(Losses, Vec<f32>)],
     ) -> Result<StepReport> {
         let model_grads = (&mut self.model, &mut self.grads);
@@ -212,7 +212,7 @@ impl Seq2SeqTrainer {
 
     fn take_step(&mut self, planned: PlannedStep<Seq2SeqBatch>) -> Result<Losses> {
         let own = self.share_gradients(&planned, 0)?;
-        Ok(self.finish(planned, own, &[])?.losses)
+        Ok(self.finish(planned, Some(own), &[])?.losses)
     }
 
     pub fn checkpoint(&self) -> Seq2SeqCheckpoint {

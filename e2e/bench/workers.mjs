@@ -1,0 +1,78 @@
+// Steps per second with several training workers against one, in Chromium, in the same run.
+//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone]
+//
+// Each case is set through the settings the page keeps (localStorage), then for each worker
+// count a fresh page plays for a while: the first seconds warm up (the gradient workers start
+// and build their copies), the next ones are counted. Rounds alternate the counts back to back,
+// since this machine's speed drifts; each round's ratio against one worker is kept and the
+// median over rounds reported. `--phone` runs the same in Chromium's phone emulation (a
+// 390 px touch screen) with 1, 2 and 4 workers.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveDir, launch } from '../harness.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const rounds = Number(process.argv.find((a) => /^\d+$/.test(a)) || 3);
+const phone = process.argv.includes('--phone');
+const counts = phone ? [1, 2, 4] : [1, 2];
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const BASE = { preset: 'Tiny', learning_rate: 1e-3, batch_size: 8, mask_prob: 0.15, seed: 0, optimizer: 'Adam', train_mask: 'Padding', max_len: 32 };
+const CASES = [
+  { name: 'tiny b8', settings: BASE, warm: 2000, count: 4000 },
+  { name: 'small b8', settings: { ...BASE, preset: 'Small' }, warm: 4000, count: 8000 },
+  { name: 'small b32', settings: { ...BASE, preset: 'Small', batch_size: 32 }, warm: 6000, count: 12000 },
+  { name: 'seq2seq Reverse', settings: { ...BASE, task: 'Reverse' }, warm: 3000, count: 6000 },
+  { name: 'Compare tiny', settings: { ...BASE, compare: { positions: 'Rotary' } }, warm: 2000, count: 4000 },
+];
+const TARGETS = { 'tiny b8': 1.0, 'small b8': 1.6, 'small b32': 1.6, 'seq2seq Reverse': 1.6, 'Compare tiny': 1.7 };
+
+const server = await serveDir(path.join(root, 'dist'));
+const baseUrl = `http://127.0.0.1:${server.address().port}/`;
+const browser = await launch();
+const step = (page) => page.evaluate(() => Number(document.querySelector('[data-step]')?.dataset.step));
+
+async function stepsPerSecond(c, workers) {
+  const context = await browser.newContext(phone
+    ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 }
+    : { viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(baseUrl);
+  await page.evaluate((s) => { localStorage.clear(); localStorage.setItem('attention-lab/settings', JSON.stringify(s)); }, c.settings);
+  await page.reload();
+  await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
+  await page.locator('.controls label.workers select').selectOption(String(workers));
+  await page.waitForFunction((n) => document.querySelector('.workers-facts')?.dataset.workers === String(n), workers, { timeout: 10000 });
+  await page.getByRole('button', { name: 'Play', exact: true }).click();
+  await page.waitForTimeout(c.warm);
+  const [s0, t0] = [await step(page), Date.now()];
+  await page.waitForTimeout(c.count);
+  const [s1, t1] = [await step(page), Date.now()];
+  await context.close();
+  return (s1 - s0) / ((t1 - t0) / 1000);
+}
+
+const results = {};
+for (let round = 1; round <= rounds; round++) {
+  for (const c of CASES) {
+    const sps = {};
+    for (const n of counts) sps[n] = await stepsPerSecond(c, n);
+    (results[c.name] ??= []).push(sps);
+    console.log(`round ${round} ${c.name}: ${counts.map((n) => `${n}: ${sps[n].toFixed(1)} steps/s`).join(', ')}`);
+  }
+}
+await browser.close();
+server.close();
+
+console.log(`\n${phone ? 'phone emulation' : 'desktop'}; ratios = median over rounds of each round's steps/s against 1 worker`);
+for (const c of CASES) {
+  const rs = results[c.name];
+  const parts = counts.slice(1).map((n) => {
+    const ratio = median(rs.map((r) => r[n] / r[1]));
+    return `${n} workers ${ratio.toFixed(2)}×`;
+  });
+  const two = median(rs.map((r) => r[2] / r[1]));
+  const target = TARGETS[c.name];
+  console.log(`${c.name.padEnd(16)} 1 worker ${median(rs.map((r) => r[1])).toFixed(1).padStart(6)} steps/s; ${parts.join(', ')}  (target ≥ ${target}× with 2: ${two >= target ? 'met' : 'MISSED'})`);
+}

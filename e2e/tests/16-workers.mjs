@@ -1,0 +1,115 @@
+// Training over several workers: each step's batch is cut into shares, each worker computes a
+// share's gradients, the training worker sums them in order. Two workers must train as one does
+// (the same batches, losses equal to float rounding), the same every time for two, and a
+// gradient worker that dies is noticed and Restart continues with two.
+import path from 'node:path';
+import { openPage, assert } from '../harness.mjs';
+
+const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
+
+async function ready(page) {
+  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+}
+
+async function setWorkers(page, value) {
+  await page.locator('.controls label.workers select').selectOption(value);
+}
+
+// The header's count, once the training worker says it.
+async function workersInUse(page, n) {
+  await page.waitForFunction((n) => document.querySelector('.workers-facts')?.dataset.workers === String(n), n, { timeout: 10000 });
+  return page.locator('.workers-facts').innerText();
+}
+
+// A fresh model (same seed), `steps` Steps, and its loss curve.
+async function train(page, steps) {
+  await page.getByRole('button', { name: 'Reset', exact: true }).click();
+  await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) === 0, null, { timeout: 30000 });
+  await ready(page);
+  for (let i = 1; i <= steps; i += 1) {
+    await page.getByRole('button', { name: 'Step', exact: true }).click();
+    await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, i, { timeout: 30000 });
+  }
+  await page.waitForFunction((n) => JSON.parse(window.__attentionLabTest.losses()).length >= n, steps, { timeout: 10000 });
+  return JSON.parse(await page.evaluate(() => window.__attentionLabTest.losses()));
+}
+
+const STEPS = 25;
+
+export const tests = [
+  {
+    name: 'workers: two workers train as one does (losses equal to float rounding), and the same every time',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
+      await ready(page);
+      const auto = await workersInUse(page, await page.evaluate(() => Math.min(4, Math.max(1, navigator.hardwareConcurrency - 1))));
+      console.log(`     auto on ${await page.evaluate(() => navigator.hardwareConcurrency)} cores: "${auto}"`);
+
+      await setWorkers(page, '1');
+      await workersInUse(page, 1);
+      const one = await train(page, STEPS);
+      await setWorkers(page, '2');
+      const header = await workersInUse(page, 2);
+      const two = await train(page, STEPS);
+      const twoAgain = await train(page, STEPS);
+      assert(header === 'Training on 2 workers', `header: ${header}`);
+
+      const worst = one.reduce((m, [step, loss], i) => {
+        assert(two[i][0] === step, `step ${two[i][0]} against ${step}`);
+        return Math.max(m, Math.abs(two[i][1] - loss) / Math.max(1, Math.abs(loss)));
+      }, 0);
+      console.log(`     ${STEPS} steps: loss ${one[0][1].toFixed(4)} → ${one[STEPS - 1][1].toFixed(4)} on one worker, ${two[STEPS - 1][1].toFixed(4)} on two; largest relative difference ${worst.toExponential(2)}`);
+      assert(one[STEPS - 1][1] < one[0][1], 'the model did not learn');
+      assert(worst < 1e-3, `two workers' losses differ from one's by ${worst} (relative)`);
+      assert(JSON.stringify(two) === JSON.stringify(twoAgain), 'two workers gave another run the second time');
+      await page.screenshot({ path: path.join(artifacts, 'workers-two.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
+    name: 'workers: a gradient worker that dies is noticed; Restart continues training on two workers',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
+      await ready(page);
+      await setWorkers(page, '2');
+      await workersInUse(page, 2);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
+      // Pause keeps the model, which Restart starts from.
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.waitForTimeout(1500);
+      const kept = await stepCount(page);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, kept + 10, { timeout: 30000 });
+
+      await page.evaluate(() => window.__attentionLabTest.crashWorker('gradient-worker'));
+      await page.waitForSelector('.crashed', { timeout: 10000 });
+      const text = await page.locator('.crashed').innerText();
+      console.log(`     "${text.split('\n')[0]}"`);
+      assert(/^The trainer stopped: a gradient worker stopped: .*asked to panic/.test(text), `banner: ${text}`);
+      const dead = await stepCount(page);
+      await page.screenshot({ path: path.join(artifacts, 'workers-gradient-worker-died.png') });
+
+      await page.getByRole('button', { name: 'Restart', exact: true }).click();
+      await page.waitForFunction(() => !document.querySelector('.crashed'), null, { timeout: 5000 });
+      await ready(page);
+      const restarted = await stepCount(page);
+      assert(restarted > 0 && restarted <= dead, `restarted at step ${restarted}, kept ${kept}, dead at ${dead}`);
+      await workersInUse(page, 2);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, dead + 10, { timeout: 30000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      const losses = JSON.parse(await page.evaluate(() => window.__attentionLabTest.losses()));
+      const last = losses[losses.length - 1];
+      console.log(`     restarted at step ${restarted} (kept ${kept}, died at ${dead}); on to step ${last[0]}, loss ${last[1].toFixed(4)}`);
+      assert(Number.isFinite(last[1]) && last[0] >= dead + 10, `after the restart: ${JSON.stringify(last)}`);
+      const rest = problems.filter((p) => !/asked to panic|RuntimeError|unreachable|panicked/.test(p));
+      assert(rest.length === 0, rest.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+];

@@ -1,0 +1,252 @@
+//! A Lab's step cut into shares for several workers (data parallel): planned here (one batch,
+//! one dropout seed, the whole batch's loss counts), share 0 of model A computed by the
+//! training worker itself, the rest as `GradientJob`s for its gradient workers, then the
+//! answers summed in share order and the step taken (`engine`'s `plan`, `share_gradients`,
+//! `finish`). One worker runs the same engine code with one share (`Trainer::step`).
+
+use super::lab::{curve_point, Lab, Model};
+use engine::batch::Batch;
+use engine::forward::Losses;
+use engine::model::Params;
+use engine::seq2seq::Seq2SeqBatch;
+use engine::step::PlannedStep;
+use engine::train::StepReport;
+use protocol::workers::{GradientJob, ReplicaShape, ShareBatch, Stack};
+use protocol::{CurvePoint, LabError, LabResult};
+
+/// A step planned for one Lab's model.
+pub enum Planned {
+    Bert(PlannedStep<Batch>),
+    EncoderDecoder(PlannedStep<Seq2SeqBatch>),
+}
+
+impl Planned {
+    /// How many shares the step is cut into.
+    pub fn shares(&self) -> usize {
+        match self {
+            Planned::Bert(p) => p.plan.len(),
+            Planned::EncoderDecoder(p) => p.plan.len(),
+        }
+    }
+}
+
+impl Lab {
+    /// The next step cut into `parts` shares (fewer when the batch has fewer rows).
+    pub fn plan(&mut self, parts: usize) -> LabResult<Planned> {
+        match &mut self.model {
+            Model::Trainable(t) => Ok(Planned::Bert(t.plan(parts)?)),
+            Model::Seq2Seq { trainer, .. } => Ok(Planned::EncoderDecoder(trainer.plan(parts)?)),
+            Model::InspectOnly { .. } => {
+                Err(self.trainable().err().unwrap_or_else(LabError::no_model))
+            }
+        }
+    }
+
+    /// Compare's model B: its step on the batch model A (`leader`) planned, cut into `parts`
+    /// shares.
+    pub fn plan_following(
+        &mut self,
+        leader: &Lab,
+        planned: &Planned,
+        parts: usize,
+    ) -> LabResult<Planned> {
+        match (&mut self.model, &leader.model, planned) {
+            (Model::Trainable(t), Model::Trainable(led), Planned::Bert(a)) => {
+                Ok(Planned::Bert(t.plan_following(led, a, parts)?))
+            }
+            _ => Err(LabError::unavailable("Compare trains two trainable models")),
+        }
+    }
+
+    /// What a gradient worker needs to build a copy of this model.
+    pub fn replica_shape(&self) -> Option<ReplicaShape> {
+        match &self.model {
+            Model::Trainable(t) => Some(ReplicaShape::Bert(Stack::new(
+                &t.model.config,
+                t.model.parts(),
+            ))),
+            Model::Seq2Seq { trainer, .. } => {
+                let m = &trainer.model;
+                Some(ReplicaShape::EncoderDecoder {
+                    encoder: Stack::new(&m.encoder.config, m.encoder.parts()),
+                    decoder: Stack::new(&m.decoder.config, m.decoder.parts()),
+                })
+            }
+            Model::InspectOnly { .. } => None,
+        }
+    }
+
+    /// The weights as a gradient job carries them (f32 in parameter order).
+    pub fn flat_weights(&self) -> Vec<f32> {
+        match &self.model {
+            Model::Trainable(t) => t.model.to_flat(),
+            Model::Seq2Seq { trainer, .. } => trainer.model.to_flat(),
+            Model::InspectOnly { model, .. } => model.to_flat(),
+        }
+    }
+
+    /// Share `i` of `planned` as a job for the gradient worker holding replica `replica`.
+    pub fn job(&self, planned: &Planned, i: usize, replica: u64) -> LabResult<GradientJob> {
+        let (opts, share, batch) = match (&self.model, planned) {
+            (Model::Trainable(t), Planned::Bert(p)) => (
+                t.forward_options(),
+                p.plan.share(i),
+                ShareBatch::bert(&p.share_batch(i)),
+            ),
+            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => (
+                trainer.forward_options(),
+                p.plan.share(i),
+                ShareBatch::encoder_decoder(&p.share_batch(i)),
+            ),
+            _ => {
+                return Err(LabError::unavailable(
+                    "the step was planned for another model",
+                ))
+            }
+        };
+        Ok(GradientJob {
+            replica,
+            opts,
+            share,
+            batch,
+        })
+    }
+
+    /// Share `i` computed here, into this model's own gradient buffer (the training worker's
+    /// own share: 0 of model A; every share of model B when no gradient worker takes it).
+    pub fn own_share(&mut self, planned: &Planned, i: usize) -> LabResult<Losses> {
+        Ok(match (&mut self.model, planned) {
+            (Model::Trainable(t), Planned::Bert(p)) => t.share_gradients(p, i)?,
+            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => {
+                trainer.share_gradients(p, i)?
+            }
+            _ => {
+                return Err(LabError::unavailable(
+                    "the step was planned for another model",
+                ))
+            }
+        })
+    }
+
+    /// The step: `own` (share 0, when computed here) plus the other shares' answers in order,
+    /// summed; then the update, and the History's record of it.
+    pub fn finish(
+        &mut self,
+        planned: Planned,
+        own: Option<Losses>,
+        others: &[(Losses, Vec<f32>)],
+    ) -> LabResult<CurvePoint> {
+        let report = match (&mut self.model, planned) {
+            (Model::Trainable(t), Planned::Bert(p)) => {
+                let report = t.finish(p, own, others)?;
+                self.history.record(report.step, &t.model);
+                report
+            }
+            (
+                Model::Seq2Seq {
+                    trainer,
+                    encoder_history,
+                },
+                Planned::EncoderDecoder(p),
+            ) => {
+                let losses = trainer.finish(p, own, others)?.losses;
+                let step = trainer.step;
+                self.history.record(step, &trainer.model.decoder);
+                encoder_history.follow(&self.history, step, &trainer.model.encoder);
+                StepReport { step, losses }
+            }
+            _ => {
+                return Err(LabError::unavailable(
+                    "the step was planned for another model",
+                ))
+            }
+        };
+        Ok(curve_point(&report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::replica::Replica;
+    use crate::worker_io::{decode, encode_with_floats, floats};
+    use protocol::{FromWorker, LabSettings, ToWorker, DEFAULT_CORPUS};
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// Model A's step on two workers, the second's share going the whole way a gradient
+    /// worker's does here (its job and weights through `worker_io` as they are posted, its
+    /// copy built from the replica shape, its gradients back through `worker_io`).
+    fn two_worker_steps(lab: &mut Lab, steps: usize) -> Vec<CurvePoint> {
+        let mut replica = Replica::default();
+        let shape = ToWorker::Replica {
+            id: 0,
+            shape: lab.replica_shape().unwrap(),
+        };
+        let sent = encode_with_floats(&shape, &[]).unwrap();
+        let (ToWorker::Replica { id, shape }, _) = decode::<ToWorker>(&sent.data).unwrap() else {
+            panic!("not a model's shape")
+        };
+        replica.build(id, shape);
+        (0..steps)
+            .map(|_| {
+                let planned = lab.plan(2).unwrap();
+                assert_eq!(planned.shares(), 2);
+                let job = lab.job(&planned, 1, 0).unwrap();
+                let sent =
+                    encode_with_floats(&ToWorker::Gradients(job), &lab.flat_weights()).unwrap();
+                let (ToWorker::Gradients(job), _) = decode::<ToWorker>(&sent.data).unwrap() else {
+                    panic!("not a job")
+                };
+                let (losses, grads) = replica.gradients(job, &floats(&sent.data)).unwrap();
+                let back = encode_with_floats(&FromWorker::Gradients(Ok(losses)), &grads).unwrap();
+                let (FromWorker::Gradients(Ok(losses)), _) =
+                    decode::<FromWorker>(&back.data).unwrap()
+                else {
+                    panic!("not an answer")
+                };
+                let own = lab.own_share(&planned, 0).unwrap();
+                lab.finish(planned, Some(own), &[(losses, floats(&back.data))])
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_workers_sum_to_one_workers_step_and_repeat_exactly() {
+        let settings = LabSettings::default();
+        let mut one = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let one_points: Vec<CurvePoint> = (0..8).map(|_| one.step().unwrap()).collect();
+        let mut two = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let two_points = two_worker_steps(&mut two, 8);
+        let mut again = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        assert_eq!(
+            two_worker_steps(&mut again, 8),
+            two_points,
+            "two workers, run again"
+        );
+        assert_eq!(again.flat_weights(), two.flat_weights());
+        for (a, b) in one_points.iter().zip(&two_points) {
+            assert_eq!(a.step, b.step);
+            assert!(
+                (a.loss - b.loss).abs() <= 1e-4 * a.loss.abs().max(1.0),
+                "step {}: loss {} on one worker, {} on two",
+                a.step,
+                a.loss,
+                b.loss
+            );
+        }
+        // The weights after 8 steps: one worker's and two's agree to float rounding.
+        let (w1, w2) = (one.flat_weights(), two.flat_weights());
+        let scale = w1.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let worst = w1
+            .iter()
+            .zip(&w2)
+            .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        assert!(
+            worst <= 1e-3 * scale,
+            "weights differ by {worst} (largest weight {scale})"
+        );
+        // The batch and its masking came from one generator: the same counts either way.
+        assert_eq!(one.masking_counts(), two.masking_counts());
+    }
+}
