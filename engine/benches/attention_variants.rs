@@ -8,6 +8,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use engine::ops::attention::{
     self, Attention, AttentionKernel, AttentionOptions, Heads, Qkv, QkvGrads, Softmax,
 };
+use engine::ops::dropout::Noise;
 use engine::{MaskMode, Rng};
 use ndarray::{Array2, Array3};
 use std::hint::black_box;
@@ -77,7 +78,7 @@ fn forward_backward(c: &mut Criterion) {
                             key_mask: key_mask.view(),
                         },
                         &opts,
-                        &mut Rng::new(0),
+                        &mut Noise::new(0, 0, 1),
                         None,
                         Default::default(),
                     );

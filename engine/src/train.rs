@@ -427,8 +427,8 @@ impl Trainer {
 
     /// The step: `own` (share 0, already in the gradient buffer; None when every share is in
     /// `others`) plus the other shares' flat gradients (`Params::to_flat`) and losses, summed
-    /// in share order, then the update and the step's bookkeeping (the batch view's batch). On error the weights are unchanged and
-    /// the step counter does not move.
+    /// in share order, then the update and the step's bookkeeping (the batch view's batch). On
+    /// error the weights are unchanged and the step counter does not move.
     pub fn finish(
         &mut self,
         planned: PlannedStep<Batch>,

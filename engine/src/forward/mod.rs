@@ -195,6 +195,9 @@ pub struct ForwardCache {
     pub(crate) head_masked: bool,
 }
 
+/// The whole batch's pass. With `opts.train`, one step seed is drawn from `rng` for every
+/// dropout of the pass (`ops::dropout::Noise`); otherwise `rng` is not drawn from. The losses
+/// are means over the batch's own labels.
 pub fn forward(
     model: &BertForPreTraining,
     batch: &Batch,
