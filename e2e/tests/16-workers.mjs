@@ -39,7 +39,7 @@ const STEPS = 25;
 
 export const tests = [
   {
-    name: 'workers: two workers train as one does (losses equal to float rounding), and the same every time',
+    name: 'workers: two and three workers train as one does (losses equal to float rounding), two the same every time',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
       await ready(page);
@@ -54,14 +54,20 @@ export const tests = [
       const two = await train(page, STEPS);
       const twoAgain = await train(page, STEPS);
       assert(header === 'Training on 2 workers', `header: ${header}`);
+      // Three: shares of 3, 3 and 2 rows, the weights sent to two gradient workers.
+      await setWorkers(page, '3');
+      await workersInUse(page, 3);
+      const three = await train(page, STEPS);
 
-      const worst = one.reduce((m, [step, loss], i) => {
-        assert(two[i][0] === step, `step ${two[i][0]} against ${step}`);
-        return Math.max(m, Math.abs(two[i][1] - loss) / Math.max(1, Math.abs(loss)));
+      const differs = (run) => one.reduce((m, [step, loss], i) => {
+        assert(run[i][0] === step, `step ${run[i][0]} against ${step}`);
+        return Math.max(m, Math.abs(run[i][1] - loss) / Math.max(1, Math.abs(loss)));
       }, 0);
-      console.log(`     ${STEPS} steps: loss ${one[0][1].toFixed(4)} → ${one[STEPS - 1][1].toFixed(4)} on one worker, ${two[STEPS - 1][1].toFixed(4)} on two; largest relative difference ${worst.toExponential(2)}`);
+      const [worst, worst3] = [differs(two), differs(three)];
+      console.log(`     ${STEPS} steps: loss ${one[0][1].toFixed(4)} → ${one[STEPS - 1][1].toFixed(4)} on one worker, ${two[STEPS - 1][1].toFixed(4)} on two, ${three[STEPS - 1][1].toFixed(4)} on three; largest relative difference ${worst.toExponential(2)} (two), ${worst3.toExponential(2)} (three)`);
       assert(one[STEPS - 1][1] < one[0][1], 'the model did not learn');
       assert(worst < 1e-3, `two workers' losses differ from one's by ${worst} (relative)`);
+      assert(worst3 < 1e-3, `three workers' losses differ from one's by ${worst3} (relative)`);
       assert(JSON.stringify(two) === JSON.stringify(twoAgain), 'two workers gave another run the second time');
       await page.screenshot({ path: path.join(artifacts, 'workers-two.png') });
       assert(problems.length === 0, problems.join('\n'));

@@ -18,7 +18,7 @@ use pool::{Answer, Listeners, Pool};
 use protocol::workers::{WorkerCount, WorkersInUse};
 use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
 use replica::Replica;
-use session::{Reply, Session, SharedStep};
+use session::{Reply, Session, SharedStep, Which};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -417,11 +417,18 @@ fn begin_shared(single: bool) {
         }
     };
     let mut weights: [Option<Float32Array>; 2] = [None, None];
+    let mut left = [Which::A, Which::B].map(|w| jobs.iter().filter(|(of, _)| *of == w).count());
     for (k, (which, job)) in jobs.into_iter().enumerate() {
         let w = weights[which as usize]
             .get_or_insert_with(|| SESSION.with_borrow(|s| s.weights(which)));
+        // A transferred buffer is gone from here: each job but a model's last gets a copy.
+        left[which as usize] -= 1;
+        let payload = match left[which as usize] {
+            0 => w.clone(),
+            _ => w.slice(0, w.length()),
+        };
         let shape = || SESSION.with_borrow(|s| s.replica_shape(which));
-        if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, w)) {
+        if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, &payload)) {
             gradient_worker_died(format!("it could not be reached ({e})"));
             return;
         }
