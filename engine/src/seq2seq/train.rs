@@ -181,9 +181,9 @@ impl Seq2SeqTrainer {
         planned_share_gradients(model_grads, planned, i, &opts, &mut self.buffers)
     }
 
-    /// The step: `own` (share 0, in the gradient buffer) plus the other shares' flat
-    /// gradients and losses, summed in order 1, 2, …, then the update. On error the weights
-    /// are unchanged and the step counter does not move.
+    /// The step: `own` (share 0, in the gradient buffer; None when every share is in
+    /// `others`) plus the other shares' flat gradients and losses, summed in share order, then
+    /// the update. On error the weights are unchanged and the step counter does not move.
     pub fn finish(
         &mut self,
         planned: PlannedStep<Seq2SeqBatch>,
