@@ -172,7 +172,7 @@ fn handle_packet(data: JsValue) {
             Vec::new()
         }
         Ok((ToWorker::Step, _)) if workers_now() > 1 => {
-            SESSION.with_borrow_mut(Session::stop_playing);
+            SESSION.with_borrow_mut(Session::before_single_step);
             begin_shared(true);
             Vec::new()
         }

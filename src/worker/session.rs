@@ -415,9 +415,11 @@ impl Session {
         replies
     }
 
-    /// Training stops (a Step, or a step over several workers about to be taken alone).
-    pub fn stop_playing(&mut self) {
+    /// What a Step does before its step, when the worker takes it over several workers (as
+    /// `handle` does for one): play stops, and a generation under way ends.
+    pub fn before_single_step(&mut self) {
         self.playing = false;
+        self.generating = None;
     }
 
     /// The batch size training uses now.
