@@ -79,7 +79,7 @@ pub fn App() -> impl IntoView {
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
             <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(format::facts)).unwrap_or_default()}</span>
             {move || live.workers.with(|w| w.as_ref().map(|w| view! {
-                <span class="model-facts workers-facts" data-workers=w.using>{format::workers(w)}</span>
+                <span class="workers-facts" data-workers=w.using>{format::workers(w)}</span>
             }))}
             {move || live.info_b.with(|b| b.as_ref().map(|b| {
                 let a = live.info.with(|a| a.as_ref().map(format::architecture_name)).unwrap_or_default();
