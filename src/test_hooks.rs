@@ -1,7 +1,8 @@
 //! Hooks for end-to-end tests, defined only when the page's URL has `?test-hooks`, so no user
 //! reaches them by accident: `window.__attentionLabTest.crashWorker(kind)` makes the training
 //! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`, or one of its gradient workers:
-//! `"gradient-worker"`; see `protocol::Crash`), and `losses()` reads model A's loss curve.
+//! `"gradient-worker"`; see `protocol::Crash`), and `losses()` reads model A's loss curve
+//! (`losses("b")` model B's).
 
 use crate::live::Live;
 use leptos::prelude::WithUntracked;
@@ -23,9 +24,14 @@ pub fn install(live: Live) {
         live.send(ToWorker::Crash(how));
         Ok(())
     });
-    // Every loss point of model A's curve, as JSON `[[step, loss], …]`: the tests compare runs.
-    let losses = Closure::<dyn Fn() -> String>::new(move || {
-        live.curves.with_untracked(|c| {
+    // Every loss point of model A's curve (`losses("b")`: Compare's model B's), as JSON
+    // `[[step, loss], …]`: the tests compare runs.
+    let losses = Closure::<dyn Fn(JsValue) -> String>::new(move |which: JsValue| {
+        let curves = match which.as_string().as_deref() {
+            Some("b") => live.curves_b,
+            _ => live.curves,
+        };
+        curves.with_untracked(|c| {
             let points: Vec<(u64, f32)> = c.points().iter().map(|p| (p.step, p.loss)).collect();
             serde_json::to_string(&points).unwrap_or_default()
         })

@@ -22,8 +22,8 @@ async function workersInUse(page, n) {
   return page.locator('.workers-facts').innerText();
 }
 
-// A fresh model (same seed), `steps` Steps, and its loss curve.
-async function train(page, steps) {
+// A fresh model (same seed), `steps` Steps, and its loss curve (`which`: 'b' for Compare's B).
+async function train(page, steps, which = 'a') {
   await page.getByRole('button', { name: 'Reset', exact: true }).click();
   await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) === 0, null, { timeout: 30000 });
   await ready(page);
@@ -31,8 +31,16 @@ async function train(page, steps) {
     await page.getByRole('button', { name: 'Step', exact: true }).click();
     await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, i, { timeout: 30000 });
   }
-  await page.waitForFunction((n) => JSON.parse(window.__attentionLabTest.losses()).length >= n, steps, { timeout: 10000 });
-  return JSON.parse(await page.evaluate(() => window.__attentionLabTest.losses()));
+  await page.waitForFunction(([n, w]) => JSON.parse(window.__attentionLabTest.losses(w)).length >= n, [steps, which], { timeout: 10000 });
+  return JSON.parse(await page.evaluate((w) => window.__attentionLabTest.losses(w), which));
+}
+
+// The largest difference of `run`'s losses from `base`'s, relative to the loss (at least 1).
+function differs(base, run) {
+  return base.reduce((m, [step, loss], i) => {
+    assert(run[i][0] === step, `step ${run[i][0]} against ${step}`);
+    return Math.max(m, Math.abs(run[i][1] - loss) / Math.max(1, Math.abs(loss)));
+  }, 0);
 }
 
 const STEPS = 25;
@@ -59,17 +67,41 @@ export const tests = [
       await workersInUse(page, 3);
       const three = await train(page, STEPS);
 
-      const differs = (run) => one.reduce((m, [step, loss], i) => {
-        assert(run[i][0] === step, `step ${run[i][0]} against ${step}`);
-        return Math.max(m, Math.abs(run[i][1] - loss) / Math.max(1, Math.abs(loss)));
-      }, 0);
-      const [worst, worst3] = [differs(two), differs(three)];
+      const [worst, worst3] = [differs(one, two), differs(one, three)];
       console.log(`     ${STEPS} steps: loss ${one[0][1].toFixed(4)} → ${one[STEPS - 1][1].toFixed(4)} on one worker, ${two[STEPS - 1][1].toFixed(4)} on two, ${three[STEPS - 1][1].toFixed(4)} on three; largest relative difference ${worst.toExponential(2)} (two), ${worst3.toExponential(2)} (three)`);
       assert(one[STEPS - 1][1] < one[0][1], 'the model did not learn');
       assert(worst < 1e-3, `two workers' losses differ from one's by ${worst} (relative)`);
       assert(worst3 < 1e-3, `three workers' losses differ from one's by ${worst3} (relative)`);
       assert(JSON.stringify(two) === JSON.stringify(twoAgain), 'two workers gave another run the second time');
       await page.screenshot({ path: path.join(artifacts, 'workers-two.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
+    name: 'workers: with Compare, model B trains in the gradient worker as it does beside A',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
+      await ready(page);
+      await page.getByLabel('Compare', { exact: true }).check();
+      await page.locator('fieldset.architecture[data-model="B"] label', { hasText: 'Positions' }).locator('select').selectOption('rotary');
+      await setWorkers(page, '1');
+      await workersInUse(page, 1);
+      const oneA = await train(page, STEPS);
+      await page.waitForSelector('.compare-facts', { timeout: 30000 });
+      const oneB = JSON.parse(await page.evaluate(() => window.__attentionLabTest.losses('b')));
+      await setWorkers(page, '2');
+      await workersInUse(page, 2);
+      const twoA = await train(page, STEPS);
+      const twoB = JSON.parse(await page.evaluate(() => window.__attentionLabTest.losses('b')));
+      assert(oneB.length === STEPS && twoB.length === STEPS, `model B's curves: ${oneB.length} and ${twoB.length} points`);
+      const [a, b] = [differs(oneA, twoA), differs(oneB, twoB)];
+      console.log(`     model B: loss ${oneB[0][1].toFixed(4)} → ${oneB[STEPS - 1][1].toFixed(4)} beside A, ${twoB[STEPS - 1][1].toFixed(4)} in its own worker; largest relative differences A ${a.toExponential(2)}, B ${b.toExponential(2)}`);
+      // On two workers each model is one share, the same arithmetic as on one worker, and the
+      // gradient worker runs the same build: the curves are equal, not merely close.
+      assert(a === 0, `model A alone in the training worker changed: ${a}`);
+      assert(b === 0, `model B in its own worker differs by ${b} (relative)`);
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();

@@ -149,14 +149,20 @@ impl Session {
         answers: Vec<(LabResult<Losses>, Vec<f32>)>,
     ) -> Vec<Reply> {
         let SharedStep { a, b, own, jobs } = step;
-        let of = |which: Which| -> LabResult<Vec<(Losses, Vec<f32>)>> {
-            jobs.iter()
-                .zip(&answers)
-                .filter(|((w, _), _)| *w == which)
-                .map(|(_, (result, grads))| result.clone().map(|l| (l, grads.clone())))
-                .collect()
-        };
-        let (answers_a, answers_b) = (of(Which::A), of(Which::B));
+        // Each model's answers in share order (moved: a gradient is the whole model's size).
+        let mut answers_a: LabResult<Vec<(Losses, Vec<f32>)>> = Ok(Vec::new());
+        let mut answers_b = Ok(Vec::new());
+        for ((which, _), (result, grads)) in jobs.into_iter().zip(answers) {
+            let into = match which {
+                Which::A => &mut answers_a,
+                Which::B => &mut answers_b,
+            };
+            match (into.as_mut(), result) {
+                (Ok(shares), Ok(losses)) => shares.push((losses, grads)),
+                (Ok(_), Err(e)) => *into = Err(e),
+                (Err(_), _) => {}
+            }
+        }
         let Some(lab) = self.lab.as_mut() else {
             return vec![super::no_model()];
         };
