@@ -108,6 +108,24 @@ export const tests = [
     },
   },
   {
+    name: 'workers: a batch of one row on two workers still steps (its one share stays in the training worker)',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
+      await ready(page);
+      await setWorkers(page, '2');
+      await workersInUse(page, 2);
+      const batchSize = page.getByLabel('Batch size', { exact: true });
+      await batchSize.fill('1');
+      await batchSize.dispatchEvent('change');
+      const losses = await train(page, 5);
+      console.log(`     5 steps at batch 1: ${losses.map(([, l]) => l.toFixed(3)).join(', ')}`);
+      assert(losses.length === 5 && losses.every(([, l]) => Number.isFinite(l)), JSON.stringify(losses));
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
     name: 'workers: a gradient worker that dies is noticed; Restart continues training on two workers',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);

@@ -441,6 +441,8 @@ fn begin_shared(single: bool) {
         started,
         single,
     }));
+    // A batch of fewer rows than workers may leave no share to hand out.
+    finish_when_answered();
 }
 
 /// Where the gradient workers report.
@@ -453,14 +455,19 @@ fn listeners() -> Listeners {
 
 /// Gradient worker `index` answered its job; the last answer finishes the step.
 fn answered(index: usize, answer: Answer) {
-    let all_in = SHARED.with_borrow_mut(|pending| {
-        let Some(p) = pending.as_mut() else {
-            return false;
-        };
-        if let Some(slot) = p.answers.get_mut(index) {
+    SHARED.with_borrow_mut(|pending| {
+        if let Some(slot) = pending.as_mut().and_then(|p| p.answers.get_mut(index)) {
             *slot = Some(answer);
         }
-        p.answers.iter().all(Option::is_some)
+    });
+    finish_when_answered();
+}
+
+/// The step under way, finished once every job is answered.
+fn finish_when_answered() {
+    let all_in = SHARED.with_borrow(|p| {
+        p.as_ref()
+            .is_some_and(|p| p.answers.iter().all(Option::is_some))
     });
     if !all_in {
         return;
