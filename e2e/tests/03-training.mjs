@@ -312,7 +312,7 @@ export const tests = [
       // Weights of step s give the loss of step s + 1: a climb from step d condemns d − 1 on.
       assert(left ? offered + 2 <= Number(left) : offered < stopped, `offered step ${offered}, stopped at ${stopped}: ${why}`);
       await rewind.click();
-      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n, offered, { timeout: 5000 });
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n, offered, { timeout: 15000 });
       await setField(page, 'Learning rate', '0.001');
       await page.getByRole('button', { name: 'Step', exact: true }).click();
       await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, offered, { timeout: 5000 });
