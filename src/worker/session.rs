@@ -427,11 +427,6 @@ impl Session {
         self.settings.batch_size
     }
 
-    /// With Compare: two models train.
-    pub fn comparing(&self) -> bool {
-        self.lab_b.is_some()
-    }
-
     /// Loss points with the run's masking counts, without a batch: `batch_view` costs a
     /// forward pass, so whoever sends the reply adds it when it is due.
     pub fn progress(
