@@ -120,12 +120,36 @@ export const checks = [
         await h.click('Pause');
         await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
         const header = document.querySelector('.workers-facts').textContent;
-        h.select('Workers', 'auto');
         return { first, last, header, problems: h.problems() };
       });
       if (!(r.last.loss < r.first.loss)) throw new Error(`the loss did not fall: ${JSON.stringify(r)}`);
       if (r.problems.length) throw new Error(r.problems.join('\n'));
       return `"${r.header}": loss ${r.first.loss.toFixed(3)} at step ${r.first.step} → ${r.last.loss.toFixed(3)} at step ${r.last.step}`;
+    },
+  },
+  {
+    name: 'Workers auto measures, then settles on a count and says why',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        const facts = () => document.querySelector('.workers-facts');
+        const cores = navigator.hardwareConcurrency;
+        const most = Math.min(Math.max(cores - 1, 1), 4);
+        h.select('Workers', 'auto');
+        // With more than one worker possible, Auto measures: it alternates one worker and the
+        // most it may use for a few rounds of steps, then settles.
+        await h.waitFor('Auto taken up', () => facts()?.textContent.includes(most > 1 ? 'measuring' : 'core'));
+        const start = h.step();
+        await h.click('Play');
+        await h.waitFor('a settled count', () => !facts().textContent.includes('measuring') && h.step() > start + 40);
+        await h.click('Pause');
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+        return { cores, header: facts().textContent, workers: Number(facts().dataset.workers), problems: h.problems() };
+      });
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      const most = Math.min(Math.max(r.cores - 1, 1), 4);
+      if (r.workers !== 1 && r.workers !== most) throw new Error(`auto chose ${r.workers} workers of at most ${most}: ${r.header}`);
+      if (r.workers < most && !r.header.includes(':')) throw new Error(`fewer than ${most} workers, and no reason: ${r.header}`);
+      return `hardwareConcurrency ${r.cores}: "${r.header}"`;
     },
   },
   {

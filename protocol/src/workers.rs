@@ -83,6 +83,110 @@ pub struct WorkersInUse {
     pub why: Option<String>,
 }
 
+/// Auto's measurement: whether `most` workers step clearly faster than one. Training
+/// alternates between one worker and `most`, `PHASE_STEPS` steps at a time, for `ROUNDS`
+/// rounds, and the median of the rounds' ratios decides. Alternating matters: a browser's
+/// compiler tiers its code up during the first steps, and a machine's speed drifts, so two
+/// sides measured one after the other once compare the moments more than the worker counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoMeasurement {
+    pub most: usize,
+    /// ms per step of each finished round: (on one worker, on `most`).
+    rounds: Vec<(f64, f64)>,
+    /// The phase under way: on `most` workers (else one), its counted steps and their ms,
+    /// and how many steps it still leaves uncounted.
+    on_many: bool,
+    steps: usize,
+    ms: f64,
+    skip: usize,
+    /// ms per step of this round's phase on one worker, once it ended.
+    one_ms: f64,
+}
+
+/// What Auto's measurement found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measured {
+    pub using: usize,
+    /// Median ms per step on one worker and on `most`, over the rounds.
+    pub one_ms: f64,
+    pub many_ms: f64,
+}
+
+impl AutoMeasurement {
+    pub const ROUNDS: usize = 3;
+    pub const PHASE_STEPS: usize = 4;
+    /// The first steps on one worker (a fresh model's first allocations), and the first on
+    /// `most` (the gradient workers start and compile) are not counted.
+    pub const WARM_UP: usize = 2;
+    /// `most` workers are kept only when a step takes at most this fraction of one worker's:
+    /// the gain must pay for the page's share of the cores too.
+    pub const GAIN: f64 = 0.9;
+
+    pub fn new(most: usize) -> Self {
+        AutoMeasurement {
+            most,
+            rounds: Vec::new(),
+            on_many: false,
+            steps: 0,
+            ms: 0.0,
+            skip: Self::WARM_UP,
+            one_ms: 0.0,
+        }
+    }
+
+    /// How many workers the next steps run on.
+    pub fn workers(&self) -> usize {
+        if self.on_many {
+            self.most
+        } else {
+            1
+        }
+    }
+
+    /// `steps` steps on `workers` workers took `ms_per_step` each. Steps on another count than
+    /// the phase's (one that ended as the phase changed) are not counted. Some(…) once decided.
+    pub fn record(&mut self, workers: usize, steps: usize, ms_per_step: f64) -> Option<Measured> {
+        if workers != self.workers() || !ms_per_step.is_finite() {
+            return None;
+        }
+        let skipped = steps.min(self.skip);
+        self.skip -= skipped;
+        self.steps += steps - skipped;
+        self.ms += (steps - skipped) as f64 * ms_per_step;
+        if self.steps < Self::PHASE_STEPS {
+            return None;
+        }
+        let mean = self.ms / self.steps as f64;
+        (self.steps, self.ms) = (0, 0.0);
+        if !self.on_many {
+            self.one_ms = mean;
+            self.on_many = true;
+            // Only the first phase on `most` waits for the gradient workers to start.
+            self.skip = if self.rounds.is_empty() {
+                Self::WARM_UP
+            } else {
+                0
+            };
+            return None;
+        }
+        self.rounds.push((self.one_ms, mean));
+        self.on_many = false;
+        if self.rounds.len() < Self::ROUNDS {
+            return None;
+        }
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let ratio = median(self.rounds.iter().map(|(one, many)| many / one).collect());
+        Some(Measured {
+            using: if ratio < Self::GAIN { self.most } else { 1 },
+            one_ms: median(self.rounds.iter().map(|r| r.0).collect()),
+            many_ms: median(self.rounds.iter().map(|r| r.1).collect()),
+        })
+    }
+}
+
 /// A model's shape, for a gradient worker to build a copy of it once; the weights come with
 /// every job.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -212,6 +316,89 @@ impl TryFrom<WireBatch> for Batch {
 
 #[cfg(test)]
 mod tests {
+
+    /// Feeds `measurement` steps as the lead would: ticks of `per_tick` steps on one worker,
+    /// single steps on several, with each side's ms per step from `ms(workers, round)`.
+    fn measure(
+        m: &mut AutoMeasurement,
+        per_tick: usize,
+        mut ms: impl FnMut(usize, usize) -> f64,
+    ) -> (Measured, usize) {
+        let mut taken = 0;
+        for _ in 0..1000 {
+            let workers = m.workers();
+            let steps = if workers == 1 { per_tick } else { 1 };
+            taken += steps;
+            if let Some(found) = m.record(workers, steps, ms(workers, m.rounds.len())) {
+                return (found, taken);
+            }
+        }
+        panic!("no decision after 1000 records");
+    }
+
+    #[test]
+    fn auto_keeps_more_workers_only_when_the_median_round_gains_clearly() {
+        // Two workers 20% faster: kept, after 3 rounds of 4 + 4 steps and 2 + 2 warm-up steps.
+        let mut m = AutoMeasurement::new(2);
+        let (found, taken) = measure(&mut m, 1, |w, _| if w == 1 { 10.0 } else { 8.0 });
+        assert_eq!(
+            found,
+            Measured {
+                using: 2,
+                one_ms: 10.0,
+                many_ms: 8.0
+            }
+        );
+        assert_eq!(
+            taken,
+            3 * 2 * AutoMeasurement::PHASE_STEPS + 2 * AutoMeasurement::WARM_UP
+        );
+        // 5% faster: not enough.
+        let mut m = AutoMeasurement::new(3);
+        assert_eq!(
+            measure(&mut m, 1, |w, _| if w == 1 { 10.0 } else { 9.5 })
+                .0
+                .using,
+            1
+        );
+        // One round's outlier (the machine busy while one worker stepped) does not decide.
+        let mut m = AutoMeasurement::new(2);
+        let (found, _) = measure(&mut m, 1, |w, round| match (w, round) {
+            (1, 1) => 30.0,
+            (1, _) => 10.0,
+            _ => 10.5,
+        });
+        assert_eq!(found.using, 1);
+    }
+
+    #[test]
+    fn auto_leaves_out_the_warm_up_and_steps_from_the_other_side() {
+        // The first steps on each side are slow (compiling, starting workers): not counted.
+        let mut m = AutoMeasurement::new(2);
+        let mut seen = [0usize; 2];
+        let (found, _) = measure(&mut m, 1, |w, _| {
+            let i = usize::from(w > 1);
+            seen[i] += 1;
+            if seen[i] <= AutoMeasurement::WARM_UP {
+                1000.0
+            } else if w == 1 {
+                10.0
+            } else {
+                7.0
+            }
+        });
+        assert_eq!(found.using, 2);
+        assert_eq!((found.one_ms, found.many_ms), (10.0, 7.0));
+        // A tick of many steps on one worker ends its phase at once; a step on two workers
+        // that finishes after the phase went back to one is not counted.
+        let mut m = AutoMeasurement::new(2);
+        assert_eq!(m.record(1, 30, 10.0), None);
+        assert_eq!(m.workers(), 2);
+        assert_eq!(m.record(1, 5, 99.0), None);
+        assert_eq!(m.workers(), 2);
+        assert_eq!(m.record(2, 1, f64::NAN), None);
+        assert_eq!(m.steps, 0);
+    }
     use super::*;
     use crate::wire;
 

@@ -15,7 +15,7 @@ use crate::storage;
 use crate::worker_io::{decode, encode, encode_with_floats, float_attachment};
 use js_sys::Float32Array;
 use pool::{Answer, Listeners, Pool};
-use protocol::workers::{WorkerCount, WorkersInUse};
+use protocol::workers::{AutoMeasurement, Measured, WorkerCount, WorkersInUse};
 use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
 use replica::Replica;
 use session::{Reply, Session, SharedStep, Which};
@@ -77,7 +77,7 @@ thread_local! {
     static REPLICA: RefCell<Replica> = RefCell::default();
     /// The Workers setting, and how many train now.
     static WORKERS: Cell<WorkerCount> = const { Cell::new(WorkerCount::Auto) };
-    static CHOICE: RefCell<Choice> = const { RefCell::new(Choice::Measuring { most: 1, one: Vec::new(), many: Vec::new() }) };
+    static CHOICE: RefCell<Choice> = const { RefCell::new(Choice::Settled(WorkersInUse { using: 1, most: 1, why: None })) };
     /// A step over several workers, waiting for the gradient workers' answers.
     static SHARED: RefCell<Option<Pending>> = const { RefCell::new(None) };
     /// The page's messages that came while a shared step was under way, handled after it.
@@ -504,18 +504,9 @@ fn gradient_worker_died(why: String) {
 /// How many workers train now, and why not more.
 enum Choice {
     Settled(WorkersInUse),
-    /// Auto, with `most` workers possible: ms per step measured on one worker, then on `most`.
-    Measuring {
-        most: usize,
-        one: Vec<f64>,
-        many: Vec<f64>,
-    },
+    /// Auto, with more than one worker possible: measuring whether they gain.
+    Measuring(AutoMeasurement),
 }
-
-/// Samples of ms per step on each side of the measurement; the first steps of each (warming
-/// up, the gradient workers building their copies) are not counted.
-const SAMPLES: usize = 6;
-const WARM_UP: usize = 2;
 
 /// This machine's logical cores, as the browser tells them.
 fn cores() -> usize {
@@ -556,11 +547,7 @@ fn choose_workers() {
                 if cores == 1 { "" } else { "s" }
             )),
         }),
-        WorkerCount::Auto => Choice::Measuring {
-            most,
-            one: Vec::new(),
-            many: Vec::new(),
-        },
+        WorkerCount::Auto => Choice::Measuring(AutoMeasurement::new(most)),
     });
     if workers_now() == 1 {
         POOL.with_borrow_mut(Pool::clear);
@@ -571,7 +558,7 @@ fn choose_workers() {
 fn settle(using: usize, why: Option<String>) {
     let most = CHOICE.with_borrow(|c| match c {
         Choice::Settled(w) => w.most,
-        Choice::Measuring { most, .. } => *most,
+        Choice::Measuring(m) => m.most,
     });
     CHOICE.set(Choice::Settled(WorkersInUse { using, most, why }));
     if using == 1 {
@@ -583,60 +570,53 @@ fn settle(using: usize, why: Option<String>) {
 fn workers_now() -> usize {
     CHOICE.with_borrow(|c| match c {
         Choice::Settled(w) => w.using,
-        Choice::Measuring { most, one, .. } if one.len() >= WARM_UP + SAMPLES => *most,
-        Choice::Measuring { .. } => 1,
+        Choice::Measuring(m) => m.workers(),
     })
 }
 
 fn in_use() -> WorkersInUse {
     CHOICE.with_borrow(|c| match c {
         Choice::Settled(w) => w.clone(),
-        Choice::Measuring { most, .. } => WorkersInUse {
-            using: workers_now(),
-            most: *most,
+        Choice::Measuring(m) => WorkersInUse {
+            using: m.workers(),
+            most: m.most,
             why: Some(format!(
-                "measuring whether {most} workers step faster than one"
+                "measuring whether {} workers step faster than one",
+                m.most
             )),
         },
     })
 }
 
 /// `steps` steps on `workers` workers took `ms_per_step` each: a sample for Auto's measurement,
-/// which settles once both sides have theirs.
+/// which settles once it has all its rounds.
 fn measured(workers: usize, steps: usize, ms_per_step: f64) {
-    let decided = CHOICE.with_borrow_mut(|c| {
-        let Choice::Measuring { most, one, many } = c else {
-            return None;
-        };
-        let side = if workers == 1 { &mut *one } else { &mut *many };
-        side.extend(std::iter::repeat_n(ms_per_step, steps));
-        if many.len() < WARM_UP + SAMPLES {
-            return None;
-        }
-        let (one, many) = (median(&one[WARM_UP..]), median(&many[WARM_UP..]));
-        // More workers only when they clearly gain: the gain must pay for the page's share of
-        // the cores too.
-        Some(if many < 0.9 * one {
-            (*most, None)
-        } else {
-            (
-                1,
-                Some(format!(
-                    "at batch {}, a step took {one:.1} ms on one worker and {many:.1} ms on {most}:                      too little work to share",
-                    SESSION.with_borrow(Session::batch_size)
-                )),
-            )
-        })
+    let (before, found) = CHOICE.with_borrow_mut(|c| match c {
+        Choice::Measuring(m) => (m.workers(), m.record(workers, steps, ms_per_step)),
+        Choice::Settled(w) => (w.using, None),
     });
-    if let Some((using, why)) = decided {
-        settle(using, why);
+    match found {
+        Some(Measured {
+            using,
+            one_ms,
+            many_ms,
+        }) => {
+            let most = CHOICE.with_borrow(|c| match c {
+                Choice::Measuring(m) => m.most,
+                Choice::Settled(w) => w.most,
+            });
+            let why = (using == 1).then(|| {
+                format!(
+                    "at batch {}, a step took {one_ms:.1} ms on one worker and {many_ms:.1} ms on {most}: too little work to share",
+                    SESSION.with_borrow(Session::batch_size)
+                )
+            });
+            settle(using, why);
+        }
+        // The measurement moved to the other side: the header says so.
+        None if workers_now() != before => post(FromWorker::Workers(in_use()).into()),
+        None => {}
     }
-}
-
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted.get(sorted.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// What the worker does with the browser's store, one at a time and in order.
