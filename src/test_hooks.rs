@@ -1,7 +1,7 @@
 //! Hooks for end-to-end tests, defined only when the page's URL has `?test-hooks`, so no user
 //! reaches them by accident: `window.__attentionLabTest.crashWorker(kind)` makes the training
-//! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`, or one of its gradient workers:
-//! `"gradient-worker"`; see `protocol::Crash`), and `losses()` reads model A's loss curve
+//! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`, or one of its gradient workers,
+//! `"gradient-worker"`, or its claim worker, `"claim-worker"`; see `protocol::Crash`), and `losses()` reads model A's loss curve
 //! (`losses("b")` model B's).
 
 use crate::live::Live;
@@ -19,6 +19,7 @@ pub fn install(live: Live) {
             "panic-later" => Crash::PanicLater,
             "out-of-memory" => Crash::OutOfMemory,
             "gradient-worker" => Crash::GradientWorker,
+            "claim-worker" => Crash::ClaimWorker,
             _ => return Err(JsValue::from_str(&format!("no crash called {kind:?}"))),
         };
         live.send(ToWorker::Crash(how));

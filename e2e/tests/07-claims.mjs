@@ -136,6 +136,47 @@ export const tests = [
     },
   },
   {
+    name: 'claims: a claim runs in a worker of its own while training goes on; its death ends only the claim',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
+      await page.waitForSelector('ol.tokens li', { timeout: 30000 });
+      await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+      const step = async () => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
+      const done = (c) => document.querySelector(`article.claim[data-claim="${c}"]`)?.dataset.state;
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 20, null, { timeout: 30000 });
+      // Time measures unit by unit; training steps on beside it.
+      await card(page, 'Time').getByRole('button', { name: 'Run', exact: true }).click();
+      await card(page, 'Time').locator('progress').waitFor({ timeout: 10000 });
+      const atStart = await step();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, atStart + 30, { timeout: 30000 });
+      assert(await card(page, 'Time').getAttribute('data-state') === 'running', 'Time still runs after 30 more steps');
+      // Its worker dies: the claim ends with why, and training does not stop.
+      await page.evaluate(() => window.__attentionLabTest.crashWorker('claim-worker'));
+      await page.waitForFunction((c) => document.querySelector(`article.claim[data-claim="${c}"]`)?.dataset.state === 'failed', 'Time', { timeout: 10000 });
+      const error = await card(page, 'Time').locator('.error').textContent();
+      assert(/claims' worker stopped.*asked to panic.*Run again/.test(error), `the claim's error: ${error}`);
+      assert(await page.locator('.crashed').count() === 0, 'no trainer crash banner');
+      const afterDeath = await step();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, afterDeath + 20, { timeout: 30000 });
+      await card(page, 'Time').screenshot({ path: path.join(artifacts, 'claims-worker-died.png') });
+      // Run again: a new claim worker measures it to the end, still beside training.
+      await card(page, 'KvCache').getByRole('button', { name: 'Run', exact: true }).click();
+      await page.waitForFunction(done, 'KvCache', { timeout: 30000 });
+      await page.waitForFunction((c) => document.querySelector(`article.claim[data-claim="${c}"]`)?.dataset.state === 'done', 'KvCache', { timeout: 30000 });
+      const rerun = await step();
+      const result = await run(page, 'Time');
+      assert(result.state === 'done', `Time after its worker died: ${result.state} ${result.error}`);
+      const end = await step();
+      console.log(`     ${end - atStart} steps while Time ran and died and ran again (steps ${atStart} → ${end}; ${end - rerun} during the second run): "${error}"`);
+      assert(end > rerun, 'training went on during the second run');
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      const rest = problems.filter((p) => !/asked to panic|RuntimeError|unreachable|panicked/.test(p));
+      assert(rest.length === 0, rest.join('\n'));
+      await context.close();
+    },
+  },
+  {
     // Memory then Time at once used to leave Memory at "13 of 14" for ever.
     name: 'claims: Runs clicked one after another all end, the later ones waiting their turn visibly',
     async run({ browser, baseUrl, artifacts }) {

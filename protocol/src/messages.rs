@@ -2,6 +2,7 @@
 //! beside a message as attachments). The worker owns the model; the page only ever receives
 //! plain data (`ModelInfo`, `Inspection`, losses).
 
+use crate::record::HistoryIndex;
 use crate::workers::{GradientJob, GradientResult, ReplicaShape};
 use crate::{
     Claim, ClaimResult, CurvePoint, GenerationSettings, GenerationStep, LabError, LabSettings,
@@ -93,6 +94,19 @@ pub enum ToWorker {
     /// From the training worker to a gradient worker: one share's gradients. Attachment: the
     /// weights. Answered by `Gradients`.
     Gradients(GradientJob),
+    /// From the training worker to its claim worker, which from then on runs claims only (on
+    /// the copy; training goes on meanwhile in the training worker): the models as the browser
+    /// keeps them, with the corpus and settings, and with Compare the History's weights (the
+    /// Scaling claim's trained comparison reads them). Attachments: one per History entry in
+    /// `history_steps` order, then the bundles' bytes (`ModelBundle::detach_both`).
+    ClaimCopy {
+        bundle: ModelBundle,
+        compare: Option<ModelBundle>,
+        corpus: String,
+        settings: LabSettings,
+        history: Option<HistoryIndex>,
+        history_steps: Vec<u64>,
+    },
     /// Test only: make the worker die, to check that the page notices and recovers. Sent only
     /// by `window.__attentionLabTest.crashWorker`, which the page defines only when its URL has
     /// `?test-hooks` (see `test_hooks`).
@@ -110,6 +124,9 @@ pub enum Crash {
     OutOfMemory,
     /// A panic in one of the training worker's gradient workers, at its next job.
     GradientWorker,
+    /// A panic in the training worker's claim worker, at once (or, with a claim under way,
+    /// between two of its units).
+    ClaimWorker,
 }
 
 // A message lives only from its decoding to its handling: the size gap between variants

@@ -735,6 +735,24 @@ impl HeadsRun {
 }
 
 impl ClaimQueue {
+    /// The Heads claim ran to its end on a copy of this model in the claim worker: from now on
+    /// it is measured again here as the model trains, with the set-up the run made (the same
+    /// sentences, batch and fresh model: each follows from the model's corpus and `seed`).
+    pub fn heads_ran_elsewhere(&mut self, lab: Option<&Lab>, seed: u64) {
+        let setup = || -> LabResult<HeadsSetup> {
+            let trainer = lab.and_then(Lab::trainer).ok_or_else(LabError::no_model)?;
+            let mut setup = heads_setup(trainer, seed)?;
+            setup.fresh = Some(setup.stats(&fresh_model(&trainer.model, seed)?)?);
+            Ok(setup)
+        };
+        self.heads = setup().ok().map(Box::new);
+    }
+
+    /// The Heads claim runs again elsewhere: it is not measured again here meanwhile.
+    pub fn forget_heads(&mut self) {
+        self.heads = None;
+    }
+
     /// The Heads claim measured again on the model as it is now, in one go, once it has run on
     /// this model and is not running again: what the page's heatmap follows while training.
     pub fn refresh_heads(&self, lab: Option<&Lab>) -> Option<FromWorker> {

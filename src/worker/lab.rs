@@ -590,6 +590,13 @@ impl Lab {
     /// The current model as a bundle: its files and, when it trains, what it takes to train
     /// on exactly as before (`engine::resume`).
     pub fn bundle(&self) -> LabResult<ModelBundle> {
+        let mut bundle = self.files_bundle()?;
+        bundle.training_state = self.run().map(|r| r.training_state());
+        Ok(bundle)
+    }
+
+    /// The current model's files alone, without its optimiser's state (what claims read).
+    pub fn files_bundle(&self) -> LabResult<ModelBundle> {
         let files = match &self.model {
             Model::Trainable(t) => checkpoint::to_files(&t.checkpoint()),
             Model::Seq2Seq { trainer, .. } => seq2seq::to_files(&trainer.checkpoint()),
@@ -597,16 +604,7 @@ impl Lab {
                 model, tokenizer, ..
             } => checkpoint::to_files(&Checkpoint::new(model.clone(), tokenizer.clone())?),
         };
-        let training_state = self.run().map(|r| r.training_state());
-        Ok(self.bundle_of(files, training_state))
-    }
-
-    fn bundle_of(
-        &self,
-        files: engine::checkpoint::CheckpointFiles,
-        training_state: Option<Vec<u8>>,
-    ) -> ModelBundle {
-        ModelBundle {
+        Ok(ModelBundle {
             name: self.name.clone(),
             step: self.step_count(),
             config_json: files.config_json,
@@ -614,8 +612,8 @@ impl Lab {
             tokenizer_config_json: files.tokenizer_config_json,
             word_level: self.word_level(),
             safetensors: files.safetensors,
-            training_state,
-        }
+            training_state: None,
+        })
     }
 
     /// The weights kept beside `history`'s at each step: an encoder–decoder's encoder.

@@ -2,6 +2,7 @@
 //! steps per macrotask, then yield (`tasks::next_task`) so Pause/Step/Inspect messages get
 //! through.
 
+pub mod claimer;
 pub mod claims;
 pub mod generation;
 pub mod history;
@@ -13,6 +14,7 @@ pub mod shares;
 
 use crate::storage;
 use crate::worker_io::{decode, encode, encode_with_floats, float_attachment};
+use claimer::Claimer;
 use js_sys::Float32Array;
 use pool::{Answer, Listeners, Pool};
 use protocol::workers::{AutoMeasurement, Measured, WorkerCount, WorkersInUse};
@@ -74,6 +76,10 @@ thread_local! {
     static STORED: RefCell<(u64, BTreeSet<u64>)> = const { RefCell::new((0, BTreeSet::new())) };
     /// The training worker's gradient workers, and (in a gradient worker) its copy of the model.
     static POOL: RefCell<Pool> = RefCell::default();
+    /// The training worker's claim worker; and, in a claim worker, that it is one (it was sent
+    /// `ClaimCopy`), so it runs the claims it is sent itself.
+    static CLAIMER: RefCell<Claimer> = RefCell::default();
+    static CLAIMS_HERE: Cell<bool> = const { Cell::new(false) };
     static REPLICA: RefCell<Replica> = RefCell::default();
     /// The Workers setting, and how many train now.
     static WORKERS: Cell<WorkerCount> = const { Cell::new(WorkerCount::Auto) };
@@ -146,7 +152,16 @@ fn handle_packet(data: JsValue) {
                 Err(e) => vec![FromWorker::Failed(e).into()],
             }
         }
+        Ok((ToWorker::Crash(Crash::ClaimWorker), _)) => match CLAIMER.with_borrow(Claimer::crash) {
+            Ok(()) => Vec::new(),
+            Err(e) => vec![FromWorker::Failed(e).into()],
+        },
         Ok((ToWorker::Crash(how), _)) => crash(how),
+        Ok((message @ (ToWorker::RunClaim { .. } | ToWorker::CancelClaim { .. }), attachments))
+            if !CLAIMS_HERE.get() && nested_workers() =>
+        {
+            pass_claim(message, attachments)
+        }
         Ok((ToWorker::Keep, _)) => {
             store(StoreJob::Keep);
             Vec::new()
@@ -189,9 +204,16 @@ fn handle_packet(data: JsValue) {
                 message,
                 ToWorker::Reset { .. } | ToWorker::Load { .. } | ToWorker::Tune(_)
             );
+            let replaced = matches!(message, ToWorker::Reset { .. } | ToWorker::Load { .. });
+            if matches!(message, ToWorker::ClaimCopy { .. }) {
+                CLAIMS_HERE.set(true);
+            }
             let replies = SESSION.with_borrow_mut(|s| s.handle(message, attachments));
             if remeasure {
                 choose_workers();
+            }
+            if replaced {
+                claim_copy_replaced();
             }
             replies
         }
@@ -201,6 +223,80 @@ fn handle_packet(data: JsValue) {
     schedule_tick();
     schedule_claim();
     schedule_generation();
+}
+
+/// The page's `RunClaim` or `CancelClaim`, for the claim worker (`claimer`). Where it cannot
+/// start (or the copy cannot be made), the claim runs here between training slices, as before.
+fn pass_claim(message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
+    NEXT_HEADS.set(0.0);
+    if let ToWorker::RunClaim {
+        claim: protocol::Claim::Heads,
+        ..
+    } = message
+    {
+        SESSION.with_borrow_mut(Session::forget_heads);
+    }
+    let generation = SESSION.with_borrow(Session::generation);
+    let passed = CLAIMER.with_borrow_mut(|c| {
+        c.pass(
+            message.clone(),
+            generation,
+            || SESSION.with_borrow(Session::copy_for_claims),
+            &claim_listeners(),
+        )
+    });
+    match passed {
+        Ok(()) => Vec::new(),
+        Err(_) => SESSION.with_borrow_mut(|s| s.handle(message, attachments)),
+    }
+}
+
+fn claim_listeners() -> claimer::Listeners {
+    claimer::Listeners {
+        claim: Rc::new(|message: FromWorker| {
+            CLAIMER.with_borrow_mut(|c| c.heard(&message));
+            let current =
+                CLAIMER.with_borrow(Claimer::copy_of) == SESSION.with_borrow(Session::generation);
+            if let FromWorker::ClaimDone {
+                claim: protocol::Claim::Heads,
+                result: Ok(_),
+            } = &message
+            {
+                if current {
+                    SESSION.with_borrow_mut(Session::heads_ran_elsewhere);
+                }
+            }
+            post(message.into());
+        }),
+        death: Rc::new(|why: String| claim_worker_died(&why)),
+    }
+}
+
+/// The claim worker died: the claims open there end with why; training is not touched, and
+/// the next Run starts another claim worker.
+fn claim_worker_died(why: &str) {
+    for claim in CLAIMER.with_borrow_mut(Claimer::died) {
+        post(
+            FromWorker::ClaimDone {
+                claim,
+                result: Err(protocol::LabError::unavailable(format!(
+                    "the claims' worker stopped: {why}. Run again"
+                ))),
+            }
+            .into(),
+        );
+    }
+}
+
+/// The models were replaced: the claim worker, with claims open, measures the new ones.
+fn claim_copy_replaced() {
+    let generation = SESSION.with_borrow(Session::generation);
+    let sent = CLAIMER.with_borrow_mut(|c| {
+        c.models_replaced(generation, || SESSION.with_borrow(Session::copy_for_claims))
+    });
+    if let Err(e) = sent {
+        claim_worker_died(&e.to_string());
+    }
 }
 
 /// A gradient worker's job: its share's gradients, or why not, back to the training worker.
@@ -256,7 +352,9 @@ fn report_deaths() {
 fn crash(how: Crash) -> Vec<Reply> {
     match how {
         // The training worker passes this one on to a gradient worker (`handle_packet`).
-        Crash::Panic | Crash::GradientWorker => panic!("the trainer was asked to panic (a test)"),
+        Crash::Panic | Crash::GradientWorker | Crash::ClaimWorker => {
+            panic!("the trainer was asked to panic (a test)")
+        }
         Crash::PanicLater => {
             wasm_bindgen_futures::spawn_local(async {
                 panic!("the trainer was asked to panic in a task (a test)")

@@ -99,6 +99,18 @@ impl Session {
             .map(Reply::from)
     }
 
+    /// The Heads claim ran on a copy of this model in the claim worker: it is measured again
+    /// here as the model trains (`refresh_heads`).
+    pub fn heads_ran_elsewhere(&mut self) {
+        self.claims
+            .heads_ran_elsewhere(self.lab.as_ref(), self.settings.seed);
+    }
+
+    /// The Heads claim runs again in the claim worker: not measured here meanwhile.
+    pub fn forget_heads(&mut self) {
+        self.claims.forget_heads();
+    }
+
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
         // A generation runs on a copy of the weights: whatever changes them ends it.
         if matches!(
@@ -125,6 +137,20 @@ impl Session {
                     .cancel(claim, self.lab.as_ref(), self.lab_b.as_ref());
                 replies.into_iter().map(Reply::from).collect()
             }
+            ToWorker::ClaimCopy {
+                bundle,
+                compare,
+                corpus,
+                settings,
+                history,
+                history_steps,
+            } => self.take_copy(
+                (bundle, compare),
+                corpus,
+                settings,
+                history.zip(Some(history_steps)),
+                attachments,
+            ),
             ToWorker::Reset { corpus, settings } => self.reset(corpus, settings),
             ToWorker::Load {
                 mut bundle,

@@ -5,7 +5,7 @@
 use super::{Reply, Session};
 use crate::worker::lab::Lab;
 use protocol::record::HistoryIndex;
-use protocol::{LabError, LabResult, ModelBundle};
+use protocol::{LabError, LabResult, LabSettings, ModelBundle, ToWorker};
 use std::collections::BTreeSet;
 
 /// The History to keep in the browser: its index, and the weights of the entries not stored yet.
@@ -104,5 +104,59 @@ impl Session {
         let a = self.lab.as_ref().ok_or_else(LabError::no_model)?.bundle()?;
         let b = self.lab_b.as_ref().map(Lab::bundle).transpose()?;
         Ok((a, b))
+    }
+
+    /// What the claim worker needs to run claims as this session would (`ToWorker::ClaimCopy`),
+    /// with its attachments: the models as the browser keeps them and, with Compare, every
+    /// History entry (the Scaling claim reads Compare's two models along their History).
+    pub fn copy_for_claims(&self) -> LabResult<(ToWorker, Vec<Vec<u8>>)> {
+        // No claim reads the optimiser's moments: they stay here.
+        let mut bundle = self
+            .lab
+            .as_ref()
+            .ok_or_else(LabError::no_model)?
+            .files_bundle()?;
+        let mut compare = self.lab_b.as_ref().map(Lab::files_bundle).transpose()?;
+        let history = match self.lab_b {
+            Some(_) => self.history_to_keep(&BTreeSet::new()),
+            None => None,
+        };
+        let (history, entries) = match history {
+            Some(h) => (Some(h.index), h.new_entries),
+            None => (None, Vec::new()),
+        };
+        let history_steps = entries.iter().map(|(s, _)| *s).collect();
+        let mut attachments: Vec<Vec<u8>> = entries.into_iter().map(|(_, bytes)| bytes).collect();
+        attachments.extend(ModelBundle::detach_both(&mut bundle, compare.as_mut()));
+        let copy = ToWorker::ClaimCopy {
+            bundle,
+            compare,
+            corpus: self.corpus.clone(),
+            settings: self.settings.clone(),
+            history,
+            history_steps,
+        };
+        Ok((copy, attachments))
+    }
+
+    /// The claim worker's side of `copy_for_claims`: the models loaded as a kept model is,
+    /// then their History.
+    pub(super) fn take_copy(
+        &mut self,
+        (mut bundle, mut compare): (ModelBundle, Option<ModelBundle>),
+        corpus: String,
+        settings: LabSettings,
+        history: Option<(HistoryIndex, Vec<u64>)>,
+        mut attachments: Vec<Vec<u8>>,
+    ) -> Vec<Reply> {
+        let steps = history.as_ref().map_or(0, |(_, steps)| steps.len());
+        let entries: Vec<Vec<u8>> = attachments.drain(..steps.min(attachments.len())).collect();
+        ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
+        let mut replies = self.load(bundle, compare, corpus, settings);
+        if let Some((index, steps)) = history {
+            let entries = steps.into_iter().zip(entries).collect();
+            replies.extend(self.restore_history(self.generation, &index, entries));
+        }
+        replies
     }
 }
