@@ -53,8 +53,8 @@ impl Claimer {
             self.copy_of = generation;
         }
         let Some(worker) = self.worker.as_ref() else {
-            // Nothing was ever run: nothing to cancel.
-            return Ok(());
+            // A Cancel before any Run here: the claim, if any, runs in the training worker.
+            return Err(LabError::unavailable("no claim worker runs"));
         };
         worker.client.send(&message, &[])?;
         if let Some(claim) = run.filter(|c| !self.open.contains(c)) {

@@ -1059,3 +1059,77 @@ fn the_heads_claim_follows_steps_and_pauses_until_a_reset() {
     );
     assert!(heads_at(&s.handle(ToWorker::Step, Vec::new())).is_none());
 }
+
+/// The claim worker's session, made from `copy_for_claims`.
+fn claim_copy(s: &Session) -> Session {
+    let (copy, attachments) = s.copy_for_claims().unwrap();
+    let mut c = Session::default();
+    let replies = c.handle(copy, attachments);
+    assert!(
+        !replies
+            .iter()
+            .any(|r| matches!(r.message, FromWorker::Failed(_))),
+        "the copy loads"
+    );
+    c
+}
+
+/// The claim worker measures a copy: Scaling's trained comparison reads Compare's two models
+/// along the History there exactly as here, and the Heads claim gives the same result.
+#[test]
+fn a_claim_copy_measures_what_its_session_would() {
+    use engine::config::AttentionScaling;
+    let mut s = Session::default();
+    let settings = LabSettings {
+        preset: protocol::Preset::Small,
+        batch_size: 2,
+        max_len: 12,
+        compare: Some(protocol::Architecture {
+            scaling: AttentionScaling::None,
+            ..protocol::Architecture::default()
+        }),
+        ..LabSettings::default()
+    };
+    s.handle(
+        ToWorker::Reset {
+            corpus: DEFAULT_CORPUS.into(),
+            settings,
+        },
+        Vec::new(),
+    );
+    s.train(11);
+    let mut c = claim_copy(&s);
+    let here = run_claim(&mut s, protocol::Claim::Scaling);
+    let there = run_claim(&mut c, protocol::Claim::Scaling);
+    // History entries at steps 0, 5 and 10, and the current step.
+    assert_eq!(here.plots[4].series[0].x, vec![0.0, 5.0, 10.0, 11.0]);
+    assert_eq!(here, there);
+
+    let mut s = started();
+    s.train(2);
+    let mut c = claim_copy(&s);
+    assert_eq!(
+        run_claim(&mut s, protocol::Claim::Heads),
+        run_claim(&mut c, protocol::Claim::Heads)
+    );
+}
+
+/// After the Heads claim ran in the claim worker, the training worker measures it again as the
+/// model trains, as it does after running it itself.
+#[test]
+fn the_heads_claim_run_elsewhere_follows_steps_as_one_run_here() {
+    let (mut here, mut elsewhere) = (started(), started());
+    run_claim(&mut here, protocol::Claim::Heads);
+    let mut c = claim_copy(&elsewhere);
+    run_claim(&mut c, protocol::Claim::Heads);
+    assert!(claim_done(&elsewhere.handle(ToWorker::Step, Vec::new())).is_none());
+    here.handle(ToWorker::Step, Vec::new());
+    elsewhere.heads_ran_elsewhere();
+    let (a, b) = (
+        here.handle(ToWorker::Step, Vec::new()),
+        elsewhere.handle(ToWorker::Step, Vec::new()),
+    );
+    assert_eq!(claim_done(&a).unwrap(), claim_done(&b).unwrap());
+    elsewhere.forget_heads();
+    assert!(claim_done(&elsewhere.handle(ToWorker::Step, Vec::new())).is_none());
+}
