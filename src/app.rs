@@ -17,6 +17,7 @@ use serde::Serialize;
 const CORPUS_KEY: &str = "corpus";
 const SETTINGS_KEY: &str = "settings";
 const PROBE_KEY: &str = "probe";
+const WORKERS_KEY: &str = "workers";
 use leptos::prelude::*;
 
 #[component]
@@ -26,12 +27,18 @@ pub fn App() -> impl IntoView {
     let corpus = restore::corpus(storage::load_text(CORPUS_KEY).as_deref());
     let settings = restore::settings(storage::load_text(SETTINGS_KEY).as_deref());
     let probe = restore::probe(storage::load_text(PROBE_KEY).as_deref());
+    let workers = restore::workers(storage::load_text(WORKERS_KEY).as_deref());
     live.notes.set(
-        [&corpus.notices, &settings.notices, &probe.notices]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect(),
+        [
+            &corpus.notices,
+            &settings.notices,
+            &probe.notices,
+            &workers.notices,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect(),
     );
     let corpus = RwSignal::new(corpus.value);
     let settings = RwSignal::new(settings.value);
@@ -53,6 +60,10 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
     Effect::new(move |_| settings.with(|s| remember(live, SETTINGS_KEY, s)));
     Effect::new(move |_| probe.with(|p| remember(live, PROBE_KEY, p)));
+    if workers.value != protocol::WorkerCount::Auto {
+        live.send(ToWorker::Workers(workers.value));
+    }
+    Effect::new(move |_| remember(live, WORKERS_KEY, &live.worker_count.get().key()));
 
     // The worker is the outside world: tell it whenever the probe changes.
     Effect::new(move |_| live.inspect(probe.get()));

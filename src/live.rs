@@ -86,10 +86,10 @@ pub struct Live {
     restoring: StoredValue<Option<(String, LabSettings)>>,
     /// The next Ready leaves the curves as they are (a restart: they already show the run).
     keep_curves: StoredValue<bool>,
-    /// What a new worker must be told again: the speed limit, the Workers setting and the
-    /// probe.
+    /// What a new worker must be told again: the speed limit, the Workers setting (a signal:
+    /// the page keeps it for the next visit) and the probe.
     speed: StoredValue<Option<f64>>,
-    worker_count: StoredValue<WorkerCount>,
+    pub worker_count: RwSignal<WorkerCount>,
     probe: StoredValue<Option<ProbeInput>>,
     /// Which worker is current: replies and deaths of an earlier one are ignored.
     generation: StoredValue<u32>,
@@ -135,7 +135,7 @@ impl Live {
             restoring: StoredValue::new(None),
             keep_curves: StoredValue::new(false),
             speed: StoredValue::new(None),
-            worker_count: StoredValue::new(WorkerCount::Auto),
+            worker_count: RwSignal::new(WorkerCount::Auto),
             probe: StoredValue::new(None),
             generation: StoredValue::new(0),
             client: StoredValue::new_local(None),
@@ -239,7 +239,7 @@ impl Live {
         self.error.set(None);
         self.spawn_worker();
         self.send(ToWorker::Speed(self.speed.get_value()));
-        self.send(ToWorker::Workers(self.worker_count.get_value()));
+        self.send(ToWorker::Workers(self.worker_count.get_untracked()));
         if let Some(probe) = self.probe.get_value() {
             self.send(ToWorker::Inspect { probe, at: None });
         }
@@ -265,7 +265,7 @@ impl Live {
         }
         match &message {
             ToWorker::Speed(speed) => self.speed.set_value(*speed),
-            ToWorker::Workers(count) => self.worker_count.set_value(*count),
+            ToWorker::Workers(count) => self.worker_count.set(*count),
             ToWorker::Inspect { probe, .. } => self.probe.set_value(Some(probe.clone())),
             // The worker ends a generation when the weights change (`Session::handle`).
             ToWorker::Play

@@ -91,7 +91,7 @@ fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> i
                     }
                 }>
                     {WorkerCount::CHOICES.map(|count| view! {
-                        <option value=count.key() selected=count == WorkerCount::Auto>{count.key()}</option>
+                        <option value=count.key() selected=move || live.worker_count.get() == count>{count.key()}</option>
                     })}
                 </select>
             </label>

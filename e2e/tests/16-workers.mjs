@@ -126,6 +126,34 @@ export const tests = [
     },
   },
   {
+    name: 'workers: the Workers setting is kept for the next visit; a kept value that is not a choice is auto again, and says so',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      const select = page.locator('.controls label.workers select');
+      await setWorkers(page, '3');
+      await workersInUse(page, 3);
+      await page.reload();
+      await ready(page);
+      assert(await select.inputValue() === '3', `after a reload the select reads ${await select.inputValue()}`);
+      const header = await workersInUse(page, 3);
+      await page.getByRole('button', { name: 'Step', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 1, null, { timeout: 30000 });
+      // A hand edit, or an older version's value.
+      await page.evaluate(() => localStorage.setItem('attention-lab/workers', JSON.stringify('🦀')));
+      await page.reload();
+      await ready(page);
+      assert(await select.inputValue() === 'auto', `a bad kept value: the select reads ${await select.inputValue()}`);
+      const note = await page.locator('.restore-notes').innerText();
+      assert(note.includes('Workers kept from the last visit: Workers must be auto or 1 to 4, not "🦀", so Workers is auto again.'), note);
+      await page.locator('.restore-notes').screenshot({ path: path.join(artifacts, 'workers-restore-note.png') });
+      console.log(`     after a reload: "${header}"; a bad value: "${note.split('\n')[0]}"`);
+      assert(problems.length === 0, problems.join('\n'));
+      await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
+      await context.close();
+    },
+  },
+  {
     name: 'workers: a gradient worker that dies is noticed; Restart continues training on two workers',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);

@@ -4,7 +4,7 @@
 //! the good fields around it stay.
 
 use crate::rules;
-use crate::{Architecture, LabResult, LabSettings, ProbeInput, DEFAULT_CORPUS};
+use crate::{Architecture, LabResult, LabSettings, ProbeInput, WorkerCount, DEFAULT_CORPUS};
 use serde_json::{Map, Value};
 
 /// A restored value and what was reset on the way, one sentence per field, for the page.
@@ -196,6 +196,32 @@ pub fn corpus(kept: Option<&str>) -> Restored<String> {
     }
 }
 
+/// The Workers setting, kept as the select writes it (`WorkerCount::key`); anything else is
+/// auto again, and says so.
+pub fn workers(kept: Option<&str>) -> Restored<WorkerCount> {
+    let Some(kept) = kept else {
+        return Restored {
+            value: WorkerCount::Auto,
+            notices: Vec::new(),
+        };
+    };
+    let read = serde_json::from_str::<String>(kept)
+        .map_err(|_| "unreadable".to_string())
+        .and_then(|text| WorkerCount::parse(&text).map_err(|e| e.to_string()));
+    match read {
+        Ok(value) => Restored {
+            value,
+            notices: Vec::new(),
+        },
+        Err(why) => Restored {
+            value: WorkerCount::Auto,
+            notices: vec![format!(
+                "Workers kept from the last visit: {why}, so Workers is auto again."
+            )],
+        },
+    }
+}
+
 /// The kept JSON object's fields; an unreadable one is the notice to show instead.
 fn fields(kept: Option<&str>, what: &str) -> Result<Map<String, Value>, Option<String>> {
     let Some(kept) = kept else {
@@ -298,6 +324,27 @@ fn describe<T: std::fmt::Debug>(value: &T) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_workers_setting_comes_back_as_written_and_anything_else_is_auto() {
+        for count in WorkerCount::CHOICES {
+            let kept = serde_json::to_string(&count.key()).unwrap();
+            let restored = workers(Some(&kept));
+            assert_eq!((restored.value, restored.notices.len()), (count, 0));
+        }
+        assert_eq!(workers(None).value, WorkerCount::Auto);
+        assert!(workers(None).notices.is_empty());
+        for bad in ["\"9\"", "\"0\"", "\"🦀\"", "\"\"", "2", "{", ""] {
+            let restored = workers(Some(bad));
+            assert_eq!(restored.value, WorkerCount::Auto, "{bad}");
+            assert_eq!(restored.notices.len(), 1, "{bad}");
+            assert!(
+                restored.notices[0].starts_with("Workers kept"),
+                "{:?}",
+                restored.notices
+            );
+        }
+    }
     use super::*;
 
     #[test]
