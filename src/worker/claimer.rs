@@ -5,9 +5,8 @@
 //! `Session` queues and runs them exactly as the training worker's once did, and its claim
 //! messages go on to the page.
 
-use crate::worker_client::{Death, LabClient};
+use super::child::Child;
 use protocol::{Claim, Crash, FromWorker, LabError, LabResult, ToWorker};
-use std::cell::Cell;
 use std::rc::Rc;
 
 /// Where the claim worker's words go: its claim messages, and its death in words.
@@ -17,15 +16,9 @@ pub struct Listeners {
     pub death: Rc<dyn Fn(String)>,
 }
 
-struct Running {
-    client: LabClient,
-    /// False once ended: its late words are ignored.
-    alive: Rc<Cell<bool>>,
-}
-
 #[derive(Default)]
 pub struct Claimer {
-    worker: Option<Running>,
+    worker: Option<Child>,
     /// The claims it was asked for that have not ended (done or cancelled), in order.
     open: Vec<Claim>,
     /// The model generation (`Session::generation`) its copy is of.
@@ -49,14 +42,14 @@ impl Claimer {
         };
         if run.is_some() && self.open.is_empty() {
             let copy = copy()?;
-            send_copy(&self.start(listeners)?.client, copy)?;
+            send_copy(self.start(listeners)?, copy)?;
             self.copy_of = generation;
         }
         let Some(worker) = self.worker.as_ref() else {
             // A Cancel before any Run here: the claim, if any, runs in the training worker.
             return Err(LabError::unavailable("no claim worker runs"));
         };
-        worker.client.send(&message, &[])?;
+        worker.send(&message, &[])?;
         if let Some(claim) = run.filter(|c| !self.open.contains(c)) {
             self.open.push(claim);
         }
@@ -70,10 +63,16 @@ impl Claimer {
         generation: u64,
         copy: impl FnOnce() -> LabResult<(ToWorker, Vec<Vec<u8>>)>,
     ) -> LabResult<()> {
-        let Some(worker) = self.worker.as_ref().filter(|_| !self.open.is_empty()) else {
+        // A Load that failed left the models as they were.
+        let replaced = generation != self.copy_of;
+        let Some(worker) = self
+            .worker
+            .as_ref()
+            .filter(|_| replaced && !self.open.is_empty())
+        else {
             return Ok(());
         };
-        send_copy(&worker.client, copy()?)?;
+        send_copy(worker, copy()?)?;
         self.copy_of = generation;
         Ok(())
     }
@@ -101,8 +100,7 @@ impl Claimer {
     /// each to be answered with why.
     pub fn died(&mut self) -> Vec<Claim> {
         if let Some(worker) = self.worker.take() {
-            worker.alive.set(false);
-            worker.client.terminate();
+            worker.end();
         }
         std::mem::take(&mut self.open)
     }
@@ -113,40 +111,25 @@ impl Claimer {
             .worker
             .as_ref()
             .ok_or_else(|| LabError::unavailable("no claim worker runs: Run a claim first"))?;
-        worker.client.send(&ToWorker::Crash(Crash::Panic), &[])
+        worker.send(&ToWorker::Crash(Crash::Panic), &[])
     }
 
-    fn start(&mut self, listeners: &Listeners) -> LabResult<&Running> {
+    fn start(&mut self, listeners: &Listeners) -> LabResult<&Child> {
         if self.worker.is_none() {
-            let alive = Rc::new(Cell::new(true));
-            let (still, current) = (alive.clone(), alive.clone());
-            let (claim, death) = (listeners.claim.clone(), listeners.death.clone());
-            let died = death.clone();
-            let client = LabClient::spawn(
-                move |message, _, _| {
-                    if !still.get() {
-                        return;
-                    }
-                    match message {
-                        FromWorker::ClaimProgress { .. }
-                        | FromWorker::ClaimQueued { .. }
-                        | FromWorker::ClaimCancelled { .. }
-                        | FromWorker::ClaimDone { .. } => claim(message),
-                        FromWorker::Crashed { message } => died(message),
-                        // What its session says of the copy it loaded (Ready, its snapshot,
-                        // its History) is the training worker's to say, not its.
-                        _ => {}
-                    }
+            let claim = listeners.claim.clone();
+            let child = Child::spawn(
+                move |message, _| match message {
+                    FromWorker::ClaimProgress { .. }
+                    | FromWorker::ClaimQueued { .. }
+                    | FromWorker::ClaimCancelled { .. }
+                    | FromWorker::ClaimDone { .. } => claim(message),
+                    // What its session says of the copy it loaded (Ready, its snapshot, its
+                    // History) is the training worker's to say, not its.
+                    _ => {}
                 },
-                move |why: Death| {
-                    if current.get() {
-                        let (Death::Stopped(why) | Death::NotStarted(why)) = why;
-                        death(why);
-                    }
-                },
-            )
-            .map_err(|why| LabError::browser(why.to_string()))?;
-            self.worker = Some(Running { client, alive });
+                listeners.death.clone(),
+            )?;
+            self.worker = Some(child);
         }
         self.worker
             .as_ref()
@@ -154,7 +137,7 @@ impl Claimer {
     }
 }
 
-fn send_copy(client: &LabClient, (copy, attachments): (ToWorker, Vec<Vec<u8>>)) -> LabResult<()> {
+fn send_copy(child: &Child, (copy, attachments): (ToWorker, Vec<Vec<u8>>)) -> LabResult<()> {
     let attachments: Vec<&[u8]> = attachments.iter().map(Vec::as_slice).collect();
-    client.send(&copy, &attachments)
+    child.send(&copy, &attachments)
 }

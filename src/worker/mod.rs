@@ -2,6 +2,7 @@
 //! steps per macrotask, then yield (`tasks::next_task`) so Pause/Step/Inspect messages get
 //! through.
 
+mod child;
 pub mod claimer;
 pub mod claims;
 pub mod generation;
@@ -496,7 +497,13 @@ struct Pending {
 /// own share; `answered` finishes the step when the last answer comes.
 fn begin_shared(single: bool) {
     let workers = workers_now();
-    if let Err(why) = POOL.with_borrow_mut(|p| p.resize(workers - 1, &listeners())) {
+    // A model that cannot train needs no gradient workers: `begin_shared_step` refuses below.
+    let trainable = SESSION.with_borrow(Session::trainable).is_ok();
+    let resized = match trainable {
+        true => POOL.with_borrow_mut(|p| p.resize(workers - 1, &listeners())),
+        false => Ok(()),
+    };
+    if let Err(why) = resized {
         settle(1, Some(format!("a second worker could not start ({why})")));
         if single {
             let replies = SESSION.with_borrow_mut(|s| s.train(1));

@@ -4,11 +4,10 @@
 //! model (`ToWorker::Replica`); every job brings the weights as they are, so a gradient worker
 //! keeps no state a rewind, a load or a restart would have to reach.
 
-use crate::worker_client::{Death, LabClient};
+use super::child::Child;
 use js_sys::Float32Array;
 use protocol::workers::{GradientJob, GradientResult, ReplicaShape};
 use protocol::{Crash, FromWorker, LabError, LabResult, ToWorker};
-use std::cell::Cell;
 use std::rc::Rc;
 
 /// A gradient worker's answer: the share's losses (or why not) and its gradients.
@@ -23,18 +22,9 @@ pub struct Listeners {
 }
 
 struct Helper {
-    client: LabClient,
+    child: Child,
     /// The replica it holds (the lead's id), once told.
     replica: Option<u64>,
-    /// False once it is ended: its late words (a start timeout) are ignored.
-    alive: Rc<Cell<bool>>,
-}
-
-impl Helper {
-    fn end(self) {
-        self.alive.set(false);
-        self.client.terminate();
-    }
 }
 
 #[derive(Default)]
@@ -48,41 +38,25 @@ impl Pool {
     pub fn resize(&mut self, count: usize, listeners: &Listeners) -> LabResult<()> {
         while self.helpers.len() > count {
             if let Some(helper) = self.helpers.pop() {
-                helper.end();
+                helper.child.end();
             }
         }
         while self.helpers.len() < count {
             let index = self.helpers.len();
-            let alive = Rc::new(Cell::new(true));
-            let (answer, death) = (listeners.answer.clone(), listeners.death.clone());
-            let (still, current) = (alive.clone(), alive.clone());
-            let died = death.clone();
-            let client = LabClient::spawn(
-                move |message, _, floats| {
-                    if !still.get() {
-                        return;
-                    }
-                    match message {
-                        FromWorker::Gradients(result) => {
-                            let grads = floats.map(|f| f.to_vec()).unwrap_or_default();
-                            answer(index, (result, grads))
-                        }
-                        FromWorker::Crashed { message } => died(message),
-                        // A gradient worker says nothing else unless asked.
-                        _ => {}
+            let answer = listeners.answer.clone();
+            let child = Child::spawn(
+                move |message, floats| {
+                    // A gradient worker says nothing else unless asked.
+                    if let FromWorker::Gradients(result) = message {
+                        let grads = floats.map(|f| f.to_vec()).unwrap_or_default();
+                        answer(index, (result, grads))
                     }
                 },
-                move |why: Death| {
-                    if current.get() {
-                        death(why.to_string());
-                    }
-                },
-            )
-            .map_err(|why| LabError::browser(why.to_string()))?;
+                listeners.death.clone(),
+            )?;
             self.helpers.push(Helper {
-                client,
+                child,
                 replica: None,
-                alive,
             });
         }
         Ok(())
@@ -90,7 +64,7 @@ impl Pool {
 
     /// End every gradient worker (another model, or fewer workers wanted).
     pub fn clear(&mut self) {
-        self.helpers.drain(..).for_each(Helper::end);
+        self.helpers.drain(..).for_each(|h| h.child.end());
     }
 
     /// Send `job` to gradient worker `index` with the weights, after the model's shape when it
@@ -109,7 +83,7 @@ impl Pool {
         if helper.replica != Some(job.replica) {
             let shape = shape()
                 .ok_or_else(|| LabError::unavailable("this model cannot be trained in shares"))?;
-            helper.client.send(
+            helper.child.send(
                 &ToWorker::Replica {
                     id: job.replica,
                     shape,
@@ -119,7 +93,7 @@ impl Pool {
             helper.replica = Some(job.replica);
         }
         helper
-            .client
+            .child
             .send_with_floats(&ToWorker::Gradients(job), weights)
     }
 
@@ -129,6 +103,6 @@ impl Pool {
             .helpers
             .first()
             .ok_or_else(|| LabError::unavailable("no gradient worker runs: set Workers to 2"))?;
-        helper.client.send(&ToWorker::Crash(Crash::Panic), &[])
+        helper.child.send(&ToWorker::Crash(Crash::Panic), &[])
     }
 }

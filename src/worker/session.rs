@@ -353,7 +353,7 @@ impl Session {
     }
 
     /// Ok when Play can go on: the model trains and, with Compare, model B is at its step.
-    fn trainable(&self) -> LabResult<()> {
+    pub fn trainable(&self) -> LabResult<()> {
         let lab = self.lab.as_ref().ok_or_else(LabError::no_model)?;
         lab.trainable()?;
         match &self.lab_b {

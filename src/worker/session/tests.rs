@@ -645,6 +645,30 @@ fn run_claim(s: &mut Session, claim: protocol::Claim) -> protocol::ClaimResult {
     panic!("{claim:?} did not finish in 200 units");
 }
 
+/// Compare with A ÷√d_k and B None, on the small preset (d_k = 64): what the Scaling claim's
+/// trained comparison reads.
+fn scaling_pair() -> Session {
+    let mut s = Session::default();
+    let settings = LabSettings {
+        preset: protocol::Preset::Small,
+        batch_size: 2,
+        max_len: 12,
+        compare: Some(protocol::Architecture {
+            scaling: engine::config::AttentionScaling::None,
+            ..protocol::Architecture::default()
+        }),
+        ..LabSettings::default()
+    };
+    s.handle(
+        ToWorker::Reset {
+            corpus: DEFAULT_CORPUS.into(),
+            settings,
+        },
+        Vec::new(),
+    );
+    s
+}
+
 #[test]
 fn the_scaling_claim_saturates_softmax_without_the_scaling_and_reads_comparing_models() {
     use engine::config::AttentionScaling;
@@ -675,25 +699,7 @@ fn the_scaling_claim_saturates_softmax_without_the_scaling_and_reads_comparing_m
         .unwrap();
     assert!(trained.1.contains("turn on Compare"), "{}", trained.1);
 
-    // Compare: A ÷√d_k, B None, on the small preset (d_k = 64).
-    let mut s = Session::default();
-    let settings = LabSettings {
-        preset: protocol::Preset::Small,
-        batch_size: 2,
-        max_len: 12,
-        compare: Some(protocol::Architecture {
-            scaling: AttentionScaling::None,
-            ..protocol::Architecture::default()
-        }),
-        ..LabSettings::default()
-    };
-    s.handle(
-        ToWorker::Reset {
-            corpus: DEFAULT_CORPUS.into(),
-            settings,
-        },
-        Vec::new(),
-    );
+    let mut s = scaling_pair();
     s.train(3);
     let r = run_claim(&mut s, protocol::Claim::Scaling);
     assert_eq!(r.plots.len(), 5, "{:?}", r.numbers);
@@ -1078,25 +1084,7 @@ fn claim_copy(s: &Session) -> Session {
 /// along the History there exactly as here, and the Heads claim gives the same result.
 #[test]
 fn a_claim_copy_measures_what_its_session_would() {
-    use engine::config::AttentionScaling;
-    let mut s = Session::default();
-    let settings = LabSettings {
-        preset: protocol::Preset::Small,
-        batch_size: 2,
-        max_len: 12,
-        compare: Some(protocol::Architecture {
-            scaling: AttentionScaling::None,
-            ..protocol::Architecture::default()
-        }),
-        ..LabSettings::default()
-    };
-    s.handle(
-        ToWorker::Reset {
-            corpus: DEFAULT_CORPUS.into(),
-            settings,
-        },
-        Vec::new(),
-    );
+    let mut s = scaling_pair();
     s.train(11);
     let mut c = claim_copy(&s);
     let here = run_claim(&mut s, protocol::Claim::Scaling);
