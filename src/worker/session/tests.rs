@@ -671,7 +671,6 @@ fn scaling_pair() -> Session {
 
 #[test]
 fn the_scaling_claim_saturates_softmax_without_the_scaling_and_reads_comparing_models() {
-    use engine::config::AttentionScaling;
     let mut s = started();
     let r = run_claim(&mut s, protocol::Claim::Scaling);
     assert_eq!(r.plots.len(), 4, "no trained comparison without Compare");
