@@ -207,7 +207,7 @@ pub fn ClaimsPanel(live: Live) -> impl IntoView {
     view! {
         <section class="claims" aria-labelledby="claims-title">
             <h2 id="claims-title">"Claims"</h2>
-            <p class="hint">"What the tutorial says about each attention variant, measured here, in this browser tab. Each Run is an experiment in the training worker; the page stays responsive and Cancel stops it."</p>
+            <p class="hint">"What the tutorial says about each attention variant, measured here, in this browser tab. Each Run is an experiment in a worker of its own, on a copy of the model, so training goes on meanwhile; Cancel stops it."</p>
             <div class="claim-list">
                 {Claim::ALL.map(|claim| view! { <ClaimCard live=live claim=claim/> }).collect_view()}
             </div>
