@@ -1,12 +1,13 @@
 //! The training worker's claim worker: claims run there, on a copy of the models, so training
 //! goes on while they measure. It is the same program, started as the gradient workers are
-//! (`worker_client`). Whenever it has no claim open it is sent the models as they are now
-//! (`ToWorker::ClaimCopy`), then the page's `RunClaim` and `CancelClaim` as they come; its own
-//! `Session` queues and runs them exactly as the training worker's once did, and its claim
-//! messages go on to the page.
+//! (`worker_client`). It measures one claim at a time: each starts with the models as they are
+//! then (`ToWorker::ClaimCopy`), and its `Session` runs it exactly as the training worker's
+//! once did; its claim messages go on to the page. Claims asked for meanwhile wait here, in
+//! turn, as `ClaimQueue` keeps them where claims run in the training worker.
 
 use super::child::Child;
-use protocol::{Claim, Crash, FromWorker, LabError, LabResult, ToWorker};
+use protocol::{Claim, Crash, FromWorker, LabError, LabResult, ProbeInput, ToWorker};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// Where the claim worker's words go: its claim messages, and its death in words.
@@ -16,79 +17,125 @@ pub struct Listeners {
     pub death: Rc<dyn Fn(String)>,
 }
 
+/// The models as they are now, for the claim worker, with the History's weights when asked
+/// (only the Scaling claim reads them: up to 64 MB per model).
+pub type Copy<'a> = &'a dyn Fn(bool) -> LabResult<(ToWorker, Vec<Vec<u8>>)>;
+
 #[derive(Default)]
 pub struct Claimer {
     worker: Option<Child>,
-    /// The claims it was asked for that have not ended (done or cancelled), in order.
-    open: Vec<Claim>,
+    /// The claim it measures, and those asked for meanwhile.
+    running: Option<Claim>,
+    waiting: VecDeque<(Claim, ProbeInput)>,
     /// The model generation (`Session::generation`) its copy is of.
     copy_of: u64,
 }
 
 impl Claimer {
-    /// Pass the page's `RunClaim` or `CancelClaim` on, first starting the claim worker and, when
-    /// no claim is open there, giving it the models as they are now (`copy`, of `generation`).
-    /// A claim asked for while others run measures the copy they run on.
-    pub fn pass(
+    /// The page's `RunClaim`: now if none runs, else in turn (`ClaimQueued`). Asked again for
+    /// the claim under way, it starts over; a waiting one keeps its place, with this probe.
+    pub fn run(
         &mut self,
-        message: ToWorker,
+        claim: Claim,
+        probe: ProbeInput,
         generation: u64,
-        copy: impl FnOnce() -> LabResult<(ToWorker, Vec<Vec<u8>>)>,
+        copy: Copy,
         listeners: &Listeners,
-    ) -> LabResult<()> {
-        let run = match &message {
-            ToWorker::RunClaim { claim, .. } => Some(*claim),
-            _ => None,
-        };
-        if run.is_some() && self.open.is_empty() {
-            let copy = copy()?;
-            send_copy(self.start(listeners)?, copy)?;
-            self.copy_of = generation;
+    ) -> LabResult<Vec<FromWorker>> {
+        if let Some(waiting) = self.waiting.iter_mut().find(|(c, _)| *c == claim) {
+            waiting.1 = probe;
+            return Ok(vec![FromWorker::ClaimQueued { claim }]);
         }
-        let Some(worker) = self.worker.as_ref() else {
-            // A Cancel before any Run here: the claim, if any, runs in the training worker.
-            return Err(LabError::unavailable("no claim worker runs"));
-        };
-        worker.send(&message, &[])?;
-        if let Some(claim) = run.filter(|c| !self.open.contains(c)) {
-            self.open.push(claim);
+        if let Some(worker) = self.worker.as_ref().filter(|_| self.running == Some(claim)) {
+            // Its session starts it over, on the copy it has.
+            worker.send(&ToWorker::RunClaim { claim, probe }, &[])?;
+            return Ok(Vec::new());
         }
-        Ok(())
+        if self.running.is_some() {
+            self.waiting.push_back((claim, probe));
+            return Ok(vec![FromWorker::ClaimQueued { claim }]);
+        }
+        self.start(claim, probe, generation, copy, listeners)?;
+        Ok(Vec::new())
     }
 
-    /// The models were replaced (Reset, Load): with claims open, the claim worker gets the new
-    /// ones, and its session stops what measured the old ones, as the training worker's did.
-    pub fn models_replaced(
+    /// The page's `CancelClaim`. Err: the claim is not this one's (it may run in the training
+    /// worker, where the claim worker could not start).
+    pub fn cancel(&mut self, claim: Claim) -> LabResult<Vec<FromWorker>> {
+        let waiting = self.waiting.len();
+        self.waiting.retain(|(c, _)| *c != claim);
+        if self.waiting.len() < waiting {
+            return Ok(vec![FromWorker::ClaimCancelled { claim }]);
+        }
+        match self.worker.as_ref().filter(|_| self.running == Some(claim)) {
+            Some(worker) => worker
+                .send(&ToWorker::CancelClaim { claim }, &[])
+                .map(|()| Vec::new()),
+            None => Err(LabError::unavailable("no claim worker runs this claim")),
+        }
+    }
+
+    /// The next waiting claim, now that none runs: Err names it, with why it could not start.
+    pub fn start_next(
         &mut self,
         generation: u64,
-        copy: impl FnOnce() -> LabResult<(ToWorker, Vec<Vec<u8>>)>,
-    ) -> LabResult<()> {
-        // A Load that failed left the models as they were.
-        let replaced = generation != self.copy_of;
-        let Some(worker) = self
-            .worker
-            .as_ref()
-            .filter(|_| replaced && !self.open.is_empty())
-        else {
+        copy: Copy,
+        listeners: &Listeners,
+    ) -> Result<(), (Claim, LabError)> {
+        if self.running.is_some() {
+            return Ok(());
+        }
+        let Some((claim, probe)) = self.waiting.pop_front() else {
             return Ok(());
         };
-        send_copy(worker, copy()?)?;
+        self.start(claim, probe, generation, copy, listeners)
+            .map_err(|e| (claim, e))
+    }
+
+    fn start(
+        &mut self,
+        claim: Claim,
+        probe: ProbeInput,
+        generation: u64,
+        copy: Copy,
+        listeners: &Listeners,
+    ) -> LabResult<()> {
+        let models = copy(claim == Claim::Scaling)?;
+        let worker = self.spawn(listeners)?;
+        send_copy(worker, models)?;
+        worker.send(&ToWorker::RunClaim { claim, probe }, &[])?;
+        self.running = Some(claim);
         self.copy_of = generation;
         Ok(())
     }
 
-    /// A claim message from the claim worker, which the page is to have: whether it ends one
-    /// of the claims open there.
-    pub fn heard(&mut self, message: &FromWorker) {
-        if let FromWorker::ClaimDone { claim, .. } | FromWorker::ClaimCancelled { claim } = message
-        {
-            self.open.retain(|c| c != claim);
+    /// The models were replaced (Reset, Load): the claim under way gets the new ones, and the
+    /// claim worker's session stops what measured the old ones, as the training worker's did.
+    pub fn models_replaced(&mut self, generation: u64, copy: Copy) -> LabResult<()> {
+        // A Load that failed left the models as they were.
+        let (Some(worker), Some(claim)) = (self.worker.as_ref(), self.running) else {
+            return Ok(());
+        };
+        if generation == self.copy_of {
+            return Ok(());
         }
+        send_copy(worker, copy(claim == Claim::Scaling)?)?;
+        self.copy_of = generation;
+        Ok(())
     }
 
-    /// Whether `claim` is asked for or under way in the claim worker.
-    pub fn is_open(&self, claim: Claim) -> bool {
-        self.open.contains(&claim)
+    /// A claim message from the claim worker, which the page is to have: true when it ends the
+    /// claim under way (the next waiting one may start).
+    pub fn heard(&mut self, message: &FromWorker) -> bool {
+        match message {
+            FromWorker::ClaimDone { claim, .. } | FromWorker::ClaimCancelled { claim }
+                if self.running == Some(*claim) =>
+            {
+                self.running = None;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The generation its copy is of.
@@ -96,13 +143,13 @@ impl Claimer {
         self.copy_of
     }
 
-    /// The claim worker died: it is ended, and the claims that were open there are returned,
-    /// each to be answered with why.
-    pub fn died(&mut self) -> Vec<Claim> {
+    /// The claim worker died: it is ended, and the claim it ran is returned, to be answered
+    /// with why. The waiting ones start in a new one.
+    pub fn died(&mut self) -> Option<Claim> {
         if let Some(worker) = self.worker.take() {
             worker.end();
         }
-        std::mem::take(&mut self.open)
+        self.running.take()
     }
 
     /// Test only: make the claim worker panic.
@@ -114,7 +161,7 @@ impl Claimer {
         worker.send(&ToWorker::Crash(Crash::Panic), &[])
     }
 
-    fn start(&mut self, listeners: &Listeners) -> LabResult<&Child> {
+    fn spawn(&mut self, listeners: &Listeners) -> LabResult<&Child> {
         if self.worker.is_none() {
             let claim = listeners.claim.clone();
             let child = Child::spawn(

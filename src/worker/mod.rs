@@ -230,32 +230,37 @@ fn handle_packet(data: JsValue) {
 /// start (or the copy cannot be made), the claim runs here between training slices, as before.
 fn pass_claim(message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
     NEXT_HEADS.set(0.0);
-    if let ToWorker::RunClaim {
-        claim: protocol::Claim::Heads,
-        ..
-    } = message
-    {
-        SESSION.with_borrow_mut(Session::forget_heads);
-    }
     let generation = SESSION.with_borrow(Session::generation);
-    let passed = CLAIMER.with_borrow_mut(|c| {
-        c.pass(
-            message.clone(),
-            generation,
-            || SESSION.with_borrow(Session::copy_for_claims),
-            &claim_listeners(),
-        )
+    let passed = CLAIMER.with_borrow_mut(|c| match &message {
+        ToWorker::RunClaim { claim, probe } => {
+            if *claim == protocol::Claim::Heads {
+                SESSION.with_borrow_mut(Session::forget_heads);
+            }
+            c.run(
+                *claim,
+                probe.clone(),
+                generation,
+                &claim_copy,
+                &claim_listeners(),
+            )
+        }
+        ToWorker::CancelClaim { claim } => c.cancel(*claim),
+        _ => Ok(Vec::new()),
     });
     match passed {
-        Ok(()) => Vec::new(),
+        Ok(replies) => replies.into_iter().map(Reply::from).collect(),
         Err(_) => SESSION.with_borrow_mut(|s| s.handle(message, attachments)),
     }
+}
+
+fn claim_copy(with_history: bool) -> LabResult<(ToWorker, Vec<Vec<u8>>)> {
+    SESSION.with_borrow(|s| s.copy_for_claims(with_history))
 }
 
 fn claim_listeners() -> claimer::Listeners {
     claimer::Listeners {
         claim: Rc::new(|message: FromWorker| {
-            CLAIMER.with_borrow_mut(|c| c.heard(&message));
+            let ended = CLAIMER.with_borrow_mut(|c| c.heard(&message));
             let current =
                 CLAIMER.with_borrow(Claimer::copy_of) == SESSION.with_borrow(Session::generation);
             if let FromWorker::ClaimDone {
@@ -268,15 +273,34 @@ fn claim_listeners() -> claimer::Listeners {
                 }
             }
             post(message.into());
+            if ended {
+                start_next_claim();
+            }
         }),
         death: Rc::new(|why: String| claim_worker_died(&why)),
     }
 }
 
-/// The claim worker died: the claims open there end with why; training is not touched, and
-/// the next Run starts another claim worker.
+/// The next waiting claim, on the models as they are now; one that cannot start ends with why.
+fn start_next_claim() {
+    let generation = SESSION.with_borrow(Session::generation);
+    while let Err((claim, e)) =
+        CLAIMER.with_borrow_mut(|c| c.start_next(generation, &claim_copy, &claim_listeners()))
+    {
+        post(
+            FromWorker::ClaimDone {
+                claim,
+                result: Err(e),
+            }
+            .into(),
+        );
+    }
+}
+
+/// The claim worker died: its claim ends with why, training is not touched, and the waiting
+/// claims start in a new claim worker.
 fn claim_worker_died(why: &str) {
-    for claim in CLAIMER.with_borrow_mut(Claimer::died) {
+    if let Some(claim) = CLAIMER.with_borrow_mut(Claimer::died) {
         post(
             FromWorker::ClaimDone {
                 claim,
@@ -287,14 +311,13 @@ fn claim_worker_died(why: &str) {
             .into(),
         );
     }
+    start_next_claim();
 }
 
-/// The models were replaced: the claim worker, with claims open, measures the new ones.
+/// The models were replaced: the claim under way in the claim worker measures the new ones.
 fn claim_copy_replaced() {
     let generation = SESSION.with_borrow(Session::generation);
-    let sent = CLAIMER.with_borrow_mut(|c| {
-        c.models_replaced(generation, || SESSION.with_borrow(Session::copy_for_claims))
-    });
+    let sent = CLAIMER.with_borrow_mut(|c| c.models_replaced(generation, &claim_copy));
     if let Err(e) = sent {
         claim_worker_died(&e.to_string());
     }

@@ -107,9 +107,10 @@ impl Session {
     }
 
     /// What the claim worker needs to run claims as this session would (`ToWorker::ClaimCopy`),
-    /// with its attachments: the models as the browser keeps them and, with Compare, every
-    /// History entry (the Scaling claim reads Compare's two models along their History).
-    pub fn copy_for_claims(&self) -> LabResult<(ToWorker, Vec<Vec<u8>>)> {
+    /// with its attachments: the models as the browser keeps them and, `with_history` and with
+    /// Compare, every History entry (the Scaling claim reads Compare's two models along their
+    /// History).
+    pub fn copy_for_claims(&self, with_history: bool) -> LabResult<(ToWorker, Vec<Vec<u8>>)> {
         // No claim reads the optimiser's moments: they stay here.
         let mut bundle = self
             .lab
@@ -118,8 +119,8 @@ impl Session {
             .files_bundle()?;
         let mut compare = self.lab_b.as_ref().map(Lab::files_bundle).transpose()?;
         let history = match self.lab_b {
-            Some(_) => self.history_to_keep(&BTreeSet::new()),
-            None => None,
+            Some(_) if with_history => self.history_to_keep(&BTreeSet::new()),
+            _ => None,
         };
         let (history, entries) = match history {
             Some(h) => (Some(h.index), h.new_entries),

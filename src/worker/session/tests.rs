@@ -1067,7 +1067,7 @@ fn the_heads_claim_follows_steps_and_pauses_until_a_reset() {
 
 /// The claim worker's session, made from `copy_for_claims`.
 fn claim_copy(s: &Session) -> Session {
-    let (copy, attachments) = s.copy_for_claims().unwrap();
+    let (copy, attachments) = s.copy_for_claims(true).unwrap();
     let mut c = Session::default();
     let replies = c.handle(copy, attachments);
     assert!(
