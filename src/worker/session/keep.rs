@@ -154,6 +154,15 @@ impl Session {
         let entries: Vec<Vec<u8>> = attachments.drain(..steps.min(attachments.len())).collect();
         ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
         let mut replies = self.load(bundle, compare, corpus, settings);
+        // A copy that does not load leaves no model, so the claim says so, rather than the
+        // last copy measured again.
+        if replies
+            .iter()
+            .any(|r| matches!(r.message, protocol::FromWorker::Failed(_)))
+        {
+            (self.lab, self.lab_b) = (None, None);
+            return replies;
+        }
         if let Some((index, steps)) = history {
             let entries = steps.into_iter().zip(entries).collect();
             replies.extend(self.restore_history(self.generation, &index, entries));

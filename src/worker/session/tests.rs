@@ -1120,3 +1120,25 @@ fn the_heads_claim_run_elsewhere_follows_steps_as_one_run_here() {
     elsewhere.forget_heads();
     assert!(claim_done(&elsewhere.handle(ToWorker::Step, Vec::new())).is_none());
 }
+
+/// A copy that does not load leaves the claim worker no model: the claim says so, rather than
+/// measure the last copy again.
+#[test]
+fn a_claim_copy_that_does_not_load_leaves_no_model_to_measure() {
+    let s = started();
+    let mut c = claim_copy(&s);
+    let (copy, mut attachments) = s.copy_for_claims(false).unwrap();
+    attachments[0].truncate(10);
+    let replies = c.handle(copy, attachments);
+    assert!(replies
+        .iter()
+        .any(|r| matches!(r.message, FromWorker::Failed(_))));
+    let replies = c.handle(
+        ToWorker::RunClaim {
+            claim: protocol::Claim::Heads,
+            probe: ProbeInput::default(),
+        },
+        Vec::new(),
+    );
+    assert!(claim_done(&replies).unwrap().is_err());
+}
