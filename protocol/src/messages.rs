@@ -94,11 +94,11 @@ pub enum ToWorker {
     /// From the training worker to a gradient worker: one share's gradients. Attachment: the
     /// weights. Answered by `Gradients`.
     Gradients(GradientJob),
-    /// From the training worker to its claim worker, which from then on runs claims only (on
-    /// the copy; training goes on meanwhile in the training worker): the models as the browser
-    /// keeps them, with the corpus and settings, and with Compare the History's weights (the
-    /// Scaling claim's trained comparison reads them). Attachments: one per History entry in
-    /// `history_steps` order, then the bundles' bytes (`ModelBundle::detach_both`).
+    /// From the training worker to its claim worker, before each claim it runs there (on the
+    /// copy; training goes on meanwhile in the training worker): the models as the browser
+    /// keeps them, with the corpus and settings, and for the Scaling claim with Compare the
+    /// History's weights (its trained comparison reads them). Attachments: one per History
+    /// entry in `history_steps` order, then the bundles' bytes (`ModelBundle::detach_both`).
     ClaimCopy {
         bundle: ModelBundle,
         compare: Option<ModelBundle>,
