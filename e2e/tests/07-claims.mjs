@@ -149,9 +149,8 @@ export const tests = [
       await card(page, 'Time').getByRole('button', { name: 'Run', exact: true }).click();
       await card(page, 'Time').locator('progress').waitFor({ timeout: 10000 });
       const atStart = await step();
-      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, atStart + 30, { timeout: 30000 });
-      assert(await card(page, 'Time').getAttribute('data-state') === 'running', 'Time still runs after 30 more steps');
-      // Its worker dies: the claim ends with why, and training does not stop.
+      // Its worker dies while it measures (at once, so no race with its end decides the test):
+      // the claim ends with why, and training does not stop.
       await page.evaluate(() => window.__attentionLabTest.crashWorker('claim-worker'));
       await page.waitForFunction((c) => document.querySelector(`article.claim[data-claim="${c}"]`)?.dataset.state === 'failed', 'Time', { timeout: 10000 });
       const error = await card(page, 'Time').locator('.error').textContent();

@@ -18,6 +18,7 @@ pub mod restore;
 pub mod rules;
 pub mod settings;
 pub mod stage;
+pub mod turns;
 pub mod view;
 pub mod wire;
 pub mod workers;

@@ -2,12 +2,12 @@
 //! goes on while they measure. It is the same program, started as the gradient workers are
 //! (`worker_client`). It measures one claim at a time: each starts with the models as they are
 //! then (`ToWorker::ClaimCopy`), and its `Session` runs it exactly as the training worker's
-//! once did; its claim messages go on to the page. Claims asked for meanwhile wait here, in
-//! turn, as `ClaimQueue` keeps them where claims run in the training worker.
+//! once did; its claim messages go on to the page. Claims asked for meanwhile wait here, by the
+//! rules of `ClaimTurns`, as they do in `ClaimQueue` where claims run in the training worker.
 
 use super::child::Child;
+use protocol::turns::{Asked, Cancelled, ClaimTurns};
 use protocol::{Claim, Crash, FromWorker, LabError, LabResult, ProbeInput, ToWorker};
-use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// Where the claim worker's words go: its claim messages, and its death in words.
@@ -17,110 +17,90 @@ pub struct Listeners {
     pub death: Rc<dyn Fn(String)>,
 }
 
-/// The models as they are now, for the claim worker, with the History's weights when asked
-/// (only the Scaling claim reads them: up to 64 MB per model).
-pub type Copy<'a> = &'a dyn Fn(bool) -> LabResult<(ToWorker, Vec<Vec<u8>>)>;
+/// `ToWorker::ClaimCopy` and its attachments.
+pub type Copy = (ToWorker, Vec<Vec<u8>>);
+
+/// Where claims start: the models as they are now (their `Session::generation`, and a copy of
+/// them for the claim worker, with the History's weights when asked: only the Scaling claim
+/// reads them, up to 64 MB per model), and who hears the claim worker.
+pub struct Start {
+    pub generation: u64,
+    pub copy: fn(bool) -> LabResult<Copy>,
+    pub listeners: Listeners,
+}
 
 #[derive(Default)]
 pub struct Claimer {
     worker: Option<Child>,
     /// The claim it measures, and those asked for meanwhile.
-    running: Option<Claim>,
-    waiting: VecDeque<(Claim, ProbeInput)>,
-    /// The model generation (`Session::generation`) its copy is of.
+    turns: ClaimTurns<()>,
+    /// The model generation its copy is of.
     copy_of: u64,
 }
 
 impl Claimer {
-    /// The page's `RunClaim`: now if none runs, else in turn (`ClaimQueued`). Asked again for
-    /// the claim under way, it starts over; a waiting one keeps its place, with this probe.
+    /// The page's `RunClaim`, in turn (`ClaimTurns`).
     pub fn run(
         &mut self,
         claim: Claim,
         probe: ProbeInput,
-        generation: u64,
-        copy: Copy,
-        listeners: &Listeners,
+        start: &Start,
     ) -> LabResult<Vec<FromWorker>> {
-        if let Some(waiting) = self.waiting.iter_mut().find(|(c, _)| *c == claim) {
-            waiting.1 = probe;
-            return Ok(vec![FromWorker::ClaimQueued { claim }]);
-        }
-        if let Some(worker) = self.worker.as_ref().filter(|_| self.running == Some(claim)) {
+        match self.turns.ask(claim, probe) {
+            Asked::Waits => Ok(vec![FromWorker::ClaimQueued { claim }]),
             // Its session starts it over, on the copy it has.
-            worker.send(&ToWorker::RunClaim { claim, probe }, &[])?;
-            return Ok(Vec::new());
+            Asked::StartsOver(probe) => self
+                .worker()?
+                .send(&ToWorker::RunClaim { claim, probe }, &[])
+                .map(|()| Vec::new()),
+            Asked::Starts(probe) => self.start(claim, probe, start).map(|()| Vec::new()),
         }
-        if self.running.is_some() {
-            self.waiting.push_back((claim, probe));
-            return Ok(vec![FromWorker::ClaimQueued { claim }]);
-        }
-        self.start(claim, probe, generation, copy, listeners)?;
-        Ok(Vec::new())
     }
 
     /// The page's `CancelClaim`. Err: the claim is not this one's (it may run in the training
     /// worker, where the claim worker could not start).
     pub fn cancel(&mut self, claim: Claim) -> LabResult<Vec<FromWorker>> {
-        let waiting = self.waiting.len();
-        self.waiting.retain(|(c, _)| *c != claim);
-        if self.waiting.len() < waiting {
-            return Ok(vec![FromWorker::ClaimCancelled { claim }]);
-        }
-        match self.worker.as_ref().filter(|_| self.running == Some(claim)) {
-            Some(worker) => worker
+        match self.turns.cancel(claim) {
+            Cancelled::Waiting => Ok(vec![FromWorker::ClaimCancelled { claim }]),
+            // It ends when its session says it was cancelled (`heard`).
+            Cancelled::Running => self
+                .worker()?
                 .send(&ToWorker::CancelClaim { claim }, &[])
                 .map(|()| Vec::new()),
-            None => Err(LabError::unavailable("no claim worker runs this claim")),
+            Cancelled::NotAsked => Err(LabError::unavailable("no claim worker runs this claim")),
         }
     }
 
     /// The next waiting claim, now that none runs: Err names it, with why it could not start.
-    pub fn start_next(
-        &mut self,
-        generation: u64,
-        copy: Copy,
-        listeners: &Listeners,
-    ) -> Result<(), (Claim, LabError)> {
-        if self.running.is_some() {
-            return Ok(());
+    pub fn start_next(&mut self, start: &Start) -> Result<(), (Claim, LabError)> {
+        match self.turns.next_to_start() {
+            Some((claim, probe)) => self.start(claim, probe, start).map_err(|e| (claim, e)),
+            None => Ok(()),
         }
-        let Some((claim, probe)) = self.waiting.pop_front() else {
-            return Ok(());
-        };
-        self.start(claim, probe, generation, copy, listeners)
-            .map_err(|e| (claim, e))
     }
 
-    fn start(
-        &mut self,
-        claim: Claim,
-        probe: ProbeInput,
-        generation: u64,
-        copy: Copy,
-        listeners: &Listeners,
-    ) -> LabResult<()> {
-        let models = copy(claim == Claim::Scaling)?;
-        let worker = self.spawn(listeners)?;
+    fn start(&mut self, claim: Claim, probe: ProbeInput, start: &Start) -> LabResult<()> {
+        let models = (start.copy)(claim == Claim::Scaling)?;
+        let worker = self.spawn(&start.listeners)?;
         send_copy(worker, models)?;
         worker.send(&ToWorker::RunClaim { claim, probe }, &[])?;
-        self.running = Some(claim);
-        self.copy_of = generation;
+        self.turns.started(claim, ());
+        self.copy_of = start.generation;
         Ok(())
     }
 
     /// The models were replaced (Reset, Load): the claim under way gets the new ones, and the
     /// claim worker's session stops what measured the old ones, as the training worker's did.
-    pub fn models_replaced(&mut self, generation: u64, copy: Copy) -> LabResult<()> {
+    pub fn models_replaced(&mut self, start: &Start) -> LabResult<()> {
         // A Load that failed left the models as they were.
-        let (Some(worker), Some(claim)) = (self.worker.as_ref(), self.running) else {
+        let (Some(worker), Some(claim)) = (self.worker.as_ref(), self.turns.running()) else {
             return Ok(());
         };
-        if generation == self.copy_of {
+        if start.generation == self.copy_of {
             return Ok(());
         }
-        send_copy(worker, copy(claim == Claim::Scaling)?)?;
-        self.copy_of = generation;
+        send_copy(worker, (start.copy)(claim == Claim::Scaling)?)?;
+        self.copy_of = start.generation;
         Ok(())
     }
 
@@ -129,9 +109,9 @@ impl Claimer {
     pub fn heard(&mut self, message: &FromWorker) -> bool {
         match message {
             FromWorker::ClaimDone { claim, .. } | FromWorker::ClaimCancelled { claim }
-                if self.running == Some(*claim) =>
+                if self.turns.running() == Some(*claim) =>
             {
-                self.running = None;
+                self.turns.end();
                 true
             }
             _ => false,
@@ -149,16 +129,18 @@ impl Claimer {
         if let Some(worker) = self.worker.take() {
             worker.end();
         }
-        self.running.take()
+        self.turns.end().map(|(claim, ())| claim)
     }
 
     /// Test only: make the claim worker panic.
     pub fn crash(&self) -> LabResult<()> {
-        let worker = self
-            .worker
+        self.worker()?.send(&ToWorker::Crash(Crash::Panic), &[])
+    }
+
+    fn worker(&self) -> LabResult<&Child> {
+        self.worker
             .as_ref()
-            .ok_or_else(|| LabError::unavailable("no claim worker runs: Run a claim first"))?;
-        worker.send(&ToWorker::Crash(Crash::Panic), &[])
+            .ok_or_else(|| LabError::unavailable("no claim worker runs: Run a claim first"))
     }
 
     fn spawn(&mut self, listeners: &Listeners) -> LabResult<&Child> {
@@ -184,7 +166,7 @@ impl Claimer {
     }
 }
 
-fn send_copy(child: &Child, (copy, attachments): (ToWorker, Vec<Vec<u8>>)) -> LabResult<()> {
+fn send_copy(child: &Child, (copy, attachments): Copy) -> LabResult<()> {
     let attachments: Vec<&[u8]> = attachments.iter().map(Vec::as_slice).collect();
     child.send(&copy, &attachments)
 }

@@ -26,8 +26,8 @@ use protocol::claims::{
     TRAINED_MIN_HEAD_DIM,
 };
 use protocol::claims::{heads_result, HeadsMeasured};
+use protocol::turns::{Asked, Cancelled, ClaimTurns};
 use protocol::{Claim, ClaimResult, FromWorker, LabError, LabResult, ProbeInput};
-use std::collections::VecDeque;
 
 /// A measurement shorter than this is repeated and averaged: the worker's clock ticks in
 /// 0.1 ms steps (5 µs when cross-origin isolated).
@@ -100,12 +100,11 @@ pub enum Started {
     Running(ClaimRun),
 }
 
-/// The claims asked for: the one under way and those asked for meanwhile, which start in turn
-/// (`ClaimQueued` tells the page so). One runs at a time, so each is measured alone.
+/// The claims asked for, run here in turn (`ClaimTurns`): the one under way is measured unit
+/// by unit.
 #[derive(Default)]
 pub struct ClaimQueue {
-    running: Option<ClaimRun>,
-    waiting: VecDeque<(Claim, ProbeInput)>,
+    turns: ClaimTurns<ClaimRun>,
     /// The seed the current model was made with: the Heads claim's fresh model is made with it.
     pub seed: u64,
     /// The Heads claim's set-up once it has run on this model: `refresh_heads` measures the
@@ -116,11 +115,10 @@ pub struct ClaimQueue {
 impl ClaimQueue {
     /// A claim is under way: the worker calls `step` until it ends.
     pub fn running(&self) -> bool {
-        self.running.is_some()
+        self.turns.running().is_some()
     }
 
-    /// Asked to run `claim`: now if nothing runs, else after what runs and waits. Asked again
-    /// for the claim under way, it starts over; a waiting one keeps its place, with this probe.
+    /// Asked to run `claim`: now if nothing runs, else in turn.
     pub fn run(
         &mut self,
         claim: Claim,
@@ -128,19 +126,14 @@ impl ClaimQueue {
         lab: Option<&Lab>,
         lab_b: Option<&Lab>,
     ) -> Vec<FromWorker> {
-        if self.running.as_ref().is_some_and(|run| run.claim == claim) {
-            self.running = None;
+        match self.turns.ask(claim, probe) {
+            Asked::Waits => vec![FromWorker::ClaimQueued { claim }],
+            Asked::StartsOver(probe) => {
+                self.turns.end();
+                self.start_in_turn(Some((claim, probe)), lab, lab_b)
+            }
+            Asked::Starts(probe) => self.start_in_turn(Some((claim, probe)), lab, lab_b),
         }
-        if let Some(waiting) = self.waiting.iter_mut().find(|(c, _)| *c == claim) {
-            waiting.1 = probe;
-            return vec![FromWorker::ClaimQueued { claim }];
-        }
-        if self.running.is_some() {
-            self.waiting.push_back((claim, probe));
-            return vec![FromWorker::ClaimQueued { claim }];
-        }
-        self.waiting.push_back((claim, probe));
-        self.start_waiting(lab, lab_b)
     }
 
     /// Stops `claim`, under way or waiting; the next waiting one starts.
@@ -150,15 +143,16 @@ impl ClaimQueue {
         lab: Option<&Lab>,
         lab_b: Option<&Lab>,
     ) -> Vec<FromWorker> {
-        let waiting = self.waiting.len();
-        self.waiting.retain(|(c, _)| *c != claim);
-        let stopped = self.running.take_if(|run| run.claim == claim).is_some();
-        if !stopped && waiting == self.waiting.len() {
-            return Vec::new();
+        match self.turns.cancel(claim) {
+            Cancelled::NotAsked => Vec::new(),
+            Cancelled::Waiting => vec![FromWorker::ClaimCancelled { claim }],
+            Cancelled::Running => {
+                self.turns.end();
+                let mut replies = vec![FromWorker::ClaimCancelled { claim }];
+                replies.extend(self.start_in_turn(None, lab, lab_b));
+                replies
+            }
         }
-        let mut replies = vec![FromWorker::ClaimCancelled { claim }];
-        replies.extend(self.start_waiting(lab, lab_b));
-        replies
     }
 
     /// The models were replaced: length extrapolation, under way on copies of the old ones,
@@ -170,14 +164,14 @@ impl ClaimQueue {
         if let Some(ClaimRun {
             work: Work::Softmax(s),
             ..
-        }) = self.running.as_mut()
+        }) = self.turns.run_mut()
         {
             s.total -= s.steps.as_ref().map_or(0, Vec::len);
             s.steps = Err("none: the models were replaced while the claim ran; Run again".into());
             s.trained = None;
         }
         self.heads = None;
-        match self.running.as_ref().map(|run| run.claim) {
+        match self.turns.running() {
             // The Heads claim's fresh model and sentences are the old model's.
             Some(claim @ (Claim::Extrapolation | Claim::Heads)) => self.cancel(claim, lab, lab_b),
             _ => Vec::new(),
@@ -192,22 +186,24 @@ impl ClaimQueue {
         lab: Option<&Lab>,
         lab_b: Option<&Lab>,
     ) -> Vec<FromWorker> {
-        let Some(run) = self.running.as_mut() else {
+        let Some(run) = self.turns.run_mut() else {
             return Vec::new();
         };
         let claim = run.claim;
         match run.step(now_ms, lab, lab_b) {
             Some(result) => {
-                if let Some(ClaimRun {
-                    work: Work::Heads(heads),
-                    ..
-                }) = self.running.take()
+                if let Some((
+                    _,
+                    ClaimRun {
+                        work: Work::Heads(heads),
+                        ..
+                    },
+                )) = self.turns.end()
                 {
                     self.heads = result.is_ok().then_some(heads.setup);
                 }
-                self.running = None;
                 let mut replies = vec![FromWorker::ClaimDone { claim, result }];
-                replies.extend(self.start_waiting(lab, lab_b));
+                replies.extend(self.start_in_turn(None, lab, lab_b));
                 replies
             }
             None => {
@@ -217,14 +213,17 @@ impl ClaimQueue {
         }
     }
 
-    /// With none under way, the next waiting claims start: those measured in one go answer at
-    /// once, until one runs unit by unit or none waits.
-    fn start_waiting(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
+    /// Starts `first` (or else the next waiting claim), and after it those waiting, as long as
+    /// each is measured in one go and answers at once: until one runs unit by unit or none waits.
+    fn start_in_turn(
+        &mut self,
+        first: Option<(Claim, ProbeInput)>,
+        lab: Option<&Lab>,
+        lab_b: Option<&Lab>,
+    ) -> Vec<FromWorker> {
         let mut replies = Vec::new();
-        while self.running.is_none() {
-            let Some((claim, probe)) = self.waiting.pop_front() else {
-                break;
-            };
+        let mut next = first.or_else(|| self.turns.next_to_start());
+        while let Some((claim, probe)) = next {
             let started = match claim {
                 Claim::Heads => heads_run(lab, self.seed),
                 _ => start(claim, &probe, lab, lab_b),
@@ -233,10 +232,11 @@ impl ClaimQueue {
                 Started::Done(result) => FromWorker::ClaimDone { claim, result },
                 Started::Running(run) => {
                     let (done, total) = run.progress();
-                    self.running = Some(run);
+                    self.turns.started(claim, run);
                     FromWorker::ClaimProgress { claim, done, total }
                 }
             });
+            next = self.turns.next_to_start();
         }
         replies
     }
@@ -278,7 +278,7 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
             }),
             Err(e) => Started::Done(Err(e)),
         },
-        // The queue runs it with the model's seed (`start_waiting`); alone, with the settings'
+        // The queue runs it with the model's seed (`start_in_turn`); alone, with the settings'
         // default seed.
         Claim::Heads => heads_run(lab, 0),
         Claim::Scaling => {
@@ -757,12 +757,7 @@ impl ClaimQueue {
     /// this model and is not running again: what the page's heatmap follows while training.
     pub fn refresh_heads(&self, lab: Option<&Lab>) -> Option<FromWorker> {
         let setup = self.heads.as_ref()?;
-        if self
-            .running
-            .as_ref()
-            .is_some_and(|run| run.claim == Claim::Heads)
-            || self.waiting.iter().any(|(c, _)| *c == Claim::Heads)
-        {
+        if self.turns.asked(Claim::Heads) {
             return None;
         }
         let trainer = lab?.trainer()?;

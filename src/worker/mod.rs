@@ -230,19 +230,13 @@ fn handle_packet(data: JsValue) {
 /// start (or the copy cannot be made), the claim runs here between training slices, as before.
 fn pass_claim(message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
     NEXT_HEADS.set(0.0);
-    let generation = SESSION.with_borrow(Session::generation);
+    let start = claim_start();
     let passed = CLAIMER.with_borrow_mut(|c| match &message {
         ToWorker::RunClaim { claim, probe } => {
             if *claim == protocol::Claim::Heads {
                 SESSION.with_borrow_mut(Session::forget_heads);
             }
-            c.run(
-                *claim,
-                probe.clone(),
-                generation,
-                &claim_copy,
-                &claim_listeners(),
-            )
+            c.run(*claim, probe.clone(), &start)
         }
         ToWorker::CancelClaim { claim } => c.cancel(*claim),
         _ => Ok(Vec::new()),
@@ -253,8 +247,13 @@ fn pass_claim(message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
     }
 }
 
-fn claim_copy(with_history: bool) -> LabResult<(ToWorker, Vec<Vec<u8>>)> {
-    SESSION.with_borrow(|s| s.copy_for_claims(with_history))
+/// Claims start on the models as they are now; their messages go on to the page.
+fn claim_start() -> claimer::Start {
+    claimer::Start {
+        generation: SESSION.with_borrow(Session::generation),
+        copy: |with_history| SESSION.with_borrow(|s| s.copy_for_claims(with_history)),
+        listeners: claim_listeners(),
+    }
 }
 
 fn claim_listeners() -> claimer::Listeners {
@@ -283,10 +282,8 @@ fn claim_listeners() -> claimer::Listeners {
 
 /// The next waiting claim, on the models as they are now; one that cannot start ends with why.
 fn start_next_claim() {
-    let generation = SESSION.with_borrow(Session::generation);
-    while let Err((claim, e)) =
-        CLAIMER.with_borrow_mut(|c| c.start_next(generation, &claim_copy, &claim_listeners()))
-    {
+    let start = claim_start();
+    while let Err((claim, e)) = CLAIMER.with_borrow_mut(|c| c.start_next(&start)) {
         post(
             FromWorker::ClaimDone {
                 claim,
@@ -316,8 +313,7 @@ fn claim_worker_died(why: &str) {
 
 /// The models were replaced: the claim under way in the claim worker measures the new ones.
 fn claim_copy_replaced() {
-    let generation = SESSION.with_borrow(Session::generation);
-    let sent = CLAIMER.with_borrow_mut(|c| c.models_replaced(generation, &claim_copy));
+    let sent = CLAIMER.with_borrow_mut(|c| c.models_replaced(&claim_start()));
     if let Err(e) = sent {
         claim_worker_died(&e.to_string());
     }
