@@ -49,8 +49,19 @@ pub fn float_attachment(packet: &JsValue) -> Option<Float32Array> {
 /// Every parameter's values in order (a model's, or a gradient's), copied once out of wasm
 /// memory into one `Float32Array`.
 pub fn params_to_floats(params: &[(String, ArrayViewD<'_, f32>)]) -> Float32Array {
+    params_into_floats(params, None)
+}
+
+/// `params_to_floats`, written into `spare` when it holds as many values (a buffer a gradient
+/// worker sent back): a model's worth of fresh memory costs the browser more than the copy.
+pub fn params_into_floats(
+    params: &[(String, ArrayViewD<'_, f32>)],
+    spare: Option<Float32Array>,
+) -> Float32Array {
     let total: usize = params.iter().map(|(_, p)| p.len()).sum();
-    let floats = Float32Array::new_with_length(total as u32);
+    let floats = spare
+        .filter(|f| f.length() as usize == total)
+        .unwrap_or_else(|| Float32Array::new_with_length(total as u32));
     let mut at = 0;
     for (_, p) in params {
         let end = at + p.len() as u32;

@@ -1,5 +1,5 @@
 // Steps per second with several training workers against one, in Chromium, in the same run.
-//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone]
+//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--case 'small b8']
 //
 // Each case is set through the settings the page keeps (localStorage), then for each worker
 // count a fresh page plays for a while: the first seconds warm up (the gradient workers start
@@ -15,16 +15,19 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const rounds = Number(process.argv.find((a) => /^\d+$/.test(a)) || 3);
 const phone = process.argv.includes('--phone');
 const counts = phone ? [1, 2, 4] : [1, 2];
+const only = process.argv.includes('--case') ? process.argv[process.argv.indexOf('--case') + 1] : null;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const BASE = { preset: 'Tiny', learning_rate: 1e-3, batch_size: 8, mask_prob: 0.15, seed: 0, optimizer: 'Adam', train_mask: 'Padding', max_len: 32 };
-const CASES = [
+const ALL_CASES = [
   { name: 'tiny b8', settings: BASE, warm: 2000, count: 4000 },
   { name: 'small b8', settings: { ...BASE, preset: 'Small' }, warm: 4000, count: 8000 },
   { name: 'small b32', settings: { ...BASE, preset: 'Small', batch_size: 32 }, warm: 6000, count: 12000 },
   { name: 'seq2seq Reverse', settings: { ...BASE, task: 'Reverse' }, warm: 3000, count: 6000 },
   { name: 'Compare tiny', settings: { ...BASE, compare: { positions: 'rotary' } }, warm: 2000, count: 4000 },
 ];
+const CASES = ALL_CASES.filter((c) => !only || c.name === only);
+if (CASES.length === 0) throw new Error(`no case ${only}: ${ALL_CASES.map((c) => c.name).join(', ')}`);
 const TARGETS = { 'tiny b8': 1.0, 'small b8': 1.6, 'small b32': 1.6, 'seq2seq Reverse': 1.6, 'Compare tiny': 1.7 };
 
 const server = await serveDir(path.join(root, 'dist'));

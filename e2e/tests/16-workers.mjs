@@ -47,7 +47,7 @@ const STEPS = 25;
 
 export const tests = [
   {
-    name: 'workers: two and three workers train as one does (losses equal to float rounding), two the same every time',
+    name: 'workers: two and three workers train as one does (losses equal to float rounding), two the same every time, played or stepped',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?test-hooks`);
       await ready(page);
@@ -73,6 +73,19 @@ export const tests = [
       assert(worst < 1e-3, `two workers' losses differ from one's by ${worst} (relative)`);
       assert(worst3 < 1e-3, `three workers' losses differ from one's by ${worst3} (relative)`);
       assert(JSON.stringify(two) === JSON.stringify(twoAgain), 'two workers gave another run the second time');
+      // Played, the training worker makes the views (snapshot, Batch view) while the gradient
+      // worker computes its share: the steps are still the ones Step takes.
+      await setWorkers(page, '2');
+      await workersInUse(page, 2);
+      await page.getByRole('button', { name: 'Reset', exact: true }).click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) === 0, null, { timeout: 30000 });
+      await ready(page);
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, STEPS, { timeout: 30000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      await page.waitForFunction((n) => JSON.parse(window.__attentionLabTest.losses('a')).length >= n, STEPS, { timeout: 10000 });
+      const played = JSON.parse(await page.evaluate(() => window.__attentionLabTest.losses('a'))).slice(0, STEPS);
+      assert(JSON.stringify(played) === JSON.stringify(two), `played on two workers: ${JSON.stringify(played.slice(-3))} against stepped ${JSON.stringify(two.slice(-3))}`);
       await page.screenshot({ path: path.join(artifacts, 'workers-two.png') });
       assert(problems.length === 0, problems.join('\n'));
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });

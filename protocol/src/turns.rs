@@ -178,6 +178,10 @@ mod tests {
             "until its runner ends it"
         );
         turns.end();
-        assert_eq!(turns.next_to_start(), None, "the cancelled one does not start");
+        assert_eq!(
+            turns.next_to_start(),
+            None,
+            "the cancelled one does not start"
+        );
     }
 }

@@ -16,12 +16,13 @@ pub mod shares;
 use crate::storage;
 use crate::worker_io::{decode, encode, encode_with_floats, float_attachment};
 use claimer::Claimer;
+use engine::batch_view::BatchView;
 use js_sys::Float32Array;
 use pool::{Answer, Listeners, Pool};
 use protocol::workers::{AutoMeasurement, Measured, WorkerCount, WorkersInUse};
 use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
 use replica::Replica;
-use session::{Reply, Session, SharedStep, Which};
+use session::{Reply, Session, SharedStep};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
@@ -70,6 +71,9 @@ thread_local! {
     static LAST_BATCH: Cell<f64> = const { Cell::new(0.0) };
     /// How long the last batch view took to make (ms).
     static BATCH_COST: Cell<f64> = const { Cell::new(0.0) };
+    /// A Batch view made during a shared step (`views_while_shares_compute`), for the next
+    /// Progress while playing.
+    static BATCH_MADE: RefCell<Option<Option<BatchView>>> = const { RefCell::new(None) };
     /// Work on the browser's store, waiting its turn, and whether it is under way.
     static JOBS: RefCell<VecDeque<StoreJob>> = const { RefCell::new(VecDeque::new()) };
     static STORING: Cell<bool> = const { Cell::new(false) };
@@ -214,6 +218,8 @@ fn handle_packet(data: JsValue) {
                 choose_workers();
             }
             if replaced {
+                // Not the new model's.
+                BATCH_MADE.take();
                 claim_copy_replaced();
             }
             replies
@@ -466,18 +472,27 @@ fn tick() {
 /// After steps: the speed they went at, and the snapshot and the Heads claim when due
 /// (always after a single Step, as `Session::handle` does for one worker).
 fn report_steps(mut replies: Vec<Reply>, ms_per_step: f64, single: bool) {
+    MS_PER_STEP.set(0.8 * MS_PER_STEP.get() + 0.2 * ms_per_step);
+    if let Some(FromWorker::Progress {
+        steps_per_second, ..
+    }) = replies.first_mut().map(|r| &mut r.message)
+    {
+        *steps_per_second = if single {
+            0.0
+        } else {
+            1000.0 / MS_PER_STEP.get()
+        };
+    }
+    replies.extend(views_due(single));
+    replies.into_iter().flat_map(hold_progress).for_each(post);
+    schedule_tick();
+    schedule_claim();
+}
+
+/// The snapshot and the Heads claim measured again, when due.
+fn views_due(single: bool) -> Vec<Reply> {
     SESSION.with_borrow_mut(|s| {
-        MS_PER_STEP.set(0.8 * MS_PER_STEP.get() + 0.2 * ms_per_step);
-        if let Some(FromWorker::Progress {
-            steps_per_second, ..
-        }) = replies.first_mut().map(|r| &mut r.message)
-        {
-            *steps_per_second = if single {
-                0.0
-            } else {
-                1000.0 / MS_PER_STEP.get()
-            };
-        }
+        let mut replies = Vec::new();
         if single || now() - LAST_SNAPSHOT.get() >= SNAPSHOT_MS || !s.playing() {
             LAST_SNAPSHOT.set(now());
             replies.push(s.snapshot());
@@ -496,10 +511,8 @@ fn report_steps(mut replies: Vec<Reply>, ms_per_step: f64, single: bool) {
                 replies.push(reply);
             }
         }
-    });
-    replies.into_iter().flat_map(hold_progress).for_each(post);
-    schedule_tick();
-    schedule_claim();
+        replies
+    })
 }
 
 /// A step over several workers under way.
@@ -540,24 +553,20 @@ fn begin_shared(single: bool) {
             return;
         }
     };
-    let mut weights: [Option<Float32Array>; 2] = [None, None];
-    let mut left = [Which::A, Which::B].map(|w| jobs.iter().filter(|(of, _)| *of == w).count());
     for (k, (which, job)) in jobs.into_iter().enumerate() {
-        let w = weights[which as usize]
-            .get_or_insert_with(|| SESSION.with_borrow(|s| s.weights(which)));
-        // A transferred buffer is gone from here: each job but a model's last gets a copy.
-        left[which as usize] -= 1;
-        let payload = match left[which as usize] {
-            0 => w.clone(),
-            _ => w.slice(0, w.length()),
-        };
+        // A transferred buffer is gone from here: each job gets one of its own.
+        let spare = POOL.with_borrow(Pool::spare);
+        let weights = SESSION.with_borrow(|s| s.weights(which, spare));
         let shape = || SESSION.with_borrow(|s| s.replica_shape(which));
-        if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, &payload)) {
+        if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, &weights)) {
             gradient_worker_died(format!("it could not be reached ({e})"));
             return;
         }
     }
     SESSION.with_borrow_mut(|s| s.own_share(&mut step));
+    if !single {
+        views_while_shares_compute();
+    }
     let answers = std::iter::repeat_with(|| None).take(step.jobs()).collect();
     SHARED.set(Some(Pending {
         step,
@@ -567,6 +576,20 @@ fn begin_shared(single: bool) {
     }));
     // A batch of fewer rows than workers may leave no share to hand out.
     finish_when_answered();
+}
+
+/// While the gradient workers finish their shares, the views due are made here: the snapshot
+/// and the Heads claim are posted, the Batch view is kept for the next Progress. They show the
+/// model as the last step left it, as they would have if made after it; made then, this worker
+/// would work alone while the gradient workers waited for the next step.
+fn views_while_shares_compute() {
+    views_due(false)
+        .into_iter()
+        .flat_map(hold_progress)
+        .for_each(post);
+    if batch_due(now()) {
+        BATCH_MADE.set(Some(batch_view()));
+    }
 }
 
 /// Where the gradient workers report.
@@ -856,22 +879,42 @@ fn hold_progress(reply: Reply) -> Vec<Reply> {
 fn release_progress(steps_per_second: f64, playing: bool) -> Reply {
     let at = now();
     LAST_PROGRESS.set(at);
-    let wait = BATCH_MS.max(BATCH_COST.get() * (1.0 - BATCH_SHARE) / BATCH_SHARE);
-    let with_batch = !playing || at - LAST_BATCH.get() >= wait;
+    let batch = match BATCH_MADE.take() {
+        // Paused: the batch of the step it stopped on.
+        _ if !playing => Some(batch_view()),
+        Some(made) => Some(made),
+        None if batch_due(at) => Some(batch_view()),
+        None => None,
+    };
     let (points, points_b) = UNSENT.take();
     let mut reply = SESSION.with_borrow(|s| s.progress(points, points_b, steps_per_second));
     if let FromWorker::Progress {
-        playing: p, batch, ..
+        playing: p,
+        batch: carried,
+        ..
     } = &mut reply.message
     {
         *p = playing;
-        if with_batch {
-            *batch = SESSION.with_borrow(Session::batch_view);
-            LAST_BATCH.set(now());
-            BATCH_COST.set(now() - at);
+        if let Some(view) = batch {
+            *carried = view;
         }
     }
     reply
+}
+
+/// A Batch view is due while playing: `BATCH_MS` have passed since the last one, and nine
+/// times what it cost.
+fn batch_due(at: f64) -> bool {
+    let wait = BATCH_MS.max(BATCH_COST.get() * (1.0 - BATCH_SHARE) / BATCH_SHARE);
+    at - LAST_BATCH.get() >= wait
+}
+
+fn batch_view() -> Option<BatchView> {
+    let at = now();
+    let view = SESSION.with_borrow(Session::batch_view);
+    LAST_BATCH.set(now());
+    BATCH_COST.set(now() - at);
+    view
 }
 
 /// As many steps as fit in a slice, or as the speed limit allows since the last tick.

@@ -8,7 +8,11 @@ use super::child::Child;
 use js_sys::Float32Array;
 use protocol::workers::{GradientJob, GradientResult, ReplicaShape};
 use protocol::{Crash, FromWorker, LabError, LabResult, ToWorker};
+use std::cell::RefCell;
 use std::rc::Rc;
+
+/// Spare buffers kept: one per job in flight (3 gradient workers, each on model A and B).
+const MAX_SPARES: usize = 6;
 
 /// A gradient worker's answer: the share's losses (or why not) and its gradients.
 pub type Answer = (GradientResult, Vec<f32>);
@@ -30,6 +34,8 @@ struct Helper {
 #[derive(Default)]
 pub struct Pool {
     helpers: Vec<Helper>,
+    /// The buffers answers came in, once read: the next jobs' weights go out in them.
+    spares: Rc<RefCell<Vec<Float32Array>>>,
 }
 
 impl Pool {
@@ -44,12 +50,19 @@ impl Pool {
         while self.helpers.len() < count {
             let index = self.helpers.len();
             let answer = listeners.answer.clone();
+            let spares = self.spares.clone();
             let child = Child::spawn(
                 move |message, floats| {
                     // A gradient worker says nothing else unless asked.
                     if let FromWorker::Gradients(result) = message {
-                        let grads = floats.map(|f| f.to_vec()).unwrap_or_default();
-                        answer(index, (result, grads))
+                        let grads = floats.as_ref().map(Float32Array::to_vec);
+                        if let Some(buffer) = floats.filter(|f| f.length() > 0) {
+                            let mut spares = spares.borrow_mut();
+                            if spares.len() < MAX_SPARES {
+                                spares.push(buffer);
+                            }
+                        }
+                        answer(index, (result, grads.unwrap_or_default()))
                     }
                 },
                 listeners.death.clone(),
@@ -65,6 +78,13 @@ impl Pool {
     /// End every gradient worker (another model, or fewer workers wanted).
     pub fn clear(&mut self) {
         self.helpers.drain(..).for_each(|h| h.child.end());
+        self.spares.borrow_mut().clear();
+    }
+
+    /// A buffer an answer came in, for a job's weights (of the right size or not: the caller
+    /// checks).
+    pub fn spare(&self) -> Option<Float32Array> {
+        self.spares.borrow_mut().pop()
     }
 
     /// Send `job` to gradient worker `index` with the weights, after the model's shape when it

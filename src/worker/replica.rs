@@ -3,7 +3,7 @@
 //! of a step's batch (`engine::step::share_gradients`) and answers with its gradients. It
 //! keeps no optimiser and no generator: the lead owns the run.
 
-use crate::worker_io::{floats_into_params, params_to_floats};
+use crate::worker_io::{floats_into_params, params_into_floats};
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::BertForPreTraining;
@@ -44,7 +44,9 @@ impl<M: Trainable> ModelCopy<M> {
             &job.share,
             &mut self.buffers,
         )?;
-        Ok((losses, params_to_floats(&self.grads.params())))
+        // Back in the buffer the weights came in: it goes back to the lead, for the next job.
+        let grads = params_into_floats(&self.grads.params(), Some(weights.clone()));
+        Ok((losses, grads))
     }
 }
 

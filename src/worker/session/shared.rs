@@ -10,7 +10,7 @@
 
 use super::{Reply, Session};
 use crate::worker::shares::Planned;
-use crate::worker_io::params_to_floats;
+use crate::worker_io::params_into_floats;
 use engine::forward::Losses;
 use js_sys::Float32Array;
 use protocol::workers::{GradientJob, ReplicaShape};
@@ -129,9 +129,10 @@ impl Session {
         self.lab_of(which)?.replica_shape()
     }
 
-    /// Model `which`'s weights as a job carries them.
-    pub fn weights(&self, which: Which) -> Float32Array {
-        params_to_floats(&self.lab_of(which).map(|l| l.params()).unwrap_or_default())
+    /// Model `which`'s weights as a job carries them (in `spare` when it fits).
+    pub fn weights(&self, which: Which, spare: Option<Float32Array>) -> Float32Array {
+        let params = self.lab_of(which).map(|l| l.params()).unwrap_or_default();
+        params_into_floats(&params, spare)
     }
 
     fn lab_of(&self, which: Which) -> Option<&crate::worker::lab::Lab> {
