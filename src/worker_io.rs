@@ -154,6 +154,28 @@ mod tests {
     }
 
     #[test]
+    fn params_go_into_a_spare_buffer_that_fits_and_into_a_new_one_otherwise() {
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let params = lab.params();
+        let fresh = params_to_floats(&params);
+        let spare = Float32Array::new_with_length(fresh.length());
+        let filled = params_into_floats(&params, Some(spare.clone()));
+        assert_eq!(filled.to_vec(), fresh.to_vec());
+        assert!(
+            js_sys::Object::is(&filled.buffer(), &spare.buffer()),
+            "written into the spare"
+        );
+        let small = Float32Array::new_with_length(3);
+        let grown = params_into_floats(&params, Some(small.clone()));
+        assert_eq!(grown.to_vec(), fresh.to_vec());
+        assert_eq!(
+            small.to_vec(),
+            [0.0; 3],
+            "a spare that does not fit is left alone"
+        );
+    }
+
+    #[test]
     fn malformed_packets_are_errors() {
         assert!(decode::<FromWorker>(&JsValue::from_str("{}")).is_err());
         let junk = Array::of1(&Uint8Array::from(&[200u8, 7, 7][..]));

@@ -11,8 +11,9 @@ use protocol::{Crash, FromWorker, LabError, LabResult, ToWorker};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-/// Spare buffers kept: one per job in flight (3 gradient workers, each on model A and B).
-const MAX_SPARES: usize = 6;
+/// Spare buffers kept: one per job in flight, which is one per gradient worker (Workers is at
+/// most 4, so 3).
+const MAX_SPARES: usize = 3;
 
 /// A gradient worker's answer: the share's losses (or why not) and its gradients.
 pub type Answer = (GradientResult, Vec<f32>);
