@@ -210,6 +210,13 @@ fn handle_packet(data: JsValue) {
                 ToWorker::Reset { .. } | ToWorker::Load { .. } | ToWorker::Tune(_)
             );
             let replaced = matches!(message, ToWorker::Reset { .. } | ToWorker::Load { .. });
+            // Loss points held back go first: after a Rewind, a Reset or a Load they would
+            // extend the curve the page has just cut or replaced.
+            let held = UNSENT.with_borrow(|(a, b)| !a.is_empty() || !b.is_empty());
+            if held && (replaced || matches!(message, ToWorker::Rewind { .. })) {
+                let playing = SESSION.with_borrow(Session::playing);
+                post(release_progress(0.0, playing));
+            }
             if matches!(message, ToWorker::ClaimCopy { .. }) {
                 CLAIMS_HERE.set(true);
             }

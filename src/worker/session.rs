@@ -428,9 +428,14 @@ impl Session {
         stopped: Option<LabError>,
         kept_before: usize,
     ) -> Vec<Reply> {
+        // Play stops before the Progress says whether it plays: a Progress that says it still
+        // plays may be held back (`worker::hold_progress`), and its points would then reach
+        // the page after whatever comes next (a Rewind's History among them).
+        if stopped.is_some() {
+            self.playing = false;
+        }
         let mut replies = vec![self.progress(points, points_b, 0.0)];
         if let Some(reason) = stopped {
-            self.playing = false;
             let step = self.lab.as_ref().map_or(0, Lab::step_count);
             replies.push(FromWorker::Stopped { step, reason }.into());
         }
