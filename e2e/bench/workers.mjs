@@ -1,12 +1,17 @@
 // Steps per second with several training workers against one, in Chromium, in the same run.
-//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--case 'small b8']
+//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--hidden] [--case 'small b8']
 //
 // Each case is set through the settings the page keeps (localStorage), then for each worker
 // count a fresh page plays for a while: the first seconds warm up (the gradient workers start
 // and build their copies), the next ones are counted. Rounds alternate the counts back to back,
 // since this machine's speed drifts; each round's ratio against one worker is kept and the
 // median over rounds reported. `--phone` runs the same in Chromium's phone emulation (a
-// 390 px touch screen) with 1, 2 and 4 workers.
+// 390 px touch screen) with 1, 2 and 4 workers. `--hidden` hides the page (display: none) once
+// it plays, so it lays out and paints nothing: what the workers reach when the page's drawing
+// takes no core from them, the most that drawing less could give. `--cpu` (Linux) also gives
+// the cores Chromium's threads used while counted, from /proc: its workers' threads, and the
+// rest (the page, its compositing and the browser around it).
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDir, launch } from '../harness.mjs';
@@ -14,6 +19,8 @@ import { serveDir, launch } from '../harness.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const rounds = Number(process.argv.find((a) => /^\d+$/.test(a)) || 3);
 const phone = process.argv.includes('--phone');
+const hidden = process.argv.includes('--hidden');
+const cpu = process.argv.includes('--cpu');
 const counts = phone ? [1, 2, 4] : [1, 2];
 const only = process.argv.includes('--case') ? process.argv[process.argv.indexOf('--case') + 1] : null;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -48,27 +55,64 @@ async function stepsPerSecond(c, workers) {
   await page.locator('.controls label.workers select').selectOption(String(workers));
   await page.waitForFunction((n) => document.querySelector('.workers-facts')?.dataset.workers === String(n), workers, { timeout: 10000 });
   await page.getByRole('button', { name: 'Play', exact: true }).click();
+  if (hidden) await page.evaluate(() => { document.body.style.display = 'none'; });
   await page.waitForTimeout(c.warm);
-  const [s0, t0] = [await step(page), Date.now()];
+  const [s0, t0, ticks0] = [await step(page), Date.now(), cpu && threadTicks()];
   await page.waitForTimeout(c.count);
-  const [s1, t1] = [await step(page), Date.now()];
+  const [s1, t1, ticks1] = [await step(page), Date.now(), cpu && threadTicks()];
   await context.close();
-  return (s1 - s0) / ((t1 - t0) / 1000);
+  const seconds = (t1 - t0) / 1000;
+  if (cpu) cores[`${c.name} ${workers}`] = coresUsed(ticks0, ticks1, seconds);
+  return (s1 - s0) / seconds;
+}
+
+/// Each Chromium thread's CPU time so far (clock ticks), by process/thread id, with its name.
+function threadTicks() {
+  const ticks = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('chromium')) continue;
+      for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks.set(`${pid}/${tid}`, { name, ticks: Number(fields[11]) + Number(fields[12]) });
+      }
+    } catch { /* a process or thread that ended meanwhile */ }
+  }
+  return ticks;
+}
+
+/// Cores used between two `threadTicks`: each worker thread's, and all other threads' together.
+function coresUsed(before, after, seconds) {
+  const TICKS_PER_SECOND = 100;
+  const workers = [];
+  let rest = 0;
+  for (const [id, { name, ticks }] of after) {
+    const used = (ticks - (before.get(id)?.ticks ?? 0)) / TICKS_PER_SECOND / seconds;
+    if (name.startsWith('DedicatedWorker')) { if (used >= 0.01) workers.push(used); } else rest += used;
+  }
+  return { workers: workers.sort((a, b) => b - a), rest };
 }
 
 const results = {};
+const cores = {};
 for (let round = 1; round <= rounds; round++) {
   for (const c of CASES) {
     const sps = {};
     for (const n of counts) sps[n] = await stepsPerSecond(c, n);
     (results[c.name] ??= []).push(sps);
     console.log(`round ${round} ${c.name}: ${counts.map((n) => `${n}: ${sps[n].toFixed(1)} steps/s`).join(', ')}`);
+    for (const n of cpu ? counts : []) {
+      const { workers, rest } = cores[`${c.name} ${n}`];
+      console.log(`    ${n} worker${n > 1 ? 's' : ''}: workers' threads ${workers.map((w) => w.toFixed(2)).join(' + ')} cores, the rest ${rest.toFixed(2)}`);
+    }
   }
 }
 await browser.close();
 server.close();
 
-console.log(`\n${phone ? 'phone emulation' : 'desktop'}; ratios = median over rounds of each round's steps/s against 1 worker`);
+console.log(`\n${phone ? 'phone emulation' : 'desktop'}${hidden ? ', page hidden' : ''}; ratios = median over rounds of each round's steps/s against 1 worker`);
 for (const c of CASES) {
   const rs = results[c.name];
   const parts = counts.slice(1).map((n) => {

@@ -42,8 +42,9 @@ pub struct ExampleView {
     pub chosen: Vec<usize>,
     /// What each chosen position became: "mask", "random" or "kept", one per `chosen`.
     pub replaced_by: Vec<Replacement>,
-    /// The model's argmax token at each chosen position, from the step's forward pass (before
-    /// its update), one per `chosen`.
+    /// The model's argmax token at each chosen position, one per `chosen`: from a forward pass
+    /// without dropout through the weights the step left (`train::predict`), made when the
+    /// view is.
     pub predicted: Vec<String>,
     pub nsp_label: NspLabel,
     /// The NSP head's argmax, and its softmax probability.
@@ -61,8 +62,8 @@ pub struct BatchView {
     pub examples: Vec<ExampleView>,
 }
 
-/// What the step's forward pass predicted on its batch, kept by the trainer to build a
-/// `BatchView`: the MLM argmax at each labelled position and the NSP softmax of each row.
+/// What the model predicts on a step's batch (`train::predict`), to build a `BatchView`: the
+/// MLM argmax at each labelled position and the NSP softmax of each row.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepPredictions {
     /// (n, id): row n = b·T + t of the batch, the argmax token id of its MLM logits; n ascending.
@@ -140,8 +141,8 @@ impl MaskingCounts {
 }
 
 impl BatchView {
-    /// The view of `batch`, built by `make_batch` as `record` says, with what the step
-    /// predicted on it.
+    /// The view of `batch`, built by `make_batch` as `record` says, with what the model
+    /// predicts on it.
     pub fn new(
         step: u64,
         fixed: bool,
