@@ -1,5 +1,5 @@
 // Steps per second with several training workers against one, in Chromium, in the same run.
-//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--hidden] [--case 'small b8']
+//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--hidden] [--cpu] [--case 'small b8']
 //
 // Each case is set through the settings the page keeps (localStorage), then for each worker
 // count a fresh page plays for a while: the first seconds warm up (the gradient workers start
