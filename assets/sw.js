@@ -20,10 +20,12 @@ function workerFiles() {
 const scope = () => new URL(self.registration.scope);
 
 /// The key a file is kept under: its path, without the query (boot.js is loaded with the page's
-/// file names in its query, and `?test-hooks` and the like choose nothing on the server).
+/// file names in its query, and `?test-hooks` and the like choose nothing on the server). A
+/// folder's index.html is its page, kept under the folder's address (a host may link either).
 const key = (url) => {
   const u = new URL(url);
-  return new URL(u.pathname, u.origin).href;
+  const path = u.pathname.endsWith('/index.html') ? u.pathname.slice(0, -'index.html'.length) : u.pathname;
+  return new URL(path, u.origin).href;
 };
 
 /// Every file of the current version: index.html and what it names (the hashed page module,

@@ -8,19 +8,34 @@ import { chromium } from 'playwright-core';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css',
   '.png': 'image/png', '.svg': 'image/svg+xml', '.json': 'application/json', '.txt': 'text/plain' };
 
-/// Serves `dir` on loopback, on `port` (default: any free one).
-export function serveDir(dir, port = 0) {
+/// Serves `dir` on loopback, on `port` (default: any free one), as a plain static host does:
+/// at `base`, "/" or a folder such as "/courses/attention-lab/" (anything outside it answers
+/// 404, as on a host where the app is one folder among many), a folder's address without its
+/// slash redirected to it, and no header but the content type. `server.log` lists every
+/// request as { path, status }.
+export function serveDir(dir, port = 0, base = '/') {
+  const log = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
-    let file = path.join(dir, decodeURIComponent(url.pathname));
-    if (!file.startsWith(dir)) { res.writeHead(403); res.end(); return; }
-    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
-    fs.readFile(file, (err, body) => {
-      if (err) { res.writeHead(404); res.end('not found'); return; }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' });
+    const answer = (status, headers = {}, body = '') => {
+      log.push({ path: url.pathname, status });
+      res.writeHead(status, headers);
       res.end(body);
+    };
+    if (`${url.pathname}/` === base) { answer(301, { location: base + url.search }); return; }
+    if (!url.pathname.startsWith(base)) { answer(404, {}, 'not found'); return; }
+    let file = path.join(dir, decodeURIComponent(url.pathname.slice(base.length - 1)));
+    if (!file.startsWith(dir)) { answer(403); return; }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) {
+      if (!url.pathname.endsWith('/')) { answer(301, { location: `${url.pathname}/${url.search}` }); return; }
+      file = path.join(file, 'index.html');
+    }
+    fs.readFile(file, (err, body) => {
+      if (err) { answer(404, {}, 'not found'); return; }
+      answer(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream' }, body);
     });
   });
+  server.log = log;
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 

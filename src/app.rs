@@ -1,6 +1,7 @@
 use crate::alerts::{CrashBanner, RestoreNotes};
 use crate::claims::ClaimsPanel;
-use crate::explorer::{Explorer, ExplorerView};
+use crate::embed::EmbedPage;
+use crate::explorer::{Explorer, ExplorerView, Focus};
 use crate::format;
 use crate::keys;
 use crate::link::view::{CopyLink, LinkBanner};
@@ -11,6 +12,7 @@ use crate::storage;
 use crate::tour::chapters::CHAPTERS;
 use crate::tour::view::{TourButton, TourPanel};
 use crate::tour::Tour;
+use protocol::view::Embed;
 use protocol::{restore, LabSettings, ToWorker};
 use serde::Serialize;
 
@@ -44,13 +46,18 @@ pub fn App() -> impl IntoView {
     let settings = RwSignal::new(settings.value);
     let probe = RwSignal::new(probe.value);
     let explorer = ExplorerView::new();
-    let tour = Tour::new(live, probe, settings, corpus, explorer);
+    // An embedded view has no tour: it neither opens one nor changes the one kept here.
+    let embed = link::embedded(CHAPTERS.len());
+    let tour = embed
+        .is_none()
+        .then(|| Tour::new(live, probe, settings, corpus, explorer));
     // An address with a view in it shows that view; the model kept here stays.
     let signals = ViewSignals {
         probe,
         settings,
         explorer,
-        chapter: tour.chapter,
+        chapter: tour.map_or_else(|| RwSignal::new(None), |t| t.chapter),
+        embed,
     };
     let opened = Opened::new(explorer.selection, probe);
     link::open(CHAPTERS.len(), signals, opened, live);
@@ -80,12 +87,41 @@ pub fn App() -> impl IntoView {
         });
     }
 
+    let alerts = move || {
+        view! {
+            <CrashBanner live=live corpus=corpus settings=settings/>
+            <RestoreNotes live=live/>
+            <LinkBanner live=live opened=opened corpus=corpus settings=settings/>
+        }
+    };
+    // There is a tour unless the page is embedded.
+    let Some(tour) = tour else {
+        let focus = Focus::new(
+            live.inspection.into(),
+            live.info.into(),
+            live.inspection_b.into(),
+            live.info_b.into(),
+            explorer,
+        );
+        return view! {
+            {alerts()}
+            <EmbedPage live=live embed=embed.unwrap_or(Embed::Stage) focus=focus
+                full_page=link::address_of(signals, opened, Signal::stored(None))/>
+        }
+        .into_any();
+    };
+    let embed_choice = RwSignal::new(Embed::Stage);
+    let embed_href = link::address_of(
+        signals,
+        opened,
+        Signal::derive(move || Some(embed_choice.get())),
+    );
     view! {
         <header>
             <h1>"Attention Lab"</h1>
             <nav class="header-actions" aria-label="Tour and link">
                 <TourButton tour=tour/>
-                <CopyLink href=href/>
+                <CopyLink href=href embed=embed_choice embed_href=embed_href/>
             </nav>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
             <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(format::facts)).unwrap_or_default()}</span>
@@ -101,9 +137,7 @@ pub fn App() -> impl IntoView {
                 }
             }))}
         </header>
-        <CrashBanner live=live corpus=corpus settings=settings/>
-        <RestoreNotes live=live/>
-        <LinkBanner live=live opened=opened corpus=corpus settings=settings/>
+        {alerts()}
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
             <main>
@@ -120,6 +154,7 @@ pub fn App() -> impl IntoView {
         </div>
         <TourPanel tour=tour/>
     }
+    .into_any()
 }
 
 /// Space: play/pause, S: one step — unless the user is typing in a field.

@@ -10,6 +10,7 @@ mod app;
 pub mod chart_style;
 pub mod claims;
 pub mod components;
+mod embed;
 pub mod explorer;
 pub mod format;
 pub mod heatmap;

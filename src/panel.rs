@@ -61,19 +61,43 @@ pub fn TrainingPanel(
     }
 }
 
+/// Play, Pause and Step: the training page's and an embedded view's (`crate::embed`).
+#[component]
+pub fn PlayControls(live: Live) -> impl IntoView {
+    let untrainable = move || {
+        live.trainable.with(|t| t.is_err())
+            || live.info.with(|i| i.is_none())
+            || live.crashed.with(|c| c.is_some())
+    };
+    view! {
+        <button class="play" disabled=move || untrainable() || live.playing.get()
+            on:click=move |_| live.send(ToWorker::Play)>"Play"</button>
+        <button disabled=move || !live.playing.get() on:click=move |_| live.send(ToWorker::Pause)>"Pause"</button>
+        <button disabled=untrainable on:click=move |_| live.send(ToWorker::Step)>"Step"</button>
+    }
+}
+
+/// "Step N · 12.3 steps/s · busy", and why the model cannot train or what went wrong.
+#[component]
+pub fn StepStatus(live: Live) -> impl IntoView {
+    view! {
+        <p class="status">
+            "Step " <strong data-step=move || live.step.get().to_string()>{move || live.step.get()}</strong>
+            <span class="rate">{move || if live.playing.get() { format!(" · {:.1} steps/s", live.steps_per_second.get()) } else { String::new() }}</span>
+            {move || live.busy.get().map(|b| view! { <span class="busy">" · " {b}</span> })}
+        </p>
+        {move || live.trainable.get().err().map(|why| view! { <p class="notice">{why.to_string()}</p> })}
+        {move || live.error.get().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
+    }
+}
+
 #[component]
 fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
     // Without a worker, Play, Step and Speed cannot work: disabled, while the banner says why.
     let no_worker = move || live.crashed.with(|c| c.is_some());
-    let untrainable = move || {
-        live.trainable.with(|t| t.is_err()) || live.info.with(|i| i.is_none()) || no_worker()
-    };
     view! {
         <div class="controls" role="group" aria-label="Training controls">
-            <button class="play" disabled=move || untrainable() || live.playing.get()
-                on:click=move |_| live.send(ToWorker::Play)>"Play"</button>
-            <button disabled=move || !live.playing.get() on:click=move |_| live.send(ToWorker::Pause)>"Pause"</button>
-            <button disabled=untrainable on:click=move |_| live.send(ToWorker::Step)>"Step"</button>
+            <PlayControls live=live/>
             // Reset works without a worker: it starts a new one.
             <button on:click=move |_| on_reset()>"Reset"</button>
             <label class="speed">"Speed"
@@ -96,13 +120,7 @@ fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> i
                 </select>
             </label>
         </div>
-        <p class="status">
-            "Step " <strong data-step=move || live.step.get().to_string()>{move || live.step.get()}</strong>
-            <span class="rate">{move || if live.playing.get() { format!(" · {:.1} steps/s", live.steps_per_second.get()) } else { String::new() }}</span>
-            {move || live.busy.get().map(|b| view! { <span class="busy">" · " {b}</span> })}
-        </p>
-        {move || live.trainable.get().err().map(|why| view! { <p class="notice">{why.to_string()}</p> })}
-        {move || live.error.get().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
+        <StepStatus live=live/>
     }
 }
 

@@ -1,5 +1,7 @@
 // Runs the cross-engine suite (suite.mjs) against the release build in dist/, in Firefox ESR and
-// in WebKitGTK, one after the other (each trains, and this machine has two cores).
+// in WebKitGTK, one after the other (each trains, and this machine has two cores). dist/ is
+// served from a sub-folder of a plain static server, as a course site would host it (README:
+// Publish), so every check runs there.
 // `node e2e/engines/run.mjs [firefox|webkit]` runs one of them.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,16 +23,27 @@ const ENGINES = [
 ];
 
 const only = process.argv[2];
-const server = await serveDir(dist);
-const baseUrl = `http://127.0.0.1:${server.address().port}/`;
+const FOLDER = '/courses/attention-lab/';
+let server = await serveDir(dist, 0, FOLDER);
+const port = server.address().port;
+const baseUrl = `http://127.0.0.1:${port}${FOLDER}`;
+/// The server as a check sees it: the requests since this engine began, and a stop and a
+/// start on the same address (the page's offline visit).
+const host = {
+  from: 0,
+  log: () => server.log.slice(host.from),
+  stop: () => new Promise((resolve) => { server.close(resolve); server.closeAllConnections(); }),
+  start: async () => { server = await serveDir(dist, port, FOLDER); host.from = 0; },
+};
 let passed = 0;
 let failed = 0;
 for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
   let session;
   try {
+    host.from = server.log.length;
     session = await engine.open();
     console.log(`${session.name} ${session.version}`);
-    const r = await runChecks(session, { baseUrl, artifacts, expectBuild: engine.expectBuild, log: console.log });
+    const r = await runChecks(session, { baseUrl, host, artifacts, expectBuild: engine.expectBuild, log: console.log });
     passed += r.passed;
     failed += r.failed;
     if (r.failed && session.log) console.log(`${session.name}'s log:\n${session.log().slice(-4000)}`);

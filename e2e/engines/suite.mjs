@@ -353,17 +353,52 @@ export const checks = [
       return `${r.width} px wide in ${r.client} of ${r.viewport} px`;
     },
   },
+  {
+    // run.mjs serves dist/ from a sub-folder, so every check above ran there (README: Publish).
+    name: 'from a sub-folder of a plain static server: no 404, nothing asked outside it, the service worker scoped to it, and the page opens from its cache with the server stopped',
+    async run({ session, run, baseUrl, host }) {
+      const folder = new URL(baseUrl).pathname;
+      const log = host.log();
+      const bad = log.filter((r) => r.status >= 400 || !r.path.startsWith(folder));
+      if (bad.length) throw new Error(`the server answered ${bad.map((r) => `${r.status} for ${r.path}`).join(', ')}`);
+      // Polled, as waitFor does, until the worker has kept this version's files (it is active).
+      const scope = await run(async () => {
+        for (let i = 0; navigator.serviceWorker && i < 4800; i++) {
+          const r = await navigator.serviceWorker.getRegistration();
+          if (r?.active) return r.scope;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        return null;
+      });
+      if (scope !== baseUrl) throw new Error(`the service worker's scope is ${scope}, not ${baseUrl}`);
+      await host.stop();
+      try {
+        await session.reload();
+        await run(`${listen}`);
+        const r = await run(async (h) => {
+          await h.ready();
+          const offline = await fetch('./no-such-file').then(() => 'answered', () => 'no network');
+          return { heatmaps: document.querySelectorAll('figure.heatmap canvas').length, offline, problems: h.problems() };
+        });
+        if (r.offline !== 'no network') throw new Error(`the server still answers: ${r.offline}`);
+        if (r.problems.length) throw new Error(r.problems.join('\n'));
+        return `${log.length} requests, all in ${folder}; scope ${scope}; offline, ${r.heatmaps} heatmaps`;
+      } finally {
+        await host.start();
+      }
+    },
+  },
 ];
 
 /// Runs every check in one session; a failed check does not stop the others.
-export async function runChecks(session, { baseUrl, artifacts, expectBuild, log }) {
+export async function runChecks(session, { baseUrl, host, artifacts, expectBuild, log }) {
   const run = inPage(session);
   let passed = 0;
   let failed = 0;
   for (const check of checks) {
     const started = Date.now();
     try {
-      const detail = await check.run({ session, run, baseUrl, artifacts, expectBuild });
+      const detail = await check.run({ session, run, baseUrl, host, artifacts, expectBuild });
       passed++;
       log(`ok   ${session.name} › ${check.name} (${Date.now() - started} ms)${detail ? `: ${detail}` : ''}`);
     } catch (e) {

@@ -125,7 +125,8 @@ export const tests = [
 
       // Linear: φ(Q) and φ(K), implied weights, and no scores stage, with the reason.
       await resetWith(page, 'Attention', 'linear', 'linear attention');
-      await changed(page, 'implied weights', rotary).catch(() => {});
+      // The summary beside the model view: the weights linear attention implies, not rotary's.
+      await changed(page, 'implied weights', rotary);
       await page.locator('.stepper .step', { hasText: 'φ(Q) φ(K)' }).click();
       await figure(page, 'φ(Q) = elu(Q) + 1').waitFor({ timeout: 10000 });
       const steps = await page.locator('.stepper .step .short').allTextContents();

@@ -46,6 +46,19 @@ impl Claim {
         }
     }
 
+    /// Its name in a link (`embed=kv-cache`).
+    pub fn slug(self) -> &'static str {
+        match self {
+            Claim::Leakage => "leakage",
+            Claim::Memory => "memory",
+            Claim::Time => "time",
+            Claim::KvCache => "kv-cache",
+            Claim::Extrapolation => "extrapolation",
+            Claim::Scaling => "scaling",
+            Claim::Heads => "heads",
+        }
+    }
+
     /// What the tutorial says, in its words.
     pub fn quote(self) -> &'static str {
         match self {

@@ -9,7 +9,7 @@
 use crate::restore::Restored;
 use crate::rules;
 use crate::stage::Stage;
-use crate::view::{Part, Selection, Showing};
+use crate::view::{Embed, Part, Selection, Showing};
 use crate::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel};
 use engine::batch::MaskMode;
 use engine::config::{AttentionScaling, AttentionType};
@@ -166,6 +166,8 @@ pub struct View {
     /// The tour's chapter, 1-based; None when the tour is closed.
     pub chapter: Option<usize>,
     pub shape: ModelShape,
+    /// The one view an embedded page shows (`&embed`); None for the whole page.
+    pub embed: Option<Embed>,
 }
 
 impl Default for View {
@@ -177,6 +179,7 @@ impl Default for View {
             showing: Showing::A,
             chapter: None,
             shape: ModelShape::of(&LabSettings::default()),
+            embed: None,
         }
     }
 }
@@ -252,6 +255,12 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     if let Some(b) = s.compare {
         put("compare", "on");
         write_architecture(&mut put, "b-", b);
+    }
+    match view.embed {
+        // A bare word, as a teacher would type it.
+        Some(Embed::Stage) => parts.push("embed".to_string()),
+        Some(e) => put("embed", e.slug()),
+        None => {}
     }
     if parts.is_empty() {
         String::new()
@@ -335,8 +344,32 @@ pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
     })
 }
 
+/// An `<iframe>` that puts `embed` into a course page, from `address` (a link with `&embed`).
+/// Its height is what the view takes at 800 px wide, so a page shows it whole at once; a
+/// teacher may change it (the view inside never scrolls sideways).
+pub fn embed_code(address: &str, embed: Embed) -> String {
+    let height = match embed {
+        Embed::Stage => 820,
+        Embed::Model => 700,
+        Embed::Claim(_) => 760,
+    };
+    format!(
+        "<iframe src=\"{}\" title=\"Attention Lab: {}\" width=\"100%\" height=\"{height}\" style=\"border: 0; max-width: 100%\" loading=\"lazy\"></iframe>",
+        attribute(address),
+        attribute(&embed.label())
+    )
+}
+
+/// `text` as an HTML attribute's value between double quotes.
+fn attribute(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 /// Every key a link may hold.
-const KEYS: [&str; 25] = [
+const KEYS: [&str; 26] = [
     "sentence",
     "pair",
     "target",
@@ -362,6 +395,7 @@ const KEYS: [&str; 25] = [
     "b-positions",
     "b-attention",
     "b-scaling",
+    "embed",
 ];
 
 struct Reader {
@@ -465,6 +499,18 @@ impl Reader {
         }
         if let Some(c) = self.get("tour", "Tour chapter", |v| index(v, chapters)) {
             self.view.chapter = Some(c);
+        }
+        if let Some(e) = self.get("embed", "Embed", |v| {
+            Embed::from_slug(v).ok_or_else(|| {
+                let names: Vec<&str> = Embed::all().skip(1).map(Embed::slug).collect();
+                format!(
+                    "\"{}\" is not a view to embed (nothing for a stage's figures, or {})",
+                    shorten(v),
+                    names.join(", ")
+                )
+            })
+        }) {
+            self.view.embed = Some(e);
         }
     }
 
@@ -695,6 +741,7 @@ pub fn example() -> View {
                 scaling: AttentionScaling::default(),
             }),
         },
+        embed: Some(Embed::Claim(crate::claims::Claim::KvCache)),
     }
 }
 
@@ -872,6 +919,78 @@ mod tests {
         assert_eq!(r.notices.len(), 1);
         let r = read("?b-kv=1", 14).unwrap();
         assert_eq!(r.value.shape.compare.unwrap().kv_heads, Some(1));
+    }
+
+    #[test]
+    fn embed_reads_a_bare_word_as_the_stage_and_names_what_it_cannot_embed() {
+        use crate::claims::Claim;
+        let r = read("?stage=softmax&head=2&embed", 14).unwrap();
+        assert_eq!(r.value.embed, Some(Embed::Stage));
+        assert_eq!(r.value.selection.head, 1);
+        assert!(r.notices.is_empty(), "{:?}", r.notices);
+        assert_eq!(
+            read("?embed=stage", 14).unwrap().value.embed,
+            Some(Embed::Stage)
+        );
+        for e in Embed::all() {
+            let v = View {
+                embed: Some(e),
+                ..View::default()
+            };
+            let query = write(&v, &["test-hooks"]);
+            assert_eq!(read(&query, 14).unwrap().value, v, "{query}");
+        }
+        assert_eq!(
+            write(
+                &View {
+                    embed: Some(Embed::Stage),
+                    ..View::default()
+                },
+                &[]
+            ),
+            "?embed"
+        );
+        assert_eq!(
+            read("?embed=heads", 14).unwrap().value.embed,
+            Some(Embed::Claim(Claim::Heads))
+        );
+        let r = read("?embed=everything&head=2", 14).unwrap();
+        assert_eq!(r.value.embed, None, "the whole page");
+        assert_eq!(r.value.selection.head, 1);
+        assert_eq!(r.notices.len(), 1);
+        assert!(
+            r.notices[0].starts_with("Embed: \"everything\" is not a view to embed")
+                && r.notices[0].contains("model, leakage"),
+            "{:?}",
+            r.notices
+        );
+        // Slugs are distinct, so every embed reads back as itself.
+        let slugs: std::collections::HashSet<&str> = Embed::all().map(Embed::slug).collect();
+        assert_eq!(slugs.len(), Embed::all().count());
+    }
+
+    #[test]
+    fn embed_code_is_an_iframe_whose_address_reads_back() {
+        use crate::claims::Claim;
+        let view = View {
+            embed: Some(Embed::Claim(Claim::Scaling)),
+            ..example()
+        };
+        let address = format!("https://example.org/courses/lab/{}", write(&view, &[]));
+        let code = embed_code(&address, Embed::Claim(Claim::Scaling));
+        assert!(code.starts_with("<iframe src=\"https://example.org/courses/lab/?"));
+        assert!(code.ends_with("></iframe>"));
+        assert!(code.contains("title=\"Attention Lab: the claim Scaling (√d_k)\""));
+        // The address as a browser reads the attribute back: &amp; is &.
+        let src = code
+            .split("src=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        assert!(!src.contains('<') && !src.contains('>'));
+        let query = src.replace("&amp;", "&");
+        let query = &query[query.find('?').unwrap()..];
+        assert_eq!(read(query, 14).unwrap().value, view);
     }
 
     #[test]

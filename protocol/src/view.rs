@@ -1,6 +1,9 @@
 //! What the explorer shows of a model, beside the probe: which attention (`Part`), the layer
 //! and head (`Selection`), and which of Compare's two models (`Showing`). With the stepper's
-//! `Stage` and the probe, it is the view a link carries (`link`).
+//! `Stage` and the probe, it is the view a link carries (`link`). `Embed` is the one view an
+//! embedded page shows alone.
+
+use crate::claims::Claim;
 
 /// Which attention the explorer looks at. One BERT (or decoder) has only its self-attention;
 /// an encoder–decoder has three.
@@ -67,6 +70,50 @@ impl Part {
             Part::SelfAttention => "self",
             Part::Cross => "cross",
             Part::Encoder => "encoder",
+        }
+    }
+}
+
+/// What a page opened with `&embed` shows, alone, for an iframe in a course page: the figures
+/// of one stage for the link's layer and head (with the stepper), the model view (every layer
+/// × head), or one claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Embed {
+    Stage,
+    Model,
+    Claim(Claim),
+}
+
+impl Embed {
+    /// Every embed, in the order the page offers them.
+    pub fn all() -> impl Iterator<Item = Embed> {
+        [Embed::Stage, Embed::Model]
+            .into_iter()
+            .chain(Claim::ALL.map(Embed::Claim))
+    }
+
+    /// Its value in a link (`embed=model`); the stage's is "" (a bare `&embed`).
+    pub fn slug(self) -> &'static str {
+        match self {
+            Embed::Stage => "",
+            Embed::Model => "model",
+            Embed::Claim(c) => c.slug(),
+        }
+    }
+
+    pub fn from_slug(slug: &str) -> Option<Embed> {
+        match slug {
+            "stage" => Some(Embed::Stage),
+            _ => Embed::all().find(|e| e.slug() == slug),
+        }
+    }
+
+    /// What the page's "Embed" choice calls it.
+    pub fn label(self) -> String {
+        match self {
+            Embed::Stage => "this stage's figures".to_string(),
+            Embed::Model => "the model view".to_string(),
+            Embed::Claim(c) => format!("the claim {}", c.title()),
         }
     }
 }

@@ -107,8 +107,9 @@ fn ClaimHeatmapFigure(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
     }
 }
 
+/// One claim's card: the Claims panel's, and an embedded page's (`crate::embed`).
 #[component]
-fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
+pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
     let state = Memo::new(move |_| live.claims.with(|c| c.get(claim)));
     let result = Memo::new(move |_| match state.get() {
         ClaimState::Done(r) => Some(r),

@@ -31,7 +31,7 @@ use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
 use protocol::stage::{Stage, Stages};
 use protocol::view::Showing;
-use protocol::{GenerationSettings, ModelInfo, ProbeInput};
+use protocol::{GenerationSettings, LabError, ModelInfo, ProbeInput};
 use std::sync::Arc;
 use stepper::StagePanel;
 use tokens::{pad_note, TokenChips};
@@ -94,6 +94,195 @@ fn stages_for(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>) ->
     })
 }
 
+/// What the explorer shows, derived once from the app's signals: which model (A or B, while
+/// comparing), its inspection, the layer and head clamped to it, and the attention the stepper
+/// walks. The Explorer lays all of it out; an embedded page (`crate::embed`) one part.
+#[derive(Clone, Copy)]
+pub struct Focus {
+    pub comparing: Memo<bool>,
+    pub showing: Memo<Showing>,
+    /// A's or B's, as `showing` says (A's when both are shown).
+    pub inspection: Signal<Shown>,
+    pub info: Signal<Option<ModelInfo>>,
+    pub ins: Memo<Option<Arc<Inspection>>>,
+    pub error: Memo<Option<LabError>>,
+    pub encoder_decoder: Memo<bool>,
+    /// Layers × heads of the selected attention.
+    pub shape: Memo<(usize, usize)>,
+    /// The chosen layer and head, inside the model.
+    pub selection: Memo<Selection>,
+    /// What the stepper reads: the encoder's inspection when the encoder is chosen.
+    pub stage_ins: Memo<Option<Arc<Inspection>>>,
+    pub stage_selection: Memo<Selection>,
+    pub stages: Memo<Stages>,
+    pub view: ExplorerView,
+}
+
+impl Focus {
+    /// `inspection_b` and `info_b` are Compare's model B (None when there is none).
+    pub fn new(
+        inspection_a: Signal<Shown>,
+        info_a: Signal<Option<ModelInfo>>,
+        inspection_b: Signal<Shown>,
+        info_b: Signal<Option<ModelInfo>>,
+        view: ExplorerView,
+    ) -> Focus {
+        let chosen_model = view.showing;
+        let comparing = Memo::new(move |_| info_b.with(Option::is_some));
+        let showing = Memo::new(move |_| {
+            if comparing.get() {
+                chosen_model.get()
+            } else {
+                Showing::A
+            }
+        });
+        let inspection = Signal::derive(move || {
+            if showing.get() == Showing::B {
+                inspection_b.get()
+            } else {
+                inspection_a.get()
+            }
+        });
+        let info = Signal::derive(move || {
+            if showing.get() == Showing::B {
+                info_b.get()
+            } else {
+                info_a.get()
+            }
+        });
+        let ins = inspection_of(inspection);
+        let error = Memo::new(move |_| {
+            inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned()))
+        });
+        let encoder_decoder =
+            Memo::new(move |_| ins.with(|i| i.as_ref().is_some_and(|i| is_encoder_decoder(i))));
+        let chosen = view.selection;
+        // One BERT has only its self-attention: a part chosen for an encoder–decoder falls back.
+        let part = Memo::new(move |_| {
+            if encoder_decoder.get() {
+                chosen.get().part
+            } else {
+                Part::SelfAttention
+            }
+        });
+        let shape = Memo::new(move |_| {
+            let part = part.get();
+            ins.with(|i| i.as_ref().map(|i| part_shape(i, part)).unwrap_or((0, 0)))
+        });
+        let selection = Memo::new(move |_| {
+            let (layers, heads) = shape.get();
+            Selection {
+                part: part.get(),
+                ..chosen.get()
+            }
+            .clamped(layers, heads)
+        });
+        // The stepper reads the encoder's inspection as it reads one BERT's.
+        let encoder_ins = Memo::new(move |_| {
+            ins.with(|i| {
+                i.as_ref()
+                    .and_then(|i| i.source.as_deref())
+                    .map(|s| Arc::new(s.clone()))
+            })
+        });
+        let stage_ins = Memo::new(move |_| {
+            if part.get() == Part::Encoder {
+                encoder_ins.get()
+            } else {
+                ins.get()
+            }
+        });
+        let stage_selection = Memo::new(move |_| {
+            let sel = selection.get();
+            match sel.part {
+                Part::Encoder => Selection {
+                    part: Part::SelfAttention,
+                    ..sel
+                },
+                _ => sel,
+            }
+        });
+        Focus {
+            comparing,
+            showing,
+            inspection,
+            info,
+            ins,
+            error,
+            encoder_decoder,
+            shape,
+            selection,
+            stage_ins,
+            stage_selection,
+            stages: stages_for(stage_ins, stage_selection),
+            view,
+        }
+    }
+
+    /// An inspection is on screen: no error, and not waiting for the first.
+    pub fn ok(self) -> bool {
+        self.error.with(Option::is_none) && self.inspection.with(Option::is_some)
+    }
+
+    /// ← and → walk the stages, unless the user is typing in a field.
+    pub fn listen_to_arrows(self) {
+        let (stage, stages) = (self.view.stage, self.stages);
+        let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+            if keys::is_editing(&ev) {
+                return;
+            }
+            match ev.key().as_str() {
+                "ArrowRight" => stage.update(|s| *s = stages.get_untracked().next(*s)),
+                "ArrowLeft" => stage.update(|s| *s = stages.get_untracked().previous(*s)),
+                _ => return,
+            }
+            ev.prevent_default();
+        });
+        on_cleanup(move || keys.remove());
+    }
+}
+
+/// Why nothing is drawn: the input's error, or "Reading the text…" while the first inspection
+/// is on its way (not when no trainer runs: the page says why elsewhere).
+#[component]
+pub fn InspectionStatus(focus: Focus, #[prop(into)] no_trainer: Signal<bool>) -> impl IntoView {
+    view! {
+        {move || focus.error.get().map(|e| view! {
+            <div class="error-box" role="alert">
+                <strong>"Nothing to show for this input. "</strong>
+                <span class="message">{e.to_string()}</span>
+            </div>
+        })}
+        {move || (focus.inspection.with(Option::is_none) && !no_trainer.get()).then(|| view! { <p class="hint">"Reading the text…"</p> })}
+    }
+}
+
+/// The model view with its layer and head pickers, and the chosen head's softmax weights.
+#[component]
+pub fn Overview(focus: Focus, #[prop(optional)] children: Option<Children>) -> impl IntoView {
+    let (ins, selection) = (focus.ins, focus.selection);
+    let summary = Memo::new(move |_| {
+        let sel = selection.get();
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| weights_figure(i, sel, SUMMARY_GRID))
+                .map(|f| f.data)
+                .unwrap_or_default()
+        })
+    });
+    let chosen = focus.view.selection;
+    view! {
+        <div class="model-card">
+            <HeadPicker shape=focus.shape selection=selection chosen=chosen/>
+            <ModelView ins=ins selection=selection chosen=chosen/>
+            {children.map(|c| c())}
+        </div>
+        <div class="summary">
+            <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
+        </div>
+    }
+}
+
 /// `inspection_b` and `info_b` are Compare's model B (None when there is no B): the explorer
 /// then shows A, B, or both side by side.
 #[component]
@@ -118,84 +307,21 @@ pub fn Explorer(
     view: ExplorerView,
 ) -> impl IntoView {
     let (inspection_a, info_a) = (inspection, info);
+    let focus = Focus::new(inspection_a, info_a, inspection_b, info_b, view);
+    let Focus {
+        comparing,
+        showing,
+        info,
+        ins,
+        encoder_decoder,
+        selection,
+        stage_ins,
+        stage_selection,
+        stages,
+        ..
+    } = focus;
     let chosen_model = view.showing;
-    let comparing = Memo::new(move |_| info_b.with(Option::is_some));
-    let showing = Memo::new(move |_| {
-        if comparing.get() {
-            chosen_model.get()
-        } else {
-            Showing::A
-        }
-    });
-    // What the overview and the single stage panel show: B's when B is chosen, else A's.
-    let inspection = Signal::derive(move || {
-        if showing.get() == Showing::B {
-            inspection_b.get()
-        } else {
-            inspection.get()
-        }
-    });
-    let info = Signal::derive(move || {
-        if showing.get() == Showing::B {
-            info_b.get()
-        } else {
-            info.get()
-        }
-    });
-    let ins = inspection_of(inspection);
-    let error =
-        Memo::new(move |_| inspection.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned())));
-    let waiting = move || inspection.with(Option::is_none);
-    let encoder_decoder =
-        Memo::new(move |_| ins.with(|i| i.as_ref().is_some_and(|i| is_encoder_decoder(i))));
-    let chosen = view.selection;
-    // One BERT has only its self-attention: a part chosen for an encoder–decoder falls back.
-    let part = Memo::new(move |_| {
-        if encoder_decoder.get() {
-            chosen.get().part
-        } else {
-            Part::SelfAttention
-        }
-    });
-    let shape = Memo::new(move |_| {
-        let part = part.get();
-        ins.with(|i| i.as_ref().map(|i| part_shape(i, part)).unwrap_or((0, 0)))
-    });
-    let selection = Memo::new(move |_| {
-        let (layers, heads) = shape.get();
-        Selection {
-            part: part.get(),
-            ..chosen.get()
-        }
-        .clamped(layers, heads)
-    });
-    // The stepper reads the encoder's inspection as it reads one BERT's.
-    let encoder_ins = Memo::new(move |_| {
-        ins.with(|i| {
-            i.as_ref()
-                .and_then(|i| i.source.as_deref())
-                .map(|s| Arc::new(s.clone()))
-        })
-    });
-    let focus_ins = Memo::new(move |_| {
-        if part.get() == Part::Encoder {
-            encoder_ins.get()
-        } else {
-            ins.get()
-        }
-    });
-    let focus_selection = Memo::new(move |_| {
-        let sel = selection.get();
-        match sel.part {
-            Part::Encoder => Selection {
-                part: Part::SelfAttention,
-                ..sel
-            },
-            _ => sel,
-        }
-    });
     let stage = view.stage;
-    let stages = stages_for(focus_ins, focus_selection);
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.
     let linear = Signal::derive(move || {
@@ -227,18 +353,7 @@ pub fn Explorer(
         },
         false,
     );
-    let keys = window_event_listener(leptos::ev::keydown, move |ev| {
-        if keys::is_editing(&ev) {
-            return;
-        }
-        match ev.key().as_str() {
-            "ArrowRight" => stage.update(|s| *s = stages.get_untracked().next(*s)),
-            "ArrowLeft" => stage.update(|s| *s = stages.get_untracked().previous(*s)),
-            _ => return,
-        }
-        ev.prevent_default();
-    });
-    on_cleanup(move || keys.remove());
+    focus.listen_to_arrows();
 
     let notices = move || {
         let max = info.with(|i| i.as_ref().map(|i| i.max_positions));
@@ -257,15 +372,6 @@ pub fn Explorer(
             })
         })
     };
-    let summary = Memo::new(move |_| {
-        let sel = selection.get();
-        ins.with(|i| {
-            i.as_ref()
-                .and_then(|i| weights_figure(i, sel, SUMMARY_GRID))
-                .map(|f| f.data)
-                .unwrap_or_default()
-        })
-    });
     let rollout = Memo::new(move |_| {
         ins.with(|i| {
             i.as_ref()
@@ -273,12 +379,12 @@ pub fn Explorer(
                 .unwrap_or_default()
         })
     });
-    let ok = move || error.with(Option::is_none) && !waiting();
+    let ok = move || focus.ok();
     let both = move || showing.get() == Showing::Both;
     let single = move || {
         view! {
             <div class="model-column">
-                <StagePanel ins=focus_ins selection=focus_selection stage=stage stages=stages/>
+                <StagePanel ins=stage_ins selection=stage_selection stage=stage stages=stages/>
                 <HeadsView ins=ins/>
             </div>
         }
@@ -336,26 +442,15 @@ pub fn Explorer(
                     <Predictions ins=ins info=info/>
                 </Show>
             </div>
-            {move || error.get().map(|e| view! {
-                <div class="error-box" role="alert">
-                    <strong>"Nothing to show for this input. "</strong>
-                    <span class="message">{e.to_string()}</span>
-                </div>
-            })}
-            {move || (waiting() && !no_trainer.get()).then(|| view! { <p class="hint">"Reading the text…"</p> })}
+            <InspectionStatus focus=focus no_trainer=no_trainer/>
             <Show when=ok>
                 <div class="explorer-body">
                     <div class="overview">
-                        <div class="model-card">
-                            <HeadPicker shape=shape selection=selection chosen=chosen/>
-                            <ModelView ins=ins selection=selection chosen=chosen/>
+                        <Overview focus=focus>
                             {move || both().then(|| view! {
                                 <p class="hint">"Model A here and beside; the layer and head chosen apply to both models below."</p>
                             })}
-                        </div>
-                        <div class="summary">
-                            <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
-                        </div>
+                        </Overview>
                         <Show when=move || !encoder_decoder.get()>
                         <div class="rollout">
                             <HeatmapFigure data=rollout max_grid=SUMMARY_GRID/>

@@ -10,7 +10,7 @@ use crate::live::{Live, Shown};
 use leptos::prelude::*;
 use protocol::link::{self, ModelShape, View, SWITCHES};
 use protocol::restore::Restored;
-use protocol::view::{Part, Selection};
+use protocol::view::{Embed, Part, Selection};
 use protocol::{LabError, LabSettings, ModelInfo, ProbeInput};
 
 /// The view on screen, from the signals that hold it.
@@ -21,6 +21,8 @@ pub struct ViewSignals {
     pub explorer: ExplorerView,
     /// The tour's chapter, 1-based; None when the tour is closed.
     pub chapter: RwSignal<Option<usize>>,
+    /// The one view this page shows, when it was opened with `&embed`.
+    pub embed: Option<Embed>,
 }
 
 impl ViewSignals {
@@ -33,6 +35,7 @@ impl ViewSignals {
             showing: self.explorer.showing.get(),
             chapter: self.chapter.get(),
             shape: self.settings.with(ModelShape::of),
+            embed: self.embed,
         }
     }
 
@@ -66,6 +69,11 @@ pub fn opened(chapters: usize) -> Option<Restored<View>> {
     link::read(&query(), chapters)
 }
 
+/// The one view to show, when the page was opened with `&embed`.
+pub fn embedded(chapters: usize) -> Option<Embed> {
+    opened(chapters).and_then(|link| link.value.embed)
+}
+
 /// The address for `view`: this page's, with the view as its query.
 pub fn address(view: &View) -> String {
     let Some(location) = web_sys::window().map(|w| w.location()) else {
@@ -76,20 +84,30 @@ pub fn address(view: &View) -> String {
     format!("{origin}{path}{}", link::write(view, &switches()))
 }
 
+/// The address of the view on screen, embedded as `embed` says (None: the whole page).
+pub fn address_of(
+    signals: ViewSignals,
+    opened: Opened,
+    embed: Signal<Option<Embed>>,
+) -> Memo<String> {
+    // While a Reset to the link's model is offered, the address keeps asking for that model:
+    // a reload or a copied link must not lose the offer.
+    Memo::new(move |_| {
+        let mut view = signals.current();
+        if let Some(shape) = opened.offer.get() {
+            view.shape = shape;
+        }
+        view.embed = embed.get();
+        address(&view)
+    })
+}
+
 /// Keeps the address bar on the view, and returns the address as a signal (for "Copy link").
 /// A change is written at once, and then at most once every 300 ms (the last one at the end
 /// of the pause): Safari refuses more than 100 `replaceState` calls in 10 seconds, and typing a
 /// sentence changes the view at every key.
 pub fn follow(signals: ViewSignals, opened: Opened) -> Memo<String> {
-    // While a Reset to the link's model is offered, the address keeps asking for that model:
-    // a reload or a copied link must not lose the offer.
-    let href = Memo::new(move |_| {
-        let mut view = signals.current();
-        if let Some(shape) = opened.offer.get() {
-            view.shape = shape;
-        }
-        address(&view)
-    });
+    let href = address_of(signals, opened, Signal::stored(signals.embed));
     let written = StoredValue::new(String::new());
     let pausing = StoredValue::new(false);
     fn write(href: Memo<String>, written: StoredValue<String>, pausing: StoredValue<bool>) {

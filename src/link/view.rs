@@ -5,26 +5,47 @@ use super::Opened;
 use crate::components::export::copy_text;
 use crate::live::Live;
 use leptos::prelude::*;
-use protocol::link::ModelShape;
-use protocol::LabSettings;
+use protocol::link::{self, ModelShape};
+use protocol::view::Embed;
+use protocol::{LabResult, LabSettings};
 
-/// Copies the address of the view; the same address is in `data-link`.
+/// Copies the address of the view; the same address is in `data-link`. Beside it, "Copy embed
+/// code" copies an `<iframe>` that shows one view of it (`embed`) in a course page; the code
+/// is in `data-embed-code`.
 #[component]
-pub fn CopyLink(href: Memo<String>) -> impl IntoView {
+pub fn CopyLink(
+    href: Memo<String>,
+    embed: RwSignal<Embed>,
+    embed_href: Memo<String>,
+) -> impl IntoView {
     let said = RwSignal::new(None::<String>);
-    let copy = move |_| {
-        copy_text(&href.get_untracked(), move |result| {
+    let copied = move |done: &'static str| {
+        move |result: LabResult<()>| {
             said.set(Some(match result {
-                Ok(()) => "Copied".into(),
+                Ok(()) => done.to_string(),
                 Err(e) => format!("Not copied: {e}. The address bar holds the same link."),
             }))
-        })
+        }
     };
+    let copy = move |_| copy_text(&href.get_untracked(), copied("Copied"));
+    let code = Memo::new(move |_| link::embed_code(&embed_href.get(), embed.get()));
+    let copy_code = move |_| copy_text(&code.get_untracked(), copied("Copied the embed code"));
     // The answer fades with the next change of view: it spoke of the link before.
     Effect::watch(move || href.get(), move |_, _, _| said.set(None), false);
+    let choices = Embed::all()
+        .map(|e| view! { <option value=e.slug() selected=move || embed.get() == e>{e.label()}</option> })
+        .collect_view();
     view! {
         <button type="button" class="copy-link" data-link=move || href.get() on:click=copy
             title="Copy the address of this view: sentence, mask, stage, layer, head, tour chapter and the model's settings">"Copy link"</button>
+        <span class="embed-choice">
+            <select aria-label="Embed" title="What the embed code shows in a course page"
+                on:change=move |ev| if let Some(e) = Embed::from_slug(&event_target_value(&ev)) { embed.set(e) }>
+                {choices}
+            </select>
+            <button type="button" class="copy-embed" data-embed-code=move || code.get() on:click=copy_code
+                title="Copy an iframe that shows only the chosen view, with Play, Step and a link to the whole page">"Copy embed code"</button>
+        </span>
         <span class="copy-said" role="status">{move || said.get()}</span>
     }
 }

@@ -4,6 +4,7 @@
 //! compute nothing of the model.
 
 use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
+use engine::config::AttentionScaling;
 use engine::inspect::Inspection;
 use protocol::stage::sqrt_text;
 use protocol::Curves;
@@ -157,16 +158,30 @@ impl Question {
             Question::SqrtDk => {
                 let d = head(ins, sel)?.q.cols;
                 let options = [d / 4, d, d * 4].into_iter().filter(|&x| x > 0);
-                let choices: Vec<String> = options.clone().map(sqrt_text).collect();
-                let answer = options.clone().position(|x| x == d).unwrap_or(0);
-                Ok(Posed {
-                    choices,
-                    answer,
-                    why: format!(
-                        "d_k = {d}, so every score is divided by √{d} = {}.",
-                        sqrt_text(d)
-                    ),
-                })
+                let mut choices: Vec<String> = options.clone().map(sqrt_text).collect();
+                match ins.scaling {
+                    AttentionScaling::InverseSqrtHeadSize => Ok(Posed {
+                        answer: options.clone().position(|x| x == d).unwrap_or(0),
+                        choices,
+                        why: format!(
+                            "d_k = {d}, so every score is divided by √{d} = {}.",
+                            sqrt_text(d)
+                        ),
+                    }),
+                    // The model at hand divides by what its Scaling says, not by what the text
+                    // teaches: one built with Scaling "None" divides by 1.
+                    AttentionScaling::None => {
+                        choices.insert(0, "1".to_string());
+                        Ok(Posed {
+                            choices,
+                            answer: 0,
+                            why: format!(
+                                "This model was built with Scaling \"None\": its scores are divided by 1, not by √{d} = {}, so they keep their full spread.",
+                                sqrt_text(d)
+                            ),
+                        })
+                    }
+                }
             }
             Question::PadWeight => {
                 let head = head(ins, sel)?;
@@ -458,7 +473,15 @@ mod tests {
             }
             let ins = inspection(scene_probe(c.scene));
             let p = pose(c.question, &ins, &falling);
-            assert!(p.answer < p.choices.len(), "chapter {}", i + 1);
+            // A question a learner can answer: at least two choices, none the same twice (the
+            // right one is then the only one of its words).
+            let distinct: std::collections::HashSet<&String> = p.choices.iter().collect();
+            assert!(
+                p.choices.len() >= 2 && distinct.len() == p.choices.len(),
+                "chapter {}: {:?}",
+                i + 1,
+                p.choices
+            );
             assert!(!p.why.is_empty());
         }
     }
@@ -512,6 +535,12 @@ mod tests {
             d.to_string()
         );
         assert_eq!(answer(&pose(Question::SqrtDk, &ins, &none)), sqrt_text(d));
+        // A model built with Scaling "None" divides by 1, whatever d_k is.
+        let unscaled = Inspection {
+            scaling: engine::config::AttentionScaling::None,
+            ..ins.clone()
+        };
+        assert_eq!(answer(&pose(Question::SqrtDk, &unscaled, &none)), "1");
 
         let padded = ProbeInput {
             pad_to: Some(20),
