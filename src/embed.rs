@@ -1,6 +1,7 @@
 //! A page opened with `&embed` (`protocol::view::Embed`): one view alone, for an iframe in a
 //! course page. It keeps the controls that view needs (Play, Pause, Step, and the stepper for a
-//! stage) and links to the whole page in the same state.
+//! stage) and links to the whole page in the same state. It tells the page around it its
+//! height (`tell_the_host_our_height`), so the embed code's script sizes the iframe to it.
 
 use crate::claims::view::ClaimCard;
 use crate::explorer::stepper::StagePanel;
@@ -15,6 +16,7 @@ use protocol::view::Embed;
 #[component]
 pub fn EmbedPage(live: Live, embed: Embed, focus: Focus, full_page: Memo<String>) -> impl IntoView {
     let no_trainer = Signal::derive(move || live.crashed.with(Option::is_some));
+    tell_the_host_our_height();
     let body = match embed {
         Embed::Stage => {
             focus.listen_to_arrows();
@@ -66,4 +68,55 @@ pub fn EmbedPage(live: Live, embed: Embed, focus: Focus, full_page: Memo<String>
             {body}
         </div>
     }
+}
+
+/// Whenever the page's height changes, posts `{ attentionLabHeight: px }` to the page that
+/// frames it: the embed code's script sets the iframe's height to it, so the course page
+/// scrolls and the frame never does. Nothing is posted when the page is not framed. The
+/// height is no secret, so any host may read it.
+fn tell_the_host_our_height() {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::{JsCast, JsValue};
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let Ok(Some(host)) = window.parent() else {
+        return;
+    };
+    if js_sys::Object::is(&host, &window) {
+        return;
+    }
+    let Some(body) = window.document().and_then(|d| d.body()) else {
+        return;
+    };
+    let watched = body.clone();
+    let mut told = 0;
+    // Handed to JS for good: it outlives the observer, so it is never called after a drop.
+    let on_resize = Closure::<dyn FnMut()>::new(move || {
+        let height = watched.offset_height();
+        if height == told {
+            return;
+        }
+        told = height;
+        let message = js_sys::Object::new();
+        if js_sys::Reflect::set(
+            &message,
+            &"attentionLabHeight".into(),
+            &JsValue::from(height),
+        )
+        .is_ok()
+        {
+            // A host that went away takes no message; the embed carries on.
+            let _ = host.post_message(&message, "*");
+        }
+    })
+    .into_js_value();
+    let Ok(observer) = web_sys::ResizeObserver::new(on_resize.unchecked_ref()) else {
+        return;
+    };
+    observer.observe(&body);
+    let observer = StoredValue::new_local(observer);
+    on_cleanup(move || {
+        observer.try_with_value(|o| o.disconnect());
+    });
 }

@@ -125,7 +125,7 @@ export const tests = [
           return page.locator('button.copy-embed').getAttribute('data-embed-code');
         };
         const code = await codeFor('');
-        assert(/^<iframe src="[^"]+" title="Attention Lab: this stage's figures"/.test(code), code);
+        assert(/^<iframe data-attention-lab src="[^"]+" title="Attention Lab: this stage's figures"/.test(code), code);
         const src = code.match(/src="([^"]+)"/)[1].replaceAll('&amp;', '&');
         assert(queryParts(src).includes('embed') && queryParts(src).includes('stage=softmax'), src);
         await page.getByRole('button', { name: 'Copy embed code' }).click();
@@ -161,6 +161,12 @@ export const tests = [
           await frame.waitForFunction((was) => document.querySelector('.stepper .step.current')?.title === was, shown.current);
           const sideways = await frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           assert(sideways <= 0, `at ${width} px the embed scrolls ${sideways} px sideways`);
+          // The embed code's script sizes the frame to the height the embed posts: the course
+          // page scrolls, the frame does not.
+          const body = await frame.evaluate(() => document.body.offsetHeight);
+          await course.waitForFunction((h) => Number(document.querySelector('iframe').height) === h, body, { timeout: 10000 });
+          const inner = await frame.evaluate(() => document.documentElement.scrollHeight - document.documentElement.clientHeight);
+          assert(inner <= 0, `at ${width} px the frame scrolls ${inner} px of its own`);
           await course.screenshot({ path: path.join(artifacts, `publish-embed-${width}.png`), fullPage: true });
 
           // The whole page, in a new tab, on the same view.

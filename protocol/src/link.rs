@@ -344,21 +344,25 @@ pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
     })
 }
 
-/// An `<iframe>` that puts `embed` into a course page, from `address` (a link with `&embed`).
-/// Its height is what the view takes at 800 px wide, so a page shows it whole at once; a
-/// teacher may change it (the view inside never scrolls sideways).
+/// What a course page needs to show `embed` from `address` (a link with `&embed`): an
+/// `<iframe>`, and a line of script that sets its height to the one the embed posts
+/// (`src/embed.rs`), so the course page scrolls and the frame never does. Where a course site
+/// strips scripts, the height attribute stays: what most views take at 800 px wide.
 pub fn embed_code(address: &str, embed: Embed) -> String {
     let height = match embed {
         Embed::Stage => 820,
-        Embed::Model => 700,
-        Embed::Claim(_) => 760,
+        Embed::Model => 620,
+        Embed::Claim(_) => 780,
     };
     format!(
-        "<iframe src=\"{}\" title=\"Attention Lab: {}\" width=\"100%\" height=\"{height}\" style=\"border: 0; max-width: 100%\" loading=\"lazy\"></iframe>",
+        "<iframe data-attention-lab src=\"{}\" title=\"Attention Lab: {}\" width=\"100%\" height=\"{height}\" style=\"border: 0; max-width: 100%\" loading=\"lazy\"></iframe>\n{HEIGHT_SCRIPT}",
         attribute(address),
         attribute(&embed.label())
     )
 }
+
+/// Sizes each Attention Lab iframe to the height its page posts (`{ attentionLabHeight }`).
+const HEIGHT_SCRIPT: &str = "<script>addEventListener(\"message\", function (e) { document.querySelectorAll(\"iframe[data-attention-lab]\").forEach(function (f) { if (f.contentWindow === e.source && e.data && e.data.attentionLabHeight > 0) f.height = Math.ceil(e.data.attentionLabHeight); }); });</script>";
 
 /// `text` as an HTML attribute's value between double quotes.
 fn attribute(text: &str) -> String {
@@ -978,8 +982,10 @@ mod tests {
         };
         let address = format!("https://example.org/courses/lab/{}", write(&view, &[]));
         let code = embed_code(&address, Embed::Claim(Claim::Scaling));
-        assert!(code.starts_with("<iframe src=\"https://example.org/courses/lab/?"));
-        assert!(code.ends_with("></iframe>"));
+        assert!(
+            code.starts_with("<iframe data-attention-lab src=\"https://example.org/courses/lab/?")
+        );
+        assert!(code.contains("></iframe>\n<script>") && code.ends_with("</script>"));
         assert!(code.contains("title=\"Attention Lab: the claim Scaling (√d_k)\""));
         // The address as a browser reads the attribute back: &amp; is &.
         let src = code
