@@ -75,8 +75,7 @@ pub fn EmbedPage(live: Live, embed: Embed, focus: Focus, full_page: Memo<String>
 /// scrolls and the frame never does. Nothing is posted when the page is not framed. The
 /// height is no secret, so any host may read it.
 fn tell_the_host_our_height() {
-    use wasm_bindgen::closure::Closure;
-    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen::JsValue;
     let Some(window) = web_sys::window() else {
         return;
     };
@@ -91,8 +90,7 @@ fn tell_the_host_our_height() {
     };
     let watched = body.clone();
     let mut told = 0;
-    // Handed to JS for good: it outlives the observer, so it is never called after a drop.
-    let on_resize = Closure::<dyn FnMut()>::new(move || {
+    crate::resize::on_resize(&body, move || {
         let height = watched.offset_height();
         if height == told {
             return;
@@ -109,14 +107,5 @@ fn tell_the_host_our_height() {
             // A host that went away takes no message; the embed carries on.
             let _ = host.post_message(&message, "*");
         }
-    })
-    .into_js_value();
-    let Ok(observer) = web_sys::ResizeObserver::new(on_resize.unchecked_ref()) else {
-        return;
-    };
-    observer.observe(&body);
-    let observer = StoredValue::new_local(observer);
-    on_cleanup(move || {
-        observer.try_with_value(|o| o.disconnect());
     });
 }

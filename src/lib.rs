@@ -20,6 +20,7 @@ pub mod link;
 pub mod live;
 pub mod paint;
 mod panel;
+mod resize;
 pub mod storage;
 pub mod svg;
 pub mod tasks;

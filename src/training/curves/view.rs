@@ -86,24 +86,12 @@ impl Record {
 /// Keep `width` equal to `element`'s content width (the side panel can change size without
 /// the window doing so, or be hidden and shown).
 fn watch_width(element: &web_sys::HtmlElement, width: RwSignal<f64>) {
-    use wasm_bindgen::closure::Closure;
-    use wasm_bindgen::JsCast;
     let watched = element.clone();
-    // Handed to JS for good: it outlives the observer, so it is never called after a drop.
-    let on_resize = Closure::<dyn FnMut()>::new(move || {
+    crate::resize::on_resize(element, move || {
         let w = watched.client_width() as f64;
         if width.try_get_untracked().is_some_and(|old| old != w) {
             width.try_set(w);
         }
-    })
-    .into_js_value();
-    let Ok(observer) = web_sys::ResizeObserver::new(on_resize.unchecked_ref()) else {
-        return;
-    };
-    observer.observe(element);
-    let observer = StoredValue::new_local(observer);
-    on_cleanup(move || {
-        observer.try_with_value(|o| o.disconnect());
     });
 }
 
