@@ -122,10 +122,10 @@ pub fn decode<T: DeserializeOwned>(packet: &JsValue) -> LabResult<(T, Vec<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::lab::Lab;
     use engine::batch::MaskMode;
     use protocol::{FromWorker, LabSettings, ProbeInput, DEFAULT_CORPUS};
     use wasm_bindgen_test::wasm_bindgen_test as test;
+    use worker_core::lab::Lab;
 
     #[test]
     fn a_causal_snapshot_and_weights_cross_exactly() {

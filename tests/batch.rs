@@ -5,7 +5,6 @@
 use attention_lab_web::testing::{select_all, tick};
 use attention_lab_web::training::batch::data::{self, ROWS_SHOWN};
 use attention_lab_web::training::batch::BatchPanel;
-use attention_lab_web::worker::lab::Lab;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::data::Replacement;
 use leptos::prelude::*;
@@ -13,6 +12,7 @@ use protocol::{LabSettings, DEFAULT_CORPUS};
 use std::sync::Arc;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
+use worker_core::lab::Lab;
 
 wasm_bindgen_test_configure!(run_in_browser);
 

@@ -304,9 +304,10 @@ fn crate_src(dir: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(dir)
 }
 
-const CRATES: [(&str, &str); 5] = [
+const CRATES: [(&str, &str); 6] = [
     ("engine", "engine/src"),
     ("protocol", "protocol/src"),
+    ("worker core", "worker-core/src"),
     ("web app", "src"),
     ("cli", "cli/src"),
     ("fuzz", "fuzz/src"),

@@ -4,31 +4,26 @@
 
 mod child;
 pub mod claimer;
-pub mod claims;
-pub mod generation;
-pub mod history;
-pub mod lab;
 pub mod pool;
-pub mod replica;
-pub mod session;
-pub mod shares;
 
 use crate::storage;
-use crate::worker_io::{decode, encode, encode_with_floats, float_attachment};
+use crate::worker_io::{
+    decode, encode, encode_with_floats, float_attachment, floats_into_params, params_into_floats,
+};
 use claimer::Claimer;
 use engine::batch_view::BatchView;
 use js_sys::Float32Array;
 use pool::{Answer, Listeners, Pool};
 use protocol::workers::{AutoMeasurement, Measured, WorkerCount, WorkersInUse};
 use protocol::{Crash, CurvePoint, FromWorker, LabResult, ToWorker};
-use replica::Replica;
-use session::{Reply, Session, SharedStep};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use worker_core::replica::{Io, Replica};
+use worker_core::session::{Reply, Session, SharedStep};
 
 const SLICE_MS: f64 = 30.0;
 /// Snapshots of the probe while playing: about five a second.
@@ -334,7 +329,12 @@ fn claim_copy_replaced() {
 
 /// A gradient worker's job: its share's gradients, or why not, back to the training worker.
 fn answer_job(job: protocol::workers::GradientJob, weights: &Float32Array) {
-    let answer = REPLICA.with_borrow_mut(|r| r.gradients(job, weights));
+    // The gradients go back in the buffer the weights came in, for the lead's next job.
+    let io = Io {
+        weights_in: Box::new(|params| floats_into_params(weights, params)),
+        grads_out: Box::new(|grads| params_into_floats(grads, Some(weights.clone()))),
+    };
+    let answer = REPLICA.with_borrow_mut(|r| r.gradients(job, io));
     let (result, grads) = match answer {
         Ok((losses, grads)) => (Ok(losses), grads),
         Err(e) => (Err(e), Float32Array::new_with_length(0)),
@@ -563,7 +563,7 @@ fn begin_shared(single: bool) {
     for (k, (which, job)) in jobs.into_iter().enumerate() {
         // A transferred buffer is gone from here: each job gets one of its own.
         let spare = POOL.with_borrow(Pool::spare);
-        let weights = SESSION.with_borrow(|s| s.weights(which, spare));
+        let weights = SESSION.with_borrow(|s| params_into_floats(&s.weights(which), spare));
         let shape = || SESSION.with_borrow(|s| s.replica_shape(which));
         if let Err(e) = POOL.with_borrow_mut(|p| p.send(k, shape, job, &weights)) {
             gradient_worker_died(format!("it could not be reached ({e})"));

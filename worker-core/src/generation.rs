@@ -3,7 +3,7 @@
 //! (`worker::schedule_generation`), and each token goes to the page with the inspection of the
 //! whole sequence so far, so the causal triangle gains a row per token.
 
-use super::lab::Lab;
+use crate::lab::Lab;
 use engine::forward::ForwardOptions;
 use engine::generate::{cross_kv_bytes, kv_cache_bytes_without_groups, Generator};
 use engine::inspect::{inspect_ids, Inspection};

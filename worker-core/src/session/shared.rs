@@ -9,10 +9,9 @@
 //! same batch, the rest.
 
 use super::{Reply, Session};
-use crate::worker::shares::Planned;
-use crate::worker_io::params_into_floats;
+use crate::shares::Planned;
 use engine::forward::Losses;
-use js_sys::Float32Array;
+use ndarray::ArrayViewD;
 use protocol::workers::{GradientJob, ReplicaShape};
 use protocol::{CurvePoint, FromWorker, LabError, LabResult};
 
@@ -129,13 +128,12 @@ impl Session {
         self.lab_of(which)?.replica_shape()
     }
 
-    /// Model `which`'s weights as a job carries them (in `spare` when it fits).
-    pub fn weights(&self, which: Which, spare: Option<Float32Array>) -> Float32Array {
-        let params = self.lab_of(which).map(|l| l.params()).unwrap_or_default();
-        params_into_floats(&params, spare)
+    /// Model `which`'s weights, in the order a job carries them.
+    pub fn weights(&self, which: Which) -> Vec<(String, ArrayViewD<'_, f32>)> {
+        self.lab_of(which).map(|l| l.params()).unwrap_or_default()
     }
 
-    fn lab_of(&self, which: Which) -> Option<&crate::worker::lab::Lab> {
+    fn lab_of(&self, which: Which) -> Option<&crate::lab::Lab> {
         match which {
             Which::A => self.lab.as_ref(),
             Which::B => self.lab_b.as_ref(),

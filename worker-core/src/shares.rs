@@ -4,7 +4,7 @@
 //! answers summed in share order and the step taken (`engine`'s `plan`, `share_gradients`,
 //! `finish`). One worker runs the same engine code with one share (`Trainer::step`).
 
-use super::lab::{curve_point, Lab, Model};
+use crate::lab::{curve_point, Lab, Model};
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::Params;
@@ -18,7 +18,7 @@ use protocol::{CurvePoint, LabError, LabResult};
 /// A step planned for one Lab's model.
 pub enum Planned {
     Bert(PlannedStep<Batch>),
-    EncoderDecoder(PlannedStep<Seq2SeqBatch>),
+    EncoderDecoder(Box<PlannedStep<Seq2SeqBatch>>),
 }
 
 impl Planned {
@@ -36,7 +36,9 @@ impl Lab {
     pub fn plan(&mut self, parts: usize) -> LabResult<Planned> {
         match &mut self.model {
             Model::Trainable(t) => Ok(Planned::Bert(t.plan(parts)?)),
-            Model::Seq2Seq { trainer, .. } => Ok(Planned::EncoderDecoder(trainer.plan(parts)?)),
+            Model::Seq2Seq { trainer, .. } => {
+                Ok(Planned::EncoderDecoder(Box::new(trainer.plan(parts)?)))
+            }
             Model::InspectOnly { .. } => {
                 Err(self.trainable().err().unwrap_or_else(LabError::no_model))
             }
@@ -150,7 +152,7 @@ impl Lab {
                 },
                 Planned::EncoderDecoder(p),
             ) => {
-                let losses = trainer.finish(p, own, others)?.losses;
+                let losses = trainer.finish(*p, own, others)?.losses;
                 let step = trainer.step;
                 self.history.record(step, &trainer.model.decoder);
                 encoder_history.follow(&self.history, step, &trainer.model.encoder);
@@ -169,23 +171,20 @@ impl Lab {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::replica::Replica;
-    use crate::worker_io::{decode, encode_with_floats, float_attachment, params_to_floats};
-    use js_sys::Float32Array;
-    use protocol::{FromWorker, LabSettings, ToWorker, DEFAULT_CORPUS};
-    use wasm_bindgen_test::wasm_bindgen_test as test;
+    use crate::replica::{floats_of, vec_io, Replica};
+    use protocol::{wire, FromWorker, LabSettings, ToWorker, DEFAULT_CORPUS};
 
     /// Model A's step on two workers, the second's share going the whole way a gradient
-    /// worker's does here (its job and weights through `worker_io` as they are posted, its
-    /// copy built from the replica shape, its gradients back through `worker_io`).
+    /// worker's does (its job through `wire` as it is posted, its copy built from the replica
+    /// shape, its weights in and gradients out as flat floats).
     fn two_worker_steps(lab: &mut Lab, steps: usize) -> Vec<CurvePoint> {
         let mut replica = Replica::default();
         let shape = ToWorker::Replica {
             id: 0,
             shape: lab.replica_shape().unwrap(),
         };
-        let sent = encode_with_floats(&shape, &Float32Array::new_with_length(0)).unwrap();
-        let (ToWorker::Replica { id, shape }, _) = decode::<ToWorker>(&sent.data).unwrap() else {
+        let sent = wire::encode(&shape).unwrap();
+        let ToWorker::Replica { id, shape } = wire::decode::<ToWorker>(&sent).unwrap() else {
             panic!("not a model's shape")
         };
         replica.build(id, shape);
@@ -194,30 +193,25 @@ mod tests {
                 let planned = lab.plan(2).unwrap();
                 assert_eq!(planned.shares(), 2);
                 let job = lab.job(&planned, 1, 0).unwrap();
-                let sent =
-                    encode_with_floats(&ToWorker::Gradients(job), &params_to_floats(&lab.params()))
-                        .unwrap();
-                let (ToWorker::Gradients(job), _) = decode::<ToWorker>(&sent.data).unwrap() else {
+                let sent = wire::encode(&ToWorker::Gradients(job)).unwrap();
+                let ToWorker::Gradients(job) = wire::decode::<ToWorker>(&sent).unwrap() else {
                     panic!("not a job")
                 };
-                let (losses, grads) = replica
-                    .gradients(job, &float_attachment(&sent.data).unwrap())
-                    .unwrap();
-                let back = encode_with_floats(&FromWorker::Gradients(Ok(losses)), &grads).unwrap();
-                let (FromWorker::Gradients(Ok(losses)), _) =
-                    decode::<FromWorker>(&back.data).unwrap()
+                let weights = floats_of(&lab.params());
+                let (losses, grads) = replica.gradients(job, vec_io(&weights)).unwrap();
+                let back = wire::encode(&FromWorker::Gradients(Ok(losses))).unwrap();
+                let FromWorker::Gradients(Ok(losses)) = wire::decode::<FromWorker>(&back).unwrap()
                 else {
                     panic!("not an answer")
                 };
                 let own = lab.own_share(&planned, 0).unwrap();
-                let grads = float_attachment(&back.data).unwrap().to_vec();
                 lab.finish(planned, Some(own), &[(losses, grads)]).unwrap()
             })
             .collect()
     }
 
     fn weights(lab: &Lab) -> Vec<f32> {
-        params_to_floats(&lab.params()).to_vec()
+        floats_of(&lab.params())
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The model the worker trains, and the only place the app calls the engine's training and
 //! inspection. Plain Rust (no DOM): it runs inside the training worker, and in tests.
 
-use super::history::WeightHistory;
+use crate::history::WeightHistory;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
 use engine::forward::ForwardOptions;
@@ -693,7 +693,6 @@ pub fn task_name(task: Task) -> &'static str {
 mod tests {
     use super::*;
     use protocol::DEFAULT_CORPUS;
-    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn a_big_corpus_keeps_the_most_frequent_words_and_counts_them_all() {

@@ -3,7 +3,7 @@
 //! front of the slider after a reload.
 
 use super::{Reply, Session};
-use crate::worker::lab::Lab;
+use crate::lab::Lab;
 use protocol::record::HistoryIndex;
 use protocol::{LabError, LabResult, LabSettings, ModelBundle, ToWorker};
 use std::collections::BTreeSet;

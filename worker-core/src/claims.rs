@@ -3,7 +3,7 @@
 //! pass of one model per call, so the worker can report progress and hear Cancel between
 //! units. Plain Rust: the caller brings the clock.
 
-use super::lab::Lab;
+use crate::lab::Lab;
 use engine::batch::Batch;
 use engine::config::AttentionScaling;
 use engine::config::PositionEmbeddingType;
@@ -43,7 +43,7 @@ pub struct ClaimRun {
 
 enum Work {
     Scaling(Scaling),
-    Softmax(SoftmaxScaling),
+    Softmax(Box<SoftmaxScaling>),
     // Two model copies: boxed, so the scaling claims' runs stay small.
     Extrapolation(Box<Extrapolating>),
     Heads(Box<HeadsRun>),
@@ -291,7 +291,7 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
             let total = head_sizes.len() + steps.as_ref().map_or(0, Vec::len);
             Started::Running(ClaimRun {
                 claim,
-                work: Work::Softmax(SoftmaxScaling {
+                work: Work::Softmax(Box::new(SoftmaxScaling {
                     head_sizes,
                     measured: Vec::new(),
                     steps,
@@ -299,7 +299,7 @@ pub fn start(claim: Claim, probe: &ProbeInput, lab: Option<&Lab>, lab_b: Option<
                     probe: probe.clone(),
                     total,
                     rng: Rng::new(0),
-                }),
+                })),
             })
         }
         Claim::Memory | Claim::Time => {
@@ -777,7 +777,6 @@ mod tests {
     use super::*;
     use engine::experiments::heads::{js_distance, role, ROLES};
     use protocol::{LabSettings, DEFAULT_CORPUS};
-    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     /// Runs the Heads claim on `lab` to its end, unit by unit, as the worker does.
     fn run_heads(queue: &mut ClaimQueue, lab: &Lab) -> ClaimResult {
@@ -798,7 +797,7 @@ mod tests {
 
     fn trainer(lab: &mut Lab) -> &mut Trainer {
         match &mut lab.model {
-            super::super::lab::Model::Trainable(t) => t,
+            crate::lab::Model::Trainable(t) => t,
             _ => panic!("a fresh BERT trains"),
         }
     }

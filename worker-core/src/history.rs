@@ -125,7 +125,6 @@ impl WeightHistory {
 mod tests {
     use super::*;
     use engine::BertConfig;
-    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn history_stays_within_budget_by_thinning() {

@@ -6,9 +6,9 @@ mod shared;
 pub use keep::HistoryToKeep;
 pub use shared::{SharedStep, Which};
 
-use super::claims::ClaimQueue;
-use super::generation::GenerationRun;
-use super::lab::Lab;
+use crate::claims::ClaimQueue;
+use crate::generation::GenerationRun;
+use crate::lab::Lab;
 use protocol::{
     CurvePoint, FromWorker, GenerationSettings, LabError, LabResult, LabSettings, ModelBundle,
     ProbeInput, ToWorker,

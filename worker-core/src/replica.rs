@@ -3,13 +3,12 @@
 //! of a step's batch (`engine::step::share_gradients`) and answers with its gradients. It
 //! keeps no optimiser and no generator: the lead owns the run.
 
-use crate::worker_io::{floats_into_params, params_into_floats};
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::BertForPreTraining;
 use engine::seq2seq::{EncoderDecoder, Seq2SeqBatch};
 use engine::step::{share_gradients, Trainable};
-use js_sys::Float32Array;
+use ndarray::{ArrayViewD, ArrayViewMutD};
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch};
 use protocol::{LabError, LabResult};
 
@@ -29,13 +28,13 @@ impl<M: Trainable> ModelCopy<M> {
         }
     }
 
-    fn gradients(
+    fn gradients<G>(
         &mut self,
-        weights: &Float32Array,
         batch: &M::Batch,
         job: &GradientJob,
-    ) -> LabResult<(Losses, Float32Array)> {
-        floats_into_params(weights, self.model.params_mut())?;
+        io: Io<'_, G>,
+    ) -> LabResult<(Losses, G)> {
+        (io.weights_in)(self.model.params_mut())?;
         let losses = share_gradients(
             &self.model,
             &mut self.grads,
@@ -44,9 +43,7 @@ impl<M: Trainable> ModelCopy<M> {
             &job.share,
             &mut self.buffers,
         )?;
-        // Back in the buffer the weights came in: it goes back to the lead, for the next job.
-        let grads = params_into_floats(&self.grads.params(), Some(weights.clone()));
-        Ok((losses, grads))
+        Ok((losses, (io.grads_out)(&self.grads.params())))
     }
 }
 
@@ -55,6 +52,20 @@ enum Model {
     Bert(Box<ModelCopy<BertForPreTraining>>),
     EncoderDecoder(Box<ModelCopy<EncoderDecoder>>),
 }
+
+/// How a job's weights come in and its gradients go out, in parameter order: the caller copies
+/// them straight between its buffers and the model (in the browser, the `Float32Array` the
+/// weights came in, which goes back with the gradients), so no copy is made here.
+pub struct Io<'a, G> {
+    pub weights_in: Box<dyn FnOnce(ParamsMut<'_>) -> LabResult<()> + 'a>,
+    pub grads_out: GradsOut<'a, G>,
+}
+
+type GradsOut<'a, G> = Box<dyn FnOnce(&[Param<'_>]) -> G + 'a>;
+
+/// A parameter by its name, as `Trainable::params` lists them.
+pub type Param<'a> = (String, ArrayViewD<'a, f32>);
+pub type ParamsMut<'a> = Vec<(String, ArrayViewMutD<'a, f32>)>;
 
 /// The model a gradient worker holds, under the lead's id for it.
 #[derive(Default)]
@@ -85,11 +96,7 @@ impl Replica {
     }
 
     /// The job's share: its losses and gradients (f32 in parameter order).
-    pub fn gradients(
-        &mut self,
-        job: GradientJob,
-        weights: &Float32Array,
-    ) -> LabResult<(Losses, Float32Array)> {
+    pub fn gradients<G>(&mut self, job: GradientJob, io: Io<'_, G>) -> LabResult<(Losses, G)> {
         let Some((id, model)) = self.held.as_mut() else {
             return Err(LabError::unavailable(
                 "a gradient job came before its model",
@@ -105,18 +112,51 @@ impl Replica {
         match (model, job.batch.clone()) {
             (Model::Bert(copy), ShareBatch::Bert(batch)) => {
                 let batch = Batch::try_from(batch)?;
-                copy.gradients(weights, &batch, &job)
+                copy.gradients(&batch, &job, io)
             }
             (Model::EncoderDecoder(copy), ShareBatch::EncoderDecoder { source, target }) => {
                 let batch = Seq2SeqBatch {
                     source: Batch::try_from(source)?,
                     target: Batch::try_from(target)?,
                 };
-                copy.gradients(weights, &batch, &job)
+                copy.gradients(&batch, &job, io)
             }
             _ => Err(LabError::Malformed(
                 "a gradient job's batch is another kind of model's".into(),
             )),
         }
+    }
+}
+
+/// Every parameter's values in order, in one vector (a model's weights or gradients, as a job
+/// or an answer carries them).
+pub fn floats_of(params: &[Param<'_>]) -> Vec<f32> {
+    params.iter().flat_map(|(_, p)| p.iter().copied()).collect()
+}
+
+/// `floats` (in `floats_of`'s order) into the parameters; an error, with nothing written, when
+/// they are not as many.
+pub fn fill_params(floats: &[f32], mut params: ParamsMut<'_>) -> LabResult<()> {
+    let total: usize = params.iter().map(|(_, p)| p.len()).sum();
+    if floats.len() != total {
+        return Err(LabError::Malformed(format!(
+            "{} values for a model of {total} parameters",
+            floats.len()
+        )));
+    }
+    let mut rest = floats;
+    for (_, p) in &mut params {
+        let (these, after) = rest.split_at(p.len());
+        p.iter_mut().zip(these).for_each(|(x, v)| *x = *v);
+        rest = after;
+    }
+    Ok(())
+}
+
+/// `Io` over plain vectors: the weights read from `weights`, the gradients returned as a vector.
+pub fn vec_io(weights: &[f32]) -> Io<'_, Vec<f32>> {
+    Io {
+        weights_in: Box::new(move |params| fill_params(weights, params)),
+        grads_out: Box::new(|grads| floats_of(grads)),
     }
 }

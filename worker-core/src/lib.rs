@@ -1,0 +1,19 @@
+//! Attention Lab's training worker as plain Rust: no JS types, no clock of its own, tested
+//! natively. The web worker (`src/worker/` in the app) is glue around it: browser events in,
+//! calls here, `postMessage` out.
+//!
+//! - `session`: the page's messages to the training worker in, replies out (`Session`).
+//! - `lab`: one model with its trainer, tokenizer, settings and `history` of weights.
+//! - `shares`: a step cut into shares for gradient workers; `replica`: a gradient worker's copy.
+//! - `claims`: the Claims panel's experiments, measured unit by unit.
+//! - `generation`: a decoder's generation, token by token.
+//!
+//! Imports point one way: worker core → `protocol` → engine.
+
+pub mod claims;
+pub mod generation;
+pub mod history;
+pub mod lab;
+pub mod replica;
+pub mod session;
+pub mod shares;
