@@ -15,10 +15,11 @@ use ndarray::ArrayViewD;
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch, Stack};
 use protocol::{CurvePoint, LabError, LabResult};
 
-/// A step planned for one Lab's model.
+/// A step planned for one Lab's model. One lives per step, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Planned {
     Bert(PlannedStep<Batch>),
-    EncoderDecoder(Box<PlannedStep<Seq2SeqBatch>>),
+    EncoderDecoder(PlannedStep<Seq2SeqBatch>),
 }
 
 impl Planned {
@@ -36,9 +37,7 @@ impl Lab {
     pub fn plan(&mut self, parts: usize) -> LabResult<Planned> {
         match &mut self.model {
             Model::Trainable(t) => Ok(Planned::Bert(t.plan(parts)?)),
-            Model::Seq2Seq { trainer, .. } => {
-                Ok(Planned::EncoderDecoder(Box::new(trainer.plan(parts)?)))
-            }
+            Model::Seq2Seq { trainer, .. } => Ok(Planned::EncoderDecoder(trainer.plan(parts)?)),
             Model::InspectOnly { .. } => {
                 Err(self.trainable().err().unwrap_or_else(LabError::no_model))
             }
@@ -152,7 +151,7 @@ impl Lab {
                 },
                 Planned::EncoderDecoder(p),
             ) => {
-                let losses = trainer.finish(*p, own, others)?.losses;
+                let losses = trainer.finish(p, own, others)?.losses;
                 let step = trainer.step;
                 self.history.record(step, &trainer.model.decoder);
                 encoder_history.follow(&self.history, step, &trainer.model.encoder);
