@@ -151,6 +151,7 @@ impl Live {
         self.generation.set_value(generation);
         let current = move || live.generation.get_value() == generation;
         let spawned = LabClient::spawn(
+            protocol::Role::Lead,
             move |message, attachments, _| {
                 // A trap leaves the worker's wasm running on whatever state it had (its timers
                 // still fire): once it is dead, only its panic message counts.
@@ -519,8 +520,6 @@ impl Live {
             }
             FromWorker::Crashed { message } => self.died(Death::Stopped(message), true),
             FromWorker::Workers(in_use) => self.workers.set(Some(in_use)),
-            // Only a gradient worker answers jobs, to the training worker.
-            FromWorker::Gradients(_) => {}
             FromWorker::ClaimProgress { claim, done, total } => {
                 self.claims
                     .update(|c| c.set(claim, ClaimState::Running { done, total }));

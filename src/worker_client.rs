@@ -4,12 +4,13 @@
 
 use crate::worker_io::{decode, encode, encode_with_floats, float_attachment, Packet};
 use js_sys::Float32Array;
-use protocol::{FromWorker, LabError, LabResult, ToWorker};
+use protocol::{LabError, LabResult, Role, WorkerSays};
+use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{ErrorEvent, Event, MessageEvent, Worker};
+use web_sys::{ErrorEvent, Event, MessageEvent, Worker, WorkerOptions};
 
 /// The worker's loader (assets/worker.js): it picks the build the browser can compile and
 /// reports what failed before the worker's own code runs.
@@ -83,18 +84,22 @@ pub struct LabClient {
 }
 
 impl LabClient {
-    /// Start a worker: `on_reply` gets its messages, `on_death` why it died (its `error` event:
+    /// Start a worker in `role` (its name, which it reads as it starts): `on_reply` gets its
+    /// messages (of the type that role says), `on_death` why it died (its `error` event:
     /// a trap, such as an abort after a panic or out of memory; the loader's report of a failed
     /// start; or no Hello in time). Its `Crashed` message, sent from its panic hook, comes
     /// through `on_reply`. A browser that refuses to create the worker gives `Err`.
     /// The floats beside a message (`worker_io::encode_with_floats`: a gradient worker's
     /// gradients) come as `on_reply`'s third argument.
-    pub fn spawn(
-        on_reply: impl Fn(FromWorker, Vec<Vec<u8>>, Option<Float32Array>) + 'static,
+    pub fn spawn<F: WorkerSays + 'static>(
+        role: Role,
+        on_reply: impl Fn(F, Vec<Vec<u8>>, Option<Float32Array>) + 'static,
         on_death: impl Fn(Death) + 'static,
     ) -> Result<LabClient, Death> {
-        let worker =
-            Worker::new(WORKER_SCRIPT).map_err(|e| start_failure("blocked", &js_error_text(&e)))?;
+        let options = WorkerOptions::new();
+        options.set_name(role.name());
+        let worker = Worker::new_with_options(WORKER_SCRIPT, &options)
+            .map_err(|e| start_failure("blocked", &js_error_text(&e)))?;
         let listening = Rc::new(Cell::new(false));
         let queue: Rc<RefCell<Vec<Packet>>> = Rc::default();
         let on_reply = Rc::new(on_reply);
@@ -126,15 +131,15 @@ impl LabClient {
                 }
                 return;
             }
-            match decode::<FromWorker>(&data) {
-                Ok((FromWorker::Hello, _)) => {
+            match decode::<F>(&data) {
+                Ok((hello, _)) if hello.is_hello() => {
                     l.set(true);
                     for packet in q.borrow_mut().drain(..) {
                         let _ = w.post_message_with_transfer(&packet.data, &packet.transfer);
                     }
                 }
                 Ok((message, attachments)) => reply(message, attachments, float_attachment(&data)),
-                Err(e) => reply(FromWorker::Failed(e), Vec::new(), None),
+                Err(e) => reply(F::failed(e), Vec::new(), None),
             }
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -176,12 +181,16 @@ impl LabClient {
         })
     }
 
-    pub fn send(&self, message: &ToWorker, attachments: &[&[u8]]) -> LabResult<()> {
+    pub fn send<T: Serialize>(&self, message: &T, attachments: &[&[u8]]) -> LabResult<()> {
         self.post(encode(message, attachments)?)
     }
 
     /// `message` with `floats` beside it (a gradient job's weights).
-    pub fn send_with_floats(&self, message: &ToWorker, floats: &Float32Array) -> LabResult<()> {
+    pub fn send_with_floats<T: Serialize>(
+        &self,
+        message: &T,
+        floats: &Float32Array,
+    ) -> LabResult<()> {
         self.post(encode_with_floats(message, floats)?)
     }
 

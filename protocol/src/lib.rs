@@ -28,7 +28,10 @@ pub use claims::{Claim, ClaimResult};
 pub use curves::{CurvePoint, Curves, Series};
 pub use error::{LabError, LabResult};
 pub use generation::{GenerationSettings, GenerationStep};
-pub use messages::{Crash, FromWorker, ToWorker};
+pub use messages::{
+    Crash, FromClaimWorker, FromGradientWorker, FromWorker, Role, ToClaimWorker, ToGradientWorker,
+    ToWorker, WorkerSays,
+};
 pub use model_info::ModelInfo;
 pub use settings::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel, DEFAULT_CORPUS};
 pub use workers::{WorkerCount, WorkersInUse};

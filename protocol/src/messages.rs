@@ -85,28 +85,6 @@ pub enum ToWorker {
         iters: usize,
         warmup: usize,
     },
-    /// From the training worker to a gradient worker: build a copy of this model (its weights
-    /// come with each job) and call it `id`.
-    Replica {
-        id: u64,
-        shape: ReplicaShape,
-    },
-    /// From the training worker to a gradient worker: one share's gradients. Attachment: the
-    /// weights. Answered by `Gradients`.
-    Gradients(GradientJob),
-    /// From the training worker to its claim worker, before each claim it runs there (on the
-    /// copy; training goes on meanwhile in the training worker): the models as the browser
-    /// keeps them, with the corpus and settings, and for the Scaling claim with Compare the
-    /// History's weights (its trained comparison reads them). Attachments: one per History
-    /// entry in `history_steps` order, then the bundles' bytes (`ModelBundle::detach_both`).
-    ClaimCopy {
-        bundle: ModelBundle,
-        compare: Option<ModelBundle>,
-        corpus: String,
-        settings: LabSettings,
-        history: Option<HistoryIndex>,
-        history_steps: Vec<u64>,
-    },
     /// Test only: make the worker die, to check that the page notices and recovers. Sent only
     /// by `window.__attentionLabTest.crashWorker`, which the page defines only when its URL has
     /// `?test-hooks` (see `test_hooks`).
@@ -140,9 +118,6 @@ pub enum FromWorker {
     Bench { results: Vec<(String, f64)> },
     /// How many workers train now, and why not more.
     Workers(WorkersInUse),
-    /// A gradient worker's answer to `Gradients`: the share's losses, or why it failed.
-    /// Attachment: the share's gradients.
-    Gradients(GradientResult),
     /// A model is loaded (fresh or from a checkpoint). `trainable` is false, with the reason,
     /// for checkpoints without pre-training heads.
     Ready {
@@ -218,4 +193,217 @@ pub enum FromWorker {
         bundle: ModelBundle,
         compare: Option<ModelBundle>,
     },
+}
+
+/// Which of the three programs a worker is, chosen once as it starts (its `name`): the page's
+/// training worker (the lead), one of the lead's gradient workers, or its claim worker. Each
+/// role hears one message type and says another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Lead,
+    Gradients,
+    Claims,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Lead, Role::Gradients, Role::Claims];
+
+    /// The worker's `name`, as its starter gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Lead => "attention-lab-lead",
+            Role::Gradients => "attention-lab-gradients",
+            Role::Claims => "attention-lab-claims",
+        }
+    }
+
+    /// The role a worker's name gives; a worker started without one (or by an older page) is
+    /// the lead.
+    pub fn of_name(name: &str) -> Role {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .unwrap_or(Role::Lead)
+    }
+}
+
+/// What every worker says to whoever started it, whatever its role: that it listens, that it
+/// panicked, and that a message to it did not decode.
+pub trait WorkerSays: Serialize + serde::de::DeserializeOwned {
+    fn hello() -> Self;
+    fn is_hello(&self) -> bool;
+    /// Its panic's message, posted by its panic hook just before the trap that ends it.
+    fn crashed(message: String) -> Self;
+    /// `crashed`'s message, read back.
+    fn crash_message(&self) -> Option<&str>;
+    fn failed(error: LabError) -> Self;
+}
+
+impl WorkerSays for FromWorker {
+    fn hello() -> Self {
+        FromWorker::Hello
+    }
+    fn is_hello(&self) -> bool {
+        matches!(self, FromWorker::Hello)
+    }
+    fn crashed(message: String) -> Self {
+        FromWorker::Crashed { message }
+    }
+    fn crash_message(&self) -> Option<&str> {
+        match self {
+            FromWorker::Crashed { message } => Some(message),
+            _ => None,
+        }
+    }
+    fn failed(error: LabError) -> Self {
+        FromWorker::Failed(error)
+    }
+}
+
+/// The lead to one of its gradient workers.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ToGradientWorker {
+    /// Build a copy of this model (its weights come with each job) and call it `id`.
+    Replica { id: u64, shape: ReplicaShape },
+    /// One share's gradients. Attachment: the weights. Answered by `Gradients`.
+    Gradients(GradientJob),
+    /// Test only: panic (`Crash::GradientWorker`).
+    Crash,
+}
+
+/// A gradient worker to the lead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum FromGradientWorker {
+    Hello,
+    /// The share's losses, or why it failed. Attachment: the share's gradients.
+    Gradients(GradientResult),
+    Crashed {
+        message: String,
+    },
+}
+
+impl WorkerSays for FromGradientWorker {
+    fn hello() -> Self {
+        FromGradientWorker::Hello
+    }
+    fn is_hello(&self) -> bool {
+        matches!(self, FromGradientWorker::Hello)
+    }
+    fn crashed(message: String) -> Self {
+        FromGradientWorker::Crashed { message }
+    }
+    fn crash_message(&self) -> Option<&str> {
+        match self {
+            FromGradientWorker::Crashed { message } => Some(message),
+            _ => None,
+        }
+    }
+    fn failed(error: LabError) -> Self {
+        FromGradientWorker::Gradients(Err(error))
+    }
+}
+
+/// The lead to its claim worker, where claims run on a copy of the models so that training goes
+/// on while they measure.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ToClaimWorker {
+    /// Before each claim: the models as the browser keeps them, with the corpus and settings,
+    /// and for the Scaling claim with Compare the History's weights (its trained comparison
+    /// reads them). Attachments: one per History entry in `history_steps` order, then the
+    /// bundles' bytes (`ModelBundle::detach_both`).
+    Copy {
+        bundle: ModelBundle,
+        compare: Option<ModelBundle>,
+        corpus: String,
+        settings: LabSettings,
+        history: Option<HistoryIndex>,
+        history_steps: Vec<u64>,
+    },
+    /// Measure this claim on the copy (asked again, it starts over with this probe).
+    Run {
+        claim: Claim,
+        probe: ProbeInput,
+    },
+    Cancel {
+        claim: Claim,
+    },
+    /// Test only: panic (`Crash::ClaimWorker`).
+    Crash,
+}
+
+/// The claim worker to the lead: the claim's news, which go on to the page as they are.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum FromClaimWorker {
+    Hello,
+    Progress {
+        claim: Claim,
+        done: usize,
+        total: usize,
+    },
+    Done {
+        claim: Claim,
+        result: Result<ClaimResult, LabError>,
+    },
+    Cancelled {
+        claim: Claim,
+    },
+    Crashed {
+        message: String,
+    },
+}
+
+impl FromClaimWorker {
+    /// The same news as the page hears them (None: what only the lead hears).
+    pub fn for_page(self) -> Option<FromWorker> {
+        match self {
+            FromClaimWorker::Progress { claim, done, total } => {
+                Some(FromWorker::ClaimProgress { claim, done, total })
+            }
+            FromClaimWorker::Done { claim, result } => {
+                Some(FromWorker::ClaimDone { claim, result })
+            }
+            FromClaimWorker::Cancelled { claim } => Some(FromWorker::ClaimCancelled { claim }),
+            FromClaimWorker::Hello | FromClaimWorker::Crashed { .. } => None,
+        }
+    }
+
+    /// A claim worker's own news, from what its claims said (`ClaimQueue` speaks the page's
+    /// messages); None for what the lead says itself (a claim's turn in the queue).
+    pub fn of_page(message: FromWorker) -> Option<FromClaimWorker> {
+        match message {
+            FromWorker::ClaimProgress { claim, done, total } => {
+                Some(FromClaimWorker::Progress { claim, done, total })
+            }
+            FromWorker::ClaimDone { claim, result } => {
+                Some(FromClaimWorker::Done { claim, result })
+            }
+            FromWorker::ClaimCancelled { claim } => Some(FromClaimWorker::Cancelled { claim }),
+            _ => None,
+        }
+    }
+}
+
+impl WorkerSays for FromClaimWorker {
+    fn hello() -> Self {
+        FromClaimWorker::Hello
+    }
+    fn is_hello(&self) -> bool {
+        matches!(self, FromClaimWorker::Hello)
+    }
+    fn crashed(message: String) -> Self {
+        FromClaimWorker::Crashed { message }
+    }
+    fn crash_message(&self) -> Option<&str> {
+        match self {
+            FromClaimWorker::Crashed { message } => Some(message),
+            _ => None,
+        }
+    }
+    fn failed(error: LabError) -> Self {
+        FromClaimWorker::Crashed {
+            message: format!("a message it sent did not decode ({error})"),
+        }
+    }
 }

@@ -1,10 +1,11 @@
-//! A worker the training worker starts itself (a gradient worker, the claim worker): the same
-//! program, started through `worker_client` as the page starts the training worker. Once
-//! ended, its late words are ignored.
+//! A worker the lead starts itself (a gradient worker, the claim worker): the same program in
+//! another `Role`, started through `worker_client` as the page starts the lead. Once ended, its
+//! late words are ignored.
 
 use crate::worker_client::{Death, LabClient};
 use js_sys::Float32Array;
-use protocol::{FromWorker, LabError, LabResult, ToWorker};
+use protocol::{LabError, LabResult, Role, WorkerSays};
+use serde::Serialize;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -15,23 +16,26 @@ pub struct Child {
 }
 
 impl Child {
-    /// Start one. `heard` gets what it says (with its floats, if any); `death` gets why it
-    /// died, in words: its panic's message, or the trap or failed start the browser reported.
-    pub fn spawn(
-        heard: impl Fn(FromWorker, Option<Float32Array>) + 'static,
+    /// Start one in `role`. `heard` gets what it says (with its floats, if any); `death` gets
+    /// why it died, in words: its panic's message, or the trap or failed start the browser
+    /// reported.
+    pub fn spawn<F: WorkerSays + 'static>(
+        role: Role,
+        heard: impl Fn(F, Vec<Vec<u8>>, Option<Float32Array>) + 'static,
         death: Rc<dyn Fn(String)>,
     ) -> LabResult<Child> {
         let alive = Rc::new(Cell::new(true));
         let (still, current) = (alive.clone(), alive.clone());
         let died = death.clone();
         let client = LabClient::spawn(
-            move |message, _, floats| {
+            role,
+            move |message: F, attachments, floats| {
                 if !still.get() {
                     return;
                 }
-                match message {
-                    FromWorker::Crashed { message } => died(message),
-                    message => heard(message, floats),
+                match message.crash_message() {
+                    Some(why) => died(why.to_string()),
+                    None => heard(message, attachments, floats),
                 }
             },
             move |why: Death| {
@@ -45,11 +49,15 @@ impl Child {
         Ok(Child { client, alive })
     }
 
-    pub fn send(&self, message: &ToWorker, attachments: &[&[u8]]) -> LabResult<()> {
+    pub fn send<T: Serialize>(&self, message: &T, attachments: &[&[u8]]) -> LabResult<()> {
         self.client.send(message, attachments)
     }
 
-    pub fn send_with_floats(&self, message: &ToWorker, floats: &Float32Array) -> LabResult<()> {
+    pub fn send_with_floats<T: Serialize>(
+        &self,
+        message: &T,
+        floats: &Float32Array,
+    ) -> LabResult<()> {
         self.client.send_with_floats(message, floats)
     }
 

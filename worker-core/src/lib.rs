@@ -10,10 +10,12 @@
 //!
 //! Imports point one way: worker core → `protocol` → engine.
 
+pub mod claim_worker;
 pub mod claims;
 pub mod generation;
 pub mod history;
 pub mod lab;
+pub mod lead;
 pub mod replica;
 pub mod session;
 pub mod shares;

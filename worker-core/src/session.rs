@@ -3,7 +3,7 @@
 
 mod keep;
 mod shared;
-pub use keep::HistoryToKeep;
+pub use keep::{restore_history_into, HistoryToKeep};
 pub use shared::{SharedStep, Which};
 
 use crate::claims::ClaimQueue;
@@ -137,20 +137,6 @@ impl Session {
                     .cancel(claim, self.lab.as_ref(), self.lab_b.as_ref());
                 replies.into_iter().map(Reply::from).collect()
             }
-            ToWorker::ClaimCopy {
-                bundle,
-                compare,
-                corpus,
-                settings,
-                history,
-                history_steps,
-            } => self.take_copy(
-                (bundle, compare),
-                corpus,
-                settings,
-                history.zip(Some(history_steps)),
-                attachments,
-            ),
             ToWorker::Reset { corpus, settings } => self.reset(corpus, settings),
             ToWorker::Load {
                 mut bundle,
@@ -202,9 +188,8 @@ impl Session {
             ToWorker::Bench { .. } => Vec::new(),
             // The worker's own death (`worker::crash`), never the session's.
             ToWorker::Crash(_) => Vec::new(),
-            // How many workers train and the gradient workers' jobs are the worker's
-            // (`worker::choose_workers`, `worker::answer_job`).
-            ToWorker::Workers(_) | ToWorker::Replica { .. } | ToWorker::Gradients(_) => Vec::new(),
+            // How many workers train is the lead's (`Lead::choose_workers`).
+            ToWorker::Workers(_) => Vec::new(),
         }
     }
 
@@ -545,7 +530,7 @@ impl Session {
 
 /// Compare's model B, loaded from the bundle kept beside model A: only when A trains and the
 /// settings still compare; a B that does not load is dropped, and the notice says why.
-fn load_b(
+pub(crate) fn load_b(
     lab: &Lab,
     compare: Option<ModelBundle>,
     corpus: &str,

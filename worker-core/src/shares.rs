@@ -171,19 +171,21 @@ impl Lab {
 mod tests {
     use super::*;
     use crate::replica::{floats_of, vec_io, Replica};
-    use protocol::{wire, FromWorker, LabSettings, ToWorker, DEFAULT_CORPUS};
+    use protocol::{wire, FromGradientWorker, LabSettings, ToGradientWorker, DEFAULT_CORPUS};
 
     /// Model A's step on two workers, the second's share going the whole way a gradient
     /// worker's does (its job through `wire` as it is posted, its copy built from the replica
     /// shape, its weights in and gradients out as flat floats).
     fn two_worker_steps(lab: &mut Lab, steps: usize) -> Vec<CurvePoint> {
         let mut replica = Replica::default();
-        let shape = ToWorker::Replica {
+        let shape = ToGradientWorker::Replica {
             id: 0,
             shape: lab.replica_shape().unwrap(),
         };
         let sent = wire::encode(&shape).unwrap();
-        let ToWorker::Replica { id, shape } = wire::decode::<ToWorker>(&sent).unwrap() else {
+        let ToGradientWorker::Replica { id, shape } =
+            wire::decode::<ToGradientWorker>(&sent).unwrap()
+        else {
             panic!("not a model's shape")
         };
         replica.build(id, shape);
@@ -192,14 +194,17 @@ mod tests {
                 let planned = lab.plan(2).unwrap();
                 assert_eq!(planned.shares(), 2);
                 let job = lab.job(&planned, 1, 0).unwrap();
-                let sent = wire::encode(&ToWorker::Gradients(job)).unwrap();
-                let ToWorker::Gradients(job) = wire::decode::<ToWorker>(&sent).unwrap() else {
+                let sent = wire::encode(&ToGradientWorker::Gradients(job)).unwrap();
+                let ToGradientWorker::Gradients(job) =
+                    wire::decode::<ToGradientWorker>(&sent).unwrap()
+                else {
                     panic!("not a job")
                 };
                 let weights = floats_of(&lab.params());
                 let (losses, grads) = replica.gradients(job, vec_io(&weights)).unwrap();
-                let back = wire::encode(&FromWorker::Gradients(Ok(losses))).unwrap();
-                let FromWorker::Gradients(Ok(losses)) = wire::decode::<FromWorker>(&back).unwrap()
+                let back = wire::encode(&FromGradientWorker::Gradients(Ok(losses))).unwrap();
+                let FromGradientWorker::Gradients(Ok(losses)) =
+                    wire::decode::<FromGradientWorker>(&back).unwrap()
                 else {
                     panic!("not an answer")
                 };

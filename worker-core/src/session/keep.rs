@@ -5,7 +5,7 @@
 use super::{Reply, Session};
 use crate::lab::Lab;
 use protocol::record::HistoryIndex;
-use protocol::{LabError, LabResult, LabSettings, ModelBundle, ToWorker};
+use protocol::{LabError, LabResult, ModelBundle, ToClaimWorker};
 use std::collections::BTreeSet;
 
 /// The History to keep in the browser: its index, and the weights of the entries not stored yet.
@@ -51,8 +51,8 @@ impl Session {
     }
 
     /// The History kept with the model just loaded, read back from the browser's store: its
-    /// entries before the model's step go in front of the slider. Entries that do not fit this
-    /// model are left out. Returns the steps now kept, for the page.
+    /// entries before the model's step go in front of the slider (`restore_history_into`).
+    /// Returns the steps now kept, for the page.
     pub fn restore_history(
         &mut self,
         generation: u64,
@@ -63,37 +63,7 @@ impl Session {
             // Another model came meanwhile: this History is not its.
             return Vec::new();
         };
-        let a_len = lab.parts().0.num_params() * 4;
-        let paired = lab.paired_history().is_some();
-        let (mut older, mut older_b) = (Vec::new(), Vec::new());
-        for (step, bytes) in entries {
-            let Some((a, b)) = bytes.split_at_checked(a_len) else {
-                continue;
-            };
-            let Ok(model) = lab.model_from_weights(a) else {
-                continue;
-            };
-            if paired {
-                // An encoder–decoder's entry is whole only with its encoder.
-                let Ok(encoder) = lab.encoder_from_weights(b) else {
-                    continue;
-                };
-                older_b.push((step, encoder));
-            }
-            older.push((step, model));
-            if let Some(lab_b) = self.lab_b.as_ref() {
-                older_b.extend(lab_b.model_from_weights(b).ok().map(|m| (step, m)));
-            }
-        }
-        if paired {
-            lab.prepend_history(index.interval, older, older_b);
-            return vec![self.history()];
-        }
-        lab.history.prepend(index.interval, older);
-        if let Some(lab_b) = self.lab_b.as_mut() {
-            lab_b.history.prepend(index.interval, older_b);
-            lab_b.history.keep_only(&lab.history);
-        }
+        restore_history_into(lab, self.lab_b.as_mut(), index, entries);
         vec![self.history()]
     }
 
@@ -106,11 +76,11 @@ impl Session {
         Ok((a, b))
     }
 
-    /// What the claim worker needs to run claims as this session would (`ToWorker::ClaimCopy`),
+    /// What the claim worker needs to run claims as this session would (`ToClaimWorker::Copy`),
     /// with its attachments: the models as the browser keeps them and, `with_history` and with
     /// Compare, every History entry (the Scaling claim reads Compare's two models along their
     /// History).
-    pub fn copy_for_claims(&self, with_history: bool) -> LabResult<(ToWorker, Vec<Vec<u8>>)> {
+    pub fn copy_for_claims(&self, with_history: bool) -> LabResult<(ToClaimWorker, Vec<Vec<u8>>)> {
         // No claim reads the optimiser's moments: they stay here.
         let mut bundle = self
             .lab
@@ -129,7 +99,7 @@ impl Session {
         let history_steps = entries.iter().map(|(s, _)| *s).collect();
         let mut attachments: Vec<Vec<u8>> = entries.into_iter().map(|(_, bytes)| bytes).collect();
         attachments.extend(ModelBundle::detach_both(&mut bundle, compare.as_mut()));
-        let copy = ToWorker::ClaimCopy {
+        let copy = ToClaimWorker::Copy {
             bundle,
             compare,
             corpus: self.corpus.clone(),
@@ -139,34 +109,46 @@ impl Session {
         };
         Ok((copy, attachments))
     }
+}
 
-    /// The claim worker's side of `copy_for_claims`: the models loaded as a kept model is,
-    /// then their History.
-    pub(super) fn take_copy(
-        &mut self,
-        (mut bundle, mut compare): (ModelBundle, Option<ModelBundle>),
-        corpus: String,
-        settings: LabSettings,
-        history: Option<(HistoryIndex, Vec<u64>)>,
-        mut attachments: Vec<Vec<u8>>,
-    ) -> Vec<Reply> {
-        let steps = history.as_ref().map_or(0, |(_, steps)| steps.len());
-        let entries: Vec<Vec<u8>> = attachments.drain(..steps.min(attachments.len())).collect();
-        ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
-        let mut replies = self.load(bundle, compare, corpus, settings);
-        // A copy that does not load leaves no model, so the claim says so, rather than the
-        // last copy measured again.
-        if replies
-            .iter()
-            .any(|r| matches!(r.message, protocol::FromWorker::Failed(_)))
-        {
-            (self.lab, self.lab_b) = (None, None);
-            return replies;
+/// History entries read back from the browser's store (as `history_to_keep` wrote them) put in
+/// front of the slider, for model A and Compare's model B (or an encoder–decoder's encoder).
+/// Entries that do not fit the model are left out.
+pub fn restore_history_into(
+    lab: &mut Lab,
+    lab_b: Option<&mut Lab>,
+    index: &HistoryIndex,
+    entries: Vec<(u64, Vec<u8>)>,
+) {
+    let a_len = lab.parts().0.num_params() * 4;
+    let paired = lab.paired_history().is_some();
+    let (mut older, mut older_b) = (Vec::new(), Vec::new());
+    for (step, bytes) in entries {
+        let Some((a, b)) = bytes.split_at_checked(a_len) else {
+            continue;
+        };
+        let Ok(model) = lab.model_from_weights(a) else {
+            continue;
+        };
+        if paired {
+            // An encoder–decoder's entry is whole only with its encoder.
+            let Ok(encoder) = lab.encoder_from_weights(b) else {
+                continue;
+            };
+            older_b.push((step, encoder));
         }
-        if let Some((index, steps)) = history {
-            let entries = steps.into_iter().zip(entries).collect();
-            replies.extend(self.restore_history(self.generation, &index, entries));
+        older.push((step, model));
+        if let Some(lab_b) = lab_b.as_ref() {
+            older_b.extend(lab_b.model_from_weights(b).ok().map(|m| (step, m)));
         }
-        replies
+    }
+    if paired {
+        lab.prepend_history(index.interval, older, older_b);
+        return;
+    }
+    lab.history.prepend(index.interval, older);
+    if let Some(lab_b) = lab_b {
+        lab_b.history.prepend(index.interval, older_b);
+        lab_b.history.keep_only(&lab.history);
     }
 }

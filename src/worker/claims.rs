@@ -1,0 +1,57 @@
+//! The claim worker: claims measured on a copy of the lead's models
+//! (`worker_core::claim_worker`), one unit per task, so a Cancel gets through between units.
+
+use super::{crash, now, post, read};
+use crate::tasks::next_task;
+use protocol::{Crash, FromClaimWorker, ToClaimWorker};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::JsValue;
+use worker_core::claim_worker::ClaimWorker;
+
+#[derive(Default)]
+struct State {
+    worker: ClaimWorker,
+    /// A unit is already asked for.
+    unit_pending: bool,
+}
+
+/// What the claim worker does with each packet from the lead.
+pub fn start() -> impl FnMut(JsValue) {
+    let state: Rc<RefCell<State>> = Rc::default();
+    move |data: JsValue| {
+        let said = match read::<ToClaimWorker>(&data) {
+            Ok((ToClaimWorker::Crash, _)) => {
+                crash(Crash::ClaimWorker);
+                Vec::new()
+            }
+            Ok((message, attachments)) => state.borrow_mut().worker.handle(message, attachments),
+            Err(e) => vec![FromClaimWorker::Crashed {
+                message: format!("a message to it did not decode ({e})"),
+            }],
+        };
+        said.iter().for_each(|news| post(news, &[]));
+        next_unit(&state);
+    }
+}
+
+/// The claim's next unit in a task of its own, while one is under way.
+fn next_unit(state: &Rc<RefCell<State>>) {
+    {
+        let mut s = state.borrow_mut();
+        if !s.worker.claim_running() || s.unit_pending {
+            return;
+        }
+        s.unit_pending = true;
+    }
+    let state = state.clone();
+    next_task(move || {
+        let said = {
+            let mut s = state.borrow_mut();
+            s.unit_pending = false;
+            s.worker.claim_step(&now)
+        };
+        said.iter().for_each(|news| post(news, &[]));
+        next_unit(&state);
+    });
+}
