@@ -1,1 +1,557 @@
+//! The lead under a fake host: a clock the test moves, posts kept in order, wake-ups run when
+//! the test says, and gradient and claim workers played by the real `Replica` and
+//! `ClaimWorker`, whose answers the test delivers when it chooses.
+
 use super::*;
+use crate::claim_worker::ClaimWorker;
+use crate::replica::{floats_of, vec_io, Replica};
+use protocol::{LabSettings, ProbeInput, DEFAULT_CORPUS};
+use std::cell::Cell;
+
+#[derive(Default)]
+struct Fake {
+    clock: Cell<f64>,
+    /// Every ms the clock reads moves it on by this much (a step takes time).
+    cost_per_read: f64,
+    posted: Vec<FromWorker>,
+    wakes: VecDeque<(Wake, Option<u32>)>,
+    stored: Vec<StoreJob>,
+    cores: usize,
+    no_nested_workers: bool,
+    /// Starting a gradient worker fails.
+    refuse_workers: bool,
+    gradient_workers: usize,
+    /// Messages to gradient workers, with the weights of a job.
+    to_gradients: VecDeque<(usize, ToGradientWorker, Option<Vec<f32>>)>,
+    claim_worker: bool,
+    to_claims: VecDeque<(ToClaimWorker, Vec<Vec<u8>>)>,
+}
+
+impl Host for Fake {
+    fn now(&self) -> f64 {
+        let t = self.clock.get();
+        self.clock.set(t + self.cost_per_read);
+        t
+    }
+    fn post(&mut self, reply: Reply) {
+        self.posted.push(reply.message);
+    }
+    fn wake(&mut self, wake: Wake, after_ms: Option<u32>) {
+        self.wakes.push_back((wake, after_ms));
+    }
+    fn store(&mut self, job: StoreJob) {
+        self.stored.push(job);
+    }
+    fn cores(&self) -> usize {
+        self.cores.max(1)
+    }
+    fn nested_workers(&self) -> bool {
+        !self.no_nested_workers
+    }
+    fn gradient_workers(&mut self, count: usize) -> LabResult<()> {
+        if count > 0 && self.refuse_workers {
+            return Err(LabError::browser("workers are blocked"));
+        }
+        self.gradient_workers = count;
+        Ok(())
+    }
+    fn to_gradient_worker(
+        &mut self,
+        index: usize,
+        message: &ToGradientWorker,
+        weights: Option<&[Param<'_>]>,
+    ) -> LabResult<()> {
+        assert!(index < self.gradient_workers, "no gradient worker {index}");
+        self.to_gradients
+            .push_back((index, message.clone(), weights.map(floats_of)));
+        Ok(())
+    }
+    fn to_claim_worker(
+        &mut self,
+        message: &ToClaimWorker,
+        attachments: &[Vec<u8>],
+    ) -> LabResult<()> {
+        self.claim_worker = true;
+        self.to_claims
+            .push_back((message.clone(), attachments.to_vec()));
+        Ok(())
+    }
+    fn end_claim_worker(&mut self) {
+        self.claim_worker = false;
+        self.to_claims.clear();
+    }
+    fn die(&mut self, how: Crash) {
+        panic!("asked to die: {how:?}");
+    }
+}
+
+fn fake() -> Fake {
+    Fake {
+        cores: 1,
+        ..Fake::default()
+    }
+}
+
+fn reset(lead: &mut Lead, host: &mut Fake, settings: LabSettings) {
+    lead.message(
+        host,
+        ToWorker::Reset {
+            corpus: DEFAULT_CORPUS.into(),
+            settings,
+        },
+        Vec::new(),
+    );
+}
+
+/// A lead with the default model, and its host with nothing posted yet.
+fn started(host: &mut Fake) -> Lead {
+    let mut lead = Lead::start(host);
+    reset(&mut lead, host, LabSettings::default());
+    assert!(host
+        .posted
+        .iter()
+        .any(|m| matches!(m, FromWorker::Ready { .. })));
+    host.posted.clear();
+    lead
+}
+
+/// Run the wake-ups asked for, in order, `n` times at most, moving the clock `ms` before each.
+fn run_wakes(lead: &mut Lead, host: &mut Fake, n: usize, ms: f64) {
+    for _ in 0..n {
+        let Some((wake, _)) = host.wakes.pop_front() else {
+            return;
+        };
+        host.clock.set(host.clock.get() + ms);
+        lead.wake(host, wake);
+    }
+}
+
+fn points(posted: &[FromWorker]) -> Vec<u64> {
+    posted
+        .iter()
+        .flat_map(|m| match m {
+            FromWorker::Progress { points, .. } => points.iter().map(|p| p.step).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+fn progresses(posted: &[FromWorker]) -> usize {
+    posted
+        .iter()
+        .filter(|m| matches!(m, FromWorker::Progress { .. }))
+        .count()
+}
+
+fn step_of(lead: &Lead) -> u64 {
+    lead.session().kept_models().unwrap().0.step
+}
+
+#[test]
+fn playing_posts_every_loss_point_once_at_most_ten_times_a_second() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    // The fake clock stands still while steps run, so at full speed a slice would seem to
+    // fit any number of steps: a limit of 100 steps/s takes one per 10 ms tick.
+    lead.message(&mut host, ToWorker::Speed(Some(100.0)), Vec::new());
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    // 60 ticks 10 ms apart: 600 ms of play.
+    run_wakes(&mut lead, &mut host, 60, 10.0);
+    let played = progresses(&host.posted);
+    lead.message(&mut host, ToWorker::Pause, Vec::new());
+    let steps = points(&host.posted);
+    let step = step_of(&lead);
+    assert!((59..=61).contains(&step), "one step a tick, at step {step}");
+    assert_eq!(
+        steps,
+        (1..=step).collect::<Vec<_>>(),
+        "each point once, in order"
+    );
+    // Play's own Progress, then at most one per 100 ms of the 600.
+    assert!(
+        (2..=8).contains(&played),
+        "{played} Progress posts while playing"
+    );
+    let last = host.posted.iter().rev().find_map(|m| match m {
+        FromWorker::Progress { playing, .. } => Some(*playing),
+        _ => None,
+    });
+    assert_eq!(
+        last,
+        Some(false),
+        "Pause lets the held points through, not playing"
+    );
+    assert!(host.wakes.iter().all(|(w, _)| *w == Wake::Tick));
+    // A tick asked for before the Pause takes no step.
+    run_wakes(&mut lead, &mut host, 5, 10.0);
+    assert_eq!(step_of(&lead), step);
+}
+
+#[test]
+fn a_speed_limit_takes_the_steps_it_owes_and_no_more() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    lead.message(&mut host, ToWorker::Speed(Some(20.0)), Vec::new());
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    let (wake, after) = host.wakes[0];
+    assert_eq!(
+        (wake, after),
+        (Wake::Tick, Some(50)),
+        "a tick every 1000/20 ms"
+    );
+    // Two seconds of ticks, each 50 ms after the last.
+    run_wakes(&mut lead, &mut host, 40, 50.0);
+    let step = step_of(&lead);
+    assert!(
+        (38..=41).contains(&step),
+        "20 steps/s for 2 s took {step} steps"
+    );
+}
+
+#[test]
+fn a_snapshot_comes_about_five_times_a_second_while_playing() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    lead.message(&mut host, ToWorker::Speed(Some(100.0)), Vec::new());
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    run_wakes(&mut lead, &mut host, 100, 10.0);
+    let snapshots = host
+        .posted
+        .iter()
+        .filter(|m| matches!(m, FromWorker::Inspected { .. }))
+        .count();
+    // 1000 ms of play.
+    assert!(
+        (4..=6).contains(&snapshots),
+        "{snapshots} snapshots in a second"
+    );
+}
+
+/// The gradient workers' jobs, answered by replicas as the browser's would, in job order.
+fn answer_jobs(lead: &mut Lead, host: &mut Fake, replicas: &mut Vec<Replica>) {
+    while let Some((index, message, weights)) = host.to_gradients.pop_front() {
+        if replicas.len() <= index {
+            replicas.resize_with(index + 1, Replica::default);
+        }
+        match message {
+            ToGradientWorker::Replica { id, shape } => replicas[index].build(id, shape),
+            ToGradientWorker::Gradients(job) => {
+                let weights = weights.expect("a job brings its weights");
+                let (losses, grads) = replicas[index]
+                    .gradients(job, vec_io(&weights))
+                    .expect("the share's gradients");
+                lead.answered(host, index, Ok(losses), grads);
+            }
+            ToGradientWorker::Crash => panic!("not asked to crash"),
+        }
+    }
+}
+
+fn losses(posted: &[FromWorker]) -> Vec<f32> {
+    posted
+        .iter()
+        .flat_map(|m| match m {
+            FromWorker::Progress { points, .. } => points.iter().map(|p| p.loss).collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+#[test]
+fn steps_on_two_workers_match_one_workers_and_messages_wait_for_the_step() {
+    let mut alone = fake();
+    let mut one = started(&mut alone);
+    for _ in 0..4 {
+        one.message(&mut alone, ToWorker::Step, Vec::new());
+    }
+
+    let mut host = fake();
+    let mut two = started(&mut host);
+    two.message(
+        &mut host,
+        ToWorker::Workers(WorkerCount::Fixed(2)),
+        Vec::new(),
+    );
+    assert!(host
+        .posted
+        .iter()
+        .any(|m| matches!(m, FromWorker::Workers(WorkersInUse { using: 2, .. }))));
+    let mut replicas = Vec::new();
+    for k in 0..4 {
+        two.message(&mut host, ToWorker::Step, Vec::new());
+        assert_eq!(host.gradient_workers, 1);
+        // The step waits for its share: a message meanwhile waits too.
+        let before = host.posted.len();
+        two.message(&mut host, ToWorker::Pause, Vec::new());
+        assert_eq!(
+            host.posted.len(),
+            before,
+            "step {k}: nothing before the answer"
+        );
+        answer_jobs(&mut two, &mut host, &mut replicas);
+        // The step's Progress, then the Pause's.
+        let after: Vec<_> = host.posted[before..].iter().collect();
+        let first = after
+            .iter()
+            .position(|m| matches!(m, FromWorker::Progress { .. }));
+        assert!(first.is_some(), "step {k}: the step replied");
+    }
+    let (a, b) = (losses(&alone.posted), losses(&host.posted));
+    assert_eq!(a.len(), 4);
+    assert_eq!(b.len(), 4);
+    for (x, y) in a.iter().zip(&b) {
+        assert!(
+            (x - y).abs() <= 1e-4 * x.abs().max(1.0),
+            "{a:?} against {b:?}"
+        );
+    }
+    // The copy is built once, then only jobs go out.
+    assert_eq!(replicas.len(), 1);
+}
+
+#[test]
+fn a_gradient_worker_that_cannot_start_leaves_training_on_one() {
+    let mut host = Fake {
+        refuse_workers: true,
+        ..fake()
+    };
+    let mut lead = started(&mut host);
+    lead.message(
+        &mut host,
+        ToWorker::Workers(WorkerCount::Fixed(2)),
+        Vec::new(),
+    );
+    lead.message(&mut host, ToWorker::Step, Vec::new());
+    assert_eq!(step_of(&lead), 1, "the step was taken here");
+    let why = host.posted.iter().rev().find_map(|m| match m {
+        FromWorker::Workers(w) => Some(w.clone()),
+        _ => None,
+    });
+    let why = why.unwrap();
+    assert_eq!(why.using, 1);
+    assert!(why.why.unwrap().contains("a second worker could not start"));
+}
+
+#[test]
+fn a_dead_gradient_worker_stops_the_lead_as_its_own_death_would() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    lead.message(
+        &mut host,
+        ToWorker::Workers(WorkerCount::Fixed(2)),
+        Vec::new(),
+    );
+    lead.message(&mut host, ToWorker::Step, Vec::new());
+    lead.gradient_worker_died(&mut host, "it trapped".into());
+    assert_eq!(host.gradient_workers, 0);
+    assert!(matches!(
+        host.posted.last(),
+        Some(FromWorker::Crashed { message }) if message.contains("a gradient worker stopped: it trapped")
+    ));
+    // Nothing waits for the dead step: the next message is answered.
+    lead.message(
+        &mut host,
+        ToWorker::Inspect {
+            probe: ProbeInput::default(),
+            at: None,
+        },
+        Vec::new(),
+    );
+    assert!(matches!(
+        host.posted.last(),
+        Some(FromWorker::Inspected { .. })
+    ));
+}
+
+#[test]
+fn auto_measures_both_sides_then_settles_on_the_faster() {
+    let mut host = Fake { cores: 4, ..fake() };
+    let mut lead = started(&mut host);
+    lead.message(&mut host, ToWorker::Workers(WorkerCount::Auto), Vec::new());
+    assert!(matches!(
+        host.posted.last(),
+        Some(FromWorker::Workers(WorkersInUse { most: 3, why: Some(why), .. })) if why.contains("measuring")
+    ));
+    // Every step costs the same on either side (each clock read moves it 1 ms): more workers
+    // do not gain, so Auto settles on one.
+    host.cost_per_read = 1.0;
+    let mut replicas = Vec::new();
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    for _ in 0..400 {
+        if host.wakes.is_empty() && host.to_gradients.is_empty() {
+            break;
+        }
+        answer_jobs(&mut lead, &mut host, &mut replicas);
+        run_wakes(&mut lead, &mut host, 1, 1.0);
+        let settled = host.posted.iter().any(|m| {
+            matches!(m, FromWorker::Workers(WorkersInUse { using: 1, why: Some(why), .. }) if why.contains("too little work to share"))
+        });
+        if settled {
+            assert_eq!(host.gradient_workers, 0, "the gradient workers are ended");
+            return;
+        }
+    }
+    panic!(
+        "Auto did not settle: {:?}",
+        host.posted
+            .iter()
+            .filter(|m| matches!(m, FromWorker::Workers(_)))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// The claim worker's messages, handled by a real claim worker, its news delivered back.
+fn run_claim_worker(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
+    loop {
+        if let Some((message, attachments)) = host.to_claims.pop_front() {
+            for news in worker.handle(message, attachments) {
+                lead.claim_news(host, news);
+            }
+        } else if worker.claim_running() {
+            for news in worker.claim_step(&|| 0.0) {
+                lead.claim_news(host, news);
+            }
+        } else {
+            return;
+        }
+    }
+}
+
+fn claims_done(posted: &[FromWorker]) -> Vec<Claim> {
+    posted
+        .iter()
+        .filter_map(|m| match m {
+            FromWorker::ClaimDone { claim, result } => {
+                assert!(result.is_ok(), "{claim:?}: {result:?}");
+                Some(*claim)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn claims_take_turns_in_the_claim_worker_while_training_goes_on() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    let run = |claim| ToWorker::RunClaim {
+        claim,
+        probe: ProbeInput::default(),
+    };
+    lead.message(&mut host, run(Claim::Leakage), Vec::new());
+    lead.message(&mut host, run(Claim::KvCache), Vec::new());
+    assert!(host.claim_worker, "the claim worker started");
+    assert!(matches!(
+        host.posted.last(),
+        Some(FromWorker::ClaimQueued {
+            claim: Claim::KvCache
+        })
+    ));
+    // The first claim's copy and its Run went out; the second waits in the lead.
+    assert!(matches!(host.to_claims[0].0, ToClaimWorker::Copy { .. }));
+    assert!(matches!(
+        host.to_claims[1].0,
+        ToClaimWorker::Run {
+            claim: Claim::Leakage,
+            ..
+        }
+    ));
+    assert_eq!(host.to_claims.len(), 2);
+    // Training goes on meanwhile, here.
+    lead.message(&mut host, ToWorker::Step, Vec::new());
+    assert_eq!(step_of(&lead), 1);
+    let mut worker = ClaimWorker::default();
+    run_claim_worker(&mut lead, &mut host, &mut worker);
+    assert_eq!(
+        claims_done(&host.posted),
+        vec![Claim::Leakage, Claim::KvCache]
+    );
+}
+
+#[test]
+fn a_dead_claim_worker_ends_its_claim_with_why_and_the_next_starts_afresh() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    let run = |claim| ToWorker::RunClaim {
+        claim,
+        probe: ProbeInput::default(),
+    };
+    lead.message(&mut host, run(Claim::Leakage), Vec::new());
+    lead.message(&mut host, run(Claim::KvCache), Vec::new());
+    lead.claim_news(
+        &mut host,
+        FromClaimWorker::Crashed {
+            message: "out of memory".into(),
+        },
+    );
+    let ended = host.posted.iter().find_map(|m| match m {
+        FromWorker::ClaimDone {
+            claim: Claim::Leakage,
+            result: Err(e),
+        } => Some(e.to_string()),
+        _ => None,
+    });
+    assert!(ended
+        .unwrap()
+        .contains("the claims' worker stopped: out of memory"));
+    // The waiting claim started in a new claim worker, with a copy of its own.
+    assert!(host.claim_worker);
+    assert!(matches!(host.to_claims[0].0, ToClaimWorker::Copy { .. }));
+    assert!(matches!(
+        host.to_claims[1].0,
+        ToClaimWorker::Run {
+            claim: Claim::KvCache,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn without_nested_workers_claims_run_in_the_lead_between_slices() {
+    let mut host = Fake {
+        no_nested_workers: true,
+        ..fake()
+    };
+    let mut lead = started(&mut host);
+    lead.message(
+        &mut host,
+        ToWorker::RunClaim {
+            claim: Claim::KvCache,
+            probe: ProbeInput::default(),
+        },
+        Vec::new(),
+    );
+    assert!(!host.claim_worker);
+    run_wakes(&mut lead, &mut host, 200, 1.0);
+    assert_eq!(claims_done(&host.posted), vec![Claim::KvCache]);
+}
+
+#[test]
+fn a_keep_lets_the_held_points_through_first_then_says_kept() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    // Ticks close together: some points are held back.
+    run_wakes(&mut lead, &mut host, 3, 1.0);
+    lead.message(&mut host, ToWorker::Keep, Vec::new());
+    assert_eq!(host.stored, vec![StoreJob::Keep]);
+    let (model, _) = lead.models_to_keep().unwrap();
+    let plan = lead.history_to_keep().unwrap();
+    assert_eq!(
+        plan.new_entries.len(),
+        plan.index.steps.len(),
+        "nothing written yet"
+    );
+    let written = Ok((model.step, Some((plan.generation, plan.index))));
+    host.posted.clear();
+    lead.kept(&mut host, written);
+    let step = step_of(&lead);
+    assert!(matches!(host.posted.last(), Some(FromWorker::Kept { step: s }) if *s == model.step));
+    assert_eq!(
+        points(&host.posted).last().copied(),
+        Some(step),
+        "the points up to the kept step came first"
+    );
+    // The entries written are not written again.
+    assert!(lead.history_to_keep().unwrap().new_entries.is_empty());
+}
