@@ -1,9 +1,11 @@
-//! Attention Lab's web app: the page (thin Leptos views over signals) and the training worker
-//! (which owns the model). Neither does maths: the engine computes; they speak `protocol`.
+//! Attention Lab's web app: the page (thin Leptos views over signals) and the web worker's glue
+//! around `worker_core` (which owns the model). Neither does maths: the engine computes; they
+//! speak `protocol`.
 //!
 //! Imports point one way: page modules → `worker_client`/`storage` → `protocol` → engine data;
-//! the worker (`worker`) → `storage` → `protocol` → engine. No page module imports the worker's,
-//! nor the other way round. Both use `tasks` (a new task without the timer clamp).
+//! the worker's glue (`worker`) → `worker_core`, `storage` → `protocol` → engine. No page module
+//! imports the worker's, nor the other way round. Both use `tasks` (a new task without the timer
+//! clamp).
 
 mod alerts;
 mod app;

@@ -161,7 +161,7 @@ pub enum FromWorker {
     /// before this, so the page can keep the curves to match.
     Kept { step: u64 },
     /// The worker panicked: the panic's message, posted by its panic hook just before the
-    /// trap that ends it (`worker::start`).
+    /// trap that ends it (the app's `worker::report_deaths`).
     Crashed { message: String },
     /// `done` of a claim's `total` units are measured.
     ClaimProgress {

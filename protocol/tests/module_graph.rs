@@ -363,6 +363,23 @@ fn page_and_worker_do_not_import_each_other() {
     }
 }
 
+/// The engine, the protocol and the worker core know nothing of the web: they build, test and
+/// fuzz natively, and the app's glue is the only code that touches the browser's types.
+#[test]
+fn the_crates_under_the_app_name_nothing_of_the_web() {
+    for dir in ["engine/src", "protocol/src", "worker-core/src"] {
+        let mut files = Vec::new();
+        rust_files(&crate_src(dir), &mut files);
+        assert!(files.len() >= 5, "{dir}: too few files read");
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for web in ["js_sys", "web_sys", "wasm_bindgen"] {
+                assert!(!text.contains(web), "{} names {web}", file.display());
+            }
+        }
+    }
+}
+
 /// A crate written to a temporary folder: (file, text) pairs.
 fn planted(files: &[(&str, &str)]) -> Graph {
     let dir = std::env::temp_dir().join(format!(

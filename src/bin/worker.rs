@@ -1,6 +1,6 @@
-//! The training worker: owns the model, runs steps in short slices so it can still hear the
-//! page, and posts progress and snapshots. `worker` moves messages, keeps time, does the work on
-//! the browser's store and reports its own death; `worker_core::session` turns messages into replies.
+//! The web worker, in whichever role its name gives (`protocol::Role`): the lead the page talks
+//! to, a gradient worker or the claim worker. `worker` is the browser's glue (messages, timers,
+//! child workers, the store, its own death); `worker_core` decides everything else.
 
 /// Counts live heap bytes: the Claims panel's memory experiment reports what attention held.
 #[global_allocator]

@@ -1,6 +1,6 @@
 //! The explorer's Generate, in the worker: the decoder continues the sentence (or, for an
 //! encoder–decoder, writes the target of the source sentence) one token per macrotask
-//! (`worker::schedule_generation`), and each token goes to the page with the inspection of the
+//! (`Lead::wake` with `Wake::Generation`), and each token goes to the page with the inspection of the
 //! whole sequence so far, so the causal triangle gains a row per token.
 
 use crate::lab::Lab;

@@ -1,5 +1,6 @@
-//! The training worker's state machine: messages in, messages out, no DOM and no clock. The
-//! worker (`worker`) only moves messages and decides how many steps fit in a tick.
+//! The training session: the page's messages in, replies out, no clock and nothing of the
+//! browser. The lead (`lead::Lead`) decides when it trains and how many steps fit in a tick,
+//! shares steps with the gradient workers and holds replies to the page's cadence.
 
 mod keep;
 mod shared;
@@ -182,11 +183,11 @@ impl Session {
                 None => Vec::new(),
             },
             ToWorker::Download => self.download(),
-            // Done by the worker, which owns the store (`worker::keep`, `restore_history`).
+            // Done by the lead, which owns the store (`Lead::models_to_keep`, `Lead::history_read`).
             ToWorker::Keep | ToWorker::RestoreHistory => Vec::new(),
-            // Timed by the worker, which owns the clock (`worker::bench`).
+            // Timed by the lead, which owns the clock (`Lead::bench`).
             ToWorker::Bench { .. } => Vec::new(),
-            // The worker's own death (`worker::crash`), never the session's.
+            // The worker's own death (`Host::die`), never the session's.
             ToWorker::Crash(_) => Vec::new(),
             // How many workers train is the lead's (`Lead::choose_workers`).
             ToWorker::Workers(_) => Vec::new(),
@@ -414,7 +415,7 @@ impl Session {
         kept_before: usize,
     ) -> Vec<Reply> {
         // Play stops before the Progress says whether it plays: a Progress that says it still
-        // plays may be held back (`worker::hold_progress`), and its points would then reach
+        // plays may be held back (`Lead::hold_progress`), and its points would then reach
         // the page after whatever comes next (a Rewind's History among them).
         if stopped.is_some() {
             self.playing = false;
