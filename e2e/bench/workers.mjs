@@ -1,5 +1,5 @@
 // Steps per second with several training workers against one, in Chromium, in the same run.
-//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--hidden] [--cpu] [--case 'small b8']
+//   trunk build --release && node e2e/bench/workers.mjs [ROUNDS] [--phone] [--hidden] [--cpu] [--case 'small b8'] [--against DIR]
 //
 // Each case is set through the settings the page keeps (localStorage), then for each worker
 // count a fresh page plays for a while: the first seconds warm up (the gradient workers start
@@ -10,7 +10,9 @@
 // it plays, so it lays out and paints nothing: what the workers reach when the page's drawing
 // takes no core from them, the most that drawing less could give. `--cpu` (Linux) also gives
 // the cores Chromium's threads used while counted, from /proc: its workers' threads, and the
-// rest (the page, its compositing and the browser around it).
+// rest (the page, its compositing and the browser around it). `--against DIR` also serves another
+// build (say, dist/ copied before a change) and measures it in the same rounds, case by case right
+// after this one: its steps/s are the baseline each of this build's figures is a ratio against.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +25,7 @@ const hidden = process.argv.includes('--hidden');
 const cpu = process.argv.includes('--cpu');
 const counts = phone ? [1, 2, 4] : [1, 2];
 const only = process.argv.includes('--case') ? process.argv[process.argv.indexOf('--case') + 1] : null;
+const against = process.argv.includes('--against') ? process.argv[process.argv.indexOf('--against') + 1] : null;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const BASE = { preset: 'Tiny', learning_rate: 1e-3, batch_size: 8, mask_prob: 0.15, seed: 0, optimizer: 'Adam', train_mask: 'Padding', max_len: 32 };
@@ -39,15 +42,17 @@ const TARGETS = { 'tiny b8': 1.0, 'small b8': 1.6, 'small b32': 1.6, 'seq2seq Re
 
 const server = await serveDir(path.join(root, 'dist'));
 const baseUrl = `http://127.0.0.1:${server.address().port}/`;
+const otherServer = against && await serveDir(path.resolve(against));
+const otherUrl = against && `http://127.0.0.1:${otherServer.address().port}/`;
 const browser = await launch();
 const step = (page) => page.evaluate(() => Number(document.querySelector('[data-step]')?.dataset.step));
 
-async function stepsPerSecond(c, workers) {
+async function stepsPerSecond(c, workers, url = baseUrl) {
   const context = await browser.newContext(phone
     ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 }
     : { viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  await page.goto(baseUrl);
+  await page.goto(url);
   await page.evaluate((s) => { localStorage.clear(); localStorage.setItem('attention-lab/settings', JSON.stringify(s)); }, c.settings);
   await page.reload();
   await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
@@ -96,6 +101,7 @@ function coresUsed(before, after, seconds) {
 }
 
 const results = {};
+const baseline = {};
 const cores = {};
 for (let round = 1; round <= rounds; round++) {
   for (const c of CASES) {
@@ -103,6 +109,12 @@ for (let round = 1; round <= rounds; round++) {
     for (const n of counts) sps[n] = await stepsPerSecond(c, n);
     (results[c.name] ??= []).push(sps);
     console.log(`round ${round} ${c.name}: ${counts.map((n) => `${n}: ${sps[n].toFixed(1)} steps/s`).join(', ')}`);
+    if (against) {
+      const other = {};
+      for (const n of counts) other[n] = await stepsPerSecond(c, n, otherUrl);
+      (baseline[c.name] ??= []).push(other);
+      console.log(`round ${round} ${c.name} (${against}): ${counts.map((n) => `${n}: ${other[n].toFixed(1)} steps/s`).join(', ')}`);
+    }
     for (const n of cpu ? counts : []) {
       const { workers, rest } = cores[`${c.name} ${n}`];
       console.log(`    ${n} worker${n > 1 ? 's' : ''}: workers' threads ${workers.map((w) => w.toFixed(2)).join(' + ')} cores, the rest ${rest.toFixed(2)}`);
@@ -111,6 +123,7 @@ for (let round = 1; round <= rounds; round++) {
 }
 await browser.close();
 server.close();
+if (otherServer) otherServer.close();
 
 console.log(`\n${phone ? 'phone emulation' : 'desktop'}${hidden ? ', page hidden' : ''}; ratios = median over rounds of each round's steps/s against 1 worker`);
 for (const c of CASES) {
@@ -122,4 +135,11 @@ for (const c of CASES) {
   const two = median(rs.map((r) => r[2] / r[1]));
   const target = TARGETS[c.name];
   console.log(`${c.name.padEnd(16)} 1 worker ${median(rs.map((r) => r[1])).toFixed(1).padStart(6)} steps/s; ${parts.join(', ')}  (target ≥ ${target}× with 2: ${two >= target ? 'met' : 'MISSED'})`);
+}
+if (against) {
+  console.log(`\nthis build against ${against}: median over rounds of each round's steps/s ratio (1.00× = the same speed)`);
+  for (const c of CASES) {
+    const ratios = counts.map((n) => `${n} worker${n > 1 ? 's' : ''} ${median(results[c.name].map((r, i) => r[n] / baseline[c.name][i][n])).toFixed(2)}×`);
+    console.log(`${c.name.padEnd(16)} ${ratios.join(', ')}`);
+  }
 }

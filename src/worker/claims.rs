@@ -25,7 +25,11 @@ pub fn start() -> impl FnMut(JsValue) {
                 crash(Crash::ClaimWorker);
                 Vec::new()
             }
-            Ok((message, attachments)) => state.borrow_mut().worker.handle(message, attachments),
+            // Still borrowed: a panic trapped inside a unit; the worker is dead and reported.
+            Ok((message, attachments)) => match state.try_borrow_mut() {
+                Ok(mut s) => s.worker.handle(message, attachments),
+                Err(_) => return,
+            },
             Err(e) => vec![FromClaimWorker::Crashed {
                 message: format!("a message to it did not decode ({e})"),
             }],
@@ -38,7 +42,9 @@ pub fn start() -> impl FnMut(JsValue) {
 /// The claim's next unit in a task of its own, while one is under way.
 fn next_unit(state: &Rc<RefCell<State>>) {
     {
-        let mut s = state.borrow_mut();
+        let Ok(mut s) = state.try_borrow_mut() else {
+            return;
+        };
         if !s.worker.claim_running() || s.unit_pending {
             return;
         }
@@ -47,7 +53,9 @@ fn next_unit(state: &Rc<RefCell<State>>) {
     let state = state.clone();
     next_task(move || {
         let said = {
-            let mut s = state.borrow_mut();
+            let Ok(mut s) = state.try_borrow_mut() else {
+                return;
+            };
             s.unit_pending = false;
             s.worker.claim_step(&now)
         };

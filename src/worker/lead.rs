@@ -33,14 +33,28 @@ struct Web {
     /// Work on the browser's store, waiting its turn, and whether it is under way.
     store_jobs: VecDeque<StoreJob>,
     storing: bool,
+    /// How a test asked the lead to die: done once the lead is no longer borrowed, as the
+    /// message's last act.
+    dying: Option<Crash>,
 }
 
-/// Run `f` on the lead and its host, if the state still lives.
+/// Run `f` on the lead and its host, then die if the lead asked to (`Host::die`: a test).
+///
+/// The state is borrowed only here, and nothing here waits, so a borrow that is still held
+/// means a panic trapped inside one (`panic = "abort"` leaves no unwinding to release it): the
+/// worker is dead, its first panic was reported, and the timers and messages that still come
+/// are ignored rather than reported as a second death.
 fn with(state: &Weak<RefCell<State>>, f: impl FnOnce(&mut Lead, &mut Web)) {
-    if let Some(state) = state.upgrade() {
-        let mut guard = state.borrow_mut();
-        let State { lead, web } = &mut *guard;
-        f(lead, web);
+    let Some(state) = state.upgrade() else { return };
+    let Ok(mut guard) = state.try_borrow_mut() else {
+        return;
+    };
+    let State { lead, web } = &mut *guard;
+    f(lead, web);
+    let dying = web.dying.take();
+    drop(guard);
+    if let Some(how) = dying {
+        crash(how);
     }
 }
 
@@ -55,21 +69,20 @@ pub fn start() -> impl FnMut(JsValue) {
                 claim_worker: None,
                 store_jobs: VecDeque::new(),
                 storing: false,
+                dying: None,
             },
         })
     });
-    {
-        let mut guard = state.borrow_mut();
-        let State { lead, web } = &mut *guard;
-        *lead = Lead::start(web);
-    }
+    let me = Rc::downgrade(&state);
+    with(&me, |lead, web| *lead = Lead::start(web));
+    // The page's packets hold the state alive.
     move |data: JsValue| {
-        let mut guard = state.borrow_mut();
-        let State { lead, web } = &mut *guard;
-        match read::<ToWorker>(&data) {
-            Ok((message, attachments)) => lead.message(web, message, attachments),
-            Err(e) => web.post(FromWorker::Failed(e).into()),
-        }
+        with(&Rc::downgrade(&state), |lead, web| {
+            match read::<ToWorker>(&data) {
+                Ok((message, attachments)) => lead.message(web, message, attachments),
+                Err(e) => web.post(FromWorker::Failed(e).into()),
+            }
+        })
     }
 }
 
@@ -169,7 +182,7 @@ impl Host for Web {
     }
 
     fn die(&mut self, how: Crash) {
-        crash(how);
+        self.dying = Some(how);
     }
 }
 
