@@ -104,29 +104,32 @@ impl ModelShape {
         );
         differ("model", self.kind(), here.kind());
         let (a, b) = (self.architecture, here.architecture);
+        let (heads, here_heads) = (self.heads(), here.heads());
+        let (da, db) = (a.describe(heads), b.describe(here_heads));
         differ("KV heads", kv_words(a), kv_words(b));
-        differ(
-            "positions",
-            a.positions.label().to_lowercase(),
-            b.positions.label().to_lowercase(),
-        );
-        differ(
-            "attention",
-            a.attention.label().to_lowercase(),
-            b.attention.label().to_lowercase(),
-        );
+        differ("positions", da.positions().into(), db.positions().into());
+        differ("attention", da.attention().into(), db.attention().into());
         differ(
             "scaling",
             a.scaling.label().into(),
             b.scaling.label().into(),
         );
-        let compare = |c: Option<Architecture>| {
+        let compare = |c: Option<Architecture>, heads: usize| {
             c.map_or("off".to_string(), |b| {
-                format!("with B: {}", architecture_words(b))
+                format!("with B: {}", b.describe(heads).name())
             })
         };
-        differ("Compare", compare(self.compare), compare(here.compare));
+        differ(
+            "Compare",
+            compare(self.compare, heads),
+            compare(here.compare, here_heads),
+        );
         out
+    }
+
+    /// H of the preset.
+    fn heads(self) -> usize {
+        self.preset.config().num_attention_heads
     }
 
     fn kind(self) -> String {
@@ -145,22 +148,6 @@ fn kv_words(a: Architecture) -> String {
         Some(g) => g.to_string(),
         None => "one per head".to_string(),
     }
-}
-
-fn architecture_words(a: Architecture) -> String {
-    let heads = match a.kv_heads {
-        Some(g) => format!("{g} KV heads"),
-        None => "one K/V per head".to_string(),
-    };
-    format!(
-        "{} positions, {} attention{}, {heads}",
-        a.positions.label().to_lowercase(),
-        a.attention.label().to_lowercase(),
-        match a.scaling {
-            AttentionScaling::InverseSqrtHeadSize => "",
-            AttentionScaling::None => " unscaled",
-        }
-    )
 }
 
 /// Everything a link restores.
