@@ -47,43 +47,15 @@ pub fn facts(info: &ModelInfo) -> String {
 }
 
 /// The attention architecture as the facts line states it: " · GQA 2 KV heads · rotary ·
-/// linear", each part only when it is not BERT's (multi-head, absolute, softmax).
+/// linear attention", each part only when it is not BERT's (multi-head, absolute, softmax).
 pub fn architecture(info: &ModelInfo) -> String {
-    use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
-    let mut parts = Vec::new();
-    match info.kv_groups() {
-        g if g == info.heads => {}
-        1 => parts.push("multi-query (1 KV head)".to_string()),
-        g => parts.push(format!("GQA {g} KV heads")),
-    }
-    match info.architecture.positions {
-        PositionEmbeddingType::Absolute => {}
-        PositionEmbeddingType::Rotary => parts.push("rotary".into()),
-        PositionEmbeddingType::Alibi => parts.push("ALiBi".into()),
-    }
-    if info.architecture.attention == AttentionType::Linear {
-        parts.push("linear attention".into());
-    }
-    if info.architecture.scaling == AttentionScaling::None {
-        parts.push("unscaled scores".into());
-    }
-    parts.iter().map(|p| format!(" · {p}")).collect()
+    info.architecture.describe(info.heads).departures()
 }
 
 /// The attention architecture named in full, BERT's parts too ("multi-head · absolute ·
 /// softmax"), to tell Compare's two models apart.
 pub fn architecture_name(info: &ModelInfo) -> String {
-    let kv = match info.kv_groups() {
-        g if g == info.heads => "multi-head".to_string(),
-        1 => "multi-query".to_string(),
-        g => format!("GQA {g} KV heads"),
-    };
-    let a = &info.architecture;
-    let scaling = match a.scaling {
-        engine::config::AttentionScaling::InverseSqrtHeadSize => "",
-        engine::config::AttentionScaling::None => " · unscaled",
-    };
-    format!("{kv} · {} · {}{scaling}", a.positions, a.attention)
+    info.architecture.describe(info.heads).name()
 }
 
 /// An ALiBi slope: a power of two as a fraction ("1/4", "1/256"), the half steps of head

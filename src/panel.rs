@@ -12,9 +12,10 @@ use engine::optim::OptimizerKind;
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use leptos::prelude::*;
+use protocol::fields::{self, Field};
 use protocol::{
-    rules, Architecture, Curves, LabError, LabResult, LabSettings, ModelBundle, Preset, ProbeInput,
-    ToWorker, WorkerCount,
+    rules, Architecture, Curves, LabResult, LabSettings, ModelBundle, Preset, ProbeInput, ToWorker,
+    WorkerCount,
 };
 
 #[component]
@@ -325,33 +326,28 @@ fn Settings(
             live.send(ToWorker::Tune(after));
         }
     };
-    let number = move |edit: fn(&mut LabSettings, f64) -> LabResult<()>| {
+    // Every input applies its text by its row's rule (`protocol::fields`).
+    let apply = move |field: &'static Field<LabSettings>| {
         move |ev| {
             let text = event_target_value(&ev);
-            change(&|s: &mut LabSettings| {
-                let v: f64 = text
-                    .trim()
-                    .parse()
-                    .map_err(|_| LabError::setting(format!("{text:?} is not a number")))?;
-                edit(s, v)
-            })
+            change(&|s: &mut LabSettings| field.apply(s, &text, ()))
         }
     };
     view! {
         <fieldset class="settings">
             <legend>"Model and settings"</legend>
-            <label>"Preset"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.preset = rules::preset(&v)?; Ok(()) }) }>
+            <label>{fields::PRESET.label}
+                <select on:change=apply(&fields::PRESET)>
                     <option value="tiny" selected=move || settings.with(|s| s.preset == Preset::Tiny)>{format!("tiny ({})", Preset::Tiny.describe())}</option>
                     <option value="small" selected=move || settings.with(|s| s.preset == Preset::Small)>{format!("small ({})", Preset::Small.describe())}</option>
                 </select>
             </label>
-            <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate. Sequence to sequence: an encoder–decoder (EncoderDecoderModel) that turns a sentence into another.">"Objective"
+            <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate. Sequence to sequence: an encoder–decoder (EncoderDecoderModel) that turns a sentence into another.">{fields::OBJECTIVE.label}
                 <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| {
-                    if v == "seq2seq" {
+                    if v == fields::SEQ2SEQ {
                         s.task = Some(s.task.unwrap_or(Task::Reverse));
                     } else {
-                        s.objective = rules::objective(&v)?;
+                        fields::OBJECTIVE.apply(s, &v, ())?;
                         s.task = None;
                     }
                     Ok(())
@@ -362,8 +358,8 @@ fn Settings(
                 </select>
             </label>
             <Show when=move || settings.with(|s| s.task.is_some())>
-                <label title="Copy: a sentence to itself. Reverse: a sentence to its words in reverse order. Reply: each line to the line that follows it.">"Task"
-                    <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.task = Some(rules::task(&v)?); Ok(()) }) }>
+                <label title="Copy: a sentence to itself. Reverse: a sentence to its words in reverse order. Reply: each line to the line that follows it.">{fields::TASK.label}
+                    <select on:change=apply(&fields::TASK)>
                         <option value="copy" selected=move || settings.with(|s| s.task == Some(Task::Copy))>"Copy"</option>
                         <option value="reverse" selected=move || settings.with(|s| s.task == Some(Task::Reverse))>"Reverse"</option>
                         <option value="reply" selected=move || settings.with(|s| s.task == Some(Task::Reply))>"Reply"</option>
@@ -374,34 +370,34 @@ fn Settings(
             <Show when=move || settings.with(|s| s.task.is_none() && s.objective == Objective::NextToken)>
                 <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
             </Show>
-            <label>"Learning rate"
+            <label>{fields::LEARNING_RATE.label}
                 <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())
-                    on:change=number(|s, v| { s.learning_rate = rules::learning_rate(v)?; Ok(()) })/>
+                    on:change=apply(&fields::LEARNING_RATE)/>
             </label>
-            <label>"Batch size"
+            <label>{fields::BATCH_SIZE.label}
                 <input type="number" min="1" max="64" step="1" prop:value=move || settings.with(|s| s.batch_size.to_string())
-                    on:change=number(|s, v| { s.batch_size = rules::batch_size(v)?; Ok(()) })/>
+                    on:change=apply(&fields::BATCH_SIZE)/>
             </label>
-            <label title="T: tokens per training example, padded or cut to it (BERT's max_seq_length)">"Training length"
+            <label title="T: tokens per training example, padded or cut to it (BERT's max_seq_length)">{fields::MAX_LEN.label}
                 <input type="number" min=rules::MAX_LEN.start().to_string() max=rules::MAX_LEN.end().to_string() step="1" prop:value=move || settings.with(|s| s.max_len.to_string())
-                    on:change=number(|s, v| { s.max_len = rules::max_len(v)?; Ok(()) })/>
+                    on:change=apply(&fields::MAX_LEN)/>
             </label>
-            <label>"Mask probability"
+            <label>{fields::MASK_PROB.label}
                 <input type="number" min="0.01" max="1" step="0.01" prop:value=move || settings.with(|s| s.mask_prob.to_string())
-                    on:change=number(|s, v| { s.mask_prob = rules::mask_prob(v)?; Ok(()) })/>
+                    on:change=apply(&fields::MASK_PROB)/>
             </label>
-            <label>"Seed"
+            <label>{fields::SEED.label}
                 <input type="number" min="0" step="1" prop:value=move || settings.with(|s| s.seed.to_string())
-                    on:change=number(|s, v| { s.seed = rules::seed(v)?; Ok(()) })/>
+                    on:change=apply(&fields::SEED)/>
             </label>
-            <label>"Optimizer"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.optimizer = rules::optimizer(&v)?; Ok(()) }) }>
+            <label>{fields::OPTIMIZER.label}
+                <select on:change=apply(&fields::OPTIMIZER)>
                     <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Adam)>"Adam"</option>
                     <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Sgd)>"SGD"</option>
                 </select>
             </label>
-            <label>"Training mask"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { s.train_mask = rules::mask(&v)?; Ok(()) }) }>
+            <label>{fields::TRAIN_MASK.label}
+                <select on:change=apply(&fields::TRAIN_MASK)>
                     <option value="none" selected=move || settings.with(|s| s.train_mask == MaskMode::None)>"None"</option>
                     <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
                     <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
@@ -410,14 +406,14 @@ fn Settings(
             <TrainingMaskNote mask=Signal::derive(move || settings.with(|s| s.train_mask))/>
             <label class="check" title="Train on one batch again and again, as the tutorial's loop does: the model memorises it">
                 <input type="checkbox" prop:checked=move || settings.with(|s| s.fixed_batch)
-                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| { s.fixed_batch = on; Ok(()) }) }/>
-                "Fixed batch"
+                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| fields::FIXED_BATCH.toggle(s, on)) }/>
+                {fields::FIXED_BATCH.label}
             </label>
             <ArchitectureGroup settings=settings change=change model=Model::A/>
             <label class="check" title="Train a second model, B, with its own architecture, beside this one: the same corpus, seed and batches, step for step">
                 <input type="checkbox" prop:checked=move || settings.with(|s| s.compare.is_some())
-                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| { s.compare = on.then(|| s.compare.unwrap_or_default()); Ok(()) }) }/>
-                "Compare"
+                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| fields::COMPARE.toggle(s, on)) }/>
+                {fields::COMPARE.label}
             </label>
             <Show when=move || settings.with(|s| s.compare.is_some())>
                 <ArchitectureGroup settings=settings change=change model=Model::B/>
@@ -483,26 +479,27 @@ fn ArchitectureGroup(
             })
             .collect_view()
     };
-    let on_kv = move |ev| {
-        let v = event_target_value(&ev);
-        change(&|s| {
-            let h = s.preset.config().num_attention_heads;
-            let g: f64 = v
-                .parse()
-                .map_err(|_| LabError::setting(format!("KV heads: {v:?} is not a number")))?;
-            let g = rules::kv_heads(g, h)?;
-            model.edit(s).kv_heads = (g != h).then_some(g);
-            Ok(())
-        })
+    // Each select applies its value by its row's rule (`protocol::fields`), then the rule
+    // for the pair of Positions and Attention.
+    let apply = move |field: &'static Field<Architecture, usize>| {
+        move |ev| {
+            let v = event_target_value(&ev);
+            change(&|s| {
+                let heads = s.preset.config().num_attention_heads;
+                field.apply(model.edit(s), &v, heads)?;
+                rules::architecture(model.get(s))?;
+                Ok(())
+            })
+        }
     };
     view! {
         <fieldset class="architecture" data-model=if model == Model::A { "A" } else { "B" }>
             <legend>{model.legend()}</legend>
-            <label title="K/V groups: query heads share keys and values in groups (grouped-query attention); 1 is multi-query">"KV heads"
-                <select on:change=on_kv>{kv_options}</select>
+            <label title="K/V groups: query heads share keys and values in groups (grouped-query attention); 1 is multi-query">{fields::KV_HEADS.label}
+                <select on:change=apply(&fields::KV_HEADS)>{kv_options}</select>
             </label>
-            <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer. ALiBi: each head adds −m·|i − j| to its scores (softmax attention only).">"Positions"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).positions = rules::positions(&v)?; rules::architecture(model.get(s))?; Ok(()) }) }>
+            <label title="Absolute: learned position embeddings added to the input. Rotary: q and k rotated by their position in every layer. ALiBi: each head adds −m·|i − j| to its scores (softmax attention only).">{fields::POSITIONS.label}
+                <select on:change=apply(&fields::POSITIONS)>
                     {PositionEmbeddingType::ALL.map(|p| {
                         let refused = move || settings.with(|s| p.refuses(model.get(s).attention));
                         view! {
@@ -512,8 +509,8 @@ fn ArchitectureGroup(
                     })}
                 </select>
             </label>
-            <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">"Attention"
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).attention = rules::attention_type(&v)?; rules::architecture(model.get(s))?; Ok(()) }) }>
+            <label title="Softmax: softmax(QKᵀ/√d_k + M)V. Linear: φ(Q)(φ(K)ᵀV) normalised, φ = elu + 1; no T×T matrix.">{fields::ATTENTION.label}
+                <select on:change=apply(&fields::ATTENTION)>
                     {AttentionType::ALL.map(|a| {
                         let refused = move || settings.with(|s| model.get(s).positions.refuses(a));
                         view! {
@@ -523,9 +520,12 @@ fn ArchitectureGroup(
                     })}
                 </select>
             </label>
-            <label title="÷√d_k: the scores QKᵀ divided by √d_k before the mask and softmax, as in BERT. None: the raw scores, to see what the scaling is for. Linear attention has no scores to scale.">"Scaling"
-                <select prop:disabled=move || settings.with(|s| model.get(s).attention == AttentionType::Linear)
-                    on:change=move |ev| { let v = event_target_value(&ev); change(&|s| { model.edit(s).scaling = rules::scaling(&v)?; Ok(()) }) }>
+            <label title="÷√d_k: the scores QKᵀ divided by √d_k before the mask and softmax, as in BERT. None: the raw scores, to see what the scaling is for. Linear attention has no scores to scale.">{fields::SCALING.label}
+                <select prop:disabled=move || settings.with(|s| match model.get(s).attention {
+                    AttentionType::Softmax => false,
+                    AttentionType::Linear => true,
+                })
+                    on:change=apply(&fields::SCALING)>
                     {AttentionScaling::ALL.map(|a| view! {
                         <option value=a.to_string() prop:selected=move || settings.with(|s| model.get(s).attention.applicable_scaling(model.get(s).scaling) == a)>{a.label()}</option>
                     })}

@@ -3,7 +3,7 @@
 //! Plain, serialisable data: the web app's snapshot and the CLI's `inspect`.
 
 use crate::batch::{Batch, MaskMode};
-use crate::config::AttentionScaling;
+use crate::config::{AttentionScaling, AttentionType};
 use crate::error::{EngineError, Result};
 use crate::forward::{forward, ForwardOptions};
 use crate::model::BertForPreTraining;
@@ -49,6 +49,10 @@ pub struct Inspection {
     /// What the traced `scaled` scores are: QKᵀ/√d_k, or QKᵀ itself (`"none"`).
     #[serde(default)]
     pub scaling: AttentionScaling,
+    /// What the trace's attention is: softmax (scores, weights) or linear (φ(Q), φ(K), and the
+    /// weights they imply), so a reader matches on the kind instead of guessing from the trace.
+    #[serde(default)]
+    pub attention: AttentionType,
     pub trace: AttentionTrace,
     /// Last layer's output (T×C).
     pub hidden: Matrix,
@@ -214,6 +218,7 @@ fn inspect_encoding(
         truncated: enc.truncated,
         mask,
         scaling: model.config.attention_scaling,
+        attention: model.config.attention_type,
         trace,
         hidden: Matrix::from_view(out.hidden.view()),
         mlm_logits,

@@ -2,6 +2,7 @@
 //! worker runs in units (so it can report progress and stop between them), and its result as
 //! plain data: the lines to plot, the numbers beside them, a one-line verdict.
 
+use crate::settings::positions_words;
 use engine::config::{AttentionScaling, PositionEmbeddingType};
 use engine::experiments::heads::{HeadStats, ROLES};
 pub use engine::experiments::Variant;
@@ -459,14 +460,6 @@ fn accuracy(tally: &[Tally], range: std::ops::Range<usize>) -> Option<f64> {
     (n > 0).then(|| hits as f64 / n as f64)
 }
 
-/// A kind of positions inside a sentence: "absolute", "rotary", "ALiBi".
-fn in_sentence(kind: PositionEmbeddingType) -> String {
-    match kind {
-        PositionEmbeddingType::Alibi => kind.label().to_string(),
-        _ => kind.label().to_lowercase(),
-    }
-}
-
 /// Claim 5: MLM accuracy by position of two models with different kinds of positions
 /// (absolute, rotary, ALiBi), both trained at length `trained_len` (T) for `steps` steps, on
 /// sequences of length 2T. The series, numbers and verdict name the kinds compared, absolute
@@ -575,10 +568,10 @@ pub fn extrapolation_result(
     } else {
         format!(
             "No rotary model here, {} in its place. ",
-            in_sentence(subject.kind)
+            positions_words(subject.kind)
         )
     };
-    let (s_name, o_name) = (in_sentence(subject.kind), in_sentence(other.kind));
+    let (s_name, o_name) = (positions_words(subject.kind), positions_words(other.kind));
     let (s_kept, o_kept) = (
         kept(within(subject), past_shared(subject)),
         kept(within(other), past_shared(other)),

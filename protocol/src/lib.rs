@@ -9,6 +9,7 @@ pub mod bundle;
 pub mod claims;
 pub mod curves;
 pub mod error;
+pub mod fields;
 pub mod generation;
 pub mod link;
 pub mod messages;

@@ -6,6 +6,7 @@
 //! An address is anything anyone typed or pasted: a field that cannot be read keeps its
 //! default and says why, and the good fields around it stay.
 
+use crate::fields::{self, task_name, Field, Kind};
 use crate::restore::Restored;
 use crate::rules;
 use crate::stage::Stage;
@@ -16,6 +17,9 @@ use engine::config::{AttentionScaling, AttentionType};
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+// What the tests check the rules read back.
+#[cfg(test)]
+use crate::fields::{mask_name, objective_name};
 
 /// The longest sentence a link may carry, in characters: about as much as a model reads
 /// (MiniLM reads 512 tokens), and short enough that the address stays within what servers take
@@ -68,6 +72,11 @@ impl ModelShape {
         }
     }
 
+    /// The default settings with this shape.
+    pub fn settings(self) -> LabSettings {
+        self.applied_to(&LabSettings::default())
+    }
+
     /// `settings` with this shape; the rest (learning rate, batch, seed…) as they were.
     pub fn applied_to(self, settings: &LabSettings) -> LabSettings {
         LabSettings {
@@ -95,29 +104,32 @@ impl ModelShape {
         );
         differ("model", self.kind(), here.kind());
         let (a, b) = (self.architecture, here.architecture);
+        let (heads, here_heads) = (self.heads(), here.heads());
+        let (da, db) = (a.describe(heads), b.describe(here_heads));
         differ("KV heads", kv_words(a), kv_words(b));
-        differ(
-            "positions",
-            a.positions.label().to_lowercase(),
-            b.positions.label().to_lowercase(),
-        );
-        differ(
-            "attention",
-            a.attention.label().to_lowercase(),
-            b.attention.label().to_lowercase(),
-        );
+        differ("positions", da.positions().into(), db.positions().into());
+        differ("attention", da.attention().into(), db.attention().into());
         differ(
             "scaling",
             a.scaling.label().into(),
             b.scaling.label().into(),
         );
-        let compare = |c: Option<Architecture>| {
+        let compare = |c: Option<Architecture>, heads: usize| {
             c.map_or("off".to_string(), |b| {
-                format!("with B: {}", architecture_words(b))
+                format!("with B: {}", b.describe(heads).name())
             })
         };
-        differ("Compare", compare(self.compare), compare(here.compare));
+        differ(
+            "Compare",
+            compare(self.compare, heads),
+            compare(here.compare, here_heads),
+        );
         out
+    }
+
+    /// H of the preset.
+    fn heads(self) -> usize {
+        self.preset.config().num_attention_heads
     }
 
     fn kind(self) -> String {
@@ -136,22 +148,6 @@ fn kv_words(a: Architecture) -> String {
         Some(g) => g.to_string(),
         None => "one per head".to_string(),
     }
-}
-
-fn architecture_words(a: Architecture) -> String {
-    let heads = match a.kv_heads {
-        Some(g) => format!("{g} KV heads"),
-        None => "one K/V per head".to_string(),
-    };
-    format!(
-        "{} positions, {} attention{}, {heads}",
-        a.positions.label().to_lowercase(),
-        a.attention.label().to_lowercase(),
-        match a.scaling {
-            AttentionScaling::InverseSqrtHeadSize => "",
-            AttentionScaling::None => " unscaled",
-        }
-    )
 }
 
 /// Everything a link restores.
@@ -199,28 +195,7 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     let mut put = |key: &str, value: &str| {
         parts.push(format!("{key}={}", utf8_percent_encode(value, ENCODED)))
     };
-    let (p, dp) = (&view.probe, &d.probe);
-    if p.text != dp.text {
-        put("sentence", cut(&p.text));
-    }
-    if p.pair != dp.pair {
-        put("pair", cut(&p.pair));
-    }
-    if p.target != dp.target {
-        put("target", cut(&p.target));
-    }
-    if let Some(n) = p.pad_to {
-        put("pad", &n.to_string());
-    }
-    if p.mask != dp.mask {
-        put("mask", mask_name(p.mask));
-    }
-    if let Some(w) = p.window {
-        put("window", &w.to_string());
-    }
-    if p.attention != dp.attention {
-        put("kernel", &p.attention.name().to_lowercase());
-    }
+    put_fields(&mut put, "", &fields::PROBE, &view.probe, &d.probe);
     if view.stage != d.stage {
         put("stage", view.stage.slug());
     }
@@ -239,22 +214,25 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     if let Some(c) = view.chapter {
         put("tour", &c.to_string());
     }
-    let (s, ds) = (&view.shape, &d.shape);
-    if s.preset != ds.preset {
-        put("preset", s.preset.name());
-    }
-    match s.task {
-        Some(task) => {
-            put("objective", "seq2seq");
-            put("task", task_name(task));
-        }
-        None if s.objective != ds.objective => put("objective", objective_name(s.objective)),
-        None => {}
-    }
-    write_architecture(&mut put, "", s.architecture);
+    let (s, ds) = (view.shape.settings(), d.shape.settings());
+    put_fields(&mut put, "", &fields::SETTINGS, &s, &ds);
+    put_fields(
+        &mut put,
+        "",
+        &fields::ARCHITECTURE_FIELDS,
+        &s.architecture,
+        &ds.architecture,
+    );
+    put_fields(&mut put, "", &[&fields::COMPARE], &s, &ds);
     if let Some(b) = s.compare {
-        put("compare", "on");
-        write_architecture(&mut put, "b-", b);
+        let d = Architecture::default();
+        put_fields(
+            &mut put,
+            fields::MODEL_B_LINK,
+            &fields::ARCHITECTURE_FIELDS,
+            &b,
+            &d,
+        );
     }
     match view.embed {
         // A bare word, as a teacher would type it.
@@ -269,19 +247,23 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     }
 }
 
-fn write_architecture(put: &mut impl FnMut(&str, &str), prefix: &str, a: Architecture) {
-    let d = Architecture::default();
-    if let Some(g) = a.kv_heads {
-        put(&format!("{prefix}kv"), &g.to_string());
-    }
-    if a.positions != d.positions {
-        put(&format!("{prefix}positions"), &a.positions.to_string());
-    }
-    if a.attention != d.attention {
-        put(&format!("{prefix}attention"), &a.attention.to_string());
-    }
-    if a.scaling != d.scaling {
-        put(&format!("{prefix}scaling"), &a.scaling.to_string());
+/// Each of `rows` a link carries whose value in `value` differs from the one in `default`, its
+/// key after `prefix`.
+fn put_fields<S, C>(
+    put: &mut impl FnMut(&str, &str),
+    prefix: &str,
+    rows: &[&Field<S, C>],
+    value: &S,
+    default: &S,
+) {
+    for link in rows.iter().filter_map(|f| f.link.as_ref()) {
+        let written = (link.write)(value);
+        if let Some(v) = written
+            .as_deref()
+            .filter(|_| written != (link.write)(default))
+        {
+            put(&format!("{prefix}{}", link.key), cut(v));
+        }
     }
 }
 
@@ -305,7 +287,7 @@ pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
                 continue;
             }
         };
-        if !KEYS.contains(&key.as_str()) {
+        if !is_key(&key) {
             notices.push(format!(
                 "The link's \"{}\" is not something a link sets: ignored.",
                 shorten(&key)
@@ -372,35 +354,21 @@ fn attribute(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Every key a link may hold.
-const KEYS: [&str; 26] = [
-    "sentence",
-    "pair",
-    "target",
-    "pad",
-    "mask",
-    "window",
-    "kernel",
-    "stage",
-    "layer",
-    "head",
-    "part",
-    "model",
-    "tour",
-    "preset",
-    "objective",
-    "task",
-    "kv",
-    "positions",
-    "attention",
-    "scaling",
-    "compare",
-    "b-kv",
-    "b-positions",
-    "b-attention",
-    "b-scaling",
-    "embed",
-];
+/// The keys of the view around the settings' (`fields`).
+const VIEW_KEYS: [&str; 7] = ["stage", "layer", "head", "part", "model", "tour", "embed"];
+
+/// Whether a link may hold `key`.
+fn is_key(key: &str) -> bool {
+    let own = |k: Option<String>| k.as_deref() == Some(key);
+    let b = fields::MODEL_B_LINK;
+    VIEW_KEYS.contains(&key)
+        || fields::PROBE.iter().any(|f| own(f.link_key("")))
+        || fields::SETTINGS.iter().any(|f| own(f.link_key("")))
+        || own(fields::COMPARE.link_key(""))
+        || fields::ARCHITECTURE_FIELDS
+            .iter()
+            .any(|f| own(f.link_key("")) || own(f.link_key(b)))
+}
 
 struct Reader {
     fields: Vec<(String, Result<String, String>)>,
@@ -429,48 +397,32 @@ impl Reader {
         }
     }
 
-    fn read_probe(&mut self) {
-        let text = |v: &str| -> Result<String, String> {
-            let n = v.chars().count();
-            if n > MAX_TEXT {
-                Err(format!(
-                    "{n} characters are more than the {MAX_TEXT} a link may carry"
-                ))
-            } else {
-                Ok(v.to_string())
-            }
+    /// `field` as the link gives it (its key after `prefix`), set on `value` if it passes the
+    /// field's rule; a notice names it after `who` (Compare's "Model B: ") when it does not.
+    fn field<S, C>(&mut self, field: &Field<S, C>, prefix: &str, who: &str, value: &mut S, c: C) {
+        let Some(key) = field.link_key(prefix) else {
+            return;
         };
-        let p = &mut self.view.probe.clone();
-        if let Some(t) = self.get("sentence", "Sentence", text) {
-            p.text = t;
+        let label = format!("{who}{}", field.label);
+        self.get(&key, &label, |v| {
+            if let Kind::Text(_) = field.value {
+                let n = v.chars().count();
+                if n > MAX_TEXT {
+                    return Err(format!(
+                        "{n} characters are more than the {MAX_TEXT} a link may carry"
+                    ));
+                }
+            }
+            field.apply(value, v, c).map_err(|e| e.to_string())
+        });
+    }
+
+    fn read_probe(&mut self) {
+        let mut p = self.view.probe.clone();
+        for f in fields::PROBE {
+            self.field(f, "", "", &mut p, ());
         }
-        if let Some(t) = self.get("pair", "Second sentence", text) {
-            p.pair = t;
-        }
-        if let Some(t) = self.get("target", "Target", text) {
-            p.target = t;
-        }
-        if let Some(n) = self.get("pad", "Pad to", |v| {
-            rules::pad_to(v).map_err(|e| e.to_string())
-        }) {
-            p.pad_to = n;
-        }
-        if let Some(m) = self.get("mask", "Mask", |v| {
-            rules::mask(v).map_err(|e| e.to_string())
-        }) {
-            p.mask = m;
-        }
-        if let Some(w) = self.get("window", "Window", |v| {
-            rules::window(v, None).map_err(|e| e.to_string())
-        }) {
-            p.window = w;
-        }
-        if let Some(k) = self.get("kernel", "Attention", |v| {
-            rules::kernel(v).map_err(|e| e.to_string())
-        }) {
-            p.attention = k;
-        }
-        self.view.probe = p.clone();
+        self.view.probe = p;
     }
 
     fn read_view(&mut self, chapters: usize) {
@@ -520,43 +472,56 @@ impl Reader {
 
     fn read_shape(&mut self) {
         let mut shape = self.view.shape;
-        if let Some(p) = self.get("preset", "Preset", |v| {
-            rules::preset(v).map_err(|e| e.to_string())
-        }) {
-            shape.preset = p;
-        }
-        let seq2seq = self.get("objective", "Objective", |v| match v {
-            "seq2seq" => Ok(None),
-            v => rules::objective(v)
-                .map(Some)
-                .map_err(|_| "it must be mlm-nsp, next-token or seq2seq".to_string()),
-        });
+        let mut s = shape.settings();
+        self.field(&fields::PRESET, "", "", &mut s, ());
+        shape.preset = s.preset;
+        let (objective, task) = (&fields::OBJECTIVE, &fields::TASK);
+        let seq2seq = self.get(
+            objective.link_key("").as_deref().unwrap_or_default(),
+            objective.label,
+            |v| match v {
+                fields::SEQ2SEQ => Ok(None),
+                v => rules::objective(v)
+                    .map(Some)
+                    .map_err(|_| format!("it must be mlm-nsp, next-token or {}", fields::SEQ2SEQ)),
+            },
+        );
         match seq2seq {
             Some(Some(objective)) => shape.objective = objective,
             Some(None) => shape.task = Some(Task::Reverse),
             None => {}
         }
-        let task = self.get("task", "Task", |v| {
-            rules::task(v).map_err(|e| e.to_string())
-        });
+        let task = self.get(
+            task.link_key("").as_deref().unwrap_or_default(),
+            task.label,
+            |v| rules::task(v).map_err(|e| e.to_string()),
+        );
         match (task, shape.task) {
             (Some(t), Some(_)) => shape.task = Some(t),
-            (Some(_), None) => self
-                .notices
-                .push("Task: a task needs the objective seq2seq, so it is ignored.".into()),
+            (Some(_), None) => self.notices.push(format!(
+                "{}: a task needs the objective {}, so it is ignored.",
+                fields::TASK.label,
+                fields::SEQ2SEQ
+            )),
             (None, _) => {}
         }
         let heads = shape.preset.config().num_attention_heads;
         shape.architecture = self.architecture("", "", heads);
-        let compare_on = self.get("compare", "Compare", |v| match v {
-            "on" => Ok(true),
-            "off" => Ok(false),
-            _ => Err("it must be on or off".to_string()),
-        });
-        let b = self.architecture("b-", "Model B: ", heads);
-        let b_given = ["b-kv", "b-positions", "b-attention", "b-scaling"]
+        let compare = &fields::COMPARE;
+        let compare_on = self.get(
+            compare.link_key("").as_deref().unwrap_or_default(),
+            compare.label,
+            |v| match v {
+                "on" => Ok(true),
+                "off" => Ok(false),
+                _ => Err("it must be on or off".to_string()),
+            },
+        );
+        let b = self.architecture(fields::MODEL_B_LINK, fields::MODEL_B_LABEL, heads);
+        let b_given = fields::ARCHITECTURE_FIELDS
             .iter()
-            .any(|k| self.fields.iter().any(|(f, _)| f == k));
+            .filter_map(|f| f.link_key(fields::MODEL_B_LINK))
+            .any(|k| self.fields.iter().any(|(f, _)| *f == k));
         shape.compare = match compare_on {
             Some(false) if b_given => {
                 self.notices.push(
@@ -593,36 +558,13 @@ impl Reader {
 
     fn architecture(&mut self, prefix: &str, who: &str, heads: usize) -> Architecture {
         let mut a = Architecture::default();
-        if let Some(g) = self.get(&format!("{prefix}kv"), &format!("{who}KV heads"), |v| {
-            let g: f64 = v
-                .parse()
-                .map_err(|_| format!("\"{}\" is not a number", shorten(v)))?;
-            rules::kv_heads(g, heads).map_err(|e| e.to_string())
-        }) {
-            a.kv_heads = (g != heads).then_some(g);
-        }
-        if let Some(p) = self.get(
-            &format!("{prefix}positions"),
-            &format!("{who}Positions"),
-            |v| rules::positions(v).map_err(|e| e.to_string()),
-        ) {
-            a.positions = p;
-        }
-        if let Some(t) = self.get(
-            &format!("{prefix}attention"),
-            &format!("{who}Attention"),
-            |v| rules::attention_type(v).map_err(|e| e.to_string()),
-        ) {
-            a.attention = t;
-        }
-        if let Some(s) = self.get(&format!("{prefix}scaling"), &format!("{who}Scaling"), |v| {
-            rules::scaling(v).map_err(|e| e.to_string())
-        }) {
-            a.scaling = s;
+        for f in fields::ARCHITECTURE_FIELDS {
+            self.field(f, prefix, who, &mut a, heads);
         }
         if let Err(why) = rules::architecture(a) {
             self.notices.push(format!(
-                "{who}Positions and Attention: {why}, so softmax attention applies."
+                "{who}{}: {why}, so softmax attention applies.",
+                fields::positions_and_attention()
             ));
             a.attention = AttentionType::Softmax;
         }
@@ -682,29 +624,6 @@ fn shorten(v: &str) -> String {
         v.to_string()
     } else {
         format!("{}…", v.chars().take(40).collect::<String>())
-    }
-}
-
-fn mask_name(m: MaskMode) -> &'static str {
-    match m {
-        MaskMode::None => "none",
-        MaskMode::Padding => "padding",
-        MaskMode::Causal => "causal",
-    }
-}
-
-fn objective_name(o: Objective) -> &'static str {
-    match o {
-        Objective::MlmNsp => "mlm-nsp",
-        Objective::NextToken => "next-token",
-    }
-}
-
-fn task_name(t: Task) -> &'static str {
-    match t {
-        Task::Copy => "copy",
-        Task::Reverse => "reverse",
-        Task::Reply => "reply",
     }
 }
 

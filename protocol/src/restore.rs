@@ -3,8 +3,9 @@
 //! an older version's data, or a hand edit. A bad field falls back to its default and says so;
 //! the good fields around it stay.
 
+use crate::fields::{self, Field, Kind};
 use crate::rules;
-use crate::{Architecture, LabResult, LabSettings, ProbeInput, WorkerCount, DEFAULT_CORPUS};
+use crate::{Architecture, LabError, LabSettings, ProbeInput, WorkerCount, DEFAULT_CORPUS};
 use serde_json::{Map, Value};
 
 /// A restored value and what was reset on the way, one sentence per field, for the page.
@@ -18,76 +19,31 @@ pub struct Restored<T> {
 pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
     let mut value = LabSettings::default();
     let notices = match fields(kept, "settings") {
-        Ok(fields) => {
-            let mut c = Checker::new(&fields);
-            c.number(
-                "learning_rate",
-                "Learning rate",
-                &mut value.learning_rate,
-                rules::learning_rate,
-            );
-            c.number(
-                "batch_size",
-                "Batch size",
-                &mut value.batch_size,
-                rules::batch_size,
-            );
-            c.number(
-                "mask_prob",
-                "Mask probability",
-                &mut value.mask_prob,
-                rules::mask_prob,
-            );
-            c.number("seed", "Seed", &mut value.seed, rules::seed);
-            c.number(
-                "max_len",
-                "Training length",
-                &mut value.max_len,
-                rules::max_len,
-            );
-            c.name("preset", "Preset", &mut value.preset, rules::preset);
-            c.name(
-                "optimizer",
-                "Optimizer",
-                &mut value.optimizer,
-                rules::optimizer,
-            );
-            c.name(
-                "train_mask",
-                "Training mask",
-                &mut value.train_mask,
-                rules::mask,
-            );
-            c.name(
-                "objective",
-                "Objective",
-                &mut value.objective,
-                rules::objective,
-            );
-            c.check("task", "Task", &mut value.task, |v| match v {
-                Value::Null => Ok(None),
-                Value::String(s) => rules::task(s).map(Some).map_err(|e| e.to_string()),
-                _ => Err("not a name".into()),
-            });
-            c.check("fixed_batch", "Fixed batch", &mut value.fixed_batch, |v| {
-                v.as_bool().ok_or_else(|| "not on or off".to_string())
-            });
-            let mut notices = c.notices;
-            if let Some(kept) = fields.get("architecture") {
+        Ok(kept) => {
+            let mut notices: Vec<String> = fields::SETTINGS
+                .iter()
+                .filter_map(|f| check(f, &kept, &mut value, ()))
+                .collect();
+            if let Some(kept) = kept.get(fields::ARCHITECTURE) {
                 let heads = value.preset.config().num_attention_heads;
                 notices.extend(architecture(kept, heads, &mut value.architecture));
             }
-            match fields.get("compare") {
+            match kept.get(fields::COMPARE.stored) {
                 None | Some(Value::Null) => {}
-                Some(kept) if !kept.is_object() => notices.push(
-                    "Compare's model B kept from the last visit was unreadable, so Compare is off."
-                        .into(),
-                ),
+                Some(kept) if !kept.is_object() => notices.push(format!(
+                    "{}'s model B kept from the last visit was unreadable, so {} is off.",
+                    fields::COMPARE.label,
+                    fields::COMPARE.label
+                )),
                 Some(kept) => {
                     let heads = value.preset.config().num_attention_heads;
                     let mut b = Architecture::default();
                     let b_notices = architecture(kept, heads, &mut b);
-                    notices.extend(b_notices.into_iter().map(|n| format!("Model B: {n}")));
+                    notices.extend(
+                        b_notices
+                            .into_iter()
+                            .map(|n| format!("{}{n}", fields::MODEL_B_LABEL)),
+                    );
                     value.compare = Some(b);
                 }
             }
@@ -101,37 +57,19 @@ pub fn settings(kept: Option<&str>) -> Restored<LabSettings> {
 /// The "Architecture" group, checked against the `heads` of the preset kept beside it: a
 /// KV-heads value that does not divide them (a hand edit) goes back to one per head.
 fn architecture(kept: &Value, heads: usize, value: &mut Architecture) -> Vec<String> {
-    let Value::Object(fields) = kept else {
+    let Value::Object(kept) = kept else {
         return vec![
             "The architecture kept from the last visit was unreadable, so BERT's applies.".into(),
         ];
     };
-    let mut c = Checker::new(fields);
-    c.check("kv_heads", "KV heads", &mut value.kv_heads, |v| match v {
-        Value::Null => Ok(None),
-        v => v
-            .as_f64()
-            .ok_or_else(|| "not a number".to_string())
-            .and_then(|g| rules::kv_heads(g, heads).map_err(|e| e.to_string()))
-            .map(Some),
-    });
-    c.name(
-        "positions",
-        "Positions",
-        &mut value.positions,
-        rules::positions,
-    );
-    c.name(
-        "attention",
-        "Attention",
-        &mut value.attention,
-        rules::attention_type,
-    );
-    c.name("scaling", "Scaling", &mut value.scaling, rules::scaling);
-    let mut notices = c.notices;
+    let mut notices: Vec<String> = fields::ARCHITECTURE_FIELDS
+        .iter()
+        .filter_map(|f| check(f, kept, value, heads))
+        .collect();
     if let Err(why) = rules::architecture(*value) {
         notices.push(format!(
-            "Positions and Attention kept from the last visit: {why}, so softmax attention applies."
+            "{} kept from the last visit: {why}, so softmax attention applies.",
+            fields::positions_and_attention()
         ));
         value.attention = engine::config::AttentionType::Softmax;
     }
@@ -141,32 +79,10 @@ fn architecture(kept: &Value, heads: usize, value: &mut Architecture) -> Vec<Str
 pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
     let mut value = ProbeInput::default();
     let notices = match fields(kept, "probe") {
-        Ok(fields) => {
-            let mut c = Checker::new(&fields);
-            c.text("text", "Sentence", &mut value.text);
-            c.text("pair", "Second sentence", &mut value.pair);
-            c.text("target", "Target", &mut value.target);
-            c.name("mask", "Mask", &mut value.mask, rules::mask);
-            c.check("pad_to", "Pad to", &mut value.pad_to, |v| match v {
-                Value::Null => Ok(None),
-                // The text box's own rule, on the number as the user would have typed it.
-                Value::Number(n) => rules::pad_to(&n.to_string()).map_err(|e| e.to_string()),
-                _ => Err("not a number".into()),
-            });
-            // T is not known until the text is read: only 0 and non-numbers are refused here.
-            c.check("window", "Window", &mut value.window, |v| match v {
-                Value::Null => Ok(None),
-                Value::Number(n) => rules::window(&n.to_string(), None).map_err(|e| e.to_string()),
-                _ => Err("not a number".into()),
-            });
-            c.name(
-                "attention",
-                "Attention",
-                &mut value.attention,
-                rules::kernel,
-            );
-            c.notices
-        }
+        Ok(kept) => fields::PROBE
+            .iter()
+            .filter_map(|f| check(f, &kept, &mut value, ()))
+            .collect(),
         Err(notice) => notice.into_iter().collect(),
     };
     Restored { value, notices }
@@ -235,91 +151,54 @@ fn fields(kept: Option<&str>, what: &str) -> Result<Map<String, Value>, Option<S
     }
 }
 
-struct Checker<'a> {
-    fields: &'a Map<String, Value>,
-    notices: Vec<String>,
-}
-
-impl<'a> Checker<'a> {
-    fn new(fields: &'a Map<String, Value>) -> Self {
-        Checker {
-            fields,
-            notices: Vec::new(),
+/// `field` as `kept` holds it, set on `value` if it passes the field's rule. A field absent (an
+/// older version) keeps its default quietly; one that fails keeps its default, and the notice
+/// says which and why.
+fn check<S, C>(
+    field: &Field<S, C>,
+    kept: &Map<String, Value>,
+    value: &mut S,
+    c: C,
+) -> Option<String> {
+    let v = kept.get(field.stored)?;
+    let not = |what: &str| Err(LabError::setting(format!("not {what}")));
+    let set = match (&field.value, v) {
+        (Kind::Number(set), v) => v
+            .as_f64()
+            .map_or_else(|| not("a number"), |n| set(value, n)),
+        (Kind::Name(set), v) => v.as_str().map_or_else(|| not("a name"), |n| set(value, n)),
+        (Kind::OptionalName(set), Value::Null) => set(value, None),
+        (Kind::OptionalName(set), Value::String(n)) => set(value, Some(n)),
+        (Kind::OptionalName(_), _) => not("a name"),
+        (Kind::OptionalNumber(set), Value::Null) => set(value, None, c),
+        (Kind::OptionalNumber(set), v) => v
+            .as_f64()
+            .map_or_else(|| not("a number"), |n| set(value, Some(n), c)),
+        (Kind::Blank(set), Value::Null) => set(value, ""),
+        // The text box's own rule, on the number as the user would have typed it.
+        (Kind::Blank(set), Value::Number(n)) => set(value, &n.to_string()),
+        (Kind::Blank(_), _) => not("a number"),
+        (Kind::Text(set), Value::String(t)) => {
+            set(value, t.clone());
+            Ok(())
         }
-    }
-
-    /// A field absent (an older version) keeps its default quietly; a present one must pass
-    /// `rule`, or it keeps its default and the page says which and why.
-    fn check<T: std::fmt::Debug>(
-        &mut self,
-        key: &str,
-        label: &str,
-        slot: &mut T,
-        rule: impl Fn(&Value) -> Result<T, String>,
-    ) {
-        let Some(kept) = self.fields.get(key) else {
-            return;
-        };
-        if let Err(why) = rule(kept).map(|v| *slot = v) {
-            let mut shown = kept.to_string();
-            if shown.chars().count() > 40 {
-                shown = shown.chars().take(40).collect::<String>() + "…";
-            }
-            self.notices.push(format!(
-                "{label} {shown} from the last visit was reset to {}: {why}.",
-                describe(&*slot)
-            ));
+        (Kind::Text(_), _) => not("text"),
+        (Kind::Switch(set), Value::Bool(on)) => {
+            set(value, *on);
+            Ok(())
         }
+        (Kind::Switch(_), _) => not("on or off"),
+    };
+    let why = set.err()?;
+    let mut kept = v.to_string();
+    if kept.chars().count() > 40 {
+        kept = kept.chars().take(40).collect::<String>() + "…";
     }
-
-    fn number<T: std::fmt::Debug>(
-        &mut self,
-        key: &str,
-        label: &str,
-        slot: &mut T,
-        rule: fn(f64) -> LabResult<T>,
-    ) {
-        self.check(key, label, slot, |v| {
-            v.as_f64()
-                .ok_or_else(|| "not a number".to_string())
-                .and_then(|v| rule(v).map_err(|e| e.to_string()))
-        });
-    }
-
-    fn name<T: std::fmt::Debug>(
-        &mut self,
-        key: &str,
-        label: &str,
-        slot: &mut T,
-        rule: fn(&str) -> LabResult<T>,
-    ) {
-        self.check(key, label, slot, |v| {
-            v.as_str()
-                .ok_or_else(|| "not a name".to_string())
-                .and_then(|v| rule(v).map_err(|e| e.to_string()))
-        });
-    }
-
-    fn text(&mut self, key: &str, label: &str, slot: &mut String) {
-        self.check(key, label, slot, |v| {
-            v.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| "not text".to_string())
-        });
-    }
-}
-
-/// A default as the notice shows it: `8`, `0.001`, `Adam`, `"the dog …"`, `none`.
-fn describe<T: std::fmt::Debug>(value: &T) -> String {
-    let shown = format!("{value:?}");
-    match shown.as_str() {
-        "None" => "none".into(),
-        s => s
-            .strip_prefix("Some(")
-            .and_then(|s| s.strip_suffix(')'))
-            .unwrap_or(s)
-            .to_string(),
-    }
+    Some(format!(
+        "{} {kept} from the last visit was reset to {}: {why}.",
+        field.label,
+        (field.shown)(value)
+    ))
 }
 
 #[cfg(test)]

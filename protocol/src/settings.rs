@@ -184,6 +184,104 @@ impl Architecture {
     }
 }
 
+/// An architecture put into words: the one place one is (the header's facts, Compare's names,
+/// a link's notices, the claims). Positions read as in a sentence, "absolute", "rotary",
+/// "ALiBi" (an acronym keeps its capitals); a link's values are the engine's names
+/// (`Display`), not these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Described {
+    architecture: Architecture,
+    /// H, the heads its K/V groups share.
+    heads: usize,
+}
+
+impl Architecture {
+    /// This architecture in words, for a model of `heads` heads.
+    pub fn describe(self, heads: usize) -> Described {
+        Described {
+            architecture: self,
+            heads,
+        }
+    }
+}
+
+impl Described {
+    /// G, the K/V groups (H when each head has its own).
+    fn groups(self) -> usize {
+        self.architecture.kv_heads.unwrap_or(self.heads)
+    }
+
+    /// "multi-head", "multi-query" or "GQA 2 KV heads".
+    pub fn kv(self) -> String {
+        match self.groups() {
+            g if g == self.heads => "multi-head".into(),
+            1 => "multi-query".into(),
+            g => format!("GQA {g} KV heads"),
+        }
+    }
+
+    pub fn positions(self) -> &'static str {
+        positions_words(self.architecture.positions)
+    }
+
+    pub fn attention(self) -> &'static str {
+        match self.architecture.attention {
+            AttentionType::Softmax => "softmax",
+            AttentionType::Linear => "linear",
+        }
+    }
+
+    /// Every part named, to tell two models apart: "multi-head · rotary · softmax", with
+    /// " · unscaled" where the scores are not divided (BERT's ÷√d_k goes without saying).
+    pub fn name(self) -> String {
+        let scaling = match self.architecture.scaling {
+            AttentionScaling::InverseSqrtHeadSize => "",
+            AttentionScaling::None => " · unscaled",
+        };
+        format!(
+            "{} · {} · {}{scaling}",
+            self.kv(),
+            self.positions(),
+            self.attention()
+        )
+    }
+
+    /// Only what is not BERT's (multi-head, absolute, softmax, ÷√d_k), each part after " · ":
+    /// " · GQA 2 KV heads · rotary · linear attention"; "" for BERT's own.
+    pub fn departures(self) -> String {
+        let mut parts = Vec::new();
+        match self.groups() {
+            g if g == self.heads => {}
+            1 => parts.push(format!("{} (1 KV head)", self.kv())),
+            _ => parts.push(self.kv()),
+        }
+        match self.architecture.positions {
+            PositionEmbeddingType::Absolute => {}
+            PositionEmbeddingType::Rotary | PositionEmbeddingType::Alibi => {
+                parts.push(self.positions().into())
+            }
+        }
+        match self.architecture.attention {
+            AttentionType::Softmax => {}
+            AttentionType::Linear => parts.push(format!("{} attention", self.attention())),
+        }
+        match self.architecture.scaling {
+            AttentionScaling::InverseSqrtHeadSize => {}
+            AttentionScaling::None => parts.push("unscaled scores".into()),
+        }
+        parts.iter().map(|p| format!(" · {p}")).collect()
+    }
+}
+
+/// A kind of positions inside a sentence: "absolute", "rotary", "ALiBi".
+pub fn positions_words(p: PositionEmbeddingType) -> &'static str {
+    match p {
+        PositionEmbeddingType::Absolute => "absolute",
+        PositionEmbeddingType::Rotary => "rotary",
+        PositionEmbeddingType::Alibi => "ALiBi",
+    }
+}
+
 impl Default for LabSettings {
     fn default() -> Self {
         LabSettings {
@@ -252,5 +350,37 @@ mod tests {
             assert!(t.div_ceil(ProbeKernel::block(t)) <= 8, "T = {t}");
         }
         assert_eq!(ProbeKernel::Full.kernel(512), AttentionKernel::Full);
+    }
+
+    #[test]
+    fn an_architecture_in_words_names_all_or_what_is_not_berts() {
+        let bert = Architecture::default().describe(4);
+        assert_eq!(bert.name(), "multi-head · absolute · softmax");
+        assert_eq!(bert.departures(), "");
+        let a = Architecture {
+            kv_heads: Some(1),
+            positions: PositionEmbeddingType::Alibi,
+            attention: AttentionType::Softmax,
+            scaling: AttentionScaling::None,
+        };
+        assert_eq!(
+            a.describe(4).name(),
+            "multi-query · ALiBi · softmax · unscaled"
+        );
+        assert_eq!(
+            a.describe(4).departures(),
+            " · multi-query (1 KV head) · ALiBi · unscaled scores"
+        );
+        let linear = Architecture {
+            kv_heads: Some(2),
+            positions: PositionEmbeddingType::Rotary,
+            attention: AttentionType::Linear,
+            scaling: AttentionScaling::default(),
+        };
+        assert_eq!(
+            linear.describe(4).departures(),
+            " · GQA 2 KV heads · rotary · linear attention"
+        );
+        assert_eq!(linear.describe(2).kv(), "multi-head");
     }
 }

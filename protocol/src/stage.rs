@@ -3,7 +3,7 @@
 //! feed-forward network and Add & Norm again, with the formula and the plain-language reason
 //! for each, and the name a link gives each (`slug`). Plain data: no web, no maths.
 
-use engine::config::AttentionScaling;
+use engine::config::{AttentionScaling, AttentionType};
 use engine::MaskMode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,7 +75,8 @@ pub enum FormulaPart {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stages {
     pub tiled: bool,
-    pub linear: bool,
+    /// Softmax walks the scores, their scaling and the softmax; linear its feature maps.
+    pub attention: AttentionType,
     /// An encoder–decoder's cross-attention: the walk from its input X to its context (the
     /// layer around it is the decoder's self-attention walk).
     pub cross: bool,
@@ -97,10 +98,14 @@ impl Stages {
         {
             return false;
         }
+        let (scores, feature_maps) = match self.attention {
+            AttentionType::Softmax => (true, false),
+            AttentionType::Linear => (false, true),
+        };
         match s {
             Stage::Tiles => self.tiled,
-            Stage::FeatureMaps => self.linear,
-            Stage::Scores | Stage::Scaled | Stage::Softmax => !self.linear,
+            Stage::FeatureMaps => feature_maps,
+            Stage::Scores | Stage::Scaled | Stage::Softmax => scores,
             _ => true,
         }
     }
@@ -261,14 +266,19 @@ impl Stage {
         }
     }
 
-    /// `why()`, plus what this model's numbers, the chosen mask and linear attention make of it.
+    /// `why()`, plus what this model's numbers, the chosen mask and its kind of attention make
+    /// of it.
     pub fn explain(
         self,
         head_size: usize,
         mask: MaskMode,
-        linear: bool,
+        attention: AttentionType,
         scaling: AttentionScaling,
     ) -> String {
+        let linear = match attention {
+            AttentionType::Softmax => false,
+            AttentionType::Linear => true,
+        };
         match self {
             Stage::Masked if linear => "Linear attention has no scores to add −∞ to. The mask decides instead which keys enter its sums: [PAD] keys never do, and with the causal mask query i sums only over keys j ≤ i, as running sums from left to right. M is shown as the keys each query may use.".to_string(),
             Stage::Context if linear => "Each token's new vector is φ(q_i)·Σ_j φ(k_j) v_jᵀ divided by φ(q_i)·Σ_j φ(k_j): a weighted average of the values it may use, with weights φ(q_i)·φ(k_j) normalised. Those weights are shown for comparison with softmax; the model never forms them.".to_string(),
@@ -403,7 +413,7 @@ mod tests {
     #[test]
     fn linear_attention_walks_phi_instead_of_scores_scaling_and_softmax() {
         let linear = Stages {
-            linear: true,
+            attention: AttentionType::Linear,
             ..Stages::default()
         };
         let walk: Vec<&str> = linear.list().map(Stage::short).collect();
@@ -426,7 +436,12 @@ mod tests {
         assert_eq!(Stages::default().shown(Stage::FeatureMaps), Stage::Scores);
         assert_eq!(linear.next(Stage::Projections), Stage::FeatureMaps);
         assert!(Stage::Masked
-            .explain(16, MaskMode::Causal, true, AttentionScaling::default())
+            .explain(
+                16,
+                MaskMode::Causal,
+                AttentionType::Linear,
+                AttentionScaling::default()
+            )
             .contains("no scores to add −∞ to"));
     }
 
@@ -479,13 +494,28 @@ mod tests {
         assert_eq!(sqrt_text(16), "4");
         assert_eq!(sqrt_text(32), "5.657");
         assert!(Stage::Scaled
-            .explain(16, MaskMode::Padding, false, AttentionScaling::default())
+            .explain(
+                16,
+                MaskMode::Padding,
+                AttentionType::Softmax,
+                AttentionScaling::default()
+            )
             .ends_with("d_k = 16, so every score is divided by √d_k = 4."));
         assert_eq!(
-            Stage::Scores.explain(16, MaskMode::Padding, false, AttentionScaling::default()),
+            Stage::Scores.explain(
+                16,
+                MaskMode::Padding,
+                AttentionType::Softmax,
+                AttentionScaling::default()
+            ),
             Stage::Scores.why()
         );
-        let unscaled = Stage::Scaled.explain(16, MaskMode::Padding, false, AttentionScaling::None);
+        let unscaled = Stage::Scaled.explain(
+            16,
+            MaskMode::Padding,
+            AttentionType::Softmax,
+            AttentionScaling::None,
+        );
         assert!(
             unscaled.contains("Scaling \"None\"") && unscaled.contains("4 times larger"),
             "{unscaled}"
@@ -494,15 +524,29 @@ mod tests {
 
     #[test]
     fn with_no_mask_the_mask_stages_say_m_is_zero_and_pad_gets_weight() {
-        let masked = Stage::Masked.explain(16, MaskMode::None, false, AttentionScaling::default());
+        let masked = Stage::Masked.explain(
+            16,
+            MaskMode::None,
+            AttentionType::Softmax,
+            AttentionScaling::default(),
+        );
         assert!(masked.contains("M = 0 everywhere"), "{masked}");
         assert!(masked.contains("[PAD]"), "{masked}");
-        let softmax =
-            Stage::Softmax.explain(16, MaskMode::None, false, AttentionScaling::default());
+        let softmax = Stage::Softmax.explain(
+            16,
+            MaskMode::None,
+            AttentionType::Softmax,
+            AttentionScaling::default(),
+        );
         assert!(!softmax.contains("come out exactly 0"), "{softmax}");
         assert!(softmax.contains("[PAD] keys get some"), "{softmax}");
         assert_eq!(
-            Stage::Masked.explain(16, MaskMode::Causal, false, AttentionScaling::default()),
+            Stage::Masked.explain(
+                16,
+                MaskMode::Causal,
+                AttentionType::Softmax,
+                AttentionScaling::default()
+            ),
             Stage::Masked.why()
         );
     }

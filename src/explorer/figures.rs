@@ -5,6 +5,7 @@
 
 use crate::components::heatmap_figure::{HeatmapData, HeatmapOptions};
 use crate::heatmap::{ColumnAxis, Scale};
+use engine::config::AttentionType;
 use engine::inspect::Inspection;
 use engine::{HeadTrace, LayerTrace, Matrix};
 pub use protocol::view::{Part, Selection};
@@ -83,21 +84,11 @@ pub fn query_key_tokens(ins: &Inspection, sel: Selection) -> Option<(&[String], 
     Some((rows, keys))
 }
 
-/// Linear attention: the trace holds φ(Q) and φ(K), and no scores.
-pub fn is_linear(ins: &Inspection) -> bool {
-    ins.trace
-        .layers
-        .first()
-        .and_then(|l| l.heads.first())
-        .is_some_and(|h| h.phi_q.is_some())
-}
-
 /// What a head's weights are called: softmax's, or those linear attention implies.
 pub fn weights_name(ins: &Inspection) -> &'static str {
-    if is_linear(ins) {
-        "implied weights"
-    } else {
-        "softmax weights"
+    match ins.attention {
+        AttentionType::Softmax => "softmax weights",
+        AttentionType::Linear => "implied weights",
     }
 }
 
@@ -580,13 +571,13 @@ pub(crate) mod tests {
 
     #[test]
     fn linear_models_show_phi_in_place_of_scores_and_say_why() {
-        use engine::config::AttentionType;
         let ins = inspection_of(
             |c| c.attention_type = AttentionType::Linear,
             ProbeInput::default(),
             engine::ops::attention::AttentionKernel::Full,
         );
-        assert!(is_linear(&ins));
+        assert_eq!(ins.attention, AttentionType::Linear);
+        assert!(ins.trace.layers[0].heads[1].phi_q.is_some());
         let sel = Selection {
             layer: 0,
             head: 1,

@@ -89,7 +89,7 @@ fn stages_of(ins: Memo<Option<Arc<Inspection>>>) -> Memo<Stages> {
 fn stages_for(ins: Memo<Option<Arc<Inspection>>>, selection: Memo<Selection>) -> Memo<Stages> {
     Memo::new(move |_| Stages {
         tiled: ins.with(|i| i.as_ref().is_some_and(|i| tiles::data::is_tiled(i))),
-        linear: ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i))),
+        attention: ins.with(|i| i.as_ref().map(|i| i.attention).unwrap_or_default()),
         cross: selection.get().part == Part::Cross,
     })
 }
@@ -325,10 +325,12 @@ pub fn Explorer(
     let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
     // From the model info, or the trace itself (φ recorded) when there is none.
     let linear = Signal::derive(move || {
-        info.with(|i| {
-            i.as_ref()
-                .is_some_and(|i| i.architecture.attention == AttentionType::Linear)
-        }) || ins.with(|i| i.as_ref().is_some_and(|i| figures::is_linear(i)))
+        let linear = |a: AttentionType| match a {
+            AttentionType::Softmax => false,
+            AttentionType::Linear => true,
+        };
+        info.with(|i| i.as_ref().is_some_and(|i| linear(i.architecture.attention)))
+            || ins.with(|i| i.as_ref().is_some_and(|i| linear(i.attention)))
     });
 
     let seq2seq_model =

@@ -8,7 +8,7 @@ use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage_figures::{stage_figures, stage_hint};
 use super::tiles::TilesPanel;
-use engine::config::AttentionScaling;
+use engine::config::{AttentionScaling, AttentionType};
 use engine::inspect::Inspection;
 use engine::MaskMode;
 use leptos::prelude::*;
@@ -238,7 +238,11 @@ pub fn StagePanel(
 ) -> impl IntoView {
     // The stage on screen: the one chosen, unless it no longer exists ("Tiles" without tiles).
     let shown = Memo::new(move |_| stages.get().shown(stage.get()));
-    let linear = Signal::derive(move || stages.get().linear);
+    let attention = Signal::derive(move || stages.get().attention);
+    let linear = Signal::derive(move || match attention.get() {
+        AttentionType::Softmax => false,
+        AttentionType::Linear => true,
+    });
     let cross = Signal::derive(move || stages.get().cross);
     // Cross-attention's keys: the source's tokens (Ts).
     let cross_keys = Memo::new(move |_| {
@@ -307,7 +311,7 @@ pub fn StagePanel(
                 <p class="why">{move || if cross.get() {
                     shown.get().explain_cross().to_string()
                 } else {
-                    shown.get().explain(shape.get().d, mask.get(), linear.get(), scaling.get())
+                    shown.get().explain(shape.get().d, mask.get(), attention.get(), scaling.get())
                 }}</p>
                 {move || {
                     let (sel, s) = (selection.get(), shown.get());

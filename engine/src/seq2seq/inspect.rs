@@ -4,7 +4,7 @@ use super::batch::{one_row, Seq2SeqBatch};
 use super::model::EncoderDecoder;
 use super::pass::{forward_seq2seq, Seq2SeqOutput};
 use crate::batch::MaskMode;
-use crate::config::AttentionScaling;
+use crate::config::BertConfig;
 use crate::error::{EngineError, Result};
 use crate::forward::{ForwardOptions, ForwardOutput};
 use crate::inspect::Inspection;
@@ -137,7 +137,7 @@ pub fn inspect_ids(
                 ids: Vec<u32>,
                 attention_mask: Vec<u8>,
                 mask: MaskMode,
-                scaling: AttentionScaling,
+                config: &BertConfig,
                 out: &mut ForwardOutput|
      -> Result<Inspection> {
         let trace = trace_of(out)?;
@@ -149,7 +149,8 @@ pub fn inspect_ids(
             attention_mask,
             truncated: false,
             mask,
-            scaling,
+            scaling: config.attention_scaling,
+            attention: config.attention_type,
             rollout: crate::inspect::rollout(&trace),
             trace,
             hidden: Matrix::from_view(out.hidden.view()),
@@ -165,7 +166,7 @@ pub fn inspect_ids(
         enc.input_ids,
         enc.attention_mask,
         MaskMode::Padding,
-        model.encoder.config.attention_scaling,
+        &model.encoder.config,
         &mut out.encoder,
     )?;
     let target_tokens = target_ids
@@ -177,7 +178,7 @@ pub fn inspect_ids(
         target_ids.to_vec(),
         vec![1; target_ids.len()],
         MaskMode::Causal,
-        model.decoder.config.attention_scaling,
+        &model.decoder.config,
         &mut out.decoder,
     )?;
     decoder.source = Some(Box::new(encoder));
