@@ -3,7 +3,9 @@
 
 use super::question::{Query, Question};
 use crate::explorer::figure_name::{FigureName, HeadMatrix};
+use crate::explorer::stepper::EMBEDDINGS_FORMULA;
 use engine::MaskMode;
+use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE};
 use protocol::stage::Stage;
 use protocol::view::Part;
 
@@ -35,13 +37,10 @@ pub struct Scene {
     pub model: ModelNeed,
 }
 
-const SENTENCE: &str = "the dog chases a [MASK] ball .";
-const PAIR: &str = "the ball rolls under the tree .";
-
 /// The scene most chapters share: the default sentence pair, paused, padding mask.
 const BASE: Scene = Scene {
-    text: SENTENCE,
-    pair: PAIR,
+    text: DEFAULT_SENTENCE,
+    pair: DEFAULT_PAIR,
     target: "",
     pad_to: None,
     mask: MaskMode::Padding,
@@ -117,7 +116,7 @@ pub const CHAPTERS: [Chapter; 14] = [
     Chapter {
         title: "Tokens and three embeddings",
         text: "The text becomes tokens: [CLS] first, [SEP] after each sentence. Each token gets three learned vectors: one for the word, one for its position (0, 1, 2, …) and one for its segment (A or B). They are added, and LayerNorm rescales each row. That sum is the first layer's input X. The chips outlined here are the tokens the model reads.",
-        formula: "X = LayerNorm(E_token[w] + E_position[i] + E_segment[s])",
+        formula: EMBEDDINGS_FORMULA,
         scene: Scene { stage: Stage::Embeddings, ..BASE },
         focus: focus(".tokens"),
         question: Question::TokenCount,
