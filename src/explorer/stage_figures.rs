@@ -404,17 +404,6 @@ impl<'a> Walk<'a> {
                     230,
                 ),
             ],
-            (AttentionType::Linear, Stage::Context) => vec![
-                self.grid(M::Weights, "implied weights", &head.weights, tokens, 220),
-                self.head_dims(M::Values, t.values, &head.v, keys, (220, t.context_width)),
-                self.head_dims(
-                    M::Context,
-                    "context",
-                    &head.context,
-                    queries,
-                    (220, t.context_width),
-                ),
-            ],
             // A softmax head has no φ.
             (AttentionType::Softmax, Stage::FeatureMaps) => Vec::new(),
             (AttentionType::Softmax, Stage::Scores) => {
@@ -461,17 +450,20 @@ impl<'a> Walk<'a> {
                 ),
                 self.grid(M::Weights, "softmax weights", &head.weights, tokens, 230),
             ],
-            (AttentionType::Softmax, Stage::Context) => vec![
-                self.grid(M::Weights, "softmax weights", &head.weights, tokens, 220),
-                self.head_dims(M::Values, t.values, &head.v, keys, (220, t.context_width)),
-                self.head_dims(
-                    M::Context,
-                    "context A·V",
-                    &head.context,
-                    queries,
-                    (220, t.context_width),
-                ),
-            ],
+            // Linear attention's weights are the ones its formula implies; its context is not A·V
+            // of a softmax.
+            (kind, Stage::Context) => {
+                let (weights, context) = match kind {
+                    AttentionType::Linear => ("implied weights", "context"),
+                    AttentionType::Softmax => ("softmax weights", "context A·V"),
+                };
+                let size = (220, t.context_width);
+                vec![
+                    self.grid(M::Weights, weights, &head.weights, tokens, 220),
+                    self.head_dims(M::Values, t.values, &head.v, keys, size),
+                    self.head_dims(M::Context, context, &head.context, queries, size),
+                ]
+            }
             // The stages around a head are the layer's (`layer_stage`).
             (
                 _,
