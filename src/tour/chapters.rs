@@ -51,8 +51,8 @@ const BASE: Scene = Scene {
     model: ModelNeed::OneModel,
 };
 
-/// An element of the page: the first that `selector` finds, or the stage figure named
-/// `figure` (`data-figure`).
+/// An element of the page: the first that `selector` finds; with `figure`, the first of those
+/// that shows it (`data-figure`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Focus {
     pub selector: &'static str,
