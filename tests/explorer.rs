@@ -235,6 +235,12 @@ async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
     // The softmax step shows the weights; masked scores have nulls only where the mask is −∞.
     assert!(title().starts_with("Step 6 of 12"), "{}", title());
     assert!(stage_captions().contains(&WEIGHTS.to_string()));
+    // Each stage figure carries the name of what it shows, which the tour and the tests find it by.
+    let names: Vec<String> = all(&root, ".stage-panel figure.heatmap")
+        .iter()
+        .map(|f| f.get_attribute("data-figure").unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["masked-scores", "weights"]);
     // Before stage 1, the embeddings; Previous stops there.
     for _ in 0..6 {
         press("ArrowLeft");

@@ -160,7 +160,7 @@ export const checks = [
         while (!h.button('Previous').disabled) h.button('Previous').click(), await h.waitFor('a stage', () => true);
         const seen = [];
         for (;;) {
-          await h.waitFor('the stage\'s heatmaps', () => document.querySelector('.stage-panel figure.heatmap figcaption'));
+          await h.waitFor('the stage\'s heatmaps', () => document.querySelector('.stage-panel figure.heatmap[data-figure]'));
           seen.push(title());
           if (h.button('Next').disabled) break;
           const before = title();

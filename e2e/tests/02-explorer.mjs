@@ -20,6 +20,11 @@ async function matrix(page, caption) {
   return JSON.parse(await figure(page, caption).getAttribute('data-matrix'));
 }
 
+// The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
+async function stageMatrix(page, name) {
+  return JSON.parse(await page.locator(`.stage-panel figure.heatmap[data-figure="${name}"]`).getAttribute('data-matrix'));
+}
+
 async function tokens(page) {
   return page.locator('ol.tokens li').evaluateAll((els) => els.map((e) => ({
     text: [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join(''), cls: e.className,
@@ -83,7 +88,7 @@ export const tests = [
       assert(after[0][0] === 1, `query 0 sees only itself: ${after[0][0]}`);
       // Step to the mask stage: M is hatched above the diagonal, masked scores are null there.
       await page.locator('.stepper .step', { hasText: '+ M' }).click();
-      const masked = await matrix(page, 'Layer 1 · Head 1 · masked scores');
+      const masked = await stageMatrix(page, 'masked-scores');
       assert(masked[0][1] === null && masked[1][0] !== null, 'masked scores: null above the diagonal');
       await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'explorer-causal-mask.png') });
       await page.getByRole('radio', { name: 'Padding' }).check();

@@ -14,6 +14,10 @@ async function matrix(page, caption) {
   return JSON.parse(await figure(page, caption).getAttribute('data-matrix'));
 }
 
+// The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
+const stageFigure = (page, name) => page.locator(`.stage-panel figure.heatmap[data-figure="${name}"]`);
+const stageMatrix = async (page, name) => JSON.parse(await stageFigure(page, name).getAttribute('data-matrix'));
+
 async function ready(browser, baseUrl, viewport) {
   const opened = await openPage(browser, baseUrl, viewport);
   await opened.page.waitForSelector('ol.tokens li', { timeout: 30000 });
@@ -118,7 +122,7 @@ export const tests = [
       await resetWith(page, 'Positions', 'rotary', 'rotary');
       const rotary = await changed(page, HEAD4, gqa);
       await page.locator('.stepper .step', { hasText: 'Q K V' }).click();
-      await figure(page, 'rotated queries R(t)q').waitFor({ timeout: 10000 });
+      await stageFigure(page, 'rotated-queries').waitFor({ timeout: 10000 });
       const angles = JSON.parse(await page.locator('figure.rotation').getAttribute('data-angles'));
       assert(angles[0] === 0 && Math.abs(angles[3] - 3) < 1e-9, `pair 0 angles ${angles}`);
       await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'variants-rotary-stage.png') });
@@ -128,7 +132,7 @@ export const tests = [
       // The summary beside the model view: the weights linear attention implies, not rotary's.
       await changed(page, 'implied weights', rotary);
       await page.locator('.stepper .step', { hasText: 'φ(Q) φ(K)' }).click();
-      await figure(page, 'φ(Q) = elu(Q) + 1').waitFor({ timeout: 10000 });
+      await stageFigure(page, 'phi-queries').waitFor({ timeout: 10000 });
       const steps = await page.locator('.stepper .step .short').allTextContents();
       assert(!steps.includes('QKᵀ') && !steps.includes('softmax'), `linear stepper: ${steps}`);
       const title = await page.locator('.stage-title').textContent();
@@ -155,9 +159,8 @@ export const tests = [
       // "+ M": head 1's bias −m·|i − j| with m = 1/4 (BLOOM's first slope of 4 heads), and
       // the masked scores are the scaled ones plus it.
       await page.locator('.stepper .step', { hasText: '+ M' }).click();
-      const BIAS = 'Layer 1 · Head 1 · ALiBi bias −m·|i − j| (m = 1/4)';
-      await figure(page, BIAS).waitFor({ timeout: 10000 });
-      const bias = await matrix(page, BIAS);
+      await stageFigure(page, 'alibi-bias').waitFor({ timeout: 10000 });
+      const bias = await stageMatrix(page, 'alibi-bias');
       const t = bias.length;
       assert(t > 3, `bias of ${t} rows`);
       for (let i = 0; i < t; i++) {
@@ -165,7 +168,7 @@ export const tests = [
       }
       const hint = await page.locator('.stage-hint').textContent();
       assert(hint.startsWith('ALiBi positions'), hint);
-      const masked = await matrix(page, 'masked scores QKᵀ/√d_k − m·|i − j| + M');
+      const masked = await stageMatrix(page, 'masked-scores');
       assert(masked.length === t, 'masked scores beside the bias');
       await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'variants-alibi-stage.png') });
 

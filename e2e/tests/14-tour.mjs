@@ -14,13 +14,15 @@ async function ready(page) {
 const panel = (page) => page.locator('aside.tour');
 const chapterOf = async (page) => Number(await panel(page).getAttribute('data-tour-chapter'));
 
-// The matrix of the first figure whose caption contains `caption`, inside `scope`.
-async function matrix(page, scope, caption) {
-  const fig = page.locator(`${scope} figure.heatmap`).filter({ hasText: caption }).first();
+// The matrix of the first figure `selector` finds.
+async function matrix(page, selector) {
+  const fig = page.locator(selector).first();
   await fig.waitFor({ timeout: 30000 });
   return JSON.parse(await fig.getAttribute('data-matrix'));
 }
-const summary = (page) => matrix(page, '.summary', '');
+const summary = (page) => matrix(page, '.summary figure.heatmap');
+// The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
+const stage = (page, name) => matrix(page, `.stage-panel figure.heatmap[data-figure="${name}"]`);
 
 // The chips: token text and whether it is padding.
 async function tokens(page) {
@@ -55,10 +57,10 @@ async function answerAndCheck(page, label) {
 const solve = {
   async 1(page) { return topKey(page, await summary(page), '[MASK]'); },
   async 2(page) { return String((await tokens(page)).filter((t) => !t.pad).length); },
-  async 3(page) { return String((await matrix(page, '.stage-panel', 'queries Q'))[0].length); },
-  async 4(page) { return topKey(page, await matrix(page, '.stage-panel', 'scores QKᵀ'), '[MASK]'); },
+  async 3(page) { return String((await stage(page, 'queries'))[0].length); },
+  async 4(page) { return topKey(page, await stage(page, 'raw-scores'), '[MASK]'); },
   async 5(page) {
-    const d = (await matrix(page, '.stage-panel', 'queries Q').catch(() => null));
+    const d = (await stage(page, 'queries').catch(() => null));
     const text = await page.locator('.stage-panel').innerText();
     const m = text.match(/d_k = (\d+)/);
     assert(m, `no d_k in the stage's text: ${text.slice(0, 200)}`);
@@ -90,7 +92,7 @@ const solve = {
   },
   async 9(page) {
     const keys = await tokens(page);
-    const row = (await matrix(page, '.stage-panel', 'h = LayerNorm'))[keys.findIndex((k) => k.text === '[MASK]')];
+    const row = (await stage(page, 'attention-add-norm'))[keys.findIndex((k) => k.text === '[MASK]')];
     const mean = row.reduce((a, b) => a + b, 0) / row.length;
     return Math.abs(mean) < 0.25 ? 'About 0' : Math.abs(mean - 1) < 0.25 ? 'About 1' : 'Far from both';
   },

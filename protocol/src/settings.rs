@@ -12,6 +12,10 @@ use serde::{Deserialize, Serialize};
 /// The built-in corpus: a short dialogue with enough repetition to learn from in a minute.
 pub const DEFAULT_CORPUS: &str = include_str!("../../assets/default_corpus.txt");
 
+/// The probe's first sentence pair: a [MASK] to predict, and a second sentence for NSP.
+pub const DEFAULT_SENTENCE: &str = "the dog chases a [MASK] ball .";
+pub const DEFAULT_PAIR: &str = "the ball rolls under the tree .";
+
 /// What the user asks the explorer to show.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProbeInput {
@@ -72,8 +76,8 @@ impl ProbeKernel {
 impl Default for ProbeInput {
     fn default() -> Self {
         ProbeInput {
-            text: "the dog chases a [MASK] ball .".into(),
-            pair: "the ball rolls under the tree .".into(),
+            text: DEFAULT_SENTENCE.into(),
+            pair: DEFAULT_PAIR.into(),
             pad_to: None,
             mask: MaskMode::Padding,
             window: None,

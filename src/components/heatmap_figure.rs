@@ -1,6 +1,6 @@
 //! A heatmap as the page shows it: `<figure>` with a caption, the canvas, a hover tooltip, a
 //! legend for masked cells, export buttons, and its matrix as JSON in `data-matrix` (row =
-//! query token, column = key token, −∞ as null).
+//! query token, column = key token, −∞ as null); a stage figure's name in `data-figure`.
 
 use crate::components::export;
 use crate::heatmap::{self, label_room, CellBlock, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
@@ -187,6 +187,9 @@ pub fn HeatmapFigure(
     /// Show the "Save PNG" / "Save SVG" / "Copy CSV" buttons.
     #[prop(default = true)]
     export: bool,
+    /// What the figure shows, as its `data-figure` name (a stage figure's `FigureName`).
+    #[prop(optional, into)]
+    name: MaybeProp<String>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let (problem, set_problem) = signal(None::<String>);
@@ -322,7 +325,7 @@ pub fn HeatmapFigure(
     });
 
     view! {
-        <figure class="heatmap" data-matrix=move || data.with(|d| matrix_json(&d.matrix))
+        <figure class="heatmap" data-figure=move || name.get() data-matrix=move || data.with(|d| matrix_json(&d.matrix))
             data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))>
             <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
             <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)

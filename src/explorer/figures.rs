@@ -3,6 +3,7 @@
 //! transform). The stepper's per-stage figures are `stage_figures`. Plain functions over an
 //! `Inspection`: they pick and label, they never compute.
 
+use super::figure_name::FigureName;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapOptions};
 use crate::heatmap::{ColumnAxis, Scale};
 use engine::config::AttentionType;
@@ -17,6 +18,8 @@ pub struct Figure {
     pub options: HeatmapOptions,
     /// Largest side of the cell grid, px: smaller when a stage shows several.
     pub max_grid: u32,
+    /// A stage figure's `data-figure` name.
+    pub name: Option<FigureName>,
 }
 
 /// The inspection whose trace `part` reads: the source's for the encoder.
@@ -210,6 +213,7 @@ pub(super) fn labelled(
         },
         options,
         max_grid,
+        name: None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! answers with `inspection`, and everything drawn comes from that `Inspection`.
 
 pub mod figure_list;
+pub mod figure_name;
 pub mod figures;
 pub mod gelu_chart;
 pub mod generate;

@@ -1,313 +1,503 @@
 //! What each stage of the stepper shows: its heatmaps (the matrices of the selected layer and
 //! head, or of the cross-attention), and the hint beside them for models whose stage differs
 //! (rotary, ALiBi, linear). Plain functions over an `Inspection`: they pick and label, they never
-//! compute.
+//! compute. Each figure carries its `FigureName` (`data-figure`), by which it is found.
 
+use super::figure_name::{FigureName, HeadMatrix};
 use super::figures::*;
 use crate::components::heatmap_figure::HeatmapOptions;
 use crate::heatmap::ColumnAxis;
-use engine::config::AttentionScaling;
+use engine::config::{AttentionScaling, AttentionType};
 use engine::inspect::Inspection;
-use engine::{LayerTrace, MaskMode, Matrix};
+use engine::{HeadTrace, LayerTrace, MaskMode, Matrix};
 use protocol::stage::Stage;
 
 /// The heatmaps of `stage` for the selected layer and head, in reading order. Empty when the
 /// selection is outside the trace.
 pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figure> {
-    if sel.part == Part::Cross {
-        return cross_stage_figures(ins, sel, stage);
-    }
-    let Some(ins) = side(ins, sel.part) else {
+    let Some(walk) = Walk::new(ins, sel) else {
         return Vec::new();
     };
-    let Some((layer, head)) = layer_and_head(
-        ins,
-        Selection {
-            part: Part::SelfAttention,
-            ..sel
-        },
-    ) else {
-        return Vec::new();
-    };
-    let l = sel.layer;
-    let hc = |what: &str| head_caption(sel, what);
-    let lc = |what: &str| layer_caption(l, what);
-    if let (Some(phi_q), Some(phi_k)) = (&head.phi_q, &head.phi_k) {
-        // Linear attention: no T×T scores exist; φ(Q) and φ(K) take their stages, and the
-        // weights are the ones its formula implies (computed for display only).
-        let phi = |max_grid| {
-            vec![
-                dimension_figure(ins, hc("φ(Q) = elu(Q) + 1"), phi_q, max_grid, 200),
-                dimension_figure(ins, hc("φ(K) = elu(K) + 1"), phi_k, max_grid, 200),
-            ]
-        };
-        let implied = "implied weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)";
-        match stage {
-            Stage::FeatureMaps | Stage::Scores | Stage::Scaled => return phi(260),
-            Stage::Masked | Stage::Softmax => {
-                return vec![
-                    token_figure(ins, hc("mask M (allowed keys)"), &head.mask, 230),
-                    token_figure(ins, hc(implied), &head.weights, 230),
-                ];
-            }
-            Stage::Context => {
-                return vec![
-                    token_figure(ins, hc("implied weights"), &head.weights, 220),
-                    dimension_figure(ins, hc("values V"), &head.v, 220, 180),
-                    dimension_figure(ins, hc("context"), &head.context, 220, 180),
-                ]
-            }
-            _ => {}
-        }
-    }
-    match stage {
-        Stage::Embeddings => {
-            let e = &ins.trace;
-            let ec = embeddings_caption;
-            vec![
-                dimension_figure(ins, ec("token E_token[w]"), &e.word_embeddings, 200, 150),
-                dimension_figure(
-                    ins,
-                    ec("position E_position[i]"),
-                    &e.position_embeddings,
-                    200,
-                    150,
-                ),
-                dimension_figure(
-                    ins,
-                    ec("segment E_segment[s]"),
-                    &e.token_type_embeddings,
-                    200,
-                    150,
-                ),
-                dimension_figure(ins, ec("sum"), &e.embeddings_sum, 200, 150),
-                dimension_figure(
-                    ins,
-                    ec("LayerNorm(sum) = X of layer 1"),
-                    &e.embeddings,
-                    200,
-                    150,
-                ),
-            ]
-        }
-        Stage::AttentionAddNorm => vec![
-            dimension_figure(ins, lc("input X (the residual)"), &layer.input, 220, 150),
-            dimension_figure(
-                ins,
-                lc("attention output"),
-                &layer.attention_output,
-                220,
-                150,
-            ),
-            dimension_figure(
-                ins,
-                lc("h = LayerNorm(X + attention output)"),
-                &layer.attention_norm,
-                220,
-                150,
-            ),
-        ],
-        Stage::FeedForward => vec![
-            dimension_figure(ins, lc("h W₁ + b₁"), &layer.intermediate_pre, 220, 340),
-            dimension_figure(ins, lc("GELU(h W₁ + b₁)"), &layer.intermediate, 220, 340),
-            dimension_figure(
-                ins,
-                lc("feed-forward output GELU(…) W₂ + b₂"),
-                &layer.ffn_output,
-                220,
-                150,
-            ),
-        ],
-        Stage::OutputAddNorm => vec![
-            dimension_figure(ins, lc("h (the residual)"), &layer.attention_norm, 220, 150),
-            dimension_figure(ins, lc("feed-forward output"), &layer.ffn_output, 220, 150),
-            dimension_figure(
-                ins,
-                lc("output LayerNorm(h + feed-forward output)"),
-                &layer.output,
-                220,
-                150,
-            ),
-        ],
-        Stage::Input => vec![dimension_figure(
-            ins,
-            layer_caption(l, "input X"),
-            &layer.input,
-            320,
-            520,
-        )],
-        Stage::Projections => {
-            let mut figs = vec![
-                dimension_figure(ins, hc("queries Q"), &head.q, 260, 200),
-                dimension_figure(ins, hc("keys K"), &head.k, 260, 200),
-                dimension_figure(ins, hc("values V"), &head.v, 260, 200),
-            ];
-            if let (Some(q), Some(k)) = (&head.q_rotated, &head.k_rotated) {
-                // Rotary: the scores are built from these, not from Q and K.
-                figs.insert(
-                    2,
-                    dimension_figure(ins, hc("rotated keys R(t)k"), k, 260, 200),
-                );
-                figs.insert(
-                    1,
-                    dimension_figure(ins, hc("rotated queries R(t)q"), q, 260, 200),
-                );
-            }
-            figs
-        }
-        Stage::Scores if head.q_rotated.is_some() => vec![token_figure(
-            ins,
-            hc("scores (R q)(R k)ᵀ of the rotated q and k"),
-            &head.scores,
-            340,
-        )],
-        Stage::Scores => vec![token_figure(ins, hc("scores QKᵀ"), &head.scores, 340)],
-        Stage::Scaled => vec![
-            token_figure(ins, hc("scores QKᵀ"), &head.scores, 230),
-            token_figure(ins, hc(score_captions(ins).0), &head.scaled, 230),
-        ],
-        Stage::Masked => {
-            let mut figs = vec![
-                figure(
-                    ins,
-                    hc("mask M"),
-                    &head.mask,
-                    ins.tokens.clone(),
-                    MASK_OPTIONS,
-                    230,
-                ),
-                token_figure(ins, hc(masked_caption(ins, head)), &head.masked, 230),
-            ];
-            if let (Some(bias), Some(m)) = (&head.alibi_bias, head.alibi_slope) {
-                let caption = format!("ALiBi bias −m·|i − j| (m = {})", crate::format::slope(m));
-                figs.insert(0, token_figure(ins, hc(&caption), bias, 230));
-            }
-            figs
-        }
-        Stage::Softmax => vec![
-            token_figure(ins, hc(masked_caption(ins, head)), &head.masked, 230),
-            token_figure(ins, hc("softmax weights"), &head.weights, 230),
-        ],
-        Stage::Context => vec![
-            token_figure(ins, hc("softmax weights"), &head.weights, 220),
-            dimension_figure(ins, hc("values V"), &head.v, 220, 180),
-            dimension_figure(ins, hc("context A·V"), &head.context, 220, 180),
-        ],
+    match (walk.source, stage) {
+        (
+            _,
+            Stage::Projections
+            | Stage::FeatureMaps
+            | Stage::Scores
+            | Stage::Scaled
+            | Stage::Masked
+            | Stage::Softmax
+            | Stage::Context,
+        ) => walk.head_stage(stage),
         // The Tiles panel draws its own figures, one block at a time (`tiles::data`).
-        Stage::Tiles => Vec::new(),
-        // Linear attention only (handled above); a softmax head has no φ.
-        Stage::FeatureMaps => Vec::new(),
-        Stage::Concat => vec![concatenated_heads(ins, l, layer, head.q.cols, 560, 320)],
-        Stage::Output => {
-            vec![
-                concatenated_heads(ins, l, layer, head.q.cols, 380, 300),
-                dimension_figure(
-                    ins,
-                    layer_caption(l, "attention output · W_O"),
-                    &layer.attention_output,
-                    300,
-                    380,
-                ),
-            ]
-        }
-    }
-}
-
-/// Cross-attention's stages: the decoder's X and the encoder's output H, Q from the one and
-/// K, V from the other, then Tt×Ts scores, mask, weights and the context (one row per target
-/// token). Its other stages are the decoder layer's own (the self-attention walk).
-fn cross_stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figure> {
-    let (Some((layer, head)), Some(source)) = (layer_and_head(ins, sel), ins.source.as_deref())
-    else {
-        return Vec::new();
-    };
-    let hc = |what: &str| head_caption(sel, &format!("cross · {what}"));
-    let (targets, sources) = (&ins.tokens, &source.tokens);
-    let grid = |caption: String, m: &Matrix, max_grid| {
-        labelled(
-            caption,
-            m,
-            targets.clone(),
-            sources.clone(),
-            HeatmapOptions::default(),
-            max_grid,
-        )
-    };
-    let dims = |caption: String, m: &Matrix, rows: &Vec<String>, max_grid| {
-        let options = HeatmapOptions {
-            max_w: Some(200),
-            ..DIMS
-        };
-        labelled(
-            caption,
-            m,
-            rows.clone(),
-            dimension_labels(m.cols),
-            options,
-            max_grid,
-        )
-    };
-    match stage {
-        Stage::Input => vec![
-            dims(
+        (_, Stage::Tiles) => Vec::new(),
+        (Some(source), Stage::Input) => vec![
+            walk.dims(
+                FigureName::CrossDecoderInput,
                 layer_caption(
                     sel.layer,
                     "decoder X after self-attention (the queries' source)",
                 ),
-                &layer.attention_norm,
-                targets,
-                260,
+                &walk.layer.attention_norm,
+                walk.queries,
+                (260, 200),
             ),
-            dims(
+            walk.dims(
+                FigureName::CrossEncoderOutput,
                 "Encoder output H (the keys' and values' source)".to_string(),
                 &source.hidden,
-                sources,
-                260,
+                walk.keys,
+                (260, 200),
             ),
         ],
-        Stage::Projections => vec![
-            dims(hc("queries Q = X W_Q (decoder)"), &head.q, targets, 260),
-            dims(hc("keys K = H W_K (encoder)"), &head.k, sources, 260),
-            dims(hc("values V = H W_V (encoder)"), &head.v, sources, 260),
-        ],
-        Stage::Scores => vec![grid(hc("scores QKᵀ"), &head.scores, 340)],
-        Stage::Scaled => vec![
-            grid(hc("scores QKᵀ"), &head.scores, 230),
-            grid(hc(score_captions(ins).0), &head.scaled, 230),
-        ],
-        Stage::Masked => {
-            vec![
-                labelled(
-                    hc("mask M (source padding)"),
-                    &head.mask,
-                    targets.clone(),
-                    sources.clone(),
-                    MASK_OPTIONS,
+        // The decoder layer's own stages are its self-attention walk's.
+        (Some(_), _) => Vec::new(),
+        (None, stage) => layer_stage(walk.ins, sel.layer, walk.layer, walk.head, stage),
+    }
+}
+
+/// The stages of one BERT layer around its attention, and the embeddings before every layer.
+fn layer_stage(
+    ins: &Inspection,
+    l: usize,
+    layer: &LayerTrace,
+    head: &HeadTrace,
+    stage: Stage,
+) -> Vec<Figure> {
+    use FigureName as F;
+    let lc = |what: &str| layer_caption(l, what);
+    let ec = embeddings_caption;
+    // (name, caption, matrix, (largest grid, largest width))
+    let rows = |figures: Vec<(FigureName, String, &Matrix, (u32, u32))>| {
+        figures
+            .into_iter()
+            .map(|(name, caption, m, (grid, w))| {
+                named(name, dimension_figure(ins, caption, m, grid, w))
+            })
+            .collect()
+    };
+    let e = &ins.trace;
+    match stage {
+        Stage::Embeddings => rows(vec![
+            (
+                F::EmbeddingsToken,
+                ec("token E_token[w]"),
+                &e.word_embeddings,
+                (200, 150),
+            ),
+            (
+                F::EmbeddingsPosition,
+                ec("position E_position[i]"),
+                &e.position_embeddings,
+                (200, 150),
+            ),
+            (
+                F::EmbeddingsSegment,
+                ec("segment E_segment[s]"),
+                &e.token_type_embeddings,
+                (200, 150),
+            ),
+            (F::EmbeddingsSum, ec("sum"), &e.embeddings_sum, (200, 150)),
+            (
+                F::EmbeddingsNorm,
+                ec("LayerNorm(sum) = X of layer 1"),
+                &e.embeddings,
+                (200, 150),
+            ),
+        ]),
+        Stage::Input => rows(vec![(F::Input, lc("input X"), &layer.input, (320, 520))]),
+        Stage::AttentionAddNorm => rows(vec![
+            (
+                F::Input,
+                lc("input X (the residual)"),
+                &layer.input,
+                (220, 150),
+            ),
+            (
+                F::AttentionOutput,
+                lc("attention output"),
+                &layer.attention_output,
+                (220, 150),
+            ),
+            (
+                F::AttentionAddNorm,
+                lc("h = LayerNorm(X + attention output)"),
+                &layer.attention_norm,
+                (220, 150),
+            ),
+        ]),
+        Stage::FeedForward => rows(vec![
+            (
+                F::FfnPreActivation,
+                lc("h W₁ + b₁"),
+                &layer.intermediate_pre,
+                (220, 340),
+            ),
+            (
+                F::FfnActivation,
+                lc("GELU(h W₁ + b₁)"),
+                &layer.intermediate,
+                (220, 340),
+            ),
+            (
+                F::FfnOutput,
+                lc("feed-forward output GELU(…) W₂ + b₂"),
+                &layer.ffn_output,
+                (220, 150),
+            ),
+        ]),
+        Stage::OutputAddNorm => rows(vec![
+            (
+                F::AttentionAddNorm,
+                lc("h (the residual)"),
+                &layer.attention_norm,
+                (220, 150),
+            ),
+            (
+                F::FfnOutput,
+                lc("feed-forward output"),
+                &layer.ffn_output,
+                (220, 150),
+            ),
+            (
+                F::LayerOutput,
+                lc("output LayerNorm(h + feed-forward output)"),
+                &layer.output,
+                (220, 150),
+            ),
+        ]),
+        Stage::Concat => vec![concatenated_heads(ins, l, layer, head.q.cols, 560, 320)],
+        Stage::Output => {
+            let mut figs = vec![concatenated_heads(ins, l, layer, head.q.cols, 380, 300)];
+            figs.extend(rows(vec![(
+                F::AttentionOutput,
+                lc("attention output · W_O"),
+                &layer.attention_output,
+                (300, 380),
+            )]));
+            figs
+        }
+        // A head's stages are `Walk::head_stage`'s, Tiles its panel's.
+        Stage::Projections
+        | Stage::FeatureMaps
+        | Stage::Scores
+        | Stage::Scaled
+        | Stage::Masked
+        | Stage::Softmax
+        | Stage::Context
+        | Stage::Tiles => Vec::new(),
+    }
+}
+
+/// A `Figure` with its `data-figure` name.
+fn named(name: FigureName, figure: Figure) -> Figure {
+    Figure {
+        name: Some(name),
+        ..figure
+    }
+}
+
+/// What differs between the two walks through a head's stages: self-attention's, where one
+/// sequence's tokens ask and answer, and cross-attention's, whose queries come from the
+/// decoder and keys and values from the encoder.
+struct Texts {
+    /// Before each head caption's own words.
+    prefix: &'static str,
+    /// The name of each figure of a head matrix.
+    name: fn(HeadMatrix) -> FigureName,
+    /// The captions of Q, K and V at their projection.
+    projections: [&'static str; 3],
+    mask: &'static str,
+    /// V beside the weights and the context.
+    values: &'static str,
+    /// Largest width of V and the context beside the weights, px.
+    context_width: u32,
+}
+
+const SELF_ATTENTION: Texts = Texts {
+    prefix: "",
+    name: FigureName::Head,
+    projections: ["queries Q", "keys K", "values V"],
+    mask: "mask M",
+    values: "values V",
+    context_width: 180,
+};
+
+const CROSS_ATTENTION: Texts = Texts {
+    prefix: "cross · ",
+    name: FigureName::Cross,
+    projections: [
+        "queries Q = X W_Q (decoder)",
+        "keys K = H W_K (encoder)",
+        "values V = H W_V (encoder)",
+    ],
+    mask: "mask M (source padding)",
+    values: "values V (encoder)",
+    context_width: 200,
+};
+
+/// The selected head's walk: its layer and head, and the tokens of its rows and columns.
+struct Walk<'a> {
+    /// The inspection whose tokens label the rows: the encoder's for `Part::Encoder`.
+    ins: &'a Inspection,
+    sel: Selection,
+    layer: &'a LayerTrace,
+    head: &'a HeadTrace,
+    /// The rows of Q, the scores and the context.
+    queries: &'a [String],
+    /// The rows of K and V, the scores' columns.
+    keys: &'a [String],
+    /// Cross-attention: the encoder's inspection, its keys' and values' source.
+    source: Option<&'a Inspection>,
+    texts: &'static Texts,
+}
+
+impl<'a> Walk<'a> {
+    fn new(ins: &'a Inspection, sel: Selection) -> Option<Walk<'a>> {
+        match sel.part {
+            Part::Cross => {
+                let source = ins.source.as_deref()?;
+                let (layer, head) = layer_and_head(ins, sel)?;
+                Some(Walk {
+                    ins,
+                    sel,
+                    layer,
+                    head,
+                    queries: &ins.tokens,
+                    keys: &source.tokens,
+                    source: Some(source),
+                    texts: &CROSS_ATTENTION,
+                })
+            }
+            Part::SelfAttention | Part::Encoder => {
+                let ins = side(ins, sel.part)?;
+                let own = Selection {
+                    part: Part::SelfAttention,
+                    ..sel
+                };
+                let (layer, head) = layer_and_head(ins, own)?;
+                Some(Walk {
+                    ins,
+                    sel,
+                    layer,
+                    head,
+                    queries: &ins.tokens,
+                    keys: &ins.tokens,
+                    source: None,
+                    texts: &SELF_ATTENTION,
+                })
+            }
+        }
+    }
+
+    /// "Layer 1 · Head 2 · what", with cross-attention's prefix.
+    fn caption(&self, what: &str) -> String {
+        head_caption(self.sel, &format!("{}{what}", self.texts.prefix))
+    }
+
+    /// A head matrix, queries × keys.
+    fn grid(
+        &self,
+        m: HeadMatrix,
+        what: &str,
+        matrix: &Matrix,
+        options: HeatmapOptions,
+        max_grid: u32,
+    ) -> Figure {
+        let figure = labelled(
+            self.caption(what),
+            matrix,
+            self.queries.to_vec(),
+            self.keys.to_vec(),
+            options,
+            max_grid,
+        );
+        named((self.texts.name)(m), figure)
+    }
+
+    /// A head matrix's rows of feature dimensions, one row per token of `rows`.
+    fn head_dims(
+        &self,
+        m: HeadMatrix,
+        what: &str,
+        matrix: &Matrix,
+        rows: &[String],
+        size: (u32, u32),
+    ) -> Figure {
+        self.dims((self.texts.name)(m), self.caption(what), matrix, rows, size)
+    }
+
+    /// Rows of feature dimensions, one row per token of `rows`; `(largest grid, largest width)`.
+    fn dims(
+        &self,
+        name: FigureName,
+        caption: String,
+        m: &Matrix,
+        rows: &[String],
+        (max_grid, max_w): (u32, u32),
+    ) -> Figure {
+        let options = HeatmapOptions {
+            max_w: Some(max_w),
+            ..DIMS
+        };
+        let figure = labelled(
+            caption,
+            m,
+            rows.to_vec(),
+            dimension_labels(m.cols),
+            options,
+            max_grid,
+        );
+        named(name, figure)
+    }
+
+    /// The stages from Q, K, V to the context, written once for both walks. What a head
+    /// computes between them depends on its kind of attention.
+    fn head_stage(&self, stage: Stage) -> Vec<Figure> {
+        use HeadMatrix as M;
+        let (head, t) = (self.head, self.texts);
+        let (queries, keys) = (self.queries, self.keys);
+        let tokens = HeatmapOptions::default();
+        let [q_caption, k_caption, v_caption] = t.projections;
+        match (attention_type(head), stage) {
+            (_, Stage::Projections) => {
+                let mut figs = vec![
+                    self.head_dims(M::Queries, q_caption, &head.q, queries, (260, 200)),
+                    self.head_dims(M::Keys, k_caption, &head.k, keys, (260, 200)),
+                    self.head_dims(M::Values, v_caption, &head.v, keys, (260, 200)),
+                ];
+                if let (Some(q), Some(k)) = (&head.q_rotated, &head.k_rotated) {
+                    // Rotary: the scores are built from these, not from Q and K.
+                    let k =
+                        self.head_dims(M::RotatedKeys, "rotated keys R(t)k", k, keys, (260, 200));
+                    figs.insert(2, k);
+                    let q = self.head_dims(
+                        M::RotatedQueries,
+                        "rotated queries R(t)q",
+                        q,
+                        queries,
+                        (260, 200),
+                    );
+                    figs.insert(1, q);
+                }
+                figs
+            }
+            // Linear attention: no T×T scores exist; φ(Q) and φ(K) take their stages, and the
+            // weights are the ones its formula implies (computed for display only).
+            (AttentionType::Linear, Stage::FeatureMaps | Stage::Scores | Stage::Scaled) => [
+                (M::PhiQueries, "φ(Q) = elu(Q) + 1", &head.phi_q, queries),
+                (M::PhiKeys, "φ(K) = elu(K) + 1", &head.phi_k, keys),
+            ]
+            .into_iter()
+            .filter_map(|(m, what, phi, rows)| {
+                phi.as_ref()
+                    .map(|phi| self.head_dims(m, what, phi, rows, (260, 200)))
+            })
+            .collect(),
+            (AttentionType::Linear, Stage::Masked | Stage::Softmax) => vec![
+                self.grid(M::Mask, "mask M (allowed keys)", &head.mask, tokens, 230),
+                self.grid(
+                    M::Weights,
+                    "implied weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)",
+                    &head.weights,
+                    tokens,
                     230,
                 ),
-                grid(hc(score_captions(ins).1), &head.masked, 230),
-            ]
+            ],
+            // A softmax head has no φ.
+            (AttentionType::Softmax, Stage::FeatureMaps) => Vec::new(),
+            (AttentionType::Softmax, Stage::Scores) => {
+                let what = match head.q_rotated {
+                    Some(_) => "scores (R q)(R k)ᵀ of the rotated q and k",
+                    None => "scores QKᵀ",
+                };
+                vec![self.grid(M::RawScores, what, &head.scores, tokens, 340)]
+            }
+            (AttentionType::Softmax, Stage::Scaled) => vec![
+                self.grid(M::RawScores, "scores QKᵀ", &head.scores, tokens, 230),
+                self.grid(
+                    M::ScaledScores,
+                    score_captions(self.ins).0,
+                    &head.scaled,
+                    tokens,
+                    230,
+                ),
+            ],
+            (AttentionType::Softmax, Stage::Masked) => {
+                let mut figs = vec![
+                    self.grid(M::Mask, t.mask, &head.mask, MASK_OPTIONS, 230),
+                    self.grid(
+                        M::MaskedScores,
+                        masked_caption(self.ins, head),
+                        &head.masked,
+                        tokens,
+                        230,
+                    ),
+                ];
+                if let (Some(bias), Some(m)) = (&head.alibi_bias, head.alibi_slope) {
+                    let what = format!("ALiBi bias −m·|i − j| (m = {})", crate::format::slope(m));
+                    figs.insert(0, self.grid(M::AlibiBias, &what, bias, tokens, 230));
+                }
+                figs
+            }
+            (AttentionType::Softmax, Stage::Softmax) => vec![
+                self.grid(
+                    M::MaskedScores,
+                    masked_caption(self.ins, head),
+                    &head.masked,
+                    tokens,
+                    230,
+                ),
+                self.grid(M::Weights, "softmax weights", &head.weights, tokens, 230),
+            ],
+            // Linear attention's weights are the ones its formula implies; its context is not A·V
+            // of a softmax.
+            (kind, Stage::Context) => {
+                let (weights, context) = match kind {
+                    AttentionType::Linear => ("implied weights", "context"),
+                    AttentionType::Softmax => ("softmax weights", "context A·V"),
+                };
+                let size = (220, t.context_width);
+                vec![
+                    self.grid(M::Weights, weights, &head.weights, tokens, 220),
+                    self.head_dims(M::Values, t.values, &head.v, keys, size),
+                    self.head_dims(M::Context, context, &head.context, queries, size),
+                ]
+            }
+            // The stages around a head are the layer's (`layer_stage`).
+            (
+                _,
+                Stage::Embeddings
+                | Stage::Input
+                | Stage::Tiles
+                | Stage::Concat
+                | Stage::Output
+                | Stage::AttentionAddNorm
+                | Stage::FeedForward
+                | Stage::OutputAddNorm,
+            ) => Vec::new(),
         }
-        Stage::Softmax => vec![
-            grid(hc(score_captions(ins).1), &head.masked, 230),
-            grid(hc("softmax weights"), &head.weights, 230),
-        ],
-        Stage::Context => vec![
-            grid(hc("softmax weights"), &head.weights, 220),
-            dims(hc("values V (encoder)"), &head.v, sources, 220),
-            dims(hc("context A·V"), &head.context, targets, 220),
-        ],
-        _ => Vec::new(),
+    }
+}
+
+/// The kind of attention `head`'s trace records: linear attention's φ(Q) and φ(K) in place of
+/// scores, or softmax's scores.
+fn attention_type(head: &HeadTrace) -> AttentionType {
+    match (&head.phi_q, &head.phi_k) {
+        (Some(_), Some(_)) => AttentionType::Linear,
+        _ => AttentionType::Softmax,
     }
 }
 
 /// What the masked scores hold: the scaled scores (÷√d_k or not, `score_captions`), with
 /// ALiBi the bias too.
-fn masked_caption(ins: &Inspection, head: &engine::HeadTrace) -> &'static str {
-    match (head.alibi_bias.is_some(), ins.scaling) {
-        (false, _) => score_captions(ins).1,
-        (true, AttentionScaling::InverseSqrtHeadSize) => "masked scores QKᵀ/√d_k − m·|i − j| + M",
-        (true, AttentionScaling::None) => "masked scores QKᵀ − m·|i − j| + M",
+fn masked_caption(ins: &Inspection, head: &HeadTrace) -> &'static str {
+    match (&head.alibi_bias, ins.scaling) {
+        (None, _) => score_captions(ins).1,
+        (Some(_), AttentionScaling::InverseSqrtHeadSize) => {
+            "masked scores QKᵀ/√d_k − m·|i − j| + M"
+        }
+        (Some(_), AttentionScaling::None) => "masked scores QKᵀ − m·|i − j| + M",
     }
 }
 
@@ -326,14 +516,15 @@ fn concatenated_heads(
         ..DIMS
     };
     let labels = head_dimension_labels(layer.context.cols, d);
-    figure(
+    let figure = figure(
         ins,
         layer_caption(l, "concatenated heads"),
         &layer.context,
         labels,
         options,
         max_grid,
-    )
+    );
+    named(FigureName::ConcatenatedHeads, figure)
 }
 
 /// Why a linear model's stages from the scores to the softmax show φ(Q) and φ(K) instead.
@@ -368,13 +559,16 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
             "Nothing is masked here: set \"Pad to\" above the source's token count to see its [PAD] columns hidden from every target row.",
         );
     }
-    if head.phi_q.is_some()
-        && matches!(
-            stage,
-            Stage::FeatureMaps | Stage::Scores | Stage::Scaled | Stage::Softmax
-        )
-    {
-        return Some(LINEAR_NO_SCORES);
+    match attention_type(head) {
+        AttentionType::Linear
+            if matches!(
+                stage,
+                Stage::FeatureMaps | Stage::Scores | Stage::Scaled | Stage::Softmax
+            ) =>
+        {
+            return Some(LINEAR_NO_SCORES);
+        }
+        AttentionType::Linear | AttentionType::Softmax => {}
     }
     if head.q_rotated.is_some() && matches!(stage, Stage::Projections | Stage::Scores) {
         return Some(ROTARY);
@@ -389,4 +583,125 @@ pub fn stage_hint(ins: &Inspection, sel: Selection, stage: Stage) -> Option<&'st
         MaskMode::None => "The mask is None: M is 0 everywhere, so nothing is masked, [PAD] included. Choose Padding or Causal to see −∞ cells.",
         _ => "Nothing is masked here: set \"Pad to\" above the token count, or choose the Causal mask, to see −∞ cells.",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explorer::figures::tests::{inspection, inspection_of, seq2seq_inspection};
+    use engine::config::PositionEmbeddingType;
+    use engine::ops::attention::AttentionKernel;
+    use protocol::stage::Stages;
+    use protocol::ProbeInput;
+    use std::collections::HashSet;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    /// The names of `stage`'s figures, in order.
+    fn names(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<String> {
+        stage_figures(ins, sel, stage)
+            .into_iter()
+            .map(|f| f.name.map(FigureName::name).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn every_stage_figure_has_a_name_of_its_own_in_its_stage() {
+        let model = |shape: fn(&mut engine::BertConfig)| {
+            inspection_of(shape, ProbeInput::default(), AttentionKernel::Full)
+        };
+        let rotary = model(|c| c.position_embedding_type = PositionEmbeddingType::Rotary);
+        let alibi = model(|c| c.position_embedding_type = PositionEmbeddingType::Alibi);
+        let linear = model(|c| c.attention_type = AttentionType::Linear);
+        let plain = inspection(ProbeInput::default());
+        let seq2seq = seq2seq_inspection();
+        let cross = Stages {
+            cross: true,
+            ..Stages::default()
+        };
+        let walks = [
+            (&plain, Part::SelfAttention, Stages::default()),
+            (&rotary, Part::SelfAttention, Stages::default()),
+            (&alibi, Part::SelfAttention, Stages::default()),
+            (&linear, Part::SelfAttention, Stages::default()),
+            (&seq2seq, Part::SelfAttention, Stages::default()),
+            (&seq2seq, Part::Encoder, Stages::default()),
+            (&seq2seq, Part::Cross, cross),
+        ];
+        let mut all = HashSet::new();
+        for (ins, part, stages) in walks {
+            let sel = Selection {
+                part,
+                ..Selection::default()
+            };
+            for stage in Stage::ALL.into_iter().chain(stages.list()) {
+                let names = names(ins, sel, stage);
+                let distinct: HashSet<_> = names.iter().collect();
+                assert_eq!(distinct.len(), names.len(), "{part:?} {stage:?}: {names:?}");
+                for n in &names {
+                    let kebab = n
+                        .split('-')
+                        .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()));
+                    assert!(kebab, "{part:?} {stage:?}: {n:?}");
+                    assert_eq!(
+                        n.starts_with("cross-"),
+                        part == Part::Cross,
+                        "{part:?} {stage:?}: {n:?}"
+                    );
+                }
+                all.extend(names);
+            }
+        }
+        // Every name is shown somewhere.
+        assert_eq!(all.len(), 38, "{all:?}");
+    }
+
+    #[test]
+    fn a_matrix_keeps_its_name_on_every_stage_and_in_both_walks() {
+        let ins = inspection(ProbeInput::default());
+        let sel = Selection::default();
+        assert_eq!(
+            names(&ins, sel, Stage::Softmax),
+            ["masked-scores", "weights"]
+        );
+        assert_eq!(
+            names(&ins, sel, Stage::Context),
+            ["weights", "values", "context"]
+        );
+        assert_eq!(
+            names(&ins, sel, Stage::OutputAddNorm),
+            ["attention-add-norm", "ffn-output", "layer-output"]
+        );
+        assert_eq!(
+            names(&ins, sel, Stage::Output),
+            ["concatenated-heads", "attention-output"]
+        );
+        let seq2seq = seq2seq_inspection();
+        let cross = Selection {
+            part: Part::Cross,
+            ..sel
+        };
+        assert_eq!(
+            names(&seq2seq, cross, Stage::Projections),
+            ["cross-queries", "cross-keys", "cross-values"]
+        );
+        assert_eq!(
+            names(&seq2seq, cross, Stage::Input),
+            ["cross-decoder-input", "cross-encoder-output"]
+        );
+        let weights = stage_figures(&seq2seq, cross, Stage::Softmax)
+            .pop()
+            .unwrap();
+        assert_eq!(
+            weights.name.map(FigureName::name).as_deref(),
+            Some("cross-weights")
+        );
+        assert_eq!(
+            weights.data.caption,
+            "Layer 1 · Head 1 · cross · softmax weights"
+        );
+        assert_eq!(
+            weights.data.matrix,
+            seq2seq.trace.layers[0].cross_heads[0].weights
+        );
+    }
 }

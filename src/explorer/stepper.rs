@@ -15,6 +15,9 @@ use leptos::prelude::*;
 use protocol::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
 use std::sync::Arc;
 
+/// The embeddings' formula, as the stepper's Embeddings stage and the tour write it.
+pub const EMBEDDINGS_FORMULA: &str = "X = LayerNorm(E_token[w] + E_position[i] + E_segment[s])";
+
 /// The current stage's formula, with the parts it adds lit: the embeddings' sum, softmax(QKᵀ/√d_k
 /// + M)V inside attention (linear attention's own with `linear`), or the layer around attention.
 fn formula(
@@ -45,7 +48,7 @@ fn formula(
         }
         .into_any(),
         FormulaKind::Embeddings => view! {
-            <p class="formula" aria-label="X = LayerNorm(E_token[w] + E_position[i] + E_segment[s])">
+            <p class="formula" aria-label=EMBEDDINGS_FORMULA>
                 <span class="part">"X = "</span>
                 <span class="part" class:hl=lit(FormulaPart::EmbeddingNorm)>"LayerNorm("</span>
                 <span class="part" class:hl=lit(FormulaPart::EmbeddingSum)>"E"<sub>"token"</sub>"[w] + E"<sub>"position"</sub>"[i] + E"<sub>"segment"</sub>"[s]"</span>

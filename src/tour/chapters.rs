@@ -2,7 +2,10 @@
 //! scene it sets on the page, the figure it outlines, and the question it asks. Plain data.
 
 use super::question::{Query, Question};
+use crate::explorer::figure_name::{FigureName, HeadMatrix};
+use crate::explorer::stepper::EMBEDDINGS_FORMULA;
 use engine::MaskMode;
+use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE};
 use protocol::stage::Stage;
 use protocol::view::Part;
 
@@ -34,13 +37,10 @@ pub struct Scene {
     pub model: ModelNeed,
 }
 
-const SENTENCE: &str = "the dog chases a [MASK] ball .";
-const PAIR: &str = "the ball rolls under the tree .";
-
 /// The scene most chapters share: the default sentence pair, paused, padding mask.
 const BASE: Scene = Scene {
-    text: SENTENCE,
-    pair: PAIR,
+    text: DEFAULT_SENTENCE,
+    pair: DEFAULT_PAIR,
     target: "",
     pad_to: None,
     mask: MaskMode::Padding,
@@ -51,26 +51,42 @@ const BASE: Scene = Scene {
     model: ModelNeed::OneModel,
 };
 
-/// An element of the page: the first that `selector` finds whose text contains `caption`.
+/// An element of the page: the first that `selector` finds; with `figure`, the first of those
+/// that shows it (`data-figure`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Focus {
     pub selector: &'static str,
-    pub caption: &'static str,
+    pub figure: Option<FigureName>,
+}
+
+impl Focus {
+    /// The CSS selector of the element.
+    pub fn css(self) -> String {
+        match self.figure {
+            Some(name) => format!("{}[data-figure=\"{}\"]", self.selector, name.name()),
+            None => self.selector.to_string(),
+        }
+    }
 }
 
 const fn focus(selector: &'static str) -> Focus {
     Focus {
         selector,
-        caption: "",
+        figure: None,
     }
 }
 
-/// A heatmap of the stepper's current stage, by its caption.
-const fn stage_figure(caption: &'static str) -> Focus {
+/// A heatmap of the stepper's current stage.
+const fn stage_figure(figure: FigureName) -> Focus {
     Focus {
         selector: ".stage-panel figure.heatmap",
-        caption,
+        figure: Some(figure),
     }
+}
+
+/// One of the selected head's matrices at the stepper's current stage.
+const fn head_figure(m: HeadMatrix) -> Focus {
+    stage_figure(FigureName::Head(m))
 }
 
 pub struct Chapter {
@@ -100,7 +116,7 @@ pub const CHAPTERS: [Chapter; 14] = [
     Chapter {
         title: "Tokens and three embeddings",
         text: "The text becomes tokens: [CLS] first, [SEP] after each sentence. Each token gets three learned vectors: one for the word, one for its position (0, 1, 2, …) and one for its segment (A or B). They are added, and LayerNorm rescales each row. That sum is the first layer's input X. The chips outlined here are the tokens the model reads.",
-        formula: "X = LayerNorm(E_token[w] + E_position[i] + E_segment[s])",
+        formula: EMBEDDINGS_FORMULA,
         scene: Scene { stage: Stage::Embeddings, ..BASE },
         focus: focus(".tokens"),
         question: Question::TokenCount,
@@ -111,7 +127,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Three learned matrices give each token three roles. Its query asks what it is looking for; its key says what it offers; its value is what it passes on when chosen. Each head takes its own d_k-wide slice of Q, K and V, so a row of one head's Q has d_k numbers.",
         formula: "Q = X W_Q,  K = X W_K,  V = X W_V",
         scene: Scene { stage: Stage::Projections, ..BASE },
-        focus: stage_figure("queries Q"),
+        focus: head_figure(HeadMatrix::Queries),
         question: Question::HeadSize,
         hint: "Read the width of the Q heatmap for this head: one column per number of a query row. The stage's caption says d_k too.",
     },
@@ -120,7 +136,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Query i is compared with every key j by a dot product. A large positive score means token i matches token j well. One number for each pair gives a T × T table of raw scores: nothing is normalised yet, and rows need not sum to anything.",
         formula: "S = Q Kᵀ,  S_ij = q_i · k_j",
         scene: Scene { stage: Stage::Scores, ..BASE },
-        focus: stage_figure("scores QKᵀ"),
+        focus: head_figure(HeadMatrix::RawScores),
         question: Question::TopKey { query: Query::Mask, scores: true },
         hint: "In the QKᵀ heatmap, the [MASK] row's most positive cell (the warmest colour) is its largest raw score.",
     },
@@ -129,7 +145,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "A dot product of d_k random terms has a variance that grows with d_k. Large scores push softmax toward one-hot rows, where the gradient almost vanishes and learning stalls. Dividing every score by √d_k keeps them at unit scale whatever the head size.",
         formula: "S′ = QKᵀ / √d_k",
         scene: Scene { stage: Stage::Scaled, ..BASE },
-        focus: stage_figure("scaled scores"),
+        focus: head_figure(HeadMatrix::ScaledScores),
         question: Question::SqrtDk,
         hint: "The explanation under this stage says d_k for this model and the number every score is divided by.",
     },
@@ -138,7 +154,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "The mask M adds −∞ where a query must not look, so softmax gives those keys exactly 0. Padding: \"Pad to\" fills the batch with [PAD], and get_attn_pad_mask hides those keys. Causal: token i sees only keys j ≤ i. None hides nothing. A window W lets i see j only when |i − j| < W. Here the pair is padded to 20 tokens.",
         formula: "M_ij = 0 if key j may be read, else −∞",
         scene: Scene { pad_to: Some(20), stage: Stage::Masked, ..BASE },
-        focus: stage_figure("masked scores"),
+        focus: head_figure(HeadMatrix::MaskedScores),
         question: Question::PadWeight,
         hint: "Step on to softmax (→) and look at the [PAD] columns of the [MASK] row. Hover a cell for its value.",
     },
@@ -147,7 +163,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Softmax turns each row of scores into weights that are positive and sum to 1. Each token's new vector is then the weighted average of the value vectors: the context. This is the one place where information moves between tokens. Outlined: the weights of [CLS], the token BERT's NSP head will read.",
         formula: "A = softmax(S′ + M),  context_i = Σ_j A_ij v_j",
         scene: Scene { stage: Stage::Context, ..BASE },
-        focus: stage_figure("softmax weights"),
+        focus: head_figure(HeadMatrix::Weights),
         question: Question::TopKey { query: Query::Cls, scores: false },
         hint: "Read the [CLS] row (the first) of the softmax weights: its largest weight names the value that makes most of its context.",
     },
@@ -165,7 +181,7 @@ pub const CHAPTERS: [Chapter; 14] = [
         text: "Attention's output is added to its input (a residual connection) and LayerNorm gives each row mean 0 and variance 1, then a learned scale γ and shift β. A feed-forward network with GELU works on each token alone, then comes a second Add & Norm. That is one encoder layer; BERT stacks them.",
         formula: "h = LayerNorm(X + Attn(X)),  out = LayerNorm(h + GELU(h W₁ + b₁) W₂ + b₂)",
         scene: Scene { stage: Stage::AttentionAddNorm, ..BASE },
-        focus: stage_figure("h = LayerNorm"),
+        focus: stage_figure(FigureName::AttentionAddNorm),
         question: Question::NormMean,
         hint: "Read the [MASK] row of the Add & Norm heatmap: LayerNorm centred it before γ and β were applied, so add up its values.",
     },
@@ -236,5 +252,40 @@ mod tests {
             assert!(words <= 80, "chapter {}: {words} words", i + 1);
             assert!(!c.title.is_empty() && !c.formula.is_empty() && !c.hint.is_empty());
         }
+    }
+
+    #[test]
+    fn every_outlined_stage_figure_is_one_its_chapters_stage_shows() {
+        use crate::explorer::figures::tests::inspection;
+        use crate::explorer::stage_figures::stage_figures;
+        let mut outlined = 0;
+        for (i, c) in CHAPTERS.iter().enumerate() {
+            let Some(name) = c.focus.figure else { continue };
+            let s = c.scene;
+            assert_eq!(s.model, ModelNeed::OneModel, "chapter {}", i + 1);
+            let probe = protocol::ProbeInput {
+                text: s.text.into(),
+                pair: s.pair.into(),
+                pad_to: s.pad_to,
+                mask: s.mask,
+                window: s.window,
+                ..protocol::ProbeInput::default()
+            };
+            let sel = protocol::view::Selection {
+                part: s.part,
+                ..Default::default()
+            };
+            let shown: Vec<_> = stage_figures(&inspection(probe), sel, s.stage)
+                .into_iter()
+                .filter_map(|f| f.name)
+                .collect();
+            assert!(
+                shown.contains(&name),
+                "chapter {}: {name:?} not in {shown:?}",
+                i + 1
+            );
+            outlined += 1;
+        }
+        assert_eq!(outlined, 6);
     }
 }

@@ -8,7 +8,6 @@ use super::Tour;
 use leptos::prelude::*;
 use protocol::view::Showing;
 use protocol::ToWorker;
-use wasm_bindgen::JsCast;
 
 /// How an answer went.
 #[derive(Clone, Debug, PartialEq)]
@@ -250,14 +249,7 @@ pub fn outline(focus: Focus, scroll: bool) -> bool {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
         return false;
     };
-    let Ok(found) = doc.query_selector_all(focus.selector) else {
-        return false;
-    };
-    let target = (0..found.length())
-        .filter_map(|i| found.item(i))
-        .filter_map(|node| node.dyn_into::<web_sys::Element>().ok())
-        .find(|el| el.text_content().is_some_and(|t| t.contains(focus.caption)));
-    let Some(target) = target else {
+    let Ok(Some(target)) = doc.query_selector(&focus.css()) else {
         return false;
     };
     if target.has_attribute("data-tour-focus") {
