@@ -4,13 +4,12 @@
 //! answers summed in share order and the step taken (`engine`'s `plan`, `share_gradients`,
 //! `finish`). One worker runs the same engine code with one share (`Trainer::step`).
 
-use crate::lab::{curve_point, Lab, Model};
+use crate::lab::{Lab, Model};
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::Params;
 use engine::seq2seq::Seq2SeqBatch;
 use engine::step::PlannedStep;
-use engine::train::StepReport;
 use ndarray::ArrayViewD;
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch, Stack};
 use protocol::{CurvePoint, LabError, LabResult};
@@ -139,23 +138,9 @@ impl Lab {
         others: &[(Losses, Vec<f32>)],
     ) -> LabResult<CurvePoint> {
         let report = match (&mut self.model, planned) {
-            (Model::Trainable(t), Planned::Bert(p)) => {
-                let report = t.finish(p, own, others)?;
-                self.history.record(report.step, &t.model);
-                report
-            }
-            (
-                Model::Seq2Seq {
-                    trainer,
-                    encoder_history,
-                },
-                Planned::EncoderDecoder(p),
-            ) => {
-                let losses = trainer.finish(p, own, others)?.losses;
-                let step = trainer.step;
-                self.history.record(step, &trainer.model.decoder);
-                encoder_history.follow(&self.history, step, &trainer.model.encoder);
-                StepReport { step, losses }
+            (Model::Trainable(t), Planned::Bert(p)) => t.finish(p, own, others)?,
+            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => {
+                trainer.finish(p, own, others)?
             }
             _ => {
                 return Err(LabError::unavailable(
@@ -163,7 +148,7 @@ impl Lab {
                 ))
             }
         };
-        Ok(curve_point(&report))
+        Ok(self.stepped(&report, None))
     }
 }
 
