@@ -155,6 +155,7 @@ impl Lab {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::WeightHistory;
     use crate::replica::{floats_of, vec_io, Replica};
     use protocol::{wire, FromWorker, LabSettings, ToWorker, DEFAULT_CORPUS};
 
@@ -196,6 +197,31 @@ mod tests {
 
     fn weights(lab: &Lab) -> Vec<f32> {
         floats_of(&lab.params())
+    }
+
+    /// A step is recorded alike whichever way it was taken: an encoder–decoder's steps through
+    /// `plan`/`own_share`/`finish` give `step`'s curve points and weights, and keep its decoder
+    /// and its encoder at the steps `step` keeps them.
+    #[test]
+    fn an_encoder_decoders_step_in_shares_is_recorded_as_its_plain_step() {
+        let settings = LabSettings {
+            task: Some(engine::seq2seq::Task::Reverse),
+            ..LabSettings::default()
+        };
+        let mut plain = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let mut shared = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        for _ in 0..10 {
+            let point = plain.step().unwrap();
+            let planned = shared.plan(1).unwrap();
+            let own = shared.own_share(&planned, 0).unwrap();
+            assert_eq!(shared.finish(planned, Some(own), &[]).unwrap(), point);
+        }
+        assert_eq!(plain.history.steps(), [0, 5, 10]);
+        assert_eq!(shared.history.steps(), plain.history.steps());
+        let encoders = |lab: &Lab| lab.paired_history().map(WeightHistory::steps);
+        assert_eq!(encoders(&plain), Some(plain.history.steps()));
+        assert_eq!(encoders(&shared), encoders(&plain));
+        assert!(weights(&shared) == weights(&plain));
     }
 
     #[test]
