@@ -7,8 +7,12 @@ use crate::data::BatchConfig;
 use crate::error::Result;
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::{self, RunState};
+use crate::step::StepReport;
 
 pub trait Run {
+    /// One step on the batch the run draws next; an error (a NaN/∞ or diverged loss) leaves
+    /// the weights as they were and the step count where it was.
+    fn step(&mut self) -> Result<StepReport>;
     fn optimizer(&self) -> &Optimizer;
     fn optimizer_mut(&mut self) -> &mut Optimizer;
     /// An optimiser of `config` for this run's model, its moments afresh.

@@ -14,10 +14,12 @@ pub use crate::forward::LossCounts;
 use crate::forward::{ForwardOptions, ForwardOutput, Losses};
 use crate::model::Params;
 use crate::ops::dropout::Noise;
-use crate::optim::Optimizer;
+use crate::optim::{Optimizer, OptimizerConfig};
+use crate::resume::RunState;
 use crate::rng::Rng;
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// What one forward pass leaves for the next to write into instead of allocating (its
 /// activations and caches), and backward's scratch. Begin with `default()`.
@@ -298,6 +300,125 @@ pub(crate) fn finish_shares<M: Trainable>(
     }
     apply_step(model, grads, optimizer, &losses)?;
     Ok(losses)
+}
+
+/// What one step of a run did, whichever model it trains.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// 1 for the first step.
+    pub step: u64,
+    /// The losses of the batch before this step's update.
+    pub losses: Losses,
+}
+
+/// What a training run keeps beside its model to step it, whichever model that is: the
+/// gradient buffer, the optimiser, the buffers the last step's activations stay in, the
+/// generator (batches and dropout) and the step count. A trainer draws its batches and keeps
+/// its model; planning, the shares' gradients and the update are this one code, so every kind
+/// of model reports its steps alike.
+pub struct Stepper<M: Trainable> {
+    grads: M,
+    pub optimizer: Optimizer,
+    /// An evaluation forward between steps (`Trainer::batch_view`, through `&self`) writes
+    /// into them too, hence the lock.
+    buffers: Mutex<M::Buffers>,
+    /// Batches and dropout seeds both draw from it, in step order.
+    pub(crate) rng: Rng,
+    /// Steps taken.
+    pub step: u64,
+}
+
+impl<M: Trainable> Stepper<M> {
+    /// No step taken: a zero gradient buffer of `model`'s structure and an `optimizer` of
+    /// `model`'s parameters, its moments afresh.
+    pub fn new(model: &M, optimizer: OptimizerConfig, rng: Rng) -> Result<Self> {
+        Ok(Stepper {
+            optimizer: Optimizer::new(optimizer, model)?,
+            grads: model.zeros(),
+            buffers: Mutex::default(),
+            rng,
+            step: 0,
+        })
+    }
+
+    /// `batch` planned for `parts` shares, its dropout seed drawn from the run's generator.
+    pub fn plan(&mut self, batch: M::Batch, parts: usize) -> PlannedStep<M::Batch> {
+        PlannedStep::new::<M>(batch, parts, &mut self.rng)
+    }
+
+    /// Share `i` of `planned` into the run's own gradient buffer (a lead computes share 0
+    /// here); the share's part of the losses.
+    pub fn share_gradients(
+        &mut self,
+        model: &M,
+        planned: &PlannedStep<M::Batch>,
+        i: usize,
+        opts: &ForwardOptions,
+    ) -> Result<Losses> {
+        let buffers = self
+            .buffers
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        planned_share_gradients((model, &mut self.grads), planned, i, opts, buffers)
+    }
+
+    /// The step: `own` (share 0, already in the gradient buffer; None when every share is in
+    /// `others`) plus the other shares' flat gradients (`Params::to_flat`) and losses, summed
+    /// in share order, then the update of `model`. On error the weights are unchanged and the
+    /// step count does not move.
+    pub fn finish(
+        &mut self,
+        model: &mut M,
+        planned: &PlannedStep<M::Batch>,
+        own: Option<Losses>,
+        others: &[(Losses, Vec<f32>)],
+    ) -> Result<StepReport> {
+        let model_grads = (model, &mut self.grads);
+        let losses = finish_shares(model_grads, &mut self.optimizer, &planned.plan, own, others)?;
+        self.step += 1;
+        Ok(StepReport {
+            step: self.step,
+            losses,
+        })
+    }
+
+    /// `planned` in one share, computed here: the code a step of many runs.
+    pub fn take_step(
+        &mut self,
+        model: &mut M,
+        planned: &PlannedStep<M::Batch>,
+        opts: &ForwardOptions,
+    ) -> Result<StepReport> {
+        let own = self.share_gradients(model, planned, 0, opts)?;
+        self.finish(model, planned, Some(own), &[])
+    }
+
+    /// The buffers the steps keep, for an evaluation forward between them.
+    pub(crate) fn buffers(&self) -> MutexGuard<'_, M::Buffers> {
+        self.buffers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Forget the kept activations: the next step allocates afresh (tests: the bits must not
+    /// change).
+    #[cfg(test)]
+    pub(crate) fn drop_buffers(&mut self) {
+        self.buffers = Mutex::default();
+    }
+
+    /// The step count and generator, with `corpus_words` (what `resume` keeps).
+    pub fn run_state(&self, corpus_words: Option<usize>) -> RunState {
+        RunState {
+            step: self.step,
+            rng: self.rng.clone(),
+            corpus_words,
+        }
+    }
+
+    /// Continue from `run`'s step count and generator.
+    pub fn restore(&mut self, run: RunState) {
+        self.step = run.step;
+        self.rng = run.rng;
+    }
 }
 
 /// A loss no model that is still learning reaches: 50 times that of guessing uniformly

@@ -20,10 +20,9 @@ use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
-use crate::step::{finish_shares, planned_share_gradients, Trainable};
+use crate::step::Trainable;
 use crate::tokenizer::{build_word_vocab_with_limit, Tokenizer};
 use serde::{Deserialize, Serialize};
-use std::sync::{Mutex, PoisonError};
 
 /// What a run trains the model to do.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -74,17 +73,9 @@ pub struct TrainSettings {
     pub objective: Objective,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepReport {
-    /// 1 for the first step.
-    pub step: u64,
-    /// The losses of the batch before this step's update.
-    pub losses: Losses,
-}
-
 pub use crate::step::{
     apply_step, diverged_loss, plan_step, share_gradients, train_step, LossCounts, PlannedStep,
-    Share, StepBuffers, StepPlan,
+    Share, StepBuffers, StepPlan, StepReport, Stepper,
 };
 
 /// One BERT trains through [`train_step`]: MLM + NSP or next-token losses, its activations
@@ -229,8 +220,9 @@ fn no_heads_message() -> String {
 
 pub struct Trainer {
     pub model: BertForPreTraining,
-    grads: BertForPreTraining,
-    pub optimizer: Optimizer,
+    /// The step count, optimiser and generator, the buffers the steps keep, and the step
+    /// itself.
+    pub stepper: Stepper<BertForPreTraining>,
     pub tokenizer: Tokenizer,
     pub corpus: Corpus,
     pub batch_config: BatchConfig,
@@ -239,9 +231,6 @@ pub struct Trainer {
     /// Softmax kernel and sliding window of every step (`--attention`, `--window`); set
     /// after construction (full, no window by default).
     pub softmax: Softmax,
-    rng: Rng,
-    /// Steps taken.
-    pub step: u64,
     /// Tensor names to save under (those of the checkpoint trained from).
     naming: TensorNaming,
     /// Distinct words in the corpus, for a word-level vocabulary built from it (None for a
@@ -256,9 +245,6 @@ pub struct Trainer {
     last: Option<LastStep>,
     /// Every batch drawn in this run (kept and restored runs count from the restore).
     counts: MaskingCounts,
-    /// The last step's activations and scratch, which the next step writes into; `batch_view`
-    /// (`&self`) writes its evaluation forward into them too, hence the lock.
-    buffers: Mutex<StepBuffers>,
 }
 
 /// The last step's batch and how it was made.
@@ -365,27 +351,21 @@ impl Trainer {
             )));
         }
         let corpus = Corpus::parse(corpus_text, &tokenizer)?;
-        let optimizer = Optimizer::new(optimizer, &model)?;
-        let grads = model.zeros_like();
         Ok(Trainer {
+            stepper: Stepper::new(&model, optimizer, rng)?,
             model,
-            grads,
-            optimizer,
             tokenizer,
             corpus,
             batch_config: batch,
             mask,
             objective,
             softmax: Softmax::default(),
-            rng,
-            step: 0,
             naming,
             corpus_words: None,
             fixed_batch: false,
             fixed: None,
             last: None,
             counts: MaskingCounts::default(),
-            buffers: Mutex::default(),
         })
     }
 
@@ -410,7 +390,7 @@ impl Trainer {
         Ok(PlannedStep {
             record: Some(record),
             fixed: self.fixed_batch,
-            ..PlannedStep::new::<BertForPreTraining>(batch, parts, &mut self.rng)
+            ..self.stepper.plan(batch, parts)
         })
     }
 
@@ -418,11 +398,7 @@ impl Trainer {
     /// 0 here); the share's part of the losses.
     pub fn share_gradients(&mut self, planned: &PlannedStep<Batch>, i: usize) -> Result<Losses> {
         let opts = self.forward_options();
-        let buffers = self
-            .buffers
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        planned_share_gradients((&self.model, &mut self.grads), planned, i, &opts, buffers)
+        self.stepper.share_gradients(&self.model, planned, i, &opts)
     }
 
     /// The step: `own` (share 0, already in the gradient buffer; None when every share is in
@@ -435,41 +411,47 @@ impl Trainer {
         own: Option<Losses>,
         others: &[(Losses, Vec<f32>)],
     ) -> Result<StepReport> {
-        let model_grads = (&mut self.model, &mut self.grads);
-        let losses = finish_shares(model_grads, &mut self.optimizer, &planned.plan, own, others)?;
-        self.step += 1;
+        let report = self
+            .stepper
+            .finish(&mut self.model, &planned, own, others)?;
+        self.stepped(planned, report.step);
+        Ok(report)
+    }
+
+    /// A one-share step of `planned`.
+    fn take_step(&mut self, planned: PlannedStep<Batch>) -> Result<StepReport> {
+        let opts = self.forward_options();
+        let report = self.stepper.take_step(&mut self.model, &planned, &opts)?;
+        self.stepped(planned, report.step);
+        Ok(report)
+    }
+
+    /// The bookkeeping of step `step`, taken on `planned`: the batch view's batch, and a
+    /// follower's masking counts.
+    fn stepped(&mut self, planned: PlannedStep<Batch>, step: u64) {
         if let Some(counts) = planned.leader_counts {
             // The same batches, so the same counts (a fixed batch counts once, as the leader's).
             self.counts = counts;
         }
         self.last = planned.record.map(|record| LastStep {
-            step: self.step,
+            step,
             fixed: planned.fixed,
             batch: planned.batch,
             record,
         });
-        Ok(StepReport {
-            step: self.step,
-            losses,
-        })
-    }
-
-    /// A one-share step of `planned`.
-    fn take_step(&mut self, planned: PlannedStep<Batch>) -> Result<StepReport> {
-        let own = self.share_gradients(&planned, 0)?;
-        self.finish(planned, Some(own), &[])
     }
 
     /// A fresh batch for the objective, counted (MLM masking counts) when it is MLM + NSP's.
     fn draw_batch(&mut self) -> Result<(Batch, BatchRecord)> {
         match self.objective {
             Objective::MlmNsp => {
-                let drawn = make_batch_recorded(&self.corpus, &self.batch_config, &mut self.rng)?;
+                let rng = &mut self.stepper.rng;
+                let drawn = make_batch_recorded(&self.corpus, &self.batch_config, rng)?;
                 self.counts.add(&drawn.0, &drawn.1);
                 Ok(drawn)
             }
             Objective::NextToken => {
-                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.rng)
+                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.stepper.rng)
             }
         }
     }
@@ -484,7 +466,7 @@ impl Trainer {
             return None;
         }
         let l = self.last.as_ref()?;
-        let mut buffers = self.buffers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut buffers = self.stepper.buffers();
         let opts = self.forward_options();
         let predictions = predict_reusing(&self.model, &l.batch, &opts, &mut buffers).ok()?;
         Some(BatchView::new(
@@ -542,7 +524,7 @@ impl Trainer {
                 leader.model.config.vocab_size, self.model.config.vocab_size
             )));
         }
-        let planned = PlannedStep::new::<BertForPreTraining>(batch.clone(), parts, &mut self.rng);
+        let planned = self.stepper.plan(batch.clone(), parts);
         Ok(PlannedStep {
             record: record.cloned(),
             fixed,
@@ -554,7 +536,7 @@ impl Trainer {
     /// One step on a given batch (the CLI's fixed batch, tests).
     pub fn step_on(&mut self, batch: &Batch) -> Result<StepReport> {
         self.last = None;
-        let planned = PlannedStep::new::<BertForPreTraining>(batch.clone(), 1, &mut self.rng);
+        let planned = self.stepper.plan(batch.clone(), 1);
         self.take_step(planned)
     }
 
@@ -570,9 +552,11 @@ impl Trainer {
     /// A new batch from the corpus for the objective, from the trainer's generator.
     pub fn next_batch(&mut self) -> Result<Batch> {
         match self.objective {
-            Objective::MlmNsp => make_batch(&self.corpus, &self.batch_config, &mut self.rng),
+            Objective::MlmNsp => {
+                make_batch(&self.corpus, &self.batch_config, &mut self.stepper.rng)
+            }
             Objective::NextToken => {
-                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.rng)
+                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.stepper.rng)
                     .map(|(batch, _)| batch)
             }
         }
@@ -589,26 +573,24 @@ impl Trainer {
 }
 
 impl Run for Trainer {
+    fn step(&mut self) -> Result<StepReport> {
+        Trainer::step(self)
+    }
     fn optimizer(&self) -> &Optimizer {
-        &self.optimizer
+        &self.stepper.optimizer
     }
     fn optimizer_mut(&mut self) -> &mut Optimizer {
-        &mut self.optimizer
+        &mut self.stepper.optimizer
     }
     fn new_optimizer(&self, config: OptimizerConfig) -> Result<Optimizer> {
         Optimizer::new(config, &self.model)
     }
     fn run_state(&self) -> RunState {
-        RunState {
-            step: self.step,
-            rng: self.rng.clone(),
-            corpus_words: self.corpus_words,
-        }
+        self.stepper.run_state(self.corpus_words)
     }
     fn restore_run_state(&mut self, run: RunState) {
-        self.step = run.step;
-        self.rng = run.rng;
         self.corpus_words = run.corpus_words;
+        self.stepper.restore(run);
     }
     fn set_batch_config(&mut self, batch: BatchConfig) {
         self.batch_config = batch;
@@ -735,7 +717,7 @@ mod tests {
             assert_eq!(losses(&mut interrupted, 3), first[..3]);
             let mut resumed = kept_and_restored(&interrupted, s.clone(), 7);
             assert_eq!(
-                (resumed.step, resumed.corpus_words),
+                (resumed.stepper.step, resumed.corpus_words),
                 (3, interrupted.corpus_words)
             );
             assert!(resumed.corpus_words.is_some());
@@ -776,19 +758,24 @@ mod tests {
         let mut bigger = Trainer::from_corpus(CORPUS, other_shape, s.clone(), 1).unwrap();
         let moments = |t: &Trainer| -> Vec<(String, ndarray::ArrayD<f32>)> {
             let owned = |(n, m): (String, &ndarray::ArrayD<f32>)| (n, m.clone());
-            t.optimizer.moments().into_iter().map(owned).collect()
+            t.stepper
+                .optimizer
+                .moments()
+                .into_iter()
+                .map(owned)
+                .collect()
         };
         let before = moments(&bigger);
         let e = bigger.resume(&state).unwrap_err().to_string();
         assert!(e.contains("shape"), "{e}");
         assert_eq!(moments(&bigger), before, "moments untouched");
-        assert_eq!((bigger.step, bigger.optimizer.t), (0, 0));
+        assert_eq!((bigger.stepper.step, bigger.stepper.optimizer.t), (0, 0));
 
         let mut fresh = Trainer::from_corpus(CORPUS, config, s, 1).unwrap();
         for junk in [&state[..state.len() / 2], b"not a state", &[][..]] {
             assert!(fresh.resume(junk).is_err());
         }
-        assert_eq!(fresh.step, 0);
+        assert_eq!(fresh.stepper.step, 0);
     }
 
     #[test]
@@ -806,7 +793,7 @@ mod tests {
         for _ in 0..3 {
             leader.step().unwrap();
             let report = follower.step_following(&leader).unwrap();
-            assert_eq!(report.step, leader.step);
+            assert_eq!(report.step, leader.stepper.step);
             let (theirs, mine) = (leader.batch_view().unwrap(), follower.batch_view().unwrap());
             let ids = |v: &BatchView| {
                 v.examples
@@ -856,7 +843,7 @@ mod tests {
         }
         assert!(first > 2.0, "first loss {first}");
         assert!(last < 0.05, "loss after 80 steps {last} (first {first})");
-        assert_eq!(t.step, 80);
+        assert_eq!(t.stepper.step, 80);
     }
 
     /// Adam at lr 1000 never overflows (its steps are bounded by lr) but its loss explodes
@@ -954,10 +941,10 @@ mod tests {
         assert!(t.set_learning_rate(f64::NAN).is_err());
         t.step().unwrap();
         t.set_learning_rate(0.5).unwrap();
-        assert_eq!(t.optimizer.config.lr, 0.5);
+        assert_eq!(t.stepper.optimizer.config.lr, 0.5);
         // No reset: Adam's step count (its bias correction) carries on.
         t.step().unwrap();
-        assert_eq!((t.step, t.optimizer.t), (2, 2));
+        assert_eq!((t.stepper.step, t.stepper.optimizer.t), (2, 2));
     }
 
     fn tiny(batch_size: usize, dropout: bool) -> Trainer {
@@ -1007,7 +994,7 @@ mod tests {
         assert!(t.batch_view().is_none());
         t.step().unwrap();
         // The next batch, drawn from a copy of the generator: the one the step trains on.
-        let batch = make_batch(&t.corpus, &t.batch_config, &mut t.rng.clone()).unwrap();
+        let batch = make_batch(&t.corpus, &t.batch_config, &mut t.stepper.rng.clone()).unwrap();
         let report = t.step().unwrap();
         let view = t.batch_view().unwrap();
         assert_eq!((view.step, view.fixed), (2, false));

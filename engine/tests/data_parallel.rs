@@ -202,7 +202,7 @@ fn a_trainer_in_two_shares_trains_as_in_one() {
                 &opts,
             );
             let report = lead.finish(planned, Some(own), &[other]).unwrap();
-            assert_eq!(report.step, lead.step);
+            assert_eq!(report.step, lead.stepper.step);
             losses.push(report.losses);
         }
         assert!(lead.batch_view().is_some());
@@ -217,7 +217,7 @@ fn a_trainer_in_two_shares_trains_as_in_one() {
     let diff = relative_difference(&lead.model.to_flat(), &alone.model.to_flat());
     eprintln!("weights after 6 steps, 2 shares vs 1: max |diff| / max |w| = {diff:.2e}");
     assert!(diff < 1e-5, "{diff}");
-    assert_eq!(lead.step, 6);
+    assert_eq!(lead.stepper.step, 6);
     assert_eq!(lead.masking_counts(), alone.masking_counts());
 
     let (again, lead_again) = two_shares();
@@ -252,7 +252,7 @@ fn an_encoder_decoder_trainer_in_three_shares_trains_as_in_one() {
         let three = lead.finish(planned, Some(own), &others).unwrap().losses;
         losses_close(
             &three,
-            &alone.step().unwrap(),
+            &alone.step().unwrap().losses,
             "an encoder-decoder step in 3 shares",
         );
     }
@@ -304,7 +304,7 @@ fn a_step_with_missing_or_misshapen_shares_is_refused_and_changes_nothing() {
     let short = (Losses::default(), vec![0.0; n - 1]);
     assert!(lead.finish(planned, Some(own), &[share, short]).is_err());
     assert_eq!(lead.model.to_flat(), before);
-    assert_eq!((lead.step, lead.optimizer.t), (0, 0));
+    assert_eq!((lead.stepper.step, lead.stepper.optimizer.t), (0, 0));
 }
 
 #[test]

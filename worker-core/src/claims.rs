@@ -339,14 +339,14 @@ fn trained_steps(lab: Option<&Lab>, lab_b: Option<&Lab>) -> Result<Vec<u64>, Str
             ca.head_size()
         ));
     }
-    if ta.step == 0 {
+    if ta.stepper.step == 0 {
         return Err("none yet: the models have not trained; press Play, then Run".into());
     }
     let kept = a.history.steps();
     let every = kept.len().div_ceil(TRAINED_STEPS).max(1);
     let mut steps: Vec<u64> = kept.iter().copied().step_by(every).collect();
-    if steps.last() != Some(&ta.step) {
-        steps.push(ta.step);
+    if steps.last() != Some(&ta.stepper.step) {
+        steps.push(ta.stepper.step);
     }
     Ok(steps)
 }
@@ -372,7 +372,7 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
             "both models have the same positions: {how}"
         )));
     }
-    if ta.step == 0 {
+    if ta.stepper.step == 0 {
         return Err(LabError::unavailable(
             "the models have not trained yet: press Play, let them learn, then Run",
         ));
@@ -397,7 +397,7 @@ fn extrapolating(lab: Option<&Lab>, lab_b: Option<&Lab>) -> LabResult<Extrapolat
     Ok(Extrapolating {
         corpus: ta.corpus.clone(),
         trained_len,
-        steps: ta.step,
+        steps: ta.stepper.step,
         models: [model(ta), model(tb)],
         total: todo.len(),
         todo,
@@ -641,7 +641,7 @@ fn heads_run(lab: Option<&Lab>, seed: u64) -> Started {
         Ok(HeadsRun {
             setup: Box::new(setup),
             model: trainer.model.clone(),
-            step: trainer.step,
+            step: trainer.stepper.step,
             now: None,
             base: 0.0,
             ablation: Vec::with_capacity(n),
@@ -763,7 +763,7 @@ impl ClaimQueue {
         let trainer = lab?.trainer()?;
         let measured = setup.stats(&trainer.model).and_then(|now| {
             let (base, deltas) = ablations(&trainer.model, &setup.batch, &setup.opts)?;
-            setup.result(&now, trainer.step, base, &deltas)
+            setup.result(&now, trainer.stepper.step, base, &deltas)
         });
         Some(FromWorker::ClaimDone {
             claim: Claim::Heads,

@@ -17,7 +17,7 @@ use protocol::{
     Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput,
 };
 
-pub(super) fn curve_point(report: &StepReport) -> CurvePoint {
+fn curve_point(report: &StepReport) -> CurvePoint {
     let l = report.losses;
     CurvePoint {
         step: report.step,
@@ -92,7 +92,11 @@ impl Lab {
             settings.preset.name(),
             settings.seed
         );
-        Ok(Lab::with_model(Model::Trainable(trainer), name))
+        Ok(Lab::with_model(
+            Model::Trainable(trainer),
+            name,
+            HISTORY_BUDGET,
+        ))
     }
 
     /// A fresh encoder–decoder of `settings.preset`'s sizes (BERT's attention: the
@@ -124,19 +128,14 @@ impl Lab {
     }
 
     fn with_seq2seq(trainer: Seq2SeqTrainer, name: String) -> Lab {
-        // Half the budget for the decoders: the encoders kept beside them take about as much.
-        let mut history = WeightHistory::new(HISTORY_BUDGET / 2);
-        history.record_first(trainer.step, &trainer.model.decoder);
         let mut encoder_history = WeightHistory::follower();
-        encoder_history.record_first(trainer.step, &trainer.model.encoder);
-        Lab {
-            model: Model::Seq2Seq {
-                trainer: Box::new(trainer),
-                encoder_history,
-            },
-            name,
-            history,
-        }
+        encoder_history.record_first(trainer.stepper.step, &trainer.model.encoder);
+        let model = Model::Seq2Seq {
+            trainer: Box::new(trainer),
+            encoder_history,
+        };
+        // Half the budget for the decoders: the encoders kept beside them take about as much.
+        Lab::with_model(model, name, HISTORY_BUDGET / 2)
     }
 
     /// An encoder–decoder checkpoint, training on `corpus` with the settings' task (Reverse
@@ -167,7 +166,7 @@ impl Lab {
             task,
             Rng::new(settings.seed),
         )?;
-        trainer.step = bundle.step;
+        trainer.stepper.step = bundle.step;
         // A model kept by this page comes with its run, as a BERT's does (`Lab::load`).
         let notice = bundle
             .training_state
@@ -226,7 +225,7 @@ impl Lab {
         } else {
             match Trainer::from_checkpoint(loaded, corpus, train, settings.seed) {
                 Ok(mut trainer) => {
-                    trainer.step = bundle.step;
+                    trainer.stepper.step = bundle.step;
                     trainer.fixed_batch = settings.fixed_batch;
                     // A model kept by this page comes with its run: it trains on exactly as
                     // before. If the settings changed since (another optimiser), it starts its
@@ -241,7 +240,8 @@ impl Lab {
                 Err(e) => inspect_only(read()?, e.to_string()),
             }
         };
-        Ok((Lab::with_model(model, bundle.name.clone()), notice))
+        let lab = Lab::with_model(model, bundle.name.clone(), HISTORY_BUDGET);
+        Ok((lab, notice))
     }
 
     /// Compare's model B: a fresh model with `settings.compare`'s architecture on the same
@@ -281,14 +281,16 @@ impl Lab {
         }
     }
 
-    fn with_model(model: Model, name: String) -> Lab {
+    /// A Lab of `model`, its History (within `budget` bytes) starting at the run's step, for
+    /// a model that trains.
+    fn with_model(model: Model, name: String, budget: usize) -> Lab {
         let mut lab = Lab {
             model,
             name,
-            history: WeightHistory::new(HISTORY_BUDGET),
+            history: WeightHistory::new(budget),
         };
-        if let Model::Trainable(t) = &lab.model {
-            lab.history.record_first(t.step, &t.model);
+        if let Some(step) = lab.run().map(|r| r.steps()) {
+            lab.history.record_first(step, parts(&lab.model).0);
         }
         lab
     }
@@ -296,13 +298,7 @@ impl Lab {
     /// The current weights and their tokenizer: an encoder–decoder's decoder, the half
     /// `history` keeps (the claims measure it as they would any BERT).
     pub fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
-        match &self.model {
-            Model::Trainable(t) => (&t.model, &t.tokenizer),
-            Model::Seq2Seq { trainer, .. } => (&trainer.model.decoder, &trainer.tokenizer),
-            Model::InspectOnly {
-                model, tokenizer, ..
-            } => (model, tokenizer),
-        }
+        parts(&self.model)
     }
 
     /// Whole-word tokens (a vocabulary built from the corpus), not WordPiece.
@@ -358,10 +354,7 @@ impl Lab {
                 Tokenizer::WordLevel { .. } => "word-level".into(),
                 Tokenizer::WordPiece { .. } => "WordPiece".into(),
             },
-            corpus_words: match &self.model {
-                Model::Trainable(t) => t.corpus_words,
-                Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
-            },
+            corpus_words: self.run().and_then(|r| r.run_state().corpus_words),
             architecture: Architecture {
                 kv_heads: c.num_key_value_heads,
                 positions: c.position_embedding_type,
@@ -460,23 +453,10 @@ impl Lab {
 
     /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
     pub fn step(&mut self) -> LabResult<CurvePoint> {
-        if let Model::Seq2Seq {
-            trainer,
-            encoder_history,
-        } = &mut self.model
-        {
-            let losses = trainer.step()?;
-            let step = trainer.step;
-            self.history.record(step, &trainer.model.decoder);
-            encoder_history.follow(&self.history, step, &trainer.model.encoder);
-            return Ok(curve_point(&StepReport { step, losses }));
-        }
-        let Model::Trainable(trainer) = &mut self.model else {
-            return Err(self.trainable().err().unwrap_or_else(LabError::no_model));
-        };
-        let report = trainer.step()?;
-        self.history.record(report.step, &trainer.model);
-        Ok(curve_point(&report))
+        self.trainable()?;
+        let run = self.run_mut().ok_or_else(LabError::no_model)?;
+        let report = run.step()?;
+        Ok(self.stepped(&report, None))
     }
 
     /// Compare's model B: one step on the batch `leader` (model A) just trained on, keeping its
@@ -487,25 +467,45 @@ impl Lab {
             return Err(LabError::unavailable("Compare trains two trainable models"));
         };
         let report = trainer.step_following(led)?;
-        self.history
-            .follow(&leader.history, report.step, &trainer.model);
-        Ok(curve_point(&report))
+        Ok(self.stepped(&report, Some(&leader.history)))
+    }
+
+    /// The one record of a step taken, whichever model took it: its weights into the History
+    /// when the step falls on its interval (at the steps `leader`'s History keeps, for
+    /// Compare's model B; an encoder–decoder's encoder beside its decoder), and its point on
+    /// the curves.
+    pub(crate) fn stepped(
+        &mut self,
+        report: &StepReport,
+        leader: Option<&WeightHistory>,
+    ) -> CurvePoint {
+        let step = report.step;
+        let kept = parts(&self.model).0;
+        match leader {
+            Some(leader) => self.history.follow(leader, step, kept),
+            None => {
+                self.history.record(step, kept);
+            }
+        }
+        if let Model::Seq2Seq {
+            trainer,
+            encoder_history,
+        } = &mut self.model
+        {
+            encoder_history.follow(&self.history, step, &trainer.model.encoder);
+        }
+        curve_point(report)
     }
 
     /// The batch of the latest step, as the page shows it.
     pub fn batch_view(&self) -> Option<BatchView> {
-        match &self.model {
-            Model::Trainable(t) => t.batch_view(),
-            Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
-        }
+        self.trainer().and_then(Trainer::batch_view)
     }
 
     /// Counts over every batch drawn for this model.
     pub fn masking_counts(&self) -> MaskingCounts {
-        match &self.model {
-            Model::Trainable(t) => t.masking_counts(),
-            Model::Seq2Seq { .. } | Model::InspectOnly { .. } => MaskingCounts::default(),
-        }
+        self.trainer()
+            .map_or_else(MaskingCounts::default, Trainer::masking_counts)
     }
 
     /// Settings that need no reset: learning rate, batch size, mask probability, optimiser,
@@ -649,6 +649,17 @@ impl Lab {
             encoder_history.prepend(interval, older_paired);
             encoder_history.keep_only(&self.history);
         }
+    }
+}
+
+/// The current weights and their tokenizer (`Lab::parts`).
+fn parts(model: &Model) -> (&BertForPreTraining, &Tokenizer) {
+    match model {
+        Model::Trainable(t) => (&t.model, &t.tokenizer),
+        Model::Seq2Seq { trainer, .. } => (&trainer.model.decoder, &trainer.tokenizer),
+        Model::InspectOnly {
+            model, tokenizer, ..
+        } => (model, tokenizer),
     }
 }
 

@@ -4,13 +4,12 @@
 //! answers summed in share order and the step taken (`engine`'s `plan`, `share_gradients`,
 //! `finish`). One worker runs the same engine code with one share (`Trainer::step`).
 
-use crate::lab::{curve_point, Lab, Model};
+use crate::lab::{Lab, Model};
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::Params;
 use engine::seq2seq::Seq2SeqBatch;
 use engine::step::PlannedStep;
-use engine::train::StepReport;
 use ndarray::ArrayViewD;
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch, Stack};
 use protocol::{CurvePoint, LabError, LabResult};
@@ -139,23 +138,9 @@ impl Lab {
         others: &[(Losses, Vec<f32>)],
     ) -> LabResult<CurvePoint> {
         let report = match (&mut self.model, planned) {
-            (Model::Trainable(t), Planned::Bert(p)) => {
-                let report = t.finish(p, own, others)?;
-                self.history.record(report.step, &t.model);
-                report
-            }
-            (
-                Model::Seq2Seq {
-                    trainer,
-                    encoder_history,
-                },
-                Planned::EncoderDecoder(p),
-            ) => {
-                let losses = trainer.finish(p, own, others)?.losses;
-                let step = trainer.step;
-                self.history.record(step, &trainer.model.decoder);
-                encoder_history.follow(&self.history, step, &trainer.model.encoder);
-                StepReport { step, losses }
+            (Model::Trainable(t), Planned::Bert(p)) => t.finish(p, own, others)?,
+            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => {
+                trainer.finish(p, own, others)?
             }
             _ => {
                 return Err(LabError::unavailable(
@@ -163,13 +148,14 @@ impl Lab {
                 ))
             }
         };
-        Ok(curve_point(&report))
+        Ok(self.stepped(&report, None))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::WeightHistory;
     use crate::replica::{floats_of, vec_io, Replica};
     use protocol::{wire, FromGradientWorker, LabSettings, ToGradientWorker, DEFAULT_CORPUS};
 
@@ -216,6 +202,31 @@ mod tests {
 
     fn weights(lab: &Lab) -> Vec<f32> {
         floats_of(&lab.params())
+    }
+
+    /// A step is recorded alike whichever way it was taken: an encoder–decoder's steps through
+    /// `plan`/`own_share`/`finish` give `step`'s curve points and weights, and keep its decoder
+    /// and its encoder at the steps `step` keeps them.
+    #[test]
+    fn an_encoder_decoders_step_in_shares_is_recorded_as_its_plain_step() {
+        let settings = LabSettings {
+            task: Some(engine::seq2seq::Task::Reverse),
+            ..LabSettings::default()
+        };
+        let mut plain = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let mut shared = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        for _ in 0..10 {
+            let point = plain.step().unwrap();
+            let planned = shared.plan(1).unwrap();
+            let own = shared.own_share(&planned, 0).unwrap();
+            assert_eq!(shared.finish(planned, Some(own), &[]).unwrap(), point);
+        }
+        assert_eq!(plain.history.steps(), [0, 5, 10]);
+        assert_eq!(shared.history.steps(), plain.history.steps());
+        let encoders = |lab: &Lab| lab.paired_history().map(WeightHistory::steps);
+        assert_eq!(encoders(&plain), Some(plain.history.steps()));
+        assert_eq!(encoders(&shared), encoders(&plain));
+        assert!(weights(&shared) == weights(&plain));
     }
 
     #[test]

@@ -81,13 +81,13 @@ pub fn from_scratch(a: &Args) -> Result<(), CliError> {
     );
     let steps = a.steps.unwrap_or(100);
     for step in 1..=steps {
-        let l = trainer
+        let r = trainer
             .step()
             .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
         json::print(&Step {
-            step,
-            loss: l.total,
-            accuracy: l.mlm_accuracy,
+            step: r.step,
+            loss: r.losses.total,
+            accuracy: r.losses.mlm_accuracy,
         });
     }
     save(&trainer.checkpoint(), a.save.as_deref())

@@ -43,7 +43,7 @@ fn steps_reuse_their_buffers_and_clip_over_both_halves() {
         let mut t = trainer();
         for _ in 0..3 {
             if !keep_buffers {
-                t.buffers = Seq2SeqBuffers::default();
+                t.stepper.drop_buffers();
             }
             t.step().unwrap();
         }
@@ -101,7 +101,7 @@ fn a_kept_run_trains_on_exactly_as_if_it_had_never_stopped() {
     )
     .unwrap();
     resumed.resume(&state).unwrap();
-    assert_eq!(resumed.step, 3);
+    assert_eq!(resumed.stepper.step, 3);
     for _ in 0..3 {
         resumed.step().unwrap();
     }
@@ -118,10 +118,10 @@ fn a_kept_run_trains_on_exactly_as_if_it_had_never_stopped() {
     let mut sgd = trainer();
     sgd.set_optimizer(OptimizerConfig::sgd(1e-2)).unwrap();
     // (Compared as Debug text: the file's metadata order is a hash map's.)
-    let before = format!("{:?}", sgd.optimizer);
+    let before = format!("{:?}", sgd.stepper.optimizer);
     let e = sgd.resume(&state).unwrap_err().to_string();
     assert!(e.contains("settings ask for"), "{e}");
-    assert_eq!(format!("{:?}", sgd.optimizer), before);
+    assert_eq!(format!("{:?}", sgd.stepper.optimizer), before);
     // So is a one-model state (no `encoder.` moments), all or nothing.
     let mut other = trainer();
     let one = crate::resume::encode(
@@ -133,9 +133,9 @@ fn a_kept_run_trains_on_exactly_as_if_it_had_never_stopped() {
         &Optimizer::new(OptimizerConfig::adam(1e-3), &other.model.decoder).unwrap(),
     );
     other.step().unwrap();
-    let before = format!("{:?}", other.optimizer);
+    let before = format!("{:?}", other.stepper.optimizer);
     assert!(other.resume(&one).is_err());
-    assert_eq!(format!("{:?}", other.optimizer), before);
+    assert_eq!(format!("{:?}", other.stepper.optimizer), before);
 }
 
 /// A checkpoint whose decoder has no LM head (`decoder.cls.*`) is refused when it loads,

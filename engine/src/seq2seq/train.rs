@@ -3,7 +3,6 @@
 use super::batch::Seq2SeqBatch;
 use super::checkpoint::Seq2SeqCheckpoint;
 use super::model::EncoderDecoder;
-use super::pass::Seq2SeqBuffers;
 use super::task::{make_seq2seq_batch, Task};
 use crate::batch::MaskMode;
 use crate::config::BertConfig;
@@ -16,26 +15,22 @@ use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
-use crate::step::{finish_shares, planned_share_gradients, PlannedStep};
+use crate::step::{PlannedStep, StepReport, Stepper};
 use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
-use crate::train::StepReport;
 use serde_json::Map;
 
 /// Trains an encoder–decoder on a task of the corpus: draw a batch, then the one step every
-/// model takes (`step`: forward with dropout into the kept buffers, backward, one optimiser
+/// model takes (`Stepper`: forward with dropout into the kept buffers, backward, one optimiser
 /// over both halves, so clipping sees the norm over both), in one share or many.
 pub struct Seq2SeqTrainer {
     pub model: EncoderDecoder,
-    grads: EncoderDecoder,
-    pub(super) optimizer: Optimizer,
-    pub(super) buffers: Seq2SeqBuffers,
+    /// The step count, optimiser and generator, and the step itself.
+    pub stepper: Stepper<EncoderDecoder>,
     pub tokenizer: Tokenizer,
     pub corpus: Corpus,
     pub batch_config: BatchConfig,
     pub task: Task,
-    rng: Rng,
-    pub step: u64,
 }
 
 impl Seq2SeqTrainer {
@@ -137,37 +132,29 @@ impl Seq2SeqTrainer {
                 "Reply pairs each line with the next: the corpus needs two lines or more".into(),
             ));
         }
-        let optimizer = Optimizer::new(optimizer, &model)?;
         Ok(Seq2SeqTrainer {
-            grads: model.zeros_like(),
+            stepper: Stepper::new(&model, optimizer, rng)?,
             model,
-            optimizer,
-            buffers: Seq2SeqBuffers::default(),
             tokenizer,
             corpus,
             batch_config: batch,
             task,
-            rng,
-            step: 0,
         })
     }
 
     /// One step on a fresh batch; the loss before the update. A NaN/∞ loss is an error and
     /// leaves the weights as they were. One share: `plan(1)`, `share_gradients(0)`, `finish`.
-    pub fn step(&mut self) -> Result<Losses> {
+    pub fn step(&mut self) -> Result<StepReport> {
         let planned = self.plan(1)?;
-        self.take_step(planned)
+        self.take_step(&planned)
     }
 
     /// The next step's batch, drawn as `step` draws it, and its plan for `parts` shares.
     /// Nothing computed.
     pub fn plan(&mut self, parts: usize) -> Result<PlannedStep<Seq2SeqBatch>> {
-        let batch = make_seq2seq_batch(&self.corpus, &self.batch_config, self.task, &mut self.rng)?;
-        Ok(PlannedStep::new::<EncoderDecoder>(
-            batch,
-            parts,
-            &mut self.rng,
-        ))
+        let rng = &mut self.stepper.rng;
+        let batch = make_seq2seq_batch(&self.corpus, &self.batch_config, self.task, rng)?;
+        Ok(self.stepper.plan(batch, parts))
     }
 
     /// Share `i` of `planned` into this trainer's own gradient buffer (a lead's share 0).
@@ -177,8 +164,7 @@ impl Seq2SeqTrainer {
         i: usize,
     ) -> Result<Losses> {
         let opts = self.forward_options();
-        let model_grads = (&self.model, &mut self.grads);
-        planned_share_gradients(model_grads, planned, i, &opts, &mut self.buffers)
+        self.stepper.share_gradients(&self.model, planned, i, &opts)
     }
 
     /// The step: `own` (share 0, in the gradient buffer; None when every share is in
@@ -190,19 +176,13 @@ impl Seq2SeqTrainer {
         own: Option<Losses>,
         others: &[(Losses, Vec<f32>)],
     ) -> Result<StepReport> {
-        let model_grads = (&mut self.model, &mut self.grads);
-        let losses = finish_shares(model_grads, &mut self.optimizer, &planned.plan, own, others)?;
-        self.step += 1;
-        Ok(StepReport {
-            step: self.step,
-            losses,
-        })
+        self.stepper.finish(&mut self.model, &planned, own, others)
     }
 
     /// One step on `batch`.
-    pub fn step_on(&mut self, batch: &Seq2SeqBatch) -> Result<Losses> {
-        let planned = PlannedStep::new::<EncoderDecoder>(batch.clone(), 1, &mut self.rng);
-        self.take_step(planned)
+    pub fn step_on(&mut self, batch: &Seq2SeqBatch) -> Result<StepReport> {
+        let planned = self.stepper.plan(batch.clone(), 1);
+        self.take_step(&planned)
     }
 
     /// The forward options of a training step (what a worker computing a share needs).
@@ -210,9 +190,9 @@ impl Seq2SeqTrainer {
         ForwardOptions::training(MaskMode::Padding)
     }
 
-    fn take_step(&mut self, planned: PlannedStep<Seq2SeqBatch>) -> Result<Losses> {
-        let own = self.share_gradients(&planned, 0)?;
-        Ok(self.finish(planned, Some(own), &[])?.losses)
+    fn take_step(&mut self, planned: &PlannedStep<Seq2SeqBatch>) -> Result<StepReport> {
+        let opts = self.forward_options();
+        self.stepper.take_step(&mut self.model, planned, &opts)
     }
 
     pub fn checkpoint(&self) -> Seq2SeqCheckpoint {
@@ -226,25 +206,23 @@ impl Seq2SeqTrainer {
 /// One optimiser over both halves, so a kept state holds both halves' moments
 /// (`encoder.…`, `decoder.…`); no corpus vocabulary count.
 impl Run for Seq2SeqTrainer {
+    fn step(&mut self) -> Result<StepReport> {
+        Seq2SeqTrainer::step(self)
+    }
     fn optimizer(&self) -> &Optimizer {
-        &self.optimizer
+        &self.stepper.optimizer
     }
     fn optimizer_mut(&mut self) -> &mut Optimizer {
-        &mut self.optimizer
+        &mut self.stepper.optimizer
     }
     fn new_optimizer(&self, config: OptimizerConfig) -> Result<Optimizer> {
         Optimizer::new(config, &self.model)
     }
     fn run_state(&self) -> RunState {
-        RunState {
-            step: self.step,
-            rng: self.rng.clone(),
-            corpus_words: None,
-        }
+        self.stepper.run_state(None)
     }
     fn restore_run_state(&mut self, run: RunState) {
-        self.step = run.step;
-        self.rng = run.rng;
+        self.stepper.restore(run);
     }
     fn set_batch_config(&mut self, batch: BatchConfig) {
         self.batch_config = batch;
