@@ -4,6 +4,7 @@
 //! answers summed in share order and the step taken (`engine`'s `plan`, `share_gradients`,
 //! `finish`). One worker runs the same engine code with one share (`Trainer::step`).
 
+use crate::history::WeightHistory;
 use crate::lab::{Lab, Model};
 use engine::batch::Batch;
 use engine::forward::Losses;
@@ -130,12 +131,14 @@ impl Lab {
     }
 
     /// The step: `own` (share 0, when computed here) plus the other shares' answers in order,
-    /// summed; then the update, and the History's record of it.
+    /// summed; then the update, and the History's record of it (for Compare's model B, at the
+    /// steps model A's History, `leader`, keeps).
     pub fn finish(
         &mut self,
         planned: Planned,
         own: Option<Losses>,
         others: &[(Losses, Vec<f32>)],
+        leader: Option<&WeightHistory>,
     ) -> LabResult<CurvePoint> {
         let report = match (&mut self.model, planned) {
             (Model::Trainable(t), Planned::Bert(p)) => t.finish(p, own, others)?,
@@ -148,14 +151,13 @@ impl Lab {
                 ))
             }
         };
-        Ok(self.stepped(&report, None))
+        Ok(self.stepped(&report, leader))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::WeightHistory;
     use crate::replica::{floats_of, vec_io, Replica};
     use protocol::{wire, FromGradientWorker, LabSettings, ToGradientWorker, DEFAULT_CORPUS};
 
@@ -195,7 +197,8 @@ mod tests {
                     panic!("not an answer")
                 };
                 let own = lab.own_share(&planned, 0).unwrap();
-                lab.finish(planned, Some(own), &[(losses, grads)]).unwrap()
+                lab.finish(planned, Some(own), &[(losses, grads)], None)
+                    .unwrap()
             })
             .collect()
     }
@@ -219,7 +222,7 @@ mod tests {
             let point = plain.step().unwrap();
             let planned = shared.plan(1).unwrap();
             let own = shared.own_share(&planned, 0).unwrap();
-            assert_eq!(shared.finish(planned, Some(own), &[]).unwrap(), point);
+            assert_eq!(shared.finish(planned, Some(own), &[], None).unwrap(), point);
         }
         assert_eq!(plain.history.steps(), [0, 5, 10]);
         assert_eq!(shared.history.steps(), plain.history.steps());
@@ -266,5 +269,37 @@ mod tests {
         );
         // The batch and its masking came from one generator: the same counts either way.
         assert_eq!(one.masking_counts(), two.masking_counts());
+    }
+
+    /// Compare's model B, finished from shares, keeps its weights at exactly the steps model A
+    /// keeps, as on one worker: when A's History thins, B's does too (before, B recorded every
+    /// fifth step by a budget of its own that never ran out).
+    #[test]
+    fn model_b_finished_from_shares_keeps_model_a_s_steps_as_it_thins() {
+        let settings = LabSettings {
+            compare: Some(protocol::Architecture {
+                positions: engine::config::PositionEmbeddingType::Rotary,
+                ..protocol::Architecture::default()
+            }),
+            ..LabSettings::default()
+        };
+        let mut a = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let mut b = Lab::fresh_b(DEFAULT_CORPUS, &settings).unwrap().unwrap();
+        // Room for three entries: A thins (and spaces its entries wider) within 40 steps.
+        let entry = floats_of(&a.params()).len() * 4;
+        a.history = WeightHistory::new(3 * entry);
+        let start = a.parts().0.clone();
+        a.history.record_first(0, &start);
+        for _ in 0..40 {
+            let plan_a = a.plan(1).unwrap();
+            let plan_b = b.plan_following(&a, &plan_a, 1).unwrap();
+            let own = a.own_share(&plan_a, 0).unwrap();
+            a.finish(plan_a, Some(own), &[], None).unwrap();
+            let own_b = b.own_share(&plan_b, 0).unwrap();
+            b.finish(plan_b, Some(own_b), &[], Some(&a.history))
+                .unwrap();
+            assert_eq!(b.history.steps(), a.history.steps());
+        }
+        assert!(a.history.interval() > 5, "A's History thinned");
     }
 }

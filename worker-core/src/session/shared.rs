@@ -174,12 +174,12 @@ impl Session {
                     "the step's own share was not computed",
                 ))
             })
-            .and_then(|own| lab.finish(a, Some(own), &answers_a?))
+            .and_then(|own| lab.finish(a, Some(own), &answers_a?, None))
             .and_then(|point| {
                 points.push(point);
                 match (self.lab_b.as_mut(), b) {
                     (Some(lab_b), Some(b)) => answers_b
-                        .and_then(|answers| lab_b.finish(b, None, &answers))
+                        .and_then(|answers| lab_b.finish(b, None, &answers, Some(&lab.history)))
                         .map(|p| points_b.push(p))
                         .map_err(|e| LabError::unavailable(format!("Model B: {e}"))),
                     _ => Ok(()),
