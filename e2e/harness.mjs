@@ -115,12 +115,6 @@ export async function untilStep(page, n, timeout = 30000) {
   await page.waitForFunction((at) => Number(document.querySelector('[data-step]')?.dataset.step) >= at, n, { timeout });
 }
 
-/// Waits until `n` more steps have been trained (training must be under way): the proof that
-/// time passed, for a check that something did *not* happen meanwhile.
-export async function untilStepsPass(page, n, timeout = 60000) {
-  await untilStep(page, (await stepOf(page)) + n, timeout);
-}
-
 /// Presses Pause and waits until the trainer says it stopped (Play usable again). The worker
 /// sends every step it took before that answer, so the step shown is then the last. Returns it.
 export async function pause(page) {
