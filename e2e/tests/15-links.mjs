@@ -171,7 +171,8 @@ const main = [
       await page.locator('.probe-form .mask-choice label', { hasText: 'None' }).locator('input').check();
       await probeField(page, 'Window').fill('3');
       await probeField(page, 'Attention').selectOption('Tiled');
-      await page.locator('.stepper .step', { hasText: 'Tiles' }).first().waitFor({ timeout: 15000 });
+      // Both models inspected again, tiled: a slow step on a busy machine.
+      await page.locator('.stepper .step', { hasText: 'Tiles' }).first().waitFor({ timeout: MODEL_MS });
       // The stepper's softmax, layer 2, head 3, and both models side by side.
       await page.locator('.stepper .step[title$=". softmax"]').first().click();
       // The pickers' values count from 0 (their labels from 1).
