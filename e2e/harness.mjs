@@ -101,3 +101,102 @@ export async function benchStepMs(browser, server) {
   await page.context().close();
   return result;
 }
+
+// Waiting for events, never for time: each wait below ends on something the page did, and its
+// timeout is only a watchdog.
+
+/// The training step the page shows.
+export async function stepOf(page) {
+  return Number(await page.locator('[data-step]').first().getAttribute('data-step'));
+}
+
+/// Waits until the page shows step `n` or later.
+export async function untilStep(page, n, timeout = 30000) {
+  await page.waitForFunction((at) => Number(document.querySelector('[data-step]')?.dataset.step) >= at, n, { timeout });
+}
+
+/// Presses Pause and waits until the trainer says it stopped (Play usable again). The worker
+/// sends every step it took before that answer, so the step shown is then the last. Returns it.
+export async function pause(page) {
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  await page.waitForFunction(() => document.querySelector('button.play')?.disabled === false, null, { timeout: 10000 });
+  return stepOf(page);
+}
+
+/// Calls `read` until `done(value)` holds, and returns that value; throws `what` (given the last
+/// value) after `timeout` ms. For state no DOM event announces, such as IndexedDB's. The pause
+/// between reads only spaces them out: the result is decided by `done`.
+export async function poll(read, done, what, timeout = 30000) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(what(value));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/// The step and name of the model kept in IndexedDB and the last step of its loss curves
+/// (storage.rs: store "models", key "current" whose "meta" JSON has step and name, key "curves"
+/// the postcard `Curves`, whose
+/// points are a length then (step, five f32) each, all varints but the floats); -1 when none.
+/// `keptInPage` runs in the page (also serialised by e2e/engines/suite.mjs); `keptSteps` calls it.
+export function keptInPage() {
+  return new Promise((resolve) => {
+    const none = { model: -1, name: null, curves: -1 };
+    const open = indexedDB.open('attention-lab');
+    // No store yet: reading must not create the database the page will create.
+    open.onupgradeneeded = () => open.transaction.abort();
+    open.onerror = () => resolve(none);
+    open.onsuccess = () => {
+      const db = open.result;
+      if (!db.objectStoreNames.contains('models')) { db.close(); resolve(none); return; }
+      const store = db.transaction('models').objectStore('models');
+      const model = store.get('current');
+      const curves = store.get('curves');
+      curves.onerror = () => { db.close(); resolve(none); };
+      curves.onsuccess = () => {
+        db.close();
+        const found = { ...none };
+        try {
+          const meta = JSON.parse(model.result?.meta ?? 'null');
+          found.model = meta?.step ?? -1;
+          found.name = meta?.name ?? null;
+        } catch { /* unreadable: none */ }
+        if (curves.result instanceof ArrayBuffer) {
+          const bytes = new Uint8Array(curves.result);
+          let at = 0;
+          const varint = () => {
+            let value = 0;
+            for (let shift = 0; ; shift += 7) {
+              const b = bytes[at++];
+              value += (b & 0x7f) * 2 ** shift;
+              if (b < 0x80) return value;
+            }
+          };
+          for (let n = varint(); n > 0; n--) { found.curves = varint(); at += 20; }
+        }
+        resolve(found);
+      };
+    };
+  });
+}
+
+export function keptSteps(page) {
+  return page.evaluate(keptInPage);
+}
+
+/// Waits until the model at `step` is kept in the browser with its curves up to that step (the
+/// worker keeps the model, then the page its curves), so that a reload brings both back. Step 0
+/// has no curve point.
+export async function waitKept(page, step, timeout = 30000) {
+  const curves = step > 0 ? step : -1;
+  await poll(() => keptSteps(page), (k) => k.model === step && k.curves === curves,
+    (k) => `the model at step ${step} was not kept with its curves (kept: model ${k.model}, curves ${k.curves})`, timeout);
+}
+
+/// Waits until the page has rendered two more frames: whatever a resize or a new element set
+/// off (ResizeObserver callbacks, the redraws they schedule) has then been laid out and painted.
+export async function framesRendered(page) {
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+}

@@ -193,7 +193,17 @@ fn keep_when_hidden(live: Live) {
 /// link asks for, since there is nothing to replace.
 fn start_model(live: Live, corpus: String, settings: RwSignal<LabSettings>, opened: Opened) {
     leptos::task::spawn_local(async move {
-        match storage::find_model().await {
+        let found = storage::find_model().await;
+        // A trainer that failed to start while the store was read waits for Restart, which
+        // loads what is kept. Starting a model here would start another worker behind the
+        // banner: the banner would go and the controls come back until that one failed too.
+        if live.crashed.with_untracked(Option::is_some) {
+            if let Ok(found) = found {
+                live.notes.update(|n| n.extend(found.notices));
+            }
+            return;
+        }
+        match found {
             Ok(found) => {
                 live.notes.update(|n| n.extend(found.notices));
                 match found.kept {

@@ -230,7 +230,7 @@ fn now() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::tick;
+    use crate::testing::{settled, until};
     use std::rc::Rc;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -265,14 +265,21 @@ mod tests {
         let canvas = canvas_at("-100000px");
         let slot = PaintSlot::new();
         slot.paint(&canvas, ran.draw("first"));
-        tick(100).await;
+        settled().await;
         assert_eq!(
             ran.names(),
             ["first"],
             "the first draw runs wherever the canvas is"
         );
+        // The observer reports at the browser's next rendering.
+        let out_of_view =
+            || WATCHED.with_borrow(|w| w.iter().any(|w| w.canvas == canvas && !w.in_view));
+        assert!(
+            until(out_of_view, 5000).await,
+            "the observer never said the canvas is out of view"
+        );
         slot.paint(&canvas, ran.draw(held));
-        tick(100).await;
+        settled().await;
         assert_eq!(ran.names(), ["first"], "out of view, a newer draw waits");
         assert_eq!(pending(), 0, "a held draw is not in the queue");
         (canvas, slot)
@@ -290,7 +297,7 @@ mod tests {
             ran.names().is_empty(),
             "nothing is drawn in the caller's task"
         );
-        tick(20).await;
+        settled().await;
         assert_eq!(ran.names(), ["a2", "b"], "a2 replaced a1 in a1's place");
         assert_eq!(pending(), 0);
         canvas_a.remove();
@@ -304,7 +311,12 @@ mod tests {
         slot.paint(&canvas, ran.draw("third"));
         let in_view = "position: fixed; left: 0; top: 0; width: 10px; height: 10px";
         canvas.set_attribute("style", in_view).unwrap();
-        tick(200).await;
+        // The observer reports at the browser's next rendering; the draw then runs in a task.
+        assert!(
+            until(|| ran.names().len() > 1, 5000).await,
+            "never drawn in view"
+        );
+        settled().await;
         assert_eq!(
             ran.names(),
             ["first", "third"],
@@ -345,7 +357,7 @@ mod tests {
         let seen = first.clone();
         let ran_now = ran.clone();
         crate::tasks::next_task(move || seen.set(ran_now.get()));
-        tick(100).await;
+        settled().await;
         assert_eq!(ran.get(), 6, "every draw ran");
         assert!(
             first.get() < 6,

@@ -1,7 +1,8 @@
 //! Support for the browser tests (wasm-bindgen-test), in src/**/tests and tests/*.rs alike.
 //! Not used by the app itself.
 
-/// Wait `ms` milliseconds, so Leptos (which updates the DOM asynchronously) and timers catch up.
+/// Wait `ms` milliseconds. A wait that decides nothing (handing the page back to the browser in
+/// a long loop); to see what the page did, wait for it with `settled` or `until`.
 pub async fn tick(ms: i32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         web_sys::window()
@@ -12,6 +13,40 @@ pub async fn tick(ms: i32) {
     wasm_bindgen_futures::JsFuture::from(promise)
         .await
         .expect("a timer never rejects");
+}
+
+/// Resolves in a task of its own, after the tasks already queued with `tasks::next_task` (the
+/// paint queue's among them) and after every microtask queued before it, which is where Leptos
+/// runs its effects and updates the DOM.
+pub async fn next_task() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        crate::tasks::next_task(move || {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        });
+    });
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .expect("the promise only resolves");
+}
+
+/// Tasks `settled` lets pass before it calls the page stuck: far more than any draw queue here
+/// needs, and a count, not a time.
+const SETTLE_TASKS: usize = 10_000;
+
+/// Waits until the page has done what it was given: Leptos's effects have run and the paint
+/// queue (`paint`) is empty, so the DOM and every canvas in view show the current signals. It
+/// ends on that state, not after a time.
+pub async fn settled() {
+    for _ in 0..SETTLE_TASKS {
+        next_task().await;
+        if crate::paint::pending() == 0 {
+            return;
+        }
+    }
+    panic!(
+        "the page did not settle: {} draws still queued after {SETTLE_TASKS} tasks",
+        crate::paint::pending()
+    );
 }
 
 /// Wait until `done()` holds, looking every 10 ms, for at most `deadline_ms`, for work whose

@@ -2,7 +2,7 @@
 //! page's own settings converge to its recipe, and the view draws a trained batch as its
 //! `data-batch` says, keeping its elements from one batch to the next.
 
-use attention_lab_web::testing::{select_all, tick};
+use attention_lab_web::testing::{select_all, settled, tick};
 use attention_lab_web::training::batch::data::{self, ROWS_SHOWN};
 use attention_lab_web::training::batch::BatchPanel;
 use engine::batch_view::{BatchView, MaskingCounts};
@@ -27,7 +27,8 @@ async fn the_counts_converge_to_15_percent_80_10_10_and_50_50_over_2000_steps() 
     for step in 0..2000 {
         lab.step().unwrap();
         // A debug build takes half a minute for the run: hand the page back to the browser
-        // now and then, or the test driver gives up waiting on a busy renderer.
+        // now and then, or the test driver gives up waiting on a busy renderer. A timer, not
+        // a posted message: the driver's own requests come before it. (It decides nothing.)
         if step % 50 == 49 {
             tick(0).await;
         }
@@ -81,7 +82,7 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
     let _handle = leptos::mount::mount_to(container.clone(), move || {
         view! { <BatchPanel batch=batch counts=shown_counts mask_prob=Signal::stored(0.15)/> }
     });
-    tick(20).await;
+    settled().await;
     let section = container.query_selector("[data-batch]").unwrap().unwrap();
     assert_eq!(section.get_attribute("data-batch").unwrap(), "[]");
     assert!(container
@@ -96,7 +97,7 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
 
     batch.set(Some(Arc::new(first.clone())));
     shown_counts.set(counts);
-    tick(20).await;
+    settled().await;
     let json = section.get_attribute("data-batch").unwrap();
     assert_eq!(json, data::batch_json(Some(&first)));
     assert_eq!(section.get_attribute("data-batch-step").unwrap(), "3");
@@ -123,7 +124,7 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
         .unchecked_into();
     assert_eq!(more.text_content().unwrap(), "+4 more: show all");
     more.click();
-    tick(20).await;
+    settled().await;
     assert_eq!(select_all(&doc, ".batch-view .batch-example").len(), 8);
 
     // Collapsed: no rows drawn, but data-batch stays current.
@@ -135,7 +136,7 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
     toggle.click();
     let (later, _) = trained_batch(1);
     batch.set(Some(Arc::new(later.clone())));
-    tick(20).await;
+    settled().await;
     assert!(container
         .query_selector(".batch-example")
         .unwrap()
@@ -236,7 +237,7 @@ async fn a_new_batch_changes_the_chips_in_place() {
     let _handle = leptos::mount::mount_to(container.clone(), move || {
         view! { <BatchPanel batch=batch counts=MaskingCounts::default() mask_prob=Signal::stored(0.15)/> }
     });
-    tick(20).await;
+    settled().await;
     assert_rows_show(&first);
     // [CLS] opens every example and is never chosen: its chip should survive the new batch.
     let cls = chip_at(1, 0);
@@ -251,7 +252,7 @@ async fn a_new_batch_changes_the_chips_in_place() {
         .expect("the batches choose different positions in their first example");
 
     batch.set(Some(Arc::new(later.clone())));
-    tick(20).await;
+    settled().await;
     assert_rows_show(&later);
     assert!(
         cls.is_connected() && cls.is_same_node(Some(&chip_at(1, 0))),
@@ -265,7 +266,7 @@ async fn a_new_batch_changes_the_chips_in_place() {
     );
     // And back: the first batch again shows exactly as it did.
     batch.set(Some(Arc::new(first.clone())));
-    tick(20).await;
+    settled().await;
     assert_rows_show(&first);
     container.remove();
 }

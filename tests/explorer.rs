@@ -2,7 +2,7 @@
 //! corpus, driven through its DOM as a user would, checked through `data-matrix`.
 
 use attention_lab_web::explorer::Explorer;
-use attention_lab_web::testing::tick;
+use attention_lab_web::testing::settled;
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect, inspect_with, Inspection};
 use engine::tokenizer::Tokenizer;
@@ -142,7 +142,7 @@ const WEIGHTS: &str = "Layer 1 · Head 1 · softmax weights";
 #[wasm_bindgen_test]
 async fn causal_mask_makes_the_upper_triangle_of_the_weights_exactly_zero() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     let before = matrix(&root, WEIGHTS);
     let t = before.len();
     assert!(t > 3);
@@ -153,7 +153,7 @@ async fn causal_mask_makes_the_upper_triangle_of_the_weights_exactly_zero() {
 
     let causal: HtmlElement = one(&root, "input[type=radio][value=Causal]");
     causal.click();
-    tick(30).await;
+    settled().await;
     let after = matrix(&root, WEIGHTS);
     assert_eq!(after.len(), t);
     for (i, row) in after.iter().enumerate() {
@@ -173,7 +173,7 @@ async fn causal_mask_makes_the_upper_triangle_of_the_weights_exactly_zero() {
 #[wasm_bindgen_test]
 async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     let title = || text(&one(&root, ".stage-title"));
     let stage_captions = || {
         all(&root, ".stage-panel figcaption")
@@ -185,7 +185,7 @@ async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
     let mut seen = vec![stage_captions()];
     for k in 2..=12 {
         button(&root, "Next").click();
-        tick(20).await;
+        settled().await;
         assert!(
             title().starts_with(&format!("Step {k} of 12")),
             "{}",
@@ -209,7 +209,7 @@ async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
         .unchecked_ref::<web_sys::HtmlButtonElement>()
         .disabled());
     press("ArrowLeft");
-    tick(20).await;
+    settled().await;
     assert!(title().starts_with("Step 11 of 12"), "{}", title());
     assert!(title().contains("Feed-forward"), "{}", title());
     assert!(
@@ -226,12 +226,12 @@ async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
         .unwrap();
     assert!(dots > 100, "{dots} GELU dots");
     button(&root, "Previous").click();
-    tick(20).await;
+    settled().await;
     assert!(title().starts_with("Step 10 of 12"), "{}", title());
     for _ in 0..4 {
         press("ArrowLeft");
     }
-    tick(20).await;
+    settled().await;
     // The softmax step shows the weights; masked scores have nulls only where the mask is −∞.
     assert!(title().starts_with("Step 6 of 12"), "{}", title());
     assert!(stage_captions().contains(&WEIGHTS.to_string()));
@@ -245,7 +245,7 @@ async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
     for _ in 0..6 {
         press("ArrowLeft");
     }
-    tick(20).await;
+    settled().await;
     assert!(
         title().starts_with("Step 0 of 12 — embeddings"),
         "{}",
@@ -265,10 +265,10 @@ async fn the_stepper_walks_all_stages_with_buttons_and_arrow_keys() {
 #[wasm_bindgen_test]
 async fn padding_columns_get_weight_zero_and_null_masked_scores() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     let real = chips(&root).len();
     type_into(&root, "Pad to", &(real + 4).to_string());
-    tick(30).await;
+    settled().await;
     let chips = chips(&root);
     assert_eq!(chips.len(), real + 4);
     let pads: Vec<usize> = (0..chips.len())
@@ -292,7 +292,7 @@ async fn padding_columns_get_weight_zero_and_null_masked_scores() {
     for _ in 0..4 {
         press("ArrowRight");
     }
-    tick(30).await;
+    settled().await;
     let masked = matrix(&root, "Layer 1 · Head 1 · masked scores QKᵀ/√d_k + M");
     for row in &masked {
         for (j, v) in row.iter().enumerate() {
@@ -308,10 +308,10 @@ async fn padding_columns_get_weight_zero_and_null_masked_scores() {
 #[wasm_bindgen_test]
 async fn the_mask_none_gives_padding_weight_and_padding_takes_it_back() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     let real = chips(&root).len();
     type_into(&root, "Pad to", &(real + 3).to_string());
-    tick(30).await;
+    settled().await;
     let pads: Vec<usize> = (real..real + 3).collect();
     let pad_weights = |m: &[Vec<Option<f32>>]| -> Vec<f32> {
         m.iter()
@@ -323,7 +323,7 @@ async fn the_mask_none_gives_padding_weight_and_padding_takes_it_back() {
     };
 
     one(&root, "input[type=radio][value=None]").click();
-    tick(30).await;
+    settled().await;
     let none = matrix(&root, WEIGHTS);
     assert_eq!(none.len(), real + 3);
     let on_pads = pad_weights(&none);
@@ -335,7 +335,7 @@ async fn the_mask_none_gives_padding_weight_and_padding_takes_it_back() {
     for _ in 0..4 {
         press("ArrowRight");
     }
-    tick(30).await;
+    settled().await;
     assert!(title_of(&root).starts_with("Step 5 of 12"));
     let m = matrix(&root, "Layer 1 · Head 1 · mask M");
     assert!(m.iter().flatten().all(|v| *v == Some(0.0)), "{m:?}");
@@ -345,7 +345,7 @@ async fn the_mask_none_gives_padding_weight_and_padding_takes_it_back() {
     assert!(why.contains("M = 0 everywhere"), "{why}");
 
     one(&root, "input[type=radio][value=Padding]").click();
-    tick(30).await;
+    settled().await;
     let padding = matrix(&root, WEIGHTS);
     assert!(
         pad_weights(&padding).iter().all(|&w| w == 0.0),
@@ -362,11 +362,11 @@ fn title_of(root: &HtmlElement) -> String {
 #[wasm_bindgen_test]
 async fn the_model_view_and_the_selectors_choose_layer_and_head() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     let cells = all(&root, ".model-view button.thumb");
     assert_eq!(cells.len(), 2 * 4, "a tiny BERT has 2 layers × 4 heads");
     button(&root, "Layer 2 · Head 3").click();
-    tick(30).await;
+    settled().await;
     let w = matrix(&root, "Layer 2 · Head 3 · softmax weights");
     assert!(!w.is_empty());
     let selects = all(&root, ".pickers select");
@@ -387,11 +387,11 @@ async fn the_model_view_and_the_selectors_choose_layer_and_head() {
 #[wasm_bindgen_test]
 async fn bad_input_is_a_clear_message_never_a_panic() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     type_into(&root, "Second sentence", "");
 
     type_into(&root, "Sentence", "   ");
-    tick(30).await;
+    settled().await;
     let alert = text(&one(&root, ".error-box"));
     assert!(alert.contains("empty"), "{alert}");
     assert!(
@@ -400,7 +400,7 @@ async fn bad_input_is_a_clear_message_never_a_panic() {
     );
 
     type_into(&root, "Sentence", &"the dog ".repeat(1250));
-    tick(50).await;
+    settled().await;
     assert!(all(&root, ".error-box").is_empty());
     let notice = text(&one(&root, ".notice"));
     assert!(
@@ -414,7 +414,7 @@ async fn bad_input_is_a_clear_message_never_a_panic() {
         "Sentence",
         "the 🐶 dog 犬 chases\u{0007}\u{0000} a zebra",
     );
-    tick(30).await;
+    settled().await;
     let unknown: Vec<_> = chips(&root)
         .into_iter()
         .filter(|(_, class)| class.contains("unk"))
@@ -427,27 +427,27 @@ async fn bad_input_is_a_clear_message_never_a_panic() {
     assert!(all(&root, ".error-box").is_empty());
 
     type_into(&root, "Pad to", "500");
-    tick(30).await;
+    settled().await;
     let alert = text(&one(&root, ".error-box"));
     assert!(alert.contains("500") && alert.contains("128"), "{alert}");
 
     type_into(&root, "Pad to", "2");
-    tick(30).await;
+    settled().await;
     let note = all(&root, ".notice").iter().map(text).collect::<String>();
     assert!(note.contains("shorter than"), "{note}");
 
     type_into(&root, "Pad to", "-1");
-    tick(30).await;
+    settled().await;
     assert!(text(&one(&root, ".field-error")).contains("-1"));
 }
 
 #[wasm_bindgen_test]
 async fn a_pair_gets_segments_and_a_next_sentence_probability() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     type_into(&root, "Sentence", "the cat sleeps");
     type_into(&root, "Second sentence", "the dog [MASK]");
-    tick(30).await;
+    settled().await;
     let chips = chips(&root);
     let tokens: Vec<&str> = chips.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(
@@ -485,10 +485,10 @@ fn close(a: &[Vec<Option<f32>>], m: &engine::Matrix) -> bool {
 #[wasm_bindgen_test]
 async fn rollout_and_the_heads_view_show_the_engines_numbers() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     type_into(&root, "Sentence", "the cat sleeps");
     type_into(&root, "Second sentence", "the dog [MASK:sleeps]");
-    tick(40).await;
+    settled().await;
     let ins = inspected("the cat sleeps", Some("the dog [MASK:sleeps]"));
     let rollout = matrix(&root, "All layers · attention rollout");
     assert!(close(&rollout, &ins.rollout), "{rollout:?}");
@@ -538,18 +538,18 @@ fn choose(root: &HtmlElement, label: &str, value: &str) {
 #[wasm_bindgen_test]
 async fn tiled_attention_adds_a_tiles_stage_that_ends_equal_to_full() {
     let (root, _keep) = mount_explorer();
-    tick(30).await;
+    settled().await;
     let title = || text(&one(&root, ".stage-title"));
     choose(&root, "Attention", "Tiled");
-    tick(30).await;
+    settled().await;
     // From "1 X" to "7 · V".
     for _ in 0..6 {
         button(&root, "Next").click();
     }
-    tick(30).await;
+    settled().await;
     assert!(title().starts_with("Step 7 of 13"), "{}", title());
     button(&root, "Next").click();
-    tick(50).await;
+    settled().await;
     assert!(title().starts_with("Step 8 of 13 — Tiles"), "{}", title());
     let panel = one(&root, ".tiles-panel");
     let steps: usize = panel
@@ -567,7 +567,7 @@ async fn tiled_attention_adds_a_tiles_stage_that_ends_equal_to_full() {
         Some("[0,4,0,4]")
     );
     button(&root, "Last block").click();
-    tick(50).await;
+    settled().await;
     assert_eq!(
         panel.get_attribute("data-tile-step"),
         Some(steps.to_string())
@@ -597,7 +597,7 @@ async fn tiled_attention_adds_a_tiles_stage_that_ends_equal_to_full() {
     assert!(output.iter().flatten().all(Option::is_some));
     // Back to Full: no Tiles stage; the stepper stands on "· V".
     choose(&root, "Attention", "Full");
-    tick(50).await;
+    settled().await;
     assert!(title().starts_with("Step 7 of 12 — context"), "{}", title());
     assert!(root.query_selector(".tiles-panel").unwrap().is_none());
 }
@@ -661,7 +661,7 @@ fn mount_seq2seq_explorer() -> (HtmlElement, impl Drop) {
 async fn an_encoder_decoder_has_encoder_self_and_cross_grids_and_the_stepper_walks_cross_attention()
 {
     let (root, _keep) = mount_seq2seq_explorer();
-    tick(30).await;
+    settled().await;
     assert_eq!(
         text(&one(&root, ".mv-section[data-part=encoder] h4")),
         "Encoder"
@@ -681,9 +681,9 @@ async fn an_encoder_decoder_has_encoder_self_and_cross_grids_and_the_stepper_wal
         .iter()
         .all(|l| !text(l).contains("Second sentence")));
     type_into(&root, "Target", "blue is");
-    tick(30).await;
+    settled().await;
     button(&root, "Cross · Layer 2 · Head 3").click();
-    tick(30).await;
+    settled().await;
     // Target rows × source columns: [CLS] blue is × [CLS] the sky is blue [SEP].
     let w = matrix(&root, "Layer 2 · Head 3 · cross-attention weights");
     assert_eq!((w.len(), w[0].len()), (3, 6));
@@ -699,7 +699,7 @@ async fn an_encoder_decoder_has_encoder_self_and_cross_grids_and_the_stepper_wal
     );
     // "Pad to" pads the source: every target row gives the [PAD] columns no weight.
     type_into(&root, "Pad to", "8");
-    tick(30).await;
+    settled().await;
     let w = matrix(&root, "Layer 2 · Head 3 · cross-attention weights");
     assert_eq!((w.len(), w[0].len()), (3, 8));
     assert!(w
@@ -707,7 +707,7 @@ async fn an_encoder_decoder_has_encoder_self_and_cross_grids_and_the_stepper_wal
         .all(|row| row[6] == Some(0.0) && row[7] == Some(0.0)));
     // An encoder head walks the encoder as one BERT.
     button(&root, "Encoder · Layer 1 · Head 2").click();
-    tick(30).await;
+    settled().await;
     let e = matrix(&root, "Layer 1 · Head 2 · encoder softmax weights");
     assert_eq!((e.len(), e[0].len()), (8, 8));
     assert_eq!(all(&root, ".stepper .step").len(), 13);

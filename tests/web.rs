@@ -1,7 +1,7 @@
 //! Component tests in headless Chromium (wasm-bindgen-test).
 
 use attention_lab_web::components::heatmap_figure::{HeatmapData, HeatmapFigure};
-use attention_lab_web::testing::tick;
+use attention_lab_web::testing::settled;
 use engine::Matrix;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -48,7 +48,7 @@ async fn heatmap_figure_draws_pixels_and_carries_its_matrix() {
         container.clone(),
         move || view! { <HeatmapFigure data=Signal::stored(data.clone())/> },
     );
-    tick(50).await;
+    settled().await;
 
     let figure = container
         .query_selector("figure.heatmap")
@@ -114,10 +114,10 @@ async fn a_redraw_with_the_same_labels_equals_a_fresh_drawing() {
     let live = fresh_container();
     let data = RwSignal::new(first);
     let _live = leptos::mount::mount_to(live.clone(), move || view! { <HeatmapFigure data=data/> });
-    tick(50).await;
+    settled().await;
     let before = canvas_pixels(&live);
     data.set(second.clone());
-    tick(50).await;
+    settled().await;
     let redrawn = canvas_pixels(&live);
 
     let fresh = fresh_container();
@@ -125,7 +125,7 @@ async fn a_redraw_with_the_same_labels_equals_a_fresh_drawing() {
         fresh.clone(),
         move || view! { <HeatmapFigure data=Signal::stored(second.clone())/> },
     );
-    tick(50).await;
+    settled().await;
     assert_ne!(before, redrawn, "the new values were not drawn");
     assert!(
         redrawn == canvas_pixels(&fresh),

@@ -4,15 +4,17 @@
 // no page error on the way. Everything runs inside the page through the session's `run`, so one
 // text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
 import path from 'node:path';
+import { keptInPage } from '../harness.mjs';
 
 /// Helpers defined in the page for every check (serialised with the check's own source).
+/// `test` may return a promise (as `kept` does).
 function pageHelpers() {
   const HANG_MS = 240000;
   const waitFor = (what, test) => new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const poll = () => {
+    const poll = async () => {
       let value;
-      try { value = test(); } catch (e) { reject(e); return; }
+      try { value = await test(); } catch (e) { reject(e); return; }
       if (value) resolve(value);
       else if (performance.now() - t0 > HANG_MS) reject(new Error(`hung: still waiting for ${what}`));
       else setTimeout(poll, 50);
@@ -57,7 +59,7 @@ const listen = () => {
 };
 
 const inPage = (session) => (fn, arg) =>
-  session.run(`async (arg) => { const h = (${pageHelpers})(); return (${fn})(h, arg); }`, arg);
+  session.run(`async (arg) => { const h = { ...(${pageHelpers})(), kept: ${keptInPage} }; return (${fn})(h, arg); }`, arg);
 
 export const checks = [
   {
@@ -251,8 +253,11 @@ export const checks = [
         await h.click('Step');
         await h.waitFor('one more step', () => h.step() > start);
         const step = h.step();
-        // Pause keeps the model; Step then Pause asks for it once more.
-        await new Promise((r) => setTimeout(r, 1500));
+        // Step leaves it paused, which keeps the model (then the page its curves).
+        await h.waitFor(`the model at step ${step} kept`, async () => {
+          const kept = await h.kept();
+          return kept.model === step && kept.curves === step;
+        });
         return step;
       });
       await session.reload();
@@ -312,8 +317,9 @@ export const checks = [
         const link = document.querySelector('button.copy-link').dataset.link;
         document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
         await h.waitFor('the tour closed', () => !tour());
-        // What was queued for the chapter before Esc must not outline again.
-        await new Promise((r) => setTimeout(r, 300));
+        // What was queued for the chapter before Esc (tasks.rs `next_task`: a message on a
+        // MessageChannel) must not outline again: a message posted now is handled after it.
+        await new Promise((r) => { const c = new MessageChannel(); c.port2.onmessage = r; c.port1.postMessage(null); });
         const outlined = document.querySelectorAll('[data-tour-focus]').length;
         return { outlined, label, said, address, link, href: location.href, problems: h.problems() };
       });

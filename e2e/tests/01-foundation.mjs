@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { openPage, assert, inkFraction, foreignRequests } from '../harness.mjs';
+import { openPage, assert, inkFraction, foreignRequests, poll } from '../harness.mjs';
 
 export const tests = [
   {
@@ -7,10 +7,9 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems, requests } = await openPage(browser, baseUrl);
       await page.waitForSelector('figure.heatmap canvas', { timeout: 20000 });
-      await page.waitForTimeout(300);
       const canvas = page.locator('figure.heatmap canvas').first();
-      const ink = await inkFraction(canvas);
-      assert(ink > 0.05, `heatmap canvas is blank (ink ${ink})`);
+      // Drawn from the first inspection, which may come after the canvas.
+      await poll(() => inkFraction(canvas), (ink) => ink > 0.05, (ink) => `heatmap canvas is blank (ink ${ink})`, 20000);
       const matrix = JSON.parse(await page.locator('figure.heatmap').first().getAttribute('data-matrix'));
       assert(Array.isArray(matrix) && matrix.length > 0, 'data-matrix is not a non-empty array');
       await page.screenshot({ path: path.join(artifacts, 'e2e-home.png'), fullPage: true });

@@ -1,7 +1,7 @@
 // The attention explorer, driven as a user would, against the release build.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert, inkFraction } from '../harness.mjs';
+import { openPage, assert, inkFraction, framesRendered } from '../harness.mjs';
 
 const WEIGHTS = (l, h) => `Layer ${l} · Head ${h} · softmax weights`;
 
@@ -312,7 +312,7 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       for (const [name, viewport] of [['wide', { width: 1280, height: 800 }], ['narrow', { width: 390, height: 844 }]]) {
         const { page, context, problems, requests } = await ready(browser, baseUrl, viewport);
-        await page.waitForTimeout(300);
+        await framesRendered(page);
         const overflow = await page.locator('.explorer').evaluate((e) => e.scrollWidth - e.clientWidth);
         assert(overflow <= 1, `${name}: the explorer overflows sideways by ${overflow}px`);
         const next = page.getByRole('button', { name: 'Next' });

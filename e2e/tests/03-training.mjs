@@ -1,11 +1,11 @@
 // Live training, as a user does it: play, pause, step, history, reload, a real checkpoint, NaN.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, assert, pause, poll, keptSteps, waitKept, stepOf } from '../harness.mjs';
 
 
 const softmaxFigure = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first();
-const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
+const stepCount = stepOf;
 const latestLoss = async (page) => Number(await page.locator('.readout').first().getAttribute('data-loss'));
 
 async function ready(page) {
@@ -103,9 +103,12 @@ export const tests = [
       const top = await far.evaluate((c) => c.getBoundingClientRect().top);
       assert(top > 800 * 1.5 + 100, `the figure is not far enough below the screen to test this (top ${top})`);
       const drawn = await pixels();
+      const near = await page.locator('figure.heatmap canvas').first().evaluate((c) => c.toDataURL());
       await playUntil(page, 30);
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(500);
+      await pause(page);
+      // Proof that drawing went on meanwhile: the figure in view was redrawn.
+      await page.waitForFunction((before) => document.querySelector('figure.heatmap canvas').toDataURL() !== before,
+        near, { timeout: 5000, polling: 100 });
       assert((await pixels()) === drawn, 'a figure out of view was redrawn while training');
       await far.scrollIntoViewIfNeeded();
       await page.waitForFunction((before) => [...document.querySelectorAll('figure.heatmap canvas')].at(-1).toDataURL() !== before,
@@ -120,15 +123,15 @@ export const tests = [
       const { page, context, problems } = await openPage(browser, baseUrl);
       await ready(page);
       await playUntil(page, 30);
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(300);
-      const paused = await stepCount(page);
-      await page.waitForTimeout(500);
-      assert((await stepCount(page)) === paused, 'steps went on after Pause');
+      const paused = await pause(page);
+      const before = await softmaxFigure(page).getAttribute('data-matrix');
       await page.getByRole('button', { name: 'Step', exact: true }).click();
-      await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, paused, { timeout: 5000 });
-      await page.waitForTimeout(300);
-      assert((await stepCount(page)) === paused + 1, 'Step did not add exactly one step');
+      // The worker answers Step with its step, then the heatmaps of the weights after it: once
+      // those are drawn, any step taken after Pause (or a second one by Step) has arrived too.
+      await page.waitForFunction((m) => document.querySelector('figure.heatmap')?.dataset.matrix !== m, before, { timeout: 5000 });
+      const stepped = await stepCount(page);
+      assert(stepped >= paused + 1, 'Step added no step');
+      assert(stepped === paused + 1, stepped > paused + 1 ? 'steps went on after Pause' : 'Step did not add exactly one step');
 
       const live = await softmaxFigure(page).getAttribute('data-matrix');
       const slider = page.getByLabel('History');
@@ -150,11 +153,12 @@ export const tests = [
       fs.rmSync(dir, { recursive: true, force: true });
       fs.mkdirSync(dir, { recursive: true });
       const names = [];
-      page.on('download', async (d) => { names.push(d.suggestedFilename()); await d.saveAs(path.join(dir, d.suggestedFilename())); });
+      const saved = [];
+      page.on('download', (d) => { names.push(d.suggestedFilename()); saved.push(d.saveAs(path.join(dir, d.suggestedFilename()))); });
       await page.getByRole('button', { name: 'Download checkpoint' }).click();
-      await page.waitForFunction(() => true);
-      for (let i = 0; i < 50 && names.length < 4; i++) await page.waitForTimeout(100);
-      await page.waitForTimeout(500);
+      // The page starts all four downloads in one task (download.rs).
+      await poll(() => names.length, (n) => n >= 4, (n) => `${n} downloads: ${names}`, 10000);
+      await Promise.all(saved);
       assert(names.sort().join() === 'config.json,model.safetensors,tokenizer_config.json,vocab.txt', `downloads: ${names}`);
       const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'));
       assert(config.hidden_size === 64 && config.num_hidden_layers === 2, `config: ${JSON.stringify(config).slice(0, 200)}`);
@@ -205,7 +209,10 @@ export const tests = [
       await page.getByLabel('Corpus').fill('the first line .\nthe second line .\nthe third line .');
       await setField(page, 'Learning rate', '0.002');
       await page.getByLabel('Sentence', { exact: true }).fill('the second [MASK] .');
-      await page.waitForTimeout(1200);
+      // Until all three are in localStorage (app.rs `remember`), as the page will read them.
+      const stored = () => page.evaluate(() => ['corpus', 'settings', 'probe'].map((k) => localStorage.getItem(`attention-lab/${k}`) ?? ''));
+      await poll(stored, ([corpus, settings, probe]) => corpus.includes('the first line .') && settings.includes('0.002') && probe.includes('the second [MASK] .'),
+        (kept) => `not kept in localStorage: ${kept.map((k) => k.slice(0, 80)).join(' | ')}`, 10000);
       await page.reload();
       await ready(page);
       const corpus = await page.getByLabel('Corpus').inputValue();
@@ -226,8 +233,11 @@ export const tests = [
       await ready(page);
       const facts = await page.locator('header .model-facts').innerText();
       await page.getByRole('button', { name: 'Play', exact: true }).click();
-      // Never paused: only the periodic keep (every 5 s while playing) can have saved it.
-      await page.waitForTimeout(8000);
+      // Never paused: kept at the first progress report, then only by the periodic keep (every
+      // 5 s while playing); reloaded once that one, with its curves, is in the store.
+      const first = (await poll(() => keptSteps(page), (k) => k.model > 0, () => 'no model kept while playing')).model;
+      await poll(() => keptSteps(page), (k) => k.model > first && k.curves === k.model,
+        (k) => `no periodic keep after step ${first} (kept: model ${k.model}, curves ${k.curves})`);
       const before = await stepCount(page);
       await page.reload();
       await ready(page);
@@ -274,7 +284,7 @@ export const tests = [
       await page.getByRole('button', { name: 'Reset', exact: true }).click();
       await page.waitForFunction(() => document.querySelector('[data-step]')?.dataset.step === '0', null, { timeout: 10000 });
       await ready(page);
-      await page.waitForTimeout(1000);
+      await waitKept(page, 0);
       await page.reload();
       await ready(page);
       const step = await stepCount(page);
@@ -292,8 +302,7 @@ export const tests = [
       await ready(page);
       // A healthy stretch first, so there is a recent range to leave.
       await playUntil(page, 60);
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(300);
+      await pause(page);
       const healthy = await latestLoss(page);
       await setField(page, 'Learning rate', '1000');
       await page.getByRole('button', { name: 'Play', exact: true }).click();
@@ -316,7 +325,7 @@ export const tests = [
       await setField(page, 'Learning rate', '0.001');
       await page.getByRole('button', { name: 'Step', exact: true }).click();
       await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n + 1, offered, { timeout: 5000 });
-      await page.waitForTimeout(300);
+      // The step and its loss come in the one Progress message.
       const after = await latestLoss(page);
       assert(Number.isFinite(after) && after < 2 * healthy, `after the rewind the loss is ${after} (healthy: ${healthy}): wrecked weights`);
       assert(problems.length === 0, problems.join('\n'));
@@ -343,7 +352,7 @@ export const tests = [
       assert(name.length > 0, 'no model name');
       assert(facts.startsWith('6 layers × 12 heads · hidden 384 · 30,522-token WordPiece vocabulary'), `header facts: ${facts}`);
       // Kept in the browser although it never trains: a reload brings it back.
-      await page.waitForTimeout(3000);
+      await poll(() => keptSteps(page), (k) => k.name === name, (k) => `kept: ${k.name}, not ${name}`, 60000);
       await page.reload();
       await page.waitForFunction(() => document.querySelectorAll('.model-view .thumb').length === 72, null, { timeout: 60000 });
       const restored = await page.locator('header .model-facts').innerText();
@@ -362,10 +371,8 @@ export const tests = [
       // Enough steps for the counts to settle near their targets: bounded by steps, not time.
       await playUntil(page, 5, 20000);
       await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 1300, null, { timeout: 300000 });
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(500);
       // While paused, the batch of the step just taken: Step brings the next one.
-      const paused = await stepCount(page);
+      const paused = await pause(page);
       await page.waitForFunction((n) => document.querySelector('[data-batch]')?.dataset.batchStep === String(n), paused, { timeout: 5000 });
       await page.getByRole('button', { name: 'Step', exact: true }).click();
       await page.waitForFunction((n) => document.querySelector('[data-batch]')?.dataset.batchStep === String(n + 1), paused, { timeout: 5000 });

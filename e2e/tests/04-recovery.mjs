@@ -2,7 +2,7 @@
 // Restart continues from the last kept model, with the curves and heatmaps still shown. The
 // crash comes from a test-only hook the page defines only under `?test-hooks`.
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, assert, pause, waitKept, framesRendered } from '../harness.mjs';
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 const curvePoints = async (page) => Number(await page.locator('figure.curve-chart').first().getAttribute('data-points'));
@@ -48,17 +48,24 @@ export const tests = [
       await playUntil(page, 40);
       // Pause keeps the model (and the curves) in IndexedDB; a little more training after it
       // is what a restart has to train again.
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(1500);
-      const kept = await stepCount(page);
+      const kept = await pause(page);
+      await waitKept(page, kept);
       await playUntil(page, kept + 10);
       const before = { step: await stepCount(page), points: await curvePoints(page), matrix: await matrix(page) };
 
+      // The page ends what is left of a dead worker (live.rs `died`): once it has, nothing more
+      // can come from it, so the page must not have moved meanwhile.
+      await page.evaluate(() => {
+        window.__terminated = 0;
+        const terminate = Worker.prototype.terminate;
+        Worker.prototype.terminate = function () { window.__terminated++; return terminate.call(this); };
+      });
       const { ms, text } = await crash(page, 'panic');
       console.log(`     noticed a panic in ${ms.toFixed(0)} ms: "${text.split('\n')[0]}"`);
       assert(/asked to panic/.test(text), `the panic's message is not shown: ${text}`);
       const dead = { step: await stepCount(page), points: await curvePoints(page) };
-      await page.waitForTimeout(1000);
+      await page.waitForFunction(() => window.__terminated > 0, null, { timeout: 10000 })
+        .catch(() => { throw new Error('the dead worker was never terminated'); });
       assert(await page.getByRole('button', { name: 'Play', exact: true }).isDisabled(), 'Play stays enabled with a dead trainer');
       const shown = { step: await stepCount(page), points: await curvePoints(page), matrix: await matrix(page) };
       // What is left of a trapped worker may still run; nothing it sends may count.
@@ -67,7 +74,7 @@ export const tests = [
       assert(shown.matrix && shown.matrix === (await matrix(page)), 'the heatmap went away');
       for (const [name, size] of [['desktop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]]) {
         await page.setViewportSize(size);
-        await page.waitForTimeout(200);
+        await framesRendered(page);
         await page.screenshot({ path: path.join(artifacts, `e2e-trainer-stopped-${name}.png`) });
       }
       await page.setViewportSize({ width: 1280, height: 800 });
@@ -82,9 +89,7 @@ export const tests = [
       assert((await curvePoints(page)) >= before.points, 'the curves were lost at the restart');
       assert(await matrix(page), 'no heatmap after the restart');
       await playUntil(page, shown.step + 10);
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(500);
-      const after = await stepCount(page);
+      const after = await pause(page);
       const points = await curvePoints(page);
       const loss = Number(await page.locator('.readout').first().getAttribute('data-loss'));
       assert(points >= after - 5 && Number.isFinite(loss), `after the restart: step ${after}, ${points} curve points, loss ${loss}`);

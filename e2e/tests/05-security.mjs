@@ -1,6 +1,6 @@
 // The page talks to nothing but its own origin, under a Content-Security-Policy that allows only
 // 'self' and 'wasm-unsafe-eval', and nothing it does violates that policy.
-import { openPage, assert, foreignRequests } from '../harness.mjs';
+import { openPage, assert, foreignRequests, poll } from '../harness.mjs';
 
 const POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
 
@@ -20,8 +20,8 @@ export const tests = [
       await page.getByRole('button', { name: 'Pause', exact: true }).click();
       const chart = page.locator('figure.curve-chart canvas').first();
       await chart.hover();
-      await page.waitForTimeout(500);
-      assert(await page.locator('.curve-marker').count() > 0, 'no hover marker on the curves');
+      await page.locator('.curve-marker').first().waitFor({ timeout: 5000 })
+        .catch(() => { throw new Error('no hover marker on the curves'); });
       const foreign = foreignRequests(requests, baseUrl);
       assert(foreign.length === 0, `requests outside the page's origin: ${foreign.join(', ')}`);
       assert(requests.some((u) => u.includes('attention-lab-worker')), 'the worker was not loaded');
@@ -29,9 +29,10 @@ export const tests = [
 
       // The policy is in force: an inline script is refused (and reported).
       await page.addScriptTag({ content: 'window.__inlineRan = true;' }).catch(() => {});
-      await page.waitForTimeout(200);
+      // The report is the event that says the script was refused (after it, it never runs).
+      await poll(() => problems.some((p) => p.startsWith('CSP violation')), (reported) => reported,
+        () => 'the refused inline script was not reported', 5000);
       assert(!(await page.evaluate(() => window.__inlineRan === true)), 'an inline script ran');
-      assert(problems.some((p) => p.startsWith('CSP violation')), 'the refused inline script was not reported');
       await page.evaluate(() => { localStorage.clear(); indexedDB.deleteDatabase('attention-lab'); });
       await context.close();
     },

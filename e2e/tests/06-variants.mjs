@@ -75,11 +75,17 @@ export const tests = [
       const panel = page.locator('.tiles-panel');
       const steps = Number(await panel.getAttribute('data-tile-steps'));
       assert(steps === Math.ceil(T / 4) ** 2, `${steps} tile steps for T = ${T}`);
-      // It plays by itself: the framed block moves.
-      const firstOutline = await page.locator('.tiles-panel figure.heatmap').first().getAttribute('data-outline');
-      await page.waitForFunction(() => Number(document.querySelector('.tiles-panel')?.dataset.tileStep) >= 2, null, { timeout: 10000 });
-      const laterOutline = await page.locator('.tiles-panel figure.heatmap').first().getAttribute('data-outline');
-      assert(firstOutline !== laterOutline, `the block did not move: ${firstOutline}`);
+      // It plays by itself: the framed block moves. Step and frame are read together, since
+      // it may have moved on (every 900 ms) since the stage opened.
+      const framed = (after) => {
+        const panel = document.querySelector('.tiles-panel');
+        const step = Number(panel?.dataset.tileStep);
+        return step > after && { step, outline: panel.querySelector('figure.heatmap').dataset.outline };
+      };
+      const first = await (await page.waitForFunction(framed, 0)).jsonValue();
+      assert(first.step < steps, `the blocks had played to the end before they were read (step ${first.step} of ${steps})`);
+      const later = await (await page.waitForFunction(framed, first.step, { timeout: 10000 })).jsonValue();
+      assert(first.outline !== later.outline, `the block did not move from step ${first.step} to ${later.step}: ${first.outline}`);
       await page.getByRole('button', { name: 'Pause blocks', exact: true }).click();
       await page.locator('.tiles-panel').screenshot({ path: path.join(artifacts, 'variants-tiles-running.png') });
       await page.getByRole('button', { name: 'Last block', exact: true }).click();

@@ -1,7 +1,7 @@
 // The Claims panel: every claim run to completion in the worker, its figure's data-series
 // read back and checked against the claim; Cancel stops a run and the page stays responsive.
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, assert, framesRendered } from '../harness.mjs';
 
 
 async function ready(browser, baseUrl, viewport) {
@@ -49,7 +49,9 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await ready(browser, baseUrl);
       await page.getByLabel('Sentence', { exact: true }).fill('the dog chases a red ball');
-      await page.waitForTimeout(500);
+      // The worker has the sentence once its tokens come back ("red" where the default has [MASK]).
+      await page.waitForFunction(() => [...document.querySelectorAll('ol.tokens li')].some((li) => li.firstChild?.textContent === 'red'),
+        null, { timeout: 10000 });
 
       // 1. Leakage: exact zeros before the changed word under causal, movement with padding.
       let r = await run(page, 'Leakage');
@@ -313,7 +315,7 @@ export const tests = [
       await heads.scrollIntoViewIfNeeded();
       await heads.screenshot({ path: path.join(artifacts, 'claims-heads-1280.png') });
       await page.setViewportSize({ width: 390, height: 844 });
-      await page.waitForTimeout(500);
+      await framesRendered(page);
       await heads.screenshot({ path: path.join(artifacts, 'claims-heads-390.png') });
       console.log(`     steps/s: ${without.toFixed(0)} before the claim ran, ${withHeads.toFixed(0)} with its refreshes; `
         + `at step ${await step()}:\n${numbers.split('\n').map((l) => `       ${l}`).join('\n')}\n     verdict: ${trainedVerdict}`);

@@ -3,7 +3,7 @@
 // reload cover both.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, assert, pause, poll, waitKept } from '../harness.mjs';
 
 const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
 
@@ -115,10 +115,9 @@ export const tests = [
       await startComparing(page);
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
       // Paused: the model is kept at once (Live::keep_if_due), both of its models.
-      await page.waitForTimeout(1500);
-      const before = await stepCount(page);
+      const before = await pause(page);
+      await waitKept(page, before);
       const lossB = await smoothedLoss(page, 'B');
       await page.reload();
       await ready(page);
@@ -144,7 +143,8 @@ export const tests = [
       const want = ['config.json', 'model.safetensors', 'tokenizer_config.json', 'vocab.txt'].flatMap((f) => [`A-${f}`, `B-${f}`]).sort();
       await page.getByRole('button', { name: 'Download checkpoint' }).click();
       // Every file, not only the two configs: on a busy machine B's other files came after them.
-      for (let i = 0; i < 100 && (names.length < want.length || Object.keys(configs).length < 2); i++) await page.waitForTimeout(100);
+      await poll(() => names.length >= want.length && Object.keys(configs).length >= 2, (all) => all,
+        () => `downloads: ${names}; configs read: ${Object.keys(configs)}`, 10000);
       assert(names.sort().join() === want.join(), `downloads: ${names}`);
       assert(configs['A-config.json']?.position_embedding_type === 'absolute' && configs['B-config.json']?.position_embedding_type === 'rotary',
         `configs: ${JSON.stringify(configs).slice(0, 300)}`);

@@ -3,7 +3,7 @@
 // in part says so in one line and keeps what it could read; a link for another model offers a
 // Reset and keeps the model trained here until the user accepts it. Every test name holds
 // "links": `node e2e/run.mjs links` runs them all.
-import { openPage, assert } from '../harness.mjs';
+import { openPage, assert, waitKept } from '../harness.mjs';
 
 // Slow steps (building the small preset, restoring a kept model) on a busy 2-core machine.
 const MODEL_MS = 90000;
@@ -95,31 +95,6 @@ async function addressIs(page, link, where) {
 const noticeLines = (page) => page.locator('[data-link-notice]').allInnerTexts();
 const offer = (page) => page.locator('[data-link-offer]');
 
-/// The step of the model kept in IndexedDB (storage.rs: store "models", key "current", its
-/// "meta" JSON), or -1 when none is kept.
-const keptStep = (page) => page.evaluate(() => new Promise((resolve) => {
-  const open = indexedDB.open('attention-lab');
-  open.onerror = () => resolve(-1);
-  open.onsuccess = () => {
-    const db = open.result;
-    if (!db.objectStoreNames.contains('models')) { db.close(); resolve(-1); return; }
-    const get = db.transaction('models').objectStore('models').get('current');
-    get.onerror = () => { db.close(); resolve(-1); };
-    get.onsuccess = () => {
-      db.close();
-      try { resolve(JSON.parse(get.result?.meta ?? 'null')?.step ?? -1); } catch { resolve(-1); }
-    };
-  };
-}));
-
-async function waitKept(page, step) {
-  for (let i = 0; i < 300; i++) {
-    if (await keptStep(page) === step) return;
-    await page.waitForTimeout(100);
-  }
-  throw new Error(`the model at step ${step} was not kept in IndexedDB (kept: ${await keptStep(page)})`);
-}
-
 /// Trains from a fresh model until at least `steps` steps, pauses, and waits until that model is
 /// kept in the browser. Returns the step it stopped at.
 async function trainAndKeep(page, steps) {
@@ -196,7 +171,8 @@ const main = [
       await page.locator('.probe-form .mask-choice label', { hasText: 'None' }).locator('input').check();
       await probeField(page, 'Window').fill('3');
       await probeField(page, 'Attention').selectOption('Tiled');
-      await page.locator('.stepper .step', { hasText: 'Tiles' }).first().waitFor({ timeout: 15000 });
+      // Both models inspected again, tiled: a slow step on a busy machine.
+      await page.locator('.stepper .step', { hasText: 'Tiles' }).first().waitFor({ timeout: MODEL_MS });
       // The stepper's softmax, layer 2, head 3, and both models side by side.
       await page.locator('.stepper .step[title$=". softmax"]').first().click();
       // The pickers' values count from 0 (their labels from 1).

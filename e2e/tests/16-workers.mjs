@@ -3,7 +3,7 @@
 // (the same batches, losses equal to float rounding), the same every time for two, and a
 // gradient worker that dies is noticed and Restart continues with two.
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, assert, pause, poll, keptSteps } from '../harness.mjs';
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 
@@ -175,10 +175,11 @@ export const tests = [
       await workersInUse(page, 2);
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
-      // Pause keeps the model, which Restart starts from.
-      await page.getByRole('button', { name: 'Pause', exact: true }).click();
-      await page.waitForTimeout(1500);
-      const kept = await stepCount(page);
+      // Pause keeps the model, which Restart starts from. (A shared step under way when Pause
+      // came may still land, and be kept, after it.)
+      const paused = await pause(page);
+      const { model: kept } = await poll(() => keptSteps(page), (k) => k.model >= paused && k.curves === k.model,
+        (k) => `paused at step ${paused}; kept: model ${k.model}, curves ${k.curves}`);
       await page.getByRole('button', { name: 'Play', exact: true }).click();
       await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) >= n, kept + 10, { timeout: 30000 });
 

@@ -370,7 +370,7 @@ mod tests {
 
     #[test]
     async fn save_svg_downloads_the_figure_as_its_slug_dot_svg() {
-        use crate::testing::{catch_downloads, tick};
+        use crate::testing::{catch_downloads, settled};
         use wasm_bindgen::JsCast;
         let doc = web_sys::window().unwrap().document().unwrap();
         let container: web_sys::HtmlElement = doc.create_element("div").unwrap().unchecked_into();
@@ -382,7 +382,7 @@ mod tests {
             container.clone(),
             move || view! { <HeatmapFigure data=shown/> },
         );
-        tick(30).await;
+        settled().await;
         let buttons = crate::testing::select_all(&doc, "figure.heatmap button");
         let labels: Vec<String> = buttons.iter().map(|b| b.text_content().unwrap()).collect();
         assert_eq!(labels, ["Save PNG", "Save SVG", "Copy CSV"]);
@@ -391,7 +391,7 @@ mod tests {
         assert_eq!(downloads.len(), 1, "{downloads:?}");
         assert_eq!(downloads[0].0, "layer-1-head-2-softmax-weights.svg");
         assert!(downloads[0].1.starts_with("blob:"), "{downloads:?}");
-        tick(10).await;
+        settled().await;
         let status = container
             .query_selector(".export-status")
             .unwrap()

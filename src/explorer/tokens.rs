@@ -152,7 +152,7 @@ pub fn TokenChips(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
 mod tests {
     use super::*;
     use crate::explorer::figures::tests::inspection;
-    use crate::testing::tick;
+    use crate::testing::settled;
     use protocol::ProbeInput;
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
@@ -180,7 +180,7 @@ mod tests {
         let _handle = leptos::mount::mount_to(container.clone(), move || {
             view! { <TokenChips ins=ins/> }
         });
-        tick(5).await;
+        settled().await;
         let shown = container.query_selector_all(".tokens li").unwrap().length();
         assert_eq!(shown as usize, first.tokens.len());
 
@@ -200,7 +200,7 @@ mod tests {
         let mut trained = first.clone();
         trained.hidden.data.iter_mut().for_each(|x| *x += 1.0);
         snapshot.set(Some(Arc::new(trained)));
-        tick(5).await;
+        settled().await;
         assert_eq!(
             writes.get(),
             0,
@@ -215,7 +215,7 @@ mod tests {
         };
         let other = inspection(other);
         snapshot.set(Some(Arc::new(other.clone())));
-        tick(5).await;
+        settled().await;
         assert!(writes.get() > 0, "new tokens: the chips changed");
         let shown = container.query_selector_all(".tokens li").unwrap().length();
         assert_eq!(shown as usize, other.tokens.len());

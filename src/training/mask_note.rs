@@ -43,7 +43,7 @@ pub fn TrainingMaskNote(#[prop(into)] mask: Signal<MaskMode>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::tick;
+    use crate::testing::settled;
     use wasm_bindgen::JsCast;
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -81,17 +81,17 @@ mod tests {
             container.clone(),
             move || view! { <TrainingMaskNote mask=mask/> },
         );
-        tick(5).await;
+        settled().await;
         assert!(container.query_selector(".mask-note").unwrap().is_none());
         mask.set(MaskMode::Causal);
-        tick(5).await;
+        settled().await;
         let note = container
             .query_selector(".mask-note")
             .unwrap()
             .expect("a note");
         assert!(note.text_content().unwrap().contains("NSP stays at chance"));
         mask.set(MaskMode::None);
-        tick(5).await;
+        settled().await;
         assert!(container.query_selector(".mask-note").unwrap().is_none());
         container.remove();
     }

@@ -153,7 +153,7 @@ pub fn DownloadCheckpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{tick, until};
+    use crate::testing::{settled, until};
     use js_sys::{Reflect, Uint8Array};
     use wasm_bindgen_test::wasm_bindgen_test as test;
 
@@ -189,7 +189,7 @@ mod tests {
         let _handle = leptos::mount::mount_to(container.clone(), move || {
             view! { <LoadCheckpoint on_loaded=on_loaded disabled=off/> }
         });
-        tick(10).await;
+        settled().await;
         let input: HtmlInputElement = container
             .query_selector("input[type=file]")
             .unwrap()
@@ -202,12 +202,12 @@ mod tests {
             &input,
             &[file("config.json", b"{}"), file("vocab.txt", b"[PAD]")],
         );
-        tick(30).await;
+        settled().await;
         assert!(text().contains("Missing model.safetensors"), "{}", text());
         assert_eq!(got.get_untracked(), None);
 
         off.set(true);
-        tick(10).await;
+        settled().await;
         assert!(input.disabled());
         let three = [
             file("config.json", b"{}"),
@@ -215,11 +215,11 @@ mod tests {
             file("model.safetensors", &[7; 10]),
         ];
         pick(&input, &three);
-        tick(30).await;
+        settled().await;
         assert_eq!(got.get_untracked(), None, "a disabled picker reads nothing");
 
         off.set(false);
-        tick(10).await;
+        settled().await;
         pick(&input, &three);
         // The files are read through streams: on a busy machine that took more than 50 ms.
         until(|| got.get_untracked().is_some(), 5000).await;

@@ -324,7 +324,7 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::tick;
+    use crate::testing::{settled, until};
     use wasm_bindgen_test::wasm_bindgen_test as test;
     use web_sys::HtmlCanvasElement;
 
@@ -375,7 +375,7 @@ mod tests {
             container.clone(),
             move || view! { <LossCurves curves=curves curves_b=curves_b/> },
         );
-        tick(30).await;
+        settled().await;
         let loss = container
             .query_selector("figure.curve-chart[data-chart=loss]")
             .unwrap()
@@ -389,7 +389,7 @@ mod tests {
         assert!(loss.query_selector(".curve-readout-b").unwrap().is_none());
         // Below A everywhere: the axes stay as they were, B only adds its lines.
         curves_b.set(fall(0.7));
-        tick(30).await;
+        settled().await;
         assert_eq!(loss.get_attribute("data-points-b").as_deref(), Some("100"));
         assert!(ink(&canvas).0 > alone, "B's dashed lines add ink");
         let text = |sel: &str| {
@@ -425,7 +425,7 @@ mod tests {
             container.clone(),
             move || view! { <LossCurves curves=curves/> },
         );
-        tick(30).await;
+        settled().await;
 
         let figure = |chart: &str| -> web_sys::Element {
             container
@@ -464,7 +464,7 @@ mod tests {
                 }
             }))
         });
-        tick(30).await;
+        settled().await;
         for chart in ["loss", "accuracy"] {
             assert_eq!(
                 figure(chart).get_attribute("data-points").as_deref(),
@@ -511,7 +511,7 @@ mod tests {
         let hover =
             web_sys::MouseEvent::new_with_mouse_event_init_dict("mousemove", &init).unwrap();
         target.dispatch_event(&hover).unwrap();
-        tick(10).await;
+        settled().await;
         let readout = figure("loss")
             .query_selector(".curve-readout")
             .unwrap()
@@ -537,7 +537,10 @@ mod tests {
 
         // A narrower panel gets a narrower chart.
         container.set_attribute("style", "width:300px").unwrap();
-        tick(60).await;
+        // The chart hears of its new width from a ResizeObserver, at the browser's next frame.
+        let narrowed = || canvas("loss").width() < 300;
+        until(narrowed, 5000).await;
+        settled().await;
         let (width, room) = (
             canvas("loss").width(),
             canvas("loss").parent_element().unwrap().client_width(),
@@ -570,7 +573,7 @@ mod tests {
         save("loss", "Save PNG");
 
         curves.set(Curves::new());
-        tick(30).await;
+        settled().await;
         assert_eq!(
             figure("loss").get_attribute("data-points").as_deref(),
             Some("0")
