@@ -80,7 +80,7 @@ impl Claimer {
     }
 
     fn start(&mut self, claim: Claim, probe: ProbeInput, start: &Start) -> LabResult<()> {
-        let models = (start.copy)(claim == Claim::Scaling)?;
+        let models = (start.copy)(claim.reads_history())?;
         let worker = self.spawn(&start.listeners)?;
         send_copy(worker, models)?;
         worker.send(&ToWorker::RunClaim { claim, probe }, &[])?;
@@ -99,7 +99,7 @@ impl Claimer {
         if start.generation == self.copy_of {
             return Ok(());
         }
-        send_copy(worker, (start.copy)(claim == Claim::Scaling)?)?;
+        send_copy(worker, (start.copy)(claim.reads_history())?)?;
         self.copy_of = start.generation;
         Ok(())
     }

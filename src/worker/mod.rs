@@ -241,7 +241,7 @@ fn pass_claim(message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
     let start = claim_start();
     let passed = CLAIMER.with_borrow_mut(|c| match &message {
         ToWorker::RunClaim { claim, probe } => {
-            if *claim == protocol::Claim::Heads {
+            if claim.measured_again_while_training() {
                 SESSION.with_borrow_mut(Session::forget_heads);
             }
             c.run(*claim, probe.clone(), &start)
@@ -271,11 +271,11 @@ fn claim_listeners() -> claimer::Listeners {
             let current =
                 CLAIMER.with_borrow(Claimer::copy_of) == SESSION.with_borrow(Session::generation);
             if let FromWorker::ClaimDone {
-                claim: protocol::Claim::Heads,
+                claim,
                 result: Ok(_),
             } = &message
             {
-                if current {
+                if current && claim.measured_again_while_training() {
                     SESSION.with_borrow_mut(Session::heads_ran_elsewhere);
                 }
             }
