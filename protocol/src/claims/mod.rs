@@ -209,4 +209,15 @@ mod tests {
         assert!(Claim::Heads.measured_again_while_training());
         assert!(!Claim::Memory.measured_again_while_training());
     }
+
+    /// A variant the compiler makes `about` and the worker's `start` handle but that `ALL`
+    /// lacks would have no card: every variant the wire can name (postcard writes a variant
+    /// as its index) is in `ALL`, in order.
+    #[test]
+    fn all_lists_every_claim() {
+        let named: Vec<Claim> = (0u8..=u8::MAX)
+            .map_while(|i| postcard::from_bytes::<Claim>(&[i]).ok())
+            .collect();
+        assert_eq!(named, Claim::ALL);
+    }
 }
