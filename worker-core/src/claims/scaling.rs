@@ -9,8 +9,7 @@ use engine::Rng;
 use protocol::claims::{Scaling, TrainedModel, TrainedScaling, HEAD_SIZES, TRAINED_MIN_HEAD_DIM};
 use protocol::{ClaimResult, LabResult, ProbeInput};
 
-/// Scaling (√d_k): one head size per call, then one step of Compare's History per call (both
-/// models at that step), read from the models as they are when the unit runs.
+/// The claim under way: the head sizes still to measure, then the History's steps to read.
 struct SoftmaxScaling {
     head_sizes: Vec<usize>,
     measured: Vec<(usize, Vec<(AttentionScaling, SoftmaxStatistics)>)>,
