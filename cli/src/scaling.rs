@@ -5,7 +5,7 @@ use crate::args::{value, UsageError};
 use crate::attention_flags::{self, Kernel};
 use crate::{json, CliError, COMMAND_HELP};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use engine::experiments::{measure_attention, AttentionRun, Variant, VariantSizes};
+use engine::experiments::{time_attention, Variant, VariantSizes};
 use engine::ops::attention::{AttentionKernel, AttentionOptions};
 use engine::{EngineError, Rng};
 use serde::Serialize;
@@ -17,8 +17,9 @@ use std::time::Instant;
 /// is real) on random q, k, v of shape (B=1, T, H·D), k and v with G groups, and a random
 /// gradient of the output. Prints one JSON line per length:
 ///   {"variant", "seq_len", "forward_ms", "backward_ms", "peak_bytes"}
-/// forward_ms and backward_ms are medians over a few runs (5 up to T = 1024, then 3), after one
-/// unmeasured run. peak_bytes is the most heap bytes live at once during forward + backward
+/// forward_ms and backward_ms are timed as the page's Time claim times them: one run, or, when
+/// it takes under 20 ms, the mean of as many further runs as fill 20 ms (at most 200).
+/// peak_bytes is the most heap bytes live at once during forward + backward
 /// minus those live just before (q, k, v, the key mask, dO and the zeroed dQ, dK, dV): what
 /// the op itself allocates, its output and cache included, counted by the binary's allocator.
 ///
@@ -120,27 +121,18 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             .map_err(usage_error)?;
     }
     let mut rng = Rng::new(0);
+    let clock = Instant::now();
+    let now = || clock.elapsed().as_secs_f64() * 1e3;
     for &t in &a.seq_lens {
-        let runs = if t <= 1024 { 5 } else { 3 };
-        let clock = Instant::now();
-        let now = || clock.elapsed().as_secs_f64() * 1e3;
-        let mut measured: Vec<AttentionRun> = (0..=runs)
-            .map(|_| measure_attention(t, a.head_dim, &opts, &mut rng, now))
-            .collect();
-        measured.remove(0); // warm-up
-        let median = |f: fn(&AttentionRun) -> f64| {
-            let mut v: Vec<f64> = measured.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
+        let measured = time_attention(t, a.head_dim, &opts, &mut rng, now);
         // Microseconds are below the noise of a shared machine.
         let ms = |x: f64| (x * 1e3).round() / 1e3;
         json::print(&Line {
             variant: a.variant,
             seq_len: t,
-            forward_ms: ms(median(|r| r.forward_ms)),
-            backward_ms: ms(median(|r| r.backward_ms)),
-            peak_bytes: measured.iter().map(|r| r.peak_bytes).max().unwrap_or(0),
+            forward_ms: ms(measured.forward_ms),
+            backward_ms: ms(measured.backward_ms),
+            peak_bytes: measured.peak_bytes,
         });
     }
     Ok(())

@@ -287,8 +287,7 @@ impl Trainer {
             Objective::NextToken if !config.is_decoder => config.decoder(),
             _ => config,
         };
-        let mut rng = Rng::new(seed);
-        let model = BertForPreTraining::init(&config, &mut rng)?;
+        let (model, rng) = Self::initialised(&config, seed)?;
         let trainer = Self::build(
             model,
             Tokenizer::word_level(vocab),
@@ -301,6 +300,20 @@ impl Trainer {
             corpus_words: Some(distinct_words),
             ..trainer
         })
+    }
+
+    /// The model `from_corpus` makes of `config` (its vocabulary and objective already applied)
+    /// before the first step: the same weights for the same seed.
+    pub fn initial_model(config: &BertConfig, seed: u64) -> Result<BertForPreTraining> {
+        Ok(Self::initialised(config, seed)?.0)
+    }
+
+    /// The model initialised first from the seed's generator, and the generator after it, which
+    /// training goes on drawing from.
+    fn initialised(config: &BertConfig, seed: u64) -> Result<(BertForPreTraining, Rng)> {
+        let mut rng = Rng::new(seed);
+        let model = BertForPreTraining::init(config, &mut rng)?;
+        Ok((model, rng))
     }
 
     /// Continues pre-training a checkpoint (which needs its `cls` heads) on `corpus_text`,
@@ -818,6 +831,17 @@ mod tests {
             ids(alone.batch_view().unwrap()),
             ids(first_leader.batch_view().unwrap())
         );
+    }
+
+    /// What a claim compares a trained model with: the weights training started from.
+    #[test]
+    fn the_initial_model_is_the_one_training_starts_from() {
+        use crate::model::Params;
+        let (config, s) = settings(1e-3);
+        let t = Trainer::from_corpus(CORPUS, config, s, 9).unwrap();
+        let initial = |seed| Trainer::initial_model(&t.model.config, seed).unwrap();
+        assert_eq!(initial(9).to_flat(), t.model.to_flat());
+        assert_ne!(initial(10).to_flat(), t.model.to_flat());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The "Claims" panel: the tutorial's six claims about attention variants, each with a Run
+//! The "Claims" panel: the tutorial's claims about attention, each with a Run
 //! button that measures it in the worker. `state` is what the page knows of each run, `chart`
 //! draws a result with plotters, `view` lays the panel out.
 

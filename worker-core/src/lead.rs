@@ -10,6 +10,7 @@
 use crate::replica::Param;
 use crate::session::{HistoryToKeep, Reply, Session, SharedStep};
 use engine::batch_view::BatchView;
+use protocol::claims::{REMEASURE_MS, REMEASURE_PLAYING_MAX_MS};
 use protocol::record::HistoryIndex;
 use protocol::turns::{Asked, Cancelled, ClaimTurns};
 use protocol::workers::{AutoMeasurement, GradientResult, Measured, WorkerCount, WorkersInUse};
@@ -22,13 +23,6 @@ use std::collections::{BTreeSet, VecDeque};
 const SLICE_MS: f64 = 30.0;
 /// Snapshots of the probe while playing: about five a second.
 const SNAPSHOT_MS: f64 = 200.0;
-/// The Heads claim, once run, is measured again at most this often while training, and at most
-/// a twentieth of the time: each measurement is one macrotask, whose length it takes from
-/// training (tens of ms for tiny, seconds for small).
-const HEADS_MS: f64 = 1000.0;
-/// A measurement longer than this is not repeated while training, so Pause never waits on
-/// one; Pause and Step still measure at the step they stop on.
-const HEADS_PLAYING_MS: f64 = 250.0;
 /// Loss points go to the page at most ten times a second: each post redraws the curves.
 const PROGRESS_MS: f64 = 100.0;
 /// The Batch view's batch while playing, at most this often: each costs a forward pass here
@@ -130,7 +124,7 @@ pub struct Lead {
     session: Session,
     wakes_pending: BTreeSet<WakeKey>,
     last_snapshot: f64,
-    /// When the Heads claim may be measured again while training (∞: its last measurement
+    /// When the claim that follows training may be measured again (∞: its last measurement
     /// was too long to repeat while playing).
     next_heads: f64,
     /// Fractional steps owed under a speed limit.
@@ -413,10 +407,10 @@ impl Lead {
             let start = host.now();
             if let Some(reply) = s.refresh_heads() {
                 let took = host.now() - start;
-                self.next_heads = if took > HEADS_PLAYING_MS {
+                self.next_heads = if took > REMEASURE_PLAYING_MAX_MS {
                     f64::INFINITY
                 } else {
-                    host.now() + HEADS_MS.max(19.0 * took)
+                    host.now() + REMEASURE_MS.max(19.0 * took)
                 };
                 replies.push(reply);
             }
@@ -813,7 +807,7 @@ impl Lead {
         self.next_heads = 0.0;
         let passed = match &message {
             ToWorker::RunClaim { claim, probe } => {
-                if *claim == Claim::Heads {
+                if claim.measured_again_while_training() {
                     self.session.forget_heads();
                 }
                 self.run_in_claim_worker(host, *claim, probe.clone())
@@ -878,8 +872,8 @@ impl Lead {
         claim: Claim,
         probe: protocol::ProbeInput,
     ) -> LabResult<()> {
-        // Only the Scaling claim reads the History's weights, up to 64 MB per model.
-        let (copy, attachments) = self.session.copy_for_claims(claim == Claim::Scaling)?;
+        // The History's weights (up to 64 MB per model) go only to a claim that reads them.
+        let (copy, attachments) = self.session.copy_for_claims(claim.reads_history())?;
         host.to_claim_worker(&copy, &attachments)?;
         self.claim_worker.started = true;
         host.to_claim_worker(&ToClaimWorker::Run { claim, probe }, &[])?;
@@ -917,7 +911,7 @@ impl Lead {
         }
         let sent = self
             .session
-            .copy_for_claims(claim == Claim::Scaling)
+            .copy_for_claims(claim.reads_history())
             .and_then(|(copy, attachments)| host.to_claim_worker(&copy, &attachments));
         match sent {
             Ok(()) => self.claim_worker.copy_of = self.session.generation(),
@@ -945,11 +939,11 @@ impl Lead {
         };
         let current = self.claim_worker.copy_of == self.session.generation();
         if let FromWorker::ClaimDone {
-            claim: Claim::Heads,
+            claim,
             result: Ok(_),
         } = &message
         {
-            if current {
+            if current && claim.measured_again_while_training() {
                 self.session.heads_ran_elsewhere();
             }
         }

@@ -1,0 +1,232 @@
+//! The "Claims" panel: the tutorial's claims about attention, each a type of its own (one file
+//! here each) that says its title, quote and method (`About`) and how its result reads; the
+//! worker measures it in units (so it can report progress and stop between them), and its
+//! result is plain data: the lines to plot, the numbers beside them, a one-line verdict.
+//!
+//! A new claim: its file here (a unit struct with `About`, and its result), its measurement in
+//! the worker (`worker-core/src/claims/`), and a line in `Claim` below with its arm in
+//! `Claim::about`.
+
+mod by_length;
+mod extrapolation;
+mod heads;
+mod kv_cache;
+mod leakage;
+mod memory;
+mod scaling;
+mod time;
+
+pub use by_length::{sizes, units, Unit, BLOCK, LENGTHS};
+pub use engine::experiments::Variant;
+pub use extrapolation::{ByPosition, Extrapolation};
+pub use heads::{head_label, Heads, HeadsMeasured};
+pub use kv_cache::{KvCache, KvShape};
+pub use leakage::Leakage;
+pub use memory::Memory;
+pub use scaling::{Scaling, TrainedModel, TrainedScaling, HEAD_SIZES, TRAINED_MIN_HEAD_DIM};
+pub use time::Time;
+
+use engine::experiments::Series;
+use engine::Matrix;
+use serde::{Deserialize, Serialize};
+
+/// Which claim: what the page and the worker say to each other, and a link's `embed=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Claim {
+    Leakage,
+    Memory,
+    Time,
+    KvCache,
+    Extrapolation,
+    Scaling,
+    Heads,
+}
+
+/// What a claim says of itself: its card's words, and what its runner needs to know of it.
+/// A claim measured again while the model trains (`About::measured_again_while_training`) is
+/// measured at most this often, and at most a twentieth of the time: each measurement is one
+/// macrotask of the training worker, whose length it takes from training (tens of ms for
+/// tiny, seconds for small).
+pub const REMEASURE_MS: f64 = 1000.0;
+/// A measurement longer than this is not repeated while training, so Pause never waits on one;
+/// Pause and Step still measure at the step they stop on.
+pub const REMEASURE_PLAYING_MAX_MS: f64 = 250.0;
+
+pub trait About: Sync {
+    fn title(&self) -> &'static str;
+    /// Its name in a link (`embed=kv-cache`).
+    fn slug(&self) -> &'static str;
+    /// What the tutorial says, in its words.
+    fn quote(&self) -> &'static str;
+    /// What "Run" does, in a sentence or two, with the sizes it measures at.
+    fn method(&self) -> String;
+    /// It reads the weights the History kept, not only the models now: the claim worker's
+    /// copy then carries them (up to 64 MB a model).
+    fn reads_history(&self) -> bool {
+        false
+    }
+    /// Once it has run on a model, the training worker measures it again as the model trains.
+    fn measured_again_while_training(&self) -> bool {
+        false
+    }
+}
+
+impl Claim {
+    pub const ALL: [Claim; 7] = [
+        Claim::Leakage,
+        Claim::Memory,
+        Claim::Time,
+        Claim::KvCache,
+        Claim::Extrapolation,
+        Claim::Scaling,
+        Claim::Heads,
+    ];
+
+    /// The claim's type, as what it says of itself.
+    pub fn about(self) -> &'static dyn About {
+        match self {
+            Claim::Leakage => &Leakage,
+            Claim::Memory => &Memory,
+            Claim::Time => &Time,
+            Claim::KvCache => &KvCache,
+            Claim::Extrapolation => &Extrapolation,
+            Claim::Scaling => &Scaling,
+            Claim::Heads => &Heads,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        self.about().title()
+    }
+
+    /// Its name in a link (`embed=kv-cache`).
+    pub fn slug(self) -> &'static str {
+        self.about().slug()
+    }
+
+    /// What the tutorial says, in its words.
+    pub fn quote(self) -> &'static str {
+        self.about().quote()
+    }
+
+    /// What "Run" does.
+    pub fn method(self) -> String {
+        self.about().method()
+    }
+
+    /// See [`About::reads_history`].
+    pub fn reads_history(self) -> bool {
+        self.about().reads_history()
+    }
+
+    /// See [`About::measured_again_while_training`].
+    pub fn measured_again_while_training(self) -> bool {
+        self.about().measured_again_while_training()
+    }
+}
+
+/// How a result's axes are scaled. On a logarithmic y axis exact zeros sit on its floor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Axes {
+    /// Both logarithmic: how a cost scales with T (a power law is a straight line).
+    LogLog,
+    /// Linear x (positions), logarithmic y.
+    LinearLog,
+    /// Logarithmic x, linear y (a share or an entropy against a size).
+    LogLinear,
+    /// Both linear (accuracy by position).
+    Linear,
+}
+
+impl Axes {
+    pub fn log_x(self) -> bool {
+        matches!(self, Axes::LogLog | Axes::LogLinear)
+    }
+
+    pub fn log_y(self) -> bool {
+        matches!(self, Axes::LogLog | Axes::LinearLog)
+    }
+}
+
+/// A labelled vertical line across a claim's plot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+}
+
+/// One of a claim's plots: lines over labelled axes, with vertical marks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plot {
+    /// The figure's caption.
+    pub caption: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub axes: Axes,
+    pub series: Vec<Series>,
+    /// Vertical lines with what they mark (the training length, the last learned position).
+    pub marks: Vec<Mark>,
+}
+
+/// A claim's measured result: its plots, the numbers beside them, and the verdict.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub claim: Claim,
+    pub plots: Vec<Plot>,
+    /// (what, value), shown beside the plots.
+    pub numbers: Vec<(String, String)>,
+    /// One sentence: does the measurement bear the claim out?
+    pub verdict: String,
+    /// A table drawn as a heatmap below the plots (the Heads claim's roles), if any.
+    #[serde(default)]
+    pub heatmap: Option<ClaimHeatmap>,
+}
+
+/// A table a result shows as a heatmap: rows and columns named, values row by row.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClaimHeatmap {
+    pub caption: String,
+    pub row_labels: Vec<String>,
+    pub col_labels: Vec<String>,
+    pub values: Matrix,
+}
+
+/// Bytes as people read them: "336 kB", "201.6 MB".
+pub fn bytes_text(b: f64) -> String {
+    match b {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.1} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.0} kB", b / 1e3),
+        b => format!("{b:.0} B"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_claim_has_its_own_slug_and_title() {
+        for (i, a) in Claim::ALL.iter().enumerate() {
+            for b in &Claim::ALL[i + 1..] {
+                assert_ne!(a.slug(), b.slug());
+                assert_ne!(a.title(), b.title());
+            }
+        }
+        assert_eq!(Claim::KvCache.slug(), "kv-cache");
+        assert!(Claim::Scaling.reads_history() && !Claim::Time.reads_history());
+        assert!(Claim::Heads.measured_again_while_training());
+        assert!(!Claim::Memory.measured_again_while_training());
+    }
+
+    /// A variant the compiler makes `about` and the worker's `start` handle but that `ALL`
+    /// lacks would have no card: every variant the wire can name (postcard writes a variant
+    /// as its index) is in `ALL`, in order.
+    #[test]
+    fn all_lists_every_claim() {
+        let named: Vec<Claim> = (0u8..=u8::MAX)
+            .map_while(|i| postcard::from_bytes::<Claim>(&[i]).ok())
+            .collect();
+        assert_eq!(named, Claim::ALL);
+    }
+}

@@ -1,0 +1,391 @@
+//! Heads: a fresh model of the same seed, the model now, then one ablated pass per head, on a
+//! copy of the model; once it has run, the same set-up measures the model again as it trains.
+
+use super::{Experiment, Follower, Models, Started};
+use crate::lab::Lab;
+use engine::batch::Batch;
+use engine::experiments::heads::{
+    ablation, ablations, evaluation_batch, head_sentences, head_stats, masked_loss, HeadStats,
+    EVALUATION_ROWS, HEAD_SENTENCES,
+};
+use engine::forward::{ForwardOptions, HeadMask};
+use engine::model::BertForPreTraining;
+use engine::train::Trainer;
+use protocol::claims::{Heads, HeadsMeasured};
+use protocol::{ClaimResult, LabError, LabResult};
+
+/// What the Heads claim measures a model with: the sentences, the evaluation batch, the
+/// forward options of training (mask, attention) and the fresh model's stats, made once.
+struct HeadsSetup {
+    sentences: Vec<(Vec<u32>, Vec<u32>)>,
+    batch: Batch,
+    opts: ForwardOptions,
+    specials: (u32, u32),
+    seed: u64,
+    loss_name: &'static str,
+    /// The fresh model's stats: measured by the first unit.
+    fresh: Option<HeadStats>,
+}
+
+/// One unit of the Heads claim: the fresh model, the model now, its loss with every head, or
+/// its loss without head k.
+#[derive(Clone, Copy)]
+enum HeadsUnit {
+    Fresh,
+    Now,
+    Base,
+    Without(usize),
+}
+
+/// The Heads claim under way, on a copy of the model (training goes on meanwhile).
+struct HeadsRun {
+    setup: Box<HeadsSetup>,
+    model: BertForPreTraining,
+    step: u64,
+    now: Option<HeadStats>,
+    base: f64,
+    ablation: Vec<f64>,
+    /// Units still to run, popped from the end.
+    todo: Vec<HeadsUnit>,
+    total: usize,
+}
+/// The Heads claim's set-up on `lab`'s model: one BERT that trains (an encoder or a decoder).
+fn heads_setup(trainer: &Trainer, seed: u64) -> LabResult<HeadsSetup> {
+    let decoder = trainer.model.config.is_decoder;
+    let (cls, sep, _) = trainer.corpus.cls_sep_mask();
+    let max_len = trainer.batch_config.max_len;
+    Ok(HeadsSetup {
+        sentences: head_sentences(&trainer.corpus, decoder, max_len, HEAD_SENTENCES)?,
+        batch: evaluation_batch(
+            &trainer.corpus,
+            &trainer.batch_config,
+            decoder,
+            EVALUATION_ROWS,
+        )?,
+        opts: ForwardOptions {
+            softmax: trainer.softmax,
+            ..ForwardOptions::training(trainer.mask)
+        },
+        specials: (cls, sep),
+        seed,
+        loss_name: if decoder {
+            "next-token loss"
+        } else {
+            "MLM loss"
+        },
+        fresh: None,
+    })
+}
+
+/// The model as training would have made it before its first step.
+fn fresh_model(model: &BertForPreTraining, seed: u64) -> LabResult<BertForPreTraining> {
+    Ok(Trainer::initial_model(&model.config, seed)?)
+}
+
+pub fn start(models: &Models) -> LabResult<Started> {
+    let lab = models.lab.ok_or_else(LabError::no_model)?;
+    let seed = models.seed;
+    let trainer = lab.trainer().ok_or_else(|| {
+        LabError::unavailable(if lab.encoder_decoder().is_some() {
+            "this claim measures one BERT's self-attention heads (an encoder or a decoder); an encoder–decoder's are in two stacks beside cross-attention: choose the objective MLM + NSP or Next token, Reset, then Run"
+        } else {
+            "this claim measures a model as it trains (its loss, a fresh model of the same seed), and this checkpoint cannot train: Reset to a fresh model, then Run"
+        })
+    })?;
+    let setup = heads_setup(trainer, seed)?;
+    let n = trainer.model.config.num_hidden_layers * trainer.model.config.num_attention_heads;
+    let mut todo: Vec<HeadsUnit> = [HeadsUnit::Fresh, HeadsUnit::Now, HeadsUnit::Base]
+        .into_iter()
+        .chain((0..n).map(HeadsUnit::Without))
+        .collect();
+    todo.reverse();
+    Ok(Started::Running(Box::new(HeadsRun {
+        setup: Box::new(setup),
+        model: trainer.model.clone(),
+        step: trainer.stepper.step,
+        now: None,
+        base: 0.0,
+        ablation: Vec::with_capacity(n),
+        total: todo.len(),
+        todo,
+    })))
+}
+
+impl HeadsSetup {
+    fn stats(&self, model: &BertForPreTraining) -> LabResult<HeadStats> {
+        Ok(head_stats(
+            model,
+            &self.sentences,
+            &self.opts,
+            self.specials,
+        )?)
+    }
+
+    fn result(
+        &self,
+        now: &HeadStats,
+        step: u64,
+        base_loss: f64,
+        ablation: &[f64],
+    ) -> LabResult<ClaimResult> {
+        let fresh = self
+            .fresh
+            .as_ref()
+            .ok_or_else(|| LabError::unavailable("the fresh model was not measured"))?;
+        Ok(Heads::result(&HeadsMeasured {
+            now,
+            fresh,
+            seed: self.seed,
+            step,
+            loss_name: self.loss_name,
+            base_loss,
+            evaluation_rows: self.batch.batch_size(),
+            ablation,
+            sentences: self.sentences.len(),
+        }))
+    }
+}
+
+impl Experiment for HeadsRun {
+    fn progress(&self) -> (usize, usize) {
+        (self.total - self.todo.len(), self.total)
+    }
+
+    fn step(&mut self, _: &Models, _: &dyn Fn() -> f64) -> LabResult<Option<ClaimResult>> {
+        let setup = &mut self.setup;
+        match self.todo.pop() {
+            Some(HeadsUnit::Fresh) => {
+                setup.fresh = Some(setup.stats(&fresh_model(&self.model, setup.seed)?)?)
+            }
+            Some(HeadsUnit::Now) => self.now = Some(setup.stats(&self.model)?),
+            Some(HeadsUnit::Base) => {
+                let (layers, heads) = (
+                    self.model.config.num_hidden_layers,
+                    self.model.config.num_attention_heads,
+                );
+                let all = HeadMask::keep_all(layers, heads);
+                self.base = masked_loss(&self.model, &setup.batch, &setup.opts, &all)?;
+            }
+            Some(HeadsUnit::Without(k)) => {
+                let heads = self.model.config.num_attention_heads;
+                self.ablation.push(ablation(
+                    &self.model,
+                    &setup.batch,
+                    &setup.opts,
+                    (k / heads, k % heads),
+                    self.base,
+                )?);
+            }
+            None => {}
+        }
+        if !self.todo.is_empty() {
+            return Ok(None);
+        }
+        let now = self
+            .now
+            .as_ref()
+            .ok_or_else(|| LabError::unavailable("the model was not measured"))?;
+        setup
+            .result(now, self.step, self.base, &self.ablation)
+            .map(Some)
+    }
+
+    /// Its fresh model and sentences are the old model's: it stops.
+    fn goes_on_with_new_models(&mut self) -> bool {
+        false
+    }
+
+    fn follower(self: Box<Self>) -> Option<Box<dyn Follower>> {
+        Some(self.setup)
+    }
+}
+
+/// The set-up of a run that ended elsewhere (the claim worker), made again here from this
+/// model's corpus and `seed`, with the fresh model measured.
+pub fn follower(lab: Option<&Lab>, seed: u64) -> Option<Box<dyn Follower>> {
+    let setup = || -> LabResult<HeadsSetup> {
+        let trainer = lab.and_then(Lab::trainer).ok_or_else(LabError::no_model)?;
+        let mut setup = heads_setup(trainer, seed)?;
+        setup.fresh = Some(setup.stats(&fresh_model(&trainer.model, seed)?)?);
+        Ok(setup)
+    };
+    setup().ok().map(|s| Box::new(s) as Box<dyn Follower>)
+}
+
+impl Follower for HeadsSetup {
+    fn measure(&self, lab: &Lab) -> Option<LabResult<ClaimResult>> {
+        let trainer = lab.trainer()?;
+        Some(self.stats(&trainer.model).and_then(|now| {
+            let (base, deltas) = ablations(&trainer.model, &self.batch, &self.opts)?;
+            self.result(&now, trainer.stepper.step, base, &deltas)
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::ClaimQueue;
+    use engine::experiments::heads::{js_distance, role, ROLES};
+    use engine::train::Trainer;
+    use engine::Rng;
+    use protocol::{Claim, FromWorker, ProbeInput};
+    use protocol::{LabSettings, DEFAULT_CORPUS};
+
+    /// Runs the Heads claim on `lab` to its end, unit by unit, as the worker does.
+    fn run_heads(queue: &mut ClaimQueue, lab: &Lab) -> ClaimResult {
+        let clock = || 0.0;
+        let mut replies = queue.run(Claim::Heads, ProbeInput::default(), Some(lab), None);
+        while queue.running() {
+            replies.extend(queue.step(&clock, Some(lab), None));
+        }
+        replies
+            .into_iter()
+            .find_map(|r| match r {
+                FromWorker::ClaimDone { result, .. } => Some(result),
+                _ => None,
+            })
+            .expect("the claim ends")
+            .expect("the claim's result")
+    }
+
+    fn trainer(lab: &mut Lab) -> &mut Trainer {
+        match &mut lab.model {
+            crate::lab::Model::Trainable(t) => t,
+            _ => panic!("a fresh BERT trains"),
+        }
+    }
+
+    #[test]
+    fn heads_of_a_model_with_uniform_attention_have_the_predicted_roles_and_no_distance() {
+        let settings = LabSettings::default();
+        let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        // Zero queries and keys: every weight 1/T, in every head alike.
+        for layer in &mut trainer(&mut lab).model.bert.layers {
+            let sa = &mut layer.attention.self_attention;
+            for l in [&mut sa.query, &mut sa.key] {
+                l.weight.fill(0.0);
+                l.bias.fill(0.0);
+            }
+        }
+        let mut queue = ClaimQueue {
+            seed: settings.seed,
+            ..ClaimQueue::default()
+        };
+        let r = run_heads(&mut queue, &lab);
+        let t = trainer(&mut lab);
+        let (cls, sep, _) = t.corpus.cls_sep_mask();
+        let sentences =
+            head_sentences(&t.corpus, false, t.batch_config.max_len, HEAD_SENTENCES).unwrap();
+        let (mut expected, mut rows) = ([0.0f64; 6], 0);
+        for (ids, _) in &sentences {
+            for i in 0..ids.len() {
+                for j in 0..ids.len() {
+                    expected[role(ids, i, j, cls, sep)] += 1.0 / ids.len() as f64;
+                }
+            }
+            rows += ids.len();
+        }
+        let h = r.heatmap.as_ref().unwrap();
+        assert!(h.caption.starts_with("Head roles"), "{}", h.caption);
+        assert_eq!(
+            (h.values.rows, h.values.cols),
+            (8, 6),
+            "tiny: 2 layers × 4 heads"
+        );
+        assert_eq!(h.row_labels[5], "L2 H2");
+        assert_eq!(h.col_labels, ROLES);
+        for k in 0..8 {
+            let row = h.values.row(k);
+            assert!(
+                (row.iter().sum::<f32>() - 1.0).abs() < 1e-5,
+                "head {k}: {row:?}"
+            );
+            for (r, &share) in row.iter().enumerate() {
+                let want = (expected[r] / rows as f64) as f32;
+                assert!(
+                    (share - want).abs() < 1e-5,
+                    "head {k} role {r}: {share} vs {want}"
+                );
+            }
+        }
+        // Identical heads: JS distance 0 now; the fresh model's heads differ.
+        let now = &r.plots[1].series[0];
+        assert_eq!(now.name, "JS distance to the others, now");
+        assert!(now.y.iter().all(|&d| d == 0.0), "{:?}", now.y);
+        assert!(r.plots[1].series[1].y.iter().all(|&d| d > 0.0));
+        assert_eq!(js_distance(&[0.5, 0.5], &[0.5, 0.5]), 0.0);
+    }
+
+    #[test]
+    fn ablating_a_head_costs_what_the_pass_without_its_context_costs_and_the_result_follows_training(
+    ) {
+        let settings = LabSettings::default();
+        let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let mut queue = ClaimQueue {
+            seed: settings.seed,
+            ..ClaimQueue::default()
+        };
+        let r = run_heads(&mut queue, &lab);
+        let ablation = &r.plots[0].series[0];
+        assert_eq!(ablation.name, "Ablation: Δ MLM loss");
+        assert_eq!(ablation.x.len(), 8);
+        // By hand: the head's context reaches the model only through W_O's columns of that
+        // head; a copy with those columns zero, through the plain forward pass.
+        let t = trainer(&mut lab);
+        let batch = evaluation_batch(&t.corpus, &t.batch_config, false, EVALUATION_ROWS).unwrap();
+        let opts = ForwardOptions {
+            trace: false,
+            mlm_scope: engine::forward::MlmScope::LabelledOnly,
+            ..ForwardOptions::inspection(t.mask)
+        };
+        let loss = |m: &BertForPreTraining| {
+            let out = engine::forward::forward(m, &batch, &opts, &mut Rng::new(0)).unwrap();
+            f64::from(out.losses.unwrap().mlm)
+        };
+        let base = loss(&t.model);
+        let d = 64 / 4;
+        for (k, &delta) in ablation.y.iter().enumerate() {
+            let mut cut = t.model.clone();
+            cut.bert.layers[k / 4]
+                .attention
+                .output
+                .dense
+                .weight
+                .slice_mut(ndarray::s![.., (k % 4) * d..(k % 4 + 1) * d])
+                .fill(0.0);
+            assert_eq!(delta, loss(&cut) - base, "head {k}");
+        }
+        // A fresh model: the verdict says it has not trained; its fresh and now rows agree.
+        assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
+        assert_eq!(r.plots[1].series[0].y, r.plots[1].series[1].y);
+        // Measured again after training: the same set-up, the new weights.
+        let unchanged = queue.refresh_heads(Some(&lab));
+        assert!(
+            matches!(&unchanged, Some(FromWorker::ClaimDone { result: Ok(again), .. }) if *again == r)
+        );
+        for _ in 0..20 {
+            lab.step().unwrap();
+        }
+        let Some(FromWorker::ClaimDone {
+            result: Ok(trained),
+            ..
+        }) = queue.refresh_heads(Some(&lab))
+        else {
+            panic!("a refreshed result");
+        };
+        assert_ne!(trained.heatmap, r.heatmap);
+        assert_eq!(
+            trained.plots[1].series[1].y, r.plots[1].series[1].y,
+            "the fresh model stays"
+        );
+        assert!(
+            trained.numbers[0].1.ends_with("at step 20"),
+            "{:?}",
+            trained.numbers[0]
+        );
+        // A new model ends the refreshes.
+        queue.models_replaced(Some(&lab), None);
+        assert!(queue.refresh_heads(Some(&lab)).is_none());
+    }
+}
