@@ -1,6 +1,6 @@
 //! Attention Lab's web app: the page (thin Leptos views over signals) and the web worker's glue
-//! around `worker_core` (which owns the model). Neither does maths: the engine computes; they
-//! speak `protocol`.
+//! around `worker_core` (which owns the model). The engine and the worker core compute; the page
+//! formats what they send (`format`) and the glue moves it; both speak `protocol`.
 //!
 //! Imports point one way: page modules → `worker_client`/`storage` → `protocol` → engine data;
 //! the worker's glue (`worker`) → `worker_core`, `storage` → `protocol` → engine. No page module

@@ -614,7 +614,16 @@ pub trait Params: Sized {
 
 /// `apply` to every parameter entry and its entry of `flat`, once the lengths are checked.
 fn zip_flat<P: Params>(params: &mut P, flat: &[f32], apply: impl Fn(&mut f32, &f32)) -> Result<()> {
-    let mut views = params.params_mut();
+    zip_views(params.params_mut(), flat, apply)
+}
+
+/// `zip_flat` over parameters' views, in `to_flat`'s order (a gradient worker fills its copy's
+/// views from the weights a job brings).
+pub fn zip_views(
+    mut views: Vec<(String, ArrayViewMutD<'_, f32>)>,
+    flat: &[f32],
+    apply: impl Fn(&mut f32, &f32),
+) -> Result<()> {
     let count: usize = views.iter().map(|(_, p)| p.len()).sum();
     if flat.len() != count {
         return Err(EngineError::Input(format!(

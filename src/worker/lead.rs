@@ -10,7 +10,7 @@ use crate::tasks::{after_ms, next_task};
 use protocol::{
     Crash, FromClaimWorker, FromWorker, LabResult, Role, ToClaimWorker, ToGradientWorker, ToWorker,
 };
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
@@ -18,66 +18,88 @@ use worker_core::lead::{Host, Lead, StoreJob, Wake};
 use worker_core::replica::Param;
 use worker_core::session::Reply;
 
-/// The lead and the browser around it, owned by the callbacks that reach them.
+/// The lead and the browser around it, owned by the callbacks that reach them, and the events
+/// that came while they were busy.
+struct Shared {
+    state: RefCell<State>,
+    waiting: RefCell<VecDeque<Event>>,
+    /// Work on the browser's store, waiting its turn, and whether it is under way.
+    store_jobs: RefCell<VecDeque<StoreJob>>,
+    storing: Cell<bool>,
+}
+
 struct State {
     lead: Lead,
     web: Web,
 }
 
+/// What a browser event does to the lead.
+type Event = Box<dyn FnOnce(&mut Lead, &mut Web)>;
+
 /// The browser, as the lead's `Host`.
 struct Web {
     /// The state this is part of, for the callbacks it hands out.
-    me: Weak<RefCell<State>>,
+    me: Weak<Shared>,
     gradient_workers: Pool,
     claim_worker: Option<Child>,
-    /// Work on the browser's store, waiting its turn, and whether it is under way.
-    store_jobs: VecDeque<StoreJob>,
-    storing: bool,
     /// How a test asked the lead to die: done once the lead is no longer borrowed, as the
     /// message's last act.
     dying: Option<Crash>,
 }
 
-/// Run `f` on the lead and its host, then die if the lead asked to (`Host::die`: a test).
+/// Run the event `f` on the lead and its host, then die if the lead asked to (`Host::die`: a
+/// test).
 ///
-/// The state is borrowed only here, and nothing here waits, so a borrow that is still held
-/// means a panic trapped inside one (`panic = "abort"` leaves no unwinding to release it): the
-/// worker is dead, its first panic was reported, and the timers and messages that still come
-/// are ignored rather than reported as a second death.
-fn with(state: &Weak<RefCell<State>>, f: impl FnOnce(&mut Lead, &mut Web)) {
-    let Some(state) = state.upgrade() else { return };
-    let Ok(mut guard) = state.try_borrow_mut() else {
+/// The state is borrowed only here. An event that comes while it is borrowed waits, and runs
+/// as soon as the one under way ends, in the order they came: a browser may run a worker's
+/// events inside a call that looks synchronous (Firefox, as a worker starts another), and an
+/// event lost there (a wake-up, an answer) would stop the lead for good. A borrow that is never
+/// released means a panic trapped inside one (`panic = "abort"` leaves no unwinding to release
+/// it): the worker is dead, its first panic was reported, and what still comes waits forever
+/// rather than being reported as a second death.
+fn with(shared: &Weak<Shared>, f: impl FnOnce(&mut Lead, &mut Web) + 'static) {
+    let Some(shared) = shared.upgrade() else {
+        return;
+    };
+    let Ok(mut guard) = shared.state.try_borrow_mut() else {
+        shared.waiting.borrow_mut().push_back(Box::new(f));
         return;
     };
     let State { lead, web } = &mut *guard;
-    f(lead, web);
-    let dying = web.dying.take();
-    drop(guard);
-    if let Some(how) = dying {
-        crash(how);
+    let mut next: Option<Event> = Some(Box::new(f));
+    while let Some(event) = next {
+        event(lead, web);
+        if let Some(how) = web.dying.take() {
+            drop(guard);
+            crash(how);
+            return;
+        }
+        next = shared.waiting.borrow_mut().pop_front();
     }
 }
 
 /// What the lead does with each packet from the page.
 pub fn start() -> impl FnMut(JsValue) {
-    let state = Rc::new_cyclic(|me: &Weak<RefCell<State>>| {
-        RefCell::new(State {
+    let shared = Rc::new_cyclic(|me: &Weak<Shared>| Shared {
+        state: RefCell::new(State {
             lead: Lead::default(),
             web: Web {
                 me: me.clone(),
                 gradient_workers: Pool::default(),
                 claim_worker: None,
-                store_jobs: VecDeque::new(),
-                storing: false,
                 dying: None,
             },
-        })
+        }),
+        waiting: RefCell::default(),
+        store_jobs: RefCell::default(),
+        storing: Cell::new(false),
     });
-    let me = Rc::downgrade(&state);
-    with(&me, |lead, web| *lead = Lead::start(web));
+    with(&Rc::downgrade(&shared), |lead, web| {
+        *lead = Lead::start(web)
+    });
     // The page's packets hold the state alive.
     move |data: JsValue| {
-        with(&Rc::downgrade(&state), |lead, web| {
+        with(&Rc::downgrade(&shared), move |lead, web| {
             match read::<ToWorker>(&data) {
                 Ok((message, attachments)) => lead.message(web, message, attachments),
                 Err(e) => web.post(FromWorker::Failed(e).into()),
@@ -97,7 +119,7 @@ impl Host for Web {
 
     fn wake(&mut self, wake: Wake, after: Option<u32>) {
         let me = self.me.clone();
-        let run = move || with(&me, |lead, web| lead.wake(web, wake));
+        let run = move || with(&me, move |lead, web| lead.wake(web, wake));
         match after {
             None => next_task(run),
             Some(ms) => after_ms(Closure::once_into_js(run), ms as i32),
@@ -105,13 +127,16 @@ impl Host for Web {
     }
 
     fn store(&mut self, job: StoreJob) {
-        if !self.store_jobs.contains(&job) {
-            self.store_jobs.push_back(job);
-        }
-        if std::mem::replace(&mut self.storing, true) {
+        let Some(shared) = self.me.upgrade() else {
             return;
+        };
+        let mut jobs = shared.store_jobs.borrow_mut();
+        if !jobs.contains(&job) {
+            jobs.push_back(job);
         }
-        wasm_bindgen_futures::spawn_local(run_store(self.me.clone()));
+        if !shared.storing.replace(true) {
+            wasm_bindgen_futures::spawn_local(run_store(self.me.clone()));
+        }
     }
 
     fn cores(&self) -> usize {
@@ -131,7 +156,7 @@ impl Host for Web {
         let (answer, death) = (self.me.clone(), self.me.clone());
         let listeners = Listeners {
             answer: Rc::new(move |index, result, grads| {
-                with(&answer, |lead, web| {
+                with(&answer, move |lead, web| {
                     lead.answered(web, index, result, grads)
                 })
             }),
@@ -164,7 +189,7 @@ impl Host for Web {
                     with(&news, |lead, web| lead.claim_news(web, said))
                 },
                 Rc::new(move |why: String| {
-                    with(&death, |lead, web| lead.claim_worker_died(web, &why))
+                    with(&death, move |lead, web| lead.claim_worker_died(web, &why))
                 }),
             )?);
         }
@@ -190,16 +215,19 @@ impl Host for Web {
 /// preset with its Adam moments is ~40 MB, and copying that on the page's main thread took
 /// 70–110 ms every few seconds. A keep asked for while one waits is the same keep, of the model
 /// as it is when its turn comes.
-async fn run_store(me: Weak<RefCell<State>>) {
+async fn run_store(me: Weak<Shared>) {
     loop {
-        let Some(state) = me.upgrade() else { return };
-        let job = state.borrow_mut().web.store_jobs.pop_front();
-        drop(state);
+        let Some(shared) = me.upgrade() else { return };
+        let job = shared.store_jobs.borrow_mut().pop_front();
+        if job.is_none() {
+            shared.storing.set(false);
+        }
+        drop(shared);
         match job {
             Some(StoreJob::Keep) => keep(&me).await,
             Some(StoreJob::RestoreHistory { generation }) => {
                 if let Some((index, entries)) = storage::load_history().await {
-                    with(&me, |lead, web| {
+                    with(&me, move |lead, web| {
                         lead.history_read(web, generation, &index, entries)
                     });
                 }
@@ -207,18 +235,24 @@ async fn run_store(me: Weak<RefCell<State>>) {
             None => break,
         }
     }
-    with(&me, |_, web| web.storing = false);
+}
+
+/// What `f` reads of the lead, between events (a task's microtasks run after it, so the lead
+/// is free; None only if it is not).
+fn read_lead<T>(me: &Weak<Shared>, f: impl FnOnce(&Lead) -> T) -> Option<T> {
+    let shared = me.upgrade()?;
+    let state = shared.state.try_borrow().ok()?;
+    Some(f(&state.lead))
 }
 
 /// Write the current model, then the History entries not written yet, then tell the page.
-async fn keep(me: &Weak<RefCell<State>>) {
-    let read = |f: &dyn Fn(&Lead) -> _| me.upgrade().map(|s| f(&s.borrow().lead));
-    let Some(models) = read(&|lead: &Lead| lead.models_to_keep()) else {
+async fn keep(me: &Weak<Shared>) {
+    let Some(models) = read_lead(me, Lead::models_to_keep) else {
         return;
     };
     let written = match models {
         Ok((model, model_b)) => match storage::save_model(&model, model_b.as_ref()).await {
-            Ok(()) => match me.upgrade().and_then(|s| s.borrow().lead.history_to_keep()) {
+            Ok(()) => match read_lead(me, Lead::history_to_keep).flatten() {
                 Some(plan) => storage::save_history(&plan.index, &plan.new_entries)
                     .await
                     .map(|()| (model.step, Some((plan.generation, plan.index)))),
@@ -228,5 +262,5 @@ async fn keep(me: &Weak<RefCell<State>>) {
         },
         Err(e) => Err(e),
     };
-    with(me, |lead, web| lead.kept(web, written));
+    with(me, move |lead, web| lead.kept(web, written));
 }

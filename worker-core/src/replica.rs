@@ -5,7 +5,7 @@
 
 use engine::batch::Batch;
 use engine::forward::Losses;
-use engine::model::BertForPreTraining;
+use engine::model::{zip_views, BertForPreTraining};
 use engine::seq2seq::{EncoderDecoder, Seq2SeqBatch};
 use engine::step::{share_gradients, Trainable};
 use ndarray::{ArrayViewD, ArrayViewMutD};
@@ -136,21 +136,8 @@ pub fn floats_of(params: &[Param<'_>]) -> Vec<f32> {
 
 /// `floats` (in `floats_of`'s order) into the parameters; an error, with nothing written, when
 /// they are not as many.
-pub fn fill_params(floats: &[f32], mut params: ParamsMut<'_>) -> LabResult<()> {
-    let total: usize = params.iter().map(|(_, p)| p.len()).sum();
-    if floats.len() != total {
-        return Err(LabError::Malformed(format!(
-            "{} values for a model of {total} parameters",
-            floats.len()
-        )));
-    }
-    let mut rest = floats;
-    for (_, p) in &mut params {
-        let (these, after) = rest.split_at(p.len());
-        p.iter_mut().zip(these).for_each(|(x, v)| *x = *v);
-        rest = after;
-    }
-    Ok(())
+pub fn fill_params(floats: &[f32], params: ParamsMut<'_>) -> LabResult<()> {
+    zip_views(params, floats, |p, &x| *p = x).map_err(LabError::from)
 }
 
 /// `Io` over plain vectors: the weights read from `weights`, the gradients returned as a vector.

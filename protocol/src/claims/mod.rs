@@ -4,8 +4,8 @@
 //! result is plain data: the lines to plot, the numbers beside them, a one-line verdict.
 //!
 //! A new claim: its file here (a unit struct with `About`, and its result), its measurement in
-//! the worker (`worker-core/src/claims/`), and a line in `Claim` below with its arm in
-//! `Claim::about`.
+//! the worker (`worker-core/src/claims/`, with its arm in `start` there), and a line in `Claim`
+//! below with its entry in `Claim::ALL` and its arm in `Claim::about`.
 
 mod by_length;
 mod extrapolation;
