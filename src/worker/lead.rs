@@ -52,7 +52,8 @@ struct Web {
 ///
 /// The state is borrowed only here. An event that comes while it is borrowed waits, and runs
 /// as soon as the one under way ends, in the order they came: a browser may run a worker's
-/// events inside a call that looks synchronous (Firefox, as a worker starts another), and an
+/// events inside a call that looks synchronous (in Firefox the lead stalled, some of the time,
+/// as it started the claim worker, until such events waited instead of being dropped), and an
 /// event lost there (a wake-up, an answer) would stop the lead for good. A borrow that is never
 /// released means a panic trapped inside one (`panic = "abort"` leaves no unwinding to release
 /// it): the worker is dead, its first panic was reported, and what still comes waits forever
