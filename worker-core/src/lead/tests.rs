@@ -126,14 +126,19 @@ fn run_wakes(lead: &mut Lead, host: &mut Fake, n: usize, ms: f64) {
     }
 }
 
-fn points(posted: &[FromWorker]) -> Vec<u64> {
+/// Every loss point the page got, in the order it got them.
+fn progress_points(posted: &[FromWorker]) -> Vec<CurvePoint> {
     posted
         .iter()
         .flat_map(|m| match m {
-            FromWorker::Progress { points, .. } => points.iter().map(|p| p.step).collect(),
+            FromWorker::Progress { points, .. } => points.clone(),
             _ => Vec::new(),
         })
         .collect()
+}
+
+fn points(posted: &[FromWorker]) -> Vec<u64> {
+    progress_points(posted).iter().map(|p| p.step).collect()
 }
 
 fn progresses(posted: &[FromWorker]) -> usize {
@@ -248,13 +253,7 @@ fn answer_jobs(lead: &mut Lead, host: &mut Fake, replicas: &mut Vec<Replica>) {
 }
 
 fn losses(posted: &[FromWorker]) -> Vec<f32> {
-    posted
-        .iter()
-        .flat_map(|m| match m {
-            FromWorker::Progress { points, .. } => points.iter().map(|p| p.loss).collect(),
-            _ => Vec::new(),
-        })
-        .collect()
+    progress_points(posted).iter().map(|p| p.loss).collect()
 }
 
 #[test]
