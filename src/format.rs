@@ -71,15 +71,7 @@ pub fn slope(m: f32) -> String {
 
 /// 12345 → "12,345".
 pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(d);
-    }
-    out
+    protocol::claims::thousands(n as u64)
 }
 
 /// 234567 → "0.23 M", 22713216 → "22.7 M".

@@ -1,6 +1,7 @@
 //! `attention-lab train`: fine-tune a checkpoint on one fixed batch, or pre-train from scratch
 //! on a corpus through the data pipeline. One JSON line per step on stdout.
 
+mod repeat;
 mod seq2seq;
 
 use crate::args::{value, UsageError};
@@ -70,7 +71,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE.json", conflicts_with = "init")]
     pub(crate) batch: Option<PathBuf>,
     /// Config of a new model (with --corpus)
-    #[arg(long, value_name = "CONFIG.json", requires = "corpus")]
+    #[arg(long, value_name = "CONFIG.json")]
     pub(crate) init: Option<PathBuf>,
     /// Corpus to pre-train on, one sentence per line (with --init)
     #[arg(long, value_name = "FILE.txt", conflicts_with = "model")]
@@ -103,9 +104,19 @@ pub struct Args {
     /// Default: --init mlm-nsp; --model the checkpoint's
     #[arg(long, value_enum)]
     objective: Option<ObjectiveFlag>,
-    /// The seq2seq task built from the corpus (--init --objective seq2seq; default copy)
+    /// The seq2seq task built from the corpus (--init --objective seq2seq; default copy), or
+    /// repeat: next-token training on repeated random symbols (--init, no corpus)
     #[arg(long, value_enum, conflicts_with = "model")]
     pub(crate) task: Option<TaskFlag>,
+    /// --task repeat: how many symbols (2 to 36)
+    #[arg(long, value_name = "A", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    pub(crate) alphabet: Option<usize>,
+    /// --task repeat: the segment lengths L drawn for each batch, MIN-MAX
+    #[arg(long, value_name = "MIN-MAX")]
+    pub(crate) segment: Option<String>,
+    /// --task repeat: steps between evaluations (each prints a line)
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
+    pub(crate) eval_every: Option<u64>,
     /// SGD momentum (torch's, dampening 0)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     momentum: Option<f64>,
@@ -154,20 +165,23 @@ impl ObjectiveFlag {
     }
 }
 
-/// `--task`: `engine::seq2seq::Task`.
+/// `--task`: `engine::seq2seq::Task`, or the next-token task Repeat (`engine::repeat`).
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TaskFlag {
     Copy,
     Reverse,
     Reply,
+    Repeat,
 }
 
-impl From<TaskFlag> for Task {
-    fn from(t: TaskFlag) -> Task {
-        match t {
-            TaskFlag::Copy => Task::Copy,
-            TaskFlag::Reverse => Task::Reverse,
-            TaskFlag::Reply => Task::Reply,
+impl TaskFlag {
+    /// The seq2seq task (None for Repeat, a next-token task).
+    pub(crate) fn seq2seq(self) -> Option<Task> {
+        match self {
+            TaskFlag::Copy => Some(Task::Copy),
+            TaskFlag::Reverse => Some(Task::Reverse),
+            TaskFlag::Reply => Some(Task::Reply),
+            TaskFlag::Repeat => None,
         }
     }
 }
@@ -226,8 +240,19 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             "an encoder–decoder checkpoint trains with --objective seq2seq",
         ));
     }
+    let repeat = a.task == Some(TaskFlag::Repeat);
+    if repeat {
+        return engine::threads::in_pool(|| repeat::run(a));
+    }
+    if a.alphabet.is_some() || a.segment.is_some() || a.eval_every.is_some() {
+        return Err(usage_error(
+            "--alphabet, --segment and --eval-every are for --task repeat",
+        ));
+    }
     if a.task.is_some() && !seq2seq {
-        return Err(usage_error("--task is for --objective seq2seq"));
+        return Err(usage_error(
+            "--task copy|reverse|reply is for --objective seq2seq",
+        ));
     }
     // Training runs inside the pool, so this thread works on every split too. Either --model
     // or --init is given (the `form` group).
@@ -377,9 +402,30 @@ fn read_batch(path: &Path) -> Result<Batch, CliError> {
     })
 }
 
+/// `--init`'s config, and the vocab_size it stated: the vocabulary's size replaces it (the
+/// corpus's or the task's), so a config may leave it out.
+pub(crate) fn init_config(
+    config_path: &Path,
+) -> Result<(BertConfig, Option<serde_json::Value>), CliError> {
+    let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
+        .map_err(|e| EngineError::Config(format!("{} is not JSON: {e}", config_path.display())))?;
+    let stated = value.get("vocab_size").cloned();
+    if let Some(object) = value.as_object_mut() {
+        object.entry("vocab_size").or_insert(1.into());
+    }
+    Ok((BertConfig::from_json(&value.to_string())?, stated))
+}
+
+/// `--corpus`, which every --init form but `--task repeat` reads.
+pub(crate) fn corpus_path(a: &Args) -> Result<&Path, CliError> {
+    a.corpus
+        .as_deref()
+        .ok_or_else(|| usage_error("--corpus is required with --init (or --task repeat)"))
+}
+
 fn from_scratch(a: &Args) -> Result<(), CliError> {
     let config_path = required(a.init.as_deref());
-    let corpus_path = required(a.corpus.as_deref());
+    let corpus_path = corpus_path(a)?;
     let steps = a.steps.unwrap_or(100);
     let batch_size = a.batch_size.unwrap_or(8);
     let seed = a.seed;
@@ -397,14 +443,7 @@ fn from_scratch(a: &Args) -> Result<(), CliError> {
     }
     let opt_config = optimizer(a, Some(OptimizerKind::Adam), lr)?;
 
-    // vocab_size is replaced by the corpus vocabulary's: a config may leave it out.
-    let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
-        .map_err(|e| EngineError::Config(format!("{} is not JSON: {e}", config_path.display())))?;
-    let stated = value.get("vocab_size").cloned();
-    if let Some(object) = value.as_object_mut() {
-        object.entry("vocab_size").or_insert(1.into());
-    }
-    let config = BertConfig::from_json(&value.to_string())?;
+    let (config, stated) = init_config(config_path)?;
     let max_len = a.max_len.unwrap_or(config.max_position_embeddings.min(64));
     let corpus = read_text(corpus_path)?;
     let mask_prob = 0.15; // BERT's

@@ -850,3 +850,4 @@ mod tests {
 }
 
 pub mod heads;
+pub mod induction;

@@ -20,6 +20,7 @@ pub mod inspect;
 pub mod model;
 pub mod ops;
 pub mod optim;
+pub mod repeat;
 pub mod resume;
 pub mod rng;
 pub mod run;

@@ -7,9 +7,7 @@ use crate::batch::{Batch, MaskMode};
 use crate::batch_view::{BatchView, MaskingCounts, StepPredictions};
 use crate::checkpoint::{Checkpoint, TensorNaming};
 use crate::config::BertConfig;
-use crate::data::{
-    make_batch, make_batch_recorded, make_next_token_batch, BatchConfig, BatchRecord, Corpus,
-};
+use crate::data::{make_batch_recorded, make_next_token_batch, BatchConfig, BatchRecord, Corpus};
 use crate::error::{EngineError, Result};
 use crate::forward::{
     forward_reusing, forward_share, ForwardOptions, ForwardOutput, ForwardShare, Losses,
@@ -17,6 +15,7 @@ use crate::forward::{
 use crate::model::BertForPreTraining;
 use crate::ops::attention::Softmax;
 use crate::optim::{Optimizer, OptimizerConfig};
+use crate::repeat::RepeatTask;
 use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
@@ -218,6 +217,9 @@ fn no_heads_message() -> String {
         .into()
 }
 
+/// Mixed into the seed for a Repeat run's corpus of sentences.
+const REPEAT_SENTENCES_SEED: u64 = 0x5e9;
+
 pub struct Trainer {
     pub model: BertForPreTraining,
     /// The step count, optimiser and generator, the buffers the steps keep, and the step
@@ -225,6 +227,9 @@ pub struct Trainer {
     pub stepper: Stepper<BertForPreTraining>,
     pub tokenizer: Tokenizer,
     pub corpus: Corpus,
+    /// Next-token training on the Repeat task: batches from its generator, not the corpus
+    /// (which then holds sentences of the task, for what reads sentences).
+    pub repeat: Option<RepeatTask>,
     pub batch_config: BatchConfig,
     pub mask: MaskMode,
     pub objective: Objective,
@@ -302,6 +307,75 @@ impl Trainer {
         })
     }
 
+    /// A new decoder on the Repeat task: the task's vocabulary (`config`'s `vocab_size`
+    /// replaced by its size), batches from its generator, T its longest row. The objective is
+    /// next token whatever `settings` says.
+    pub fn repeat(
+        task: RepeatTask,
+        config: BertConfig,
+        settings: TrainSettings,
+        seed: u64,
+    ) -> Result<Self> {
+        let config = BertConfig {
+            vocab_size: task.vocab()?.len(),
+            ..config
+        }
+        .decoder();
+        let (model, rng) = Self::initialised(&config, seed)?;
+        Self::build_repeat(
+            task,
+            model,
+            TensorNaming::pre_training(),
+            settings,
+            rng,
+            seed,
+        )
+    }
+
+    /// Continues training a decoder on the Repeat task: one made by `repeat`, whose
+    /// vocabulary is the task's.
+    pub fn repeat_from_checkpoint(
+        task: RepeatTask,
+        checkpoint: Checkpoint,
+        settings: TrainSettings,
+        seed: u64,
+    ) -> Result<Self> {
+        if checkpoint.tokenizer.vocab() != &task.vocab()? {
+            return Err(EngineError::Training(
+                "this model's vocabulary is not the Repeat task's symbols: it cannot train on Repeat"
+                    .into(),
+            ));
+        }
+        let Checkpoint { model, naming, .. } = checkpoint;
+        Self::build_repeat(task, model, naming, settings, Rng::new(seed), seed)
+    }
+
+    fn build_repeat(
+        task: RepeatTask,
+        model: BertForPreTraining,
+        naming: TensorNaming,
+        settings: TrainSettings,
+        rng: Rng,
+        seed: u64,
+    ) -> Result<Self> {
+        let settings = TrainSettings {
+            objective: Objective::NextToken,
+            batch: BatchConfig {
+                max_len: task.max_tokens(),
+                ..settings.batch
+            },
+            ..settings
+        };
+        // The corpus's sentences come from a generator of their own, so that the training
+        // batches are those of the seed alone.
+        let text = task.corpus_text(&mut Rng::new(seed ^ REPEAT_SENTENCES_SEED));
+        let trainer = Self::build(model, task.tokenizer()?, naming, &text, settings, rng)?;
+        Ok(Trainer {
+            repeat: Some(task),
+            ..trainer
+        })
+    }
+
     /// The model `from_corpus` makes of `config` (its vocabulary and objective already applied)
     /// before the first step: the same weights for the same seed.
     pub fn initial_model(config: &BertConfig, seed: u64) -> Result<BertForPreTraining> {
@@ -369,6 +443,7 @@ impl Trainer {
             model,
             tokenizer,
             corpus,
+            repeat: None,
             batch_config: batch,
             mask,
             objective,
@@ -456,16 +531,23 @@ impl Trainer {
 
     /// A fresh batch for the objective, counted (MLM masking counts) when it is MLM + NSP's.
     fn draw_batch(&mut self) -> Result<(Batch, BatchRecord)> {
-        match self.objective {
-            Objective::MlmNsp => {
-                let rng = &mut self.stepper.rng;
-                let drawn = make_batch_recorded(&self.corpus, &self.batch_config, rng)?;
-                self.counts.add(&drawn.0, &drawn.1);
-                Ok(drawn)
+        let drawn = self.draw()?;
+        if self.objective == Objective::MlmNsp {
+            self.counts.add(&drawn.0, &drawn.1);
+        }
+        Ok(drawn)
+    }
+
+    /// A new batch for the objective from the trainer's generator: from the corpus, or the
+    /// Repeat task's generator.
+    fn draw(&mut self) -> Result<(Batch, BatchRecord)> {
+        let rng = &mut self.stepper.rng;
+        match (self.objective, &self.repeat) {
+            (Objective::MlmNsp, _) => make_batch_recorded(&self.corpus, &self.batch_config, rng),
+            (Objective::NextToken, None) => {
+                make_next_token_batch(&self.corpus, &self.batch_config, rng)
             }
-            Objective::NextToken => {
-                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.stepper.rng)
-            }
+            (Objective::NextToken, Some(task)) => task.batch(self.batch_config.batch_size, rng),
         }
     }
 
@@ -562,17 +644,9 @@ impl Trainer {
         }
     }
 
-    /// A new batch from the corpus for the objective, from the trainer's generator.
+    /// A new batch for the objective, from the trainer's generator.
     pub fn next_batch(&mut self) -> Result<Batch> {
-        match self.objective {
-            Objective::MlmNsp => {
-                make_batch(&self.corpus, &self.batch_config, &mut self.stepper.rng)
-            }
-            Objective::NextToken => {
-                make_next_token_batch(&self.corpus, &self.batch_config, &mut self.stepper.rng)
-                    .map(|(batch, _)| batch)
-            }
-        }
+        self.draw().map(|(batch, _)| batch)
     }
 
     /// The model and tokenizer as a checkpoint, under the names of the one trained from.
@@ -1018,7 +1092,8 @@ mod tests {
         assert!(t.batch_view().is_none());
         t.step().unwrap();
         // The next batch, drawn from a copy of the generator: the one the step trains on.
-        let batch = make_batch(&t.corpus, &t.batch_config, &mut t.stepper.rng.clone()).unwrap();
+        let batch = crate::data::make_batch(&t.corpus, &t.batch_config, &mut t.stepper.rng.clone())
+            .unwrap();
         let report = t.step().unwrap();
         let view = t.batch_view().unwrap();
         assert_eq!((view.step, view.fixed), (2, false));

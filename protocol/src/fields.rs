@@ -227,7 +227,11 @@ pub const TASK: Field<LabSettings> = Field {
     stored: "task",
     link: Some(Link {
         key: "task",
-        write: |s| s.task.map(|t| task_name(t).into()),
+        // One key for both kinds of task: a seq2seq task's name, or Next token's Repeat.
+        write: |s| match s.task {
+            Some(t) => Some(task_name(t).into()),
+            None => s.repeat_task().map(|_| REPEAT_TASK.into()),
+        },
     }),
     label: "Task",
     value: Kind::OptionalName(|s, v| {
@@ -236,6 +240,17 @@ pub const TASK: Field<LabSettings> = Field {
     }),
     shown: |s| shown(&s.task),
 };
+/// Next token's Task: the corpus, or Repeat (`LabSettings::repeat`). A link writes it under
+/// `task`, as `TASK`'s value.
+pub const REPEAT: Field<LabSettings> = Field {
+    stored: "repeat",
+    link: None,
+    label: "Task",
+    value: Kind::Switch(|s, on| s.repeat = on),
+    shown: |s| shown(&s.repeat),
+};
+/// The Task select's and a link's value for Next token's Repeat.
+pub const REPEAT_TASK: &str = "repeat";
 pub const FIXED_BATCH: Field<LabSettings> = Field {
     stored: "fixed_batch",
     link: None,
@@ -245,7 +260,7 @@ pub const FIXED_BATCH: Field<LabSettings> = Field {
 };
 
 /// The run's settings outside the architecture, in the order notices list them.
-pub const SETTINGS: [&Field<LabSettings>; 11] = [
+pub const SETTINGS: [&Field<LabSettings>; 12] = [
     &LEARNING_RATE,
     &BATCH_SIZE,
     &MASK_PROB,
@@ -256,6 +271,7 @@ pub const SETTINGS: [&Field<LabSettings>; 11] = [
     &TRAIN_MASK,
     &OBJECTIVE,
     &TASK,
+    &REPEAT,
     &FIXED_BATCH,
 ];
 

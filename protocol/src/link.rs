@@ -44,6 +44,8 @@ pub struct ModelShape {
     pub preset: Preset,
     pub objective: Objective,
     pub task: Option<Task>,
+    /// Next token on the Repeat task (`LabSettings::repeat_task`).
+    pub repeat: bool,
     pub architecture: Architecture,
     pub compare: Option<Architecture>,
 }
@@ -63,6 +65,7 @@ impl ModelShape {
                 settings.objective
             },
             task: settings.task,
+            repeat: settings.repeat_task().is_some(),
             architecture: if alone {
                 Architecture::default()
             } else {
@@ -83,6 +86,7 @@ impl ModelShape {
             preset: self.preset,
             objective: self.objective,
             task: self.task,
+            repeat: self.repeat,
             architecture: self.architecture,
             compare: self.compare,
             ..settings.clone()
@@ -135,9 +139,10 @@ impl ModelShape {
     fn kind(self) -> String {
         match self.task {
             Some(task) => format!("an encoder–decoder trained on {}", task_name(task)),
-            None => match self.objective {
-                Objective::MlmNsp => "MLM + NSP".to_string(),
-                Objective::NextToken => "a next-token decoder".to_string(),
+            None => match (self.objective, self.repeat) {
+                (Objective::MlmNsp, _) => "MLM + NSP".to_string(),
+                (Objective::NextToken, false) => "a next-token decoder".to_string(),
+                (Objective::NextToken, true) => "a next-token decoder on Repeat".to_string(),
             },
         }
     }
@@ -491,17 +496,27 @@ impl Reader {
             Some(None) => shape.task = Some(Task::Reverse),
             None => {}
         }
+        // `None` is Next token's Repeat.
         let task = self.get(
             task.link_key("").as_deref().unwrap_or_default(),
             task.label,
-            |v| rules::task(v).map_err(|e| e.to_string()),
+            |v| match v {
+                fields::REPEAT_TASK => Ok(None),
+                v => rules::task(v).map(Some).map_err(|e| e.to_string()),
+            },
         );
         match (task, shape.task) {
-            (Some(t), Some(_)) => shape.task = Some(t),
-            (Some(_), None) => self.notices.push(format!(
+            (Some(Some(t)), Some(_)) => shape.task = Some(t),
+            (Some(None), None) if shape.objective == Objective::NextToken => shape.repeat = true,
+            (Some(Some(_)), None) => self.notices.push(format!(
                 "{}: a task needs the objective {}, so it is ignored.",
                 fields::TASK.label,
                 fields::SEQ2SEQ
+            )),
+            (Some(None), _) => self.notices.push(format!(
+                "{}: {} needs the objective next-token, so it is ignored.",
+                fields::TASK.label,
+                fields::REPEAT_TASK
             )),
             (None, _) => {}
         }
@@ -651,6 +666,7 @@ pub fn example() -> View {
             preset: Preset::Small,
             objective: Objective::NextToken,
             task: None,
+            repeat: true,
             architecture: Architecture {
                 kv_heads: Some(2),
                 positions: engine::config::PositionEmbeddingType::Rotary,
@@ -689,6 +705,32 @@ mod tests {
             v.shape.task = task;
             assert_eq!(read(&write(&v, &[]), 14).unwrap().value, v);
         }
+    }
+
+    #[test]
+    fn repeat_is_a_next_token_task_and_ignored_elsewhere() {
+        let repeat = read("?objective=next-token&task=repeat", 14).unwrap();
+        assert!(repeat.value.shape.repeat);
+        assert_eq!(
+            repeat.value.shape.settings().repeat_task(),
+            Some(engine::repeat::RepeatTask::default())
+        );
+        assert_eq!(
+            write(&repeat.value, &[]),
+            "?objective=next-token&task=repeat"
+        );
+        let ignored = read("?task=repeat", 14).unwrap();
+        assert!(!ignored.value.shape.repeat);
+        assert_eq!(
+            ignored.notices,
+            vec!["Task: repeat needs the objective next-token, so it is ignored."]
+        );
+        let mut here = View::default().shape;
+        here.objective = Objective::NextToken;
+        assert_eq!(
+            repeat.value.shape.differences(here),
+            vec!["model a next-token decoder on Repeat (here a next-token decoder)"]
+        );
     }
 
     #[test]
@@ -949,7 +991,7 @@ mod tests {
             shape.differences(here)[..2],
             [
                 "preset small (here tiny)".to_string(),
-                "model a next-token decoder (here MLM + NSP)".to_string()
+                "model a next-token decoder on Repeat (here MLM + NSP)".to_string()
             ]
         );
         let differences = shape.differences(here);

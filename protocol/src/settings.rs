@@ -5,6 +5,7 @@ use engine::config::{AttentionScaling, AttentionType, BertConfig, PositionEmbedd
 use engine::data::{max_predictions, BatchConfig};
 use engine::ops::attention::AttentionKernel;
 use engine::optim::OptimizerKind;
+use engine::repeat::RepeatTask;
 use engine::seq2seq::Task;
 use engine::train::{Objective, TrainSettings};
 use serde::{Deserialize, Serialize};
@@ -156,6 +157,12 @@ pub struct LabSettings {
     /// settings kept before it existed).
     #[serde(default)]
     pub task: Option<Task>,
+    /// "Next token"'s Task "Repeat": a fresh decoder trains on repeated random symbols
+    /// (`engine::repeat`) instead of the corpus. Applies with the objective next token and no
+    /// seq2seq task (`repeat_task`); false = the corpus (absent in settings kept before it
+    /// existed).
+    #[serde(default)]
+    pub repeat: bool,
 }
 
 /// The training panel's "Architecture" group; it takes effect at the next Reset.
@@ -302,6 +309,7 @@ impl Default for LabSettings {
             compare: None,
             objective: Objective::MlmNsp,
             task: None,
+            repeat: false,
         }
     }
 }
@@ -310,6 +318,13 @@ impl LabSettings {
     /// The config of a fresh model: the preset with the chosen architecture.
     pub fn model_config(&self) -> BertConfig {
         self.architecture.config(self.preset)
+    }
+
+    /// The Repeat task a fresh model trains on, when these settings choose it: Next token,
+    /// Task Repeat.
+    pub fn repeat_task(&self) -> Option<RepeatTask> {
+        (self.repeat && self.task.is_none() && self.objective == Objective::NextToken)
+            .then(RepeatTask::default)
     }
 
     /// These settings for Compare's model B: its architecture, everything else shared.

@@ -75,17 +75,22 @@ impl Lab {
         if let Some(g) = settings.architecture.kv_heads {
             protocol::rules::kv_heads(g as f64, config.num_attention_heads)?;
         }
-        let mut trainer = Trainer::from_corpus_with_vocab_limit(
-            corpus,
-            WORD_VOCAB_LIMIT,
-            config.clone(),
-            settings.train_settings(config.max_position_embeddings),
-            settings.seed,
-        )?;
+        let train = settings.train_settings(config.max_position_embeddings);
+        let mut trainer = match settings.repeat_task() {
+            Some(task) => Trainer::repeat(task, config, train, settings.seed)?,
+            None => Trainer::from_corpus_with_vocab_limit(
+                corpus,
+                WORD_VOCAB_LIMIT,
+                config,
+                train,
+                settings.seed,
+            )?,
+        };
         trainer.fixed_batch = settings.fixed_batch;
-        let kind = match settings.objective {
-            Objective::MlmNsp => "BERT",
-            Objective::NextToken => "decoder",
+        let kind = match (settings.objective, trainer.repeat.is_some()) {
+            (Objective::MlmNsp, _) => "BERT",
+            (Objective::NextToken, false) => "decoder",
+            (Objective::NextToken, true) => "decoder · Repeat",
         };
         let name = format!(
             "{} {kind} (fresh, seed {})",
@@ -223,7 +228,14 @@ impl Lab {
                        inspected but not pre-trained";
             inspect_only(loaded, why.into())
         } else {
-            match Trainer::from_checkpoint(loaded, corpus, train, settings.seed) {
+            // A decoder made on Repeat goes on with Repeat while the settings say so.
+            let trainer = match settings.repeat_task() {
+                Some(task) if loaded.model.config.is_decoder => {
+                    Trainer::repeat_from_checkpoint(task, loaded, train, settings.seed)
+                }
+                _ => Trainer::from_checkpoint(loaded, corpus, train, settings.seed),
+            };
+            match trainer {
                 Ok(mut trainer) => {
                     trainer.stepper.step = bundle.step;
                     trainer.fixed_batch = settings.fixed_batch;

@@ -126,7 +126,7 @@ pub struct Lead {
     last_snapshot: f64,
     /// When the claim that follows training may be measured again (∞: its last measurement
     /// was too long to repeat while playing).
-    next_heads: f64,
+    next_remeasure: f64,
     /// Fractional steps owed under a speed limit.
     owed: f64,
     last_tick: f64,
@@ -166,7 +166,7 @@ impl Default for Lead {
             session: Session::default(),
             wakes_pending: BTreeSet::new(),
             last_snapshot: 0.0,
-            next_heads: 0.0,
+            next_remeasure: 0.0,
             owed: 0.0,
             last_tick: 0.0,
             ms_per_step: 5.0,
@@ -272,7 +272,7 @@ impl Lead {
             message,
             ToWorker::RunClaim { .. } | ToWorker::Reset { .. } | ToWorker::Load { .. }
         ) {
-            self.next_heads = 0.0;
+            self.next_remeasure = 0.0;
         }
         // Another model or batch size: whether more workers gain is measured again.
         let remeasure = matches!(
@@ -393,21 +393,21 @@ impl Lead {
         self.schedule(host);
     }
 
-    /// The snapshot and the Heads claim measured again, when due.
+    /// The snapshot and the claim that follows training measured again, when due.
     fn views_due(&mut self, host: &mut impl Host, single: bool) -> Vec<Reply> {
         let mut replies = Vec::new();
-        let s = &self.session;
+        let s = &mut self.session;
         if single || host.now() - self.last_snapshot >= SNAPSHOT_MS || !s.playing() {
             self.last_snapshot = host.now();
             replies.push(s.snapshot());
         }
         if single {
-            replies.extend(s.refresh_heads());
-        } else if host.now() >= self.next_heads {
+            replies.extend(s.refresh_claim());
+        } else if host.now() >= self.next_remeasure {
             let start = host.now();
-            if let Some(reply) = s.refresh_heads() {
+            if let Some(reply) = s.refresh_claim() {
                 let took = host.now() - start;
-                self.next_heads = if took > REMEASURE_PLAYING_MAX_MS {
+                self.next_remeasure = if took > REMEASURE_PLAYING_MAX_MS {
                     f64::INFINITY
                 } else {
                     host.now() + REMEASURE_MS.max(19.0 * took)
@@ -804,11 +804,11 @@ impl Lead {
         message: ToWorker,
         attachments: Vec<Vec<u8>>,
     ) -> Vec<Reply> {
-        self.next_heads = 0.0;
+        self.next_remeasure = 0.0;
         let passed = match &message {
             ToWorker::RunClaim { claim, probe } => {
                 if claim.measured_again_while_training() {
-                    self.session.forget_heads();
+                    self.session.forget_follower();
                 }
                 self.run_in_claim_worker(host, *claim, probe.clone())
             }
@@ -940,11 +940,11 @@ impl Lead {
         let current = self.claim_worker.copy_of == self.session.generation();
         if let FromWorker::ClaimDone {
             claim,
-            result: Ok(_),
+            result: Ok(result),
         } = &message
         {
             if current && claim.measured_again_while_training() {
-                self.session.heads_ran_elsewhere();
+                self.session.ran_elsewhere(*claim, result);
             }
         }
         host.post(message.into());

@@ -93,23 +93,25 @@ impl Session {
         replies.into_iter().map(Reply::from).collect()
     }
 
-    /// The Heads claim measured again on the current weights, once it has run on this model.
-    pub fn refresh_heads(&self) -> Option<Reply> {
+    /// The claim that follows training (Heads, Induction heads) measured again on the
+    /// current weights, once it has run on this model.
+    pub fn refresh_claim(&mut self) -> Option<Reply> {
         self.claims
-            .refresh_heads(self.lab.as_ref())
+            .refresh_claim(self.lab.as_ref())
             .map(Reply::from)
     }
 
-    /// The Heads claim ran on a copy of this model in the claim worker: it is measured again
-    /// here as the model trains (`refresh_heads`).
-    pub fn heads_ran_elsewhere(&mut self) {
+    /// `claim` ran on a copy of this model in the claim worker, with `result`: it is measured
+    /// again here as the model trains (`refresh_claim`).
+    pub fn ran_elsewhere(&mut self, claim: protocol::Claim, result: &protocol::ClaimResult) {
         self.claims
-            .heads_ran_elsewhere(self.lab.as_ref(), self.settings.seed);
+            .ran_elsewhere(claim, result, self.lab.as_ref(), self.settings.seed);
     }
 
-    /// The Heads claim runs again in the claim worker: not measured here meanwhile.
-    pub fn forget_heads(&mut self) {
-        self.claims.forget_heads();
+    /// The claim that follows training runs again in the claim worker: not measured here
+    /// meanwhile.
+    pub fn forget_follower(&mut self) {
+        self.claims.forget_follower();
     }
 
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
@@ -158,15 +160,15 @@ impl Session {
             ToWorker::Pause => {
                 self.playing = false;
                 let mut replies = vec![self.progress(Vec::new(), Vec::new(), 0.0)];
-                // The Heads claim at the step training stopped on.
-                replies.extend(self.refresh_heads());
+                // The claim that follows training, at the step training stopped on.
+                replies.extend(self.refresh_claim());
                 replies
             }
             ToWorker::Step => {
                 self.playing = false;
                 let mut replies = self.train(1);
                 replies.push(self.snapshot());
-                replies.extend(self.refresh_heads());
+                replies.extend(self.refresh_claim());
                 replies
             }
             ToWorker::Speed(speed) => {

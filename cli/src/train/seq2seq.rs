@@ -11,7 +11,7 @@ use engine::forward::ForwardOptions;
 use engine::ops::attention::Softmax;
 use engine::optim::OptimizerKind;
 use engine::seq2seq::{self, Seq2SeqBatch, Seq2SeqCheckpoint, Seq2SeqTrainer};
-use engine::{BertConfig, EngineError, MaskMode};
+use engine::{EngineError, MaskMode};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -48,13 +48,8 @@ fn refuse_attention_flags(a: &Args) -> Result<(), CliError> {
 pub fn from_scratch(a: &Args) -> Result<(), CliError> {
     refuse_attention_flags(a)?;
     let config_path = required(a.init.as_deref());
-    let corpus_path = required(a.corpus.as_deref());
-    let mut value: serde_json::Value = serde_json::from_str(&read_text(config_path)?)
-        .map_err(|e| EngineError::Config(format!("{} is not JSON: {e}", config_path.display())))?;
-    if let Some(object) = value.as_object_mut() {
-        object.entry("vocab_size").or_insert(1.into());
-    }
-    let config = BertConfig::from_json(&value.to_string())?;
+    let corpus_path = super::corpus_path(a)?;
+    let (config, _) = super::init_config(config_path)?;
     let max_len = a.max_len.unwrap_or(config.max_position_embeddings.min(32));
     let batch = BatchConfig {
         batch_size: a.batch_size.unwrap_or(16),
@@ -63,7 +58,10 @@ pub fn from_scratch(a: &Args) -> Result<(), CliError> {
         max_predictions: max_predictions(max_len, 0.15),
     };
     let lr = a.lr.unwrap_or(1e-3);
-    let task = a.task.map_or(seq2seq::Task::Copy, Into::into);
+    let task = a
+        .task
+        .and_then(super::TaskFlag::seq2seq)
+        .unwrap_or(seq2seq::Task::Copy);
     let mut trainer = Seq2SeqTrainer::from_corpus(
         &read_text(corpus_path)?,
         config,

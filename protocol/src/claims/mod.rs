@@ -10,6 +10,7 @@
 mod by_length;
 mod extrapolation;
 mod heads;
+mod induction;
 mod kv_cache;
 mod leakage;
 mod memory;
@@ -20,6 +21,7 @@ pub use by_length::{sizes, units, Unit, BLOCK, LENGTHS};
 pub use engine::experiments::Variant;
 pub use extrapolation::{ByPosition, Extrapolation};
 pub use heads::{head_label, Heads, HeadsMeasured};
+pub use induction::{InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY};
 pub use kv_cache::{KvCache, KvShape};
 pub use leakage::Leakage;
 pub use memory::Memory;
@@ -40,6 +42,7 @@ pub enum Claim {
     Extrapolation,
     Scaling,
     Heads,
+    InductionHeads,
 }
 
 /// What a claim says of itself: its card's words, and what its runner needs to know of it.
@@ -72,7 +75,7 @@ pub trait About: Sync {
 }
 
 impl Claim {
-    pub const ALL: [Claim; 7] = [
+    pub const ALL: [Claim; 8] = [
         Claim::Leakage,
         Claim::Memory,
         Claim::Time,
@@ -80,6 +83,7 @@ impl Claim {
         Claim::Extrapolation,
         Claim::Scaling,
         Claim::Heads,
+        Claim::InductionHeads,
     ];
 
     /// The claim's type, as what it says of itself.
@@ -92,6 +96,7 @@ impl Claim {
             Claim::Extrapolation => &Extrapolation,
             Claim::Scaling => &Scaling,
             Claim::Heads => &Heads,
+            Claim::InductionHeads => &InductionHeads,
         }
     }
 
@@ -189,6 +194,19 @@ pub struct ClaimHeatmap {
     pub row_labels: Vec<String>,
     pub col_labels: Vec<String>,
     pub values: Matrix,
+}
+
+/// 12345 → "12,345": counts and steps as the page writes them.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Bytes as people read them: "336 kB", "201.6 MB".

@@ -213,7 +213,7 @@ pub fn follower(lab: Option<&Lab>, seed: u64) -> Option<Box<dyn Follower>> {
 }
 
 impl Follower for HeadsSetup {
-    fn measure(&self, lab: &Lab) -> Option<LabResult<ClaimResult>> {
+    fn measure(&mut self, lab: &Lab) -> Option<LabResult<ClaimResult>> {
         let trainer = lab.trainer()?;
         Some(self.stats(&trainer.model).and_then(|now| {
             let (base, deltas) = ablations(&trainer.model, &self.batch, &self.opts)?;
@@ -360,7 +360,7 @@ mod tests {
         assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
         assert_eq!(r.plots[1].series[0].y, r.plots[1].series[1].y);
         // Measured again after training: the same set-up, the new weights.
-        let unchanged = queue.refresh_heads(Some(&lab));
+        let unchanged = queue.refresh_claim(Some(&lab));
         assert!(
             matches!(&unchanged, Some(FromWorker::ClaimDone { result: Ok(again), .. }) if *again == r)
         );
@@ -370,7 +370,7 @@ mod tests {
         let Some(FromWorker::ClaimDone {
             result: Ok(trained),
             ..
-        }) = queue.refresh_heads(Some(&lab))
+        }) = queue.refresh_claim(Some(&lab))
         else {
             panic!("a refreshed result");
         };
@@ -386,6 +386,6 @@ mod tests {
         );
         // A new model ends the refreshes.
         queue.models_replaced(Some(&lab), None);
-        assert!(queue.refresh_heads(Some(&lab)).is_none());
+        assert!(queue.refresh_claim(Some(&lab)).is_none());
     }
 }

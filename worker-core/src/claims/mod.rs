@@ -8,6 +8,7 @@
 mod by_length;
 mod extrapolation;
 mod heads;
+mod induction;
 mod kv_cache;
 mod leakage;
 mod scaling;
@@ -50,8 +51,9 @@ pub trait Experiment {
 
 /// A claim measured again, in one go, on the model as it trains, with what its run set up.
 pub trait Follower {
-    /// None: this model cannot be measured (no longer one that trains).
-    fn measure(&self, lab: &Lab) -> Option<LabResult<ClaimResult>>;
+    /// None: this model cannot be measured (no longer one that trains). A follower may keep
+    /// what it measured (a claim plotted by step adds a point).
+    fn measure(&mut self, lab: &Lab) -> Option<LabResult<ClaimResult>>;
 }
 
 pub enum Started {
@@ -70,6 +72,22 @@ fn start(claim: Claim, probe: &ProbeInput, models: &Models) -> LabResult<Started
         Claim::Extrapolation => extrapolation::start(models),
         Claim::Scaling => scaling::start(probe, models),
         Claim::Heads => heads::start(models),
+        Claim::InductionHeads => induction::start(models),
+    }
+}
+
+/// What measures `claim` again as `lab` trains after it ran elsewhere with `result`, for a
+/// claim that is measured again (`About::measured_again_while_training`).
+fn follower(
+    claim: Claim,
+    lab: Option<&Lab>,
+    seed: u64,
+    result: &ClaimResult,
+) -> Option<Box<dyn Follower>> {
+    match claim {
+        Claim::Heads => heads::follower(lab, seed),
+        Claim::InductionHeads => induction::follower(lab, seed, result),
+        _ => None,
     }
 }
 
@@ -212,24 +230,30 @@ impl ClaimQueue {
         replies
     }
 
-    /// The Heads claim ran to its end on a copy of this model in the claim worker: from now on
-    /// it is measured again here as the model trains, with the set-up the run made (the same
-    /// sentences, batch and fresh model: each follows from the model's corpus and `seed`).
-    pub fn heads_ran_elsewhere(&mut self, lab: Option<&Lab>, seed: u64) {
-        self.follower = heads::follower(lab, seed).map(|f| (Claim::Heads, f));
+    /// `claim` ran to its end on a copy of this model in the claim worker, with `result`: from
+    /// now on it is measured again here as the model trains, with what that run set up (made
+    /// again from the model and `seed`, and what `result` holds).
+    pub fn ran_elsewhere(
+        &mut self,
+        claim: Claim,
+        result: &ClaimResult,
+        lab: Option<&Lab>,
+        seed: u64,
+    ) {
+        self.follower = follower(claim, lab, seed, result).map(|f| (claim, f));
     }
 
     /// The claim measured again as the model trains runs again elsewhere: it is not measured
     /// again here meanwhile.
-    pub fn forget_heads(&mut self) {
+    pub fn forget_follower(&mut self) {
         self.follower = None;
     }
 
     /// The claim that follows training measured again on the model as it is now, in one go,
     /// once it has run on this model and is not running again: what the page's card follows
     /// while training.
-    pub fn refresh_heads(&self, lab: Option<&Lab>) -> Option<FromWorker> {
-        let (claim, follower) = self.follower.as_ref()?;
+    pub fn refresh_claim(&mut self, lab: Option<&Lab>) -> Option<FromWorker> {
+        let (claim, follower) = self.follower.as_mut()?;
         if self.turns.asked(*claim) {
             return None;
         }

@@ -1131,16 +1131,16 @@ fn the_heads_claim_run_elsewhere_follows_steps_as_one_run_here() {
     let (mut here, mut elsewhere) = (started(), started());
     run_claim(&mut here, protocol::Claim::Heads);
     let mut c = claim_copy(&elsewhere);
-    run_claim_there(&mut c, protocol::Claim::Heads).unwrap();
+    let done = run_claim_there(&mut c, protocol::Claim::Heads).unwrap();
     assert!(claim_done(&elsewhere.handle(ToWorker::Step, Vec::new())).is_none());
     here.handle(ToWorker::Step, Vec::new());
-    elsewhere.heads_ran_elsewhere();
+    elsewhere.ran_elsewhere(protocol::Claim::Heads, &done);
     let (a, b) = (
         here.handle(ToWorker::Step, Vec::new()),
         elsewhere.handle(ToWorker::Step, Vec::new()),
     );
     assert_eq!(claim_done(&a).unwrap(), claim_done(&b).unwrap());
-    elsewhere.forget_heads();
+    elsewhere.forget_follower();
     assert!(claim_done(&elsewhere.handle(ToWorker::Step, Vec::new())).is_none());
 }
 

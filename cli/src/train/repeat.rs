@@ -1,0 +1,166 @@
+//! `train --init CONFIG --task repeat`: a decoder learns the Repeat task (`engine::repeat`)
+//! while the induction scores are measured (`engine::experiments::induction`). One JSON line
+//! per evaluation, so that the phase change and the heads that copy can be read off.
+
+use super::{init_config, optimizer, required, usage_error, Args, ObjectiveFlag};
+use crate::json;
+use crate::CliError;
+use engine::data::BatchConfig;
+use engine::experiments::induction::{self, HeadScores, InductionMeasure};
+use engine::optim::OptimizerKind;
+use engine::repeat::RepeatTask;
+use engine::train::{Objective, TrainSettings, Trainer};
+use engine::MaskMode;
+use serde::Serialize;
+
+/// One evaluation: the mean training loss since the last one, the accuracy on each copy and
+/// every head's scores.
+#[derive(Serialize)]
+struct Evaluation {
+    step: u64,
+    /// The mean training loss over the steps since the last evaluation (None at step 0).
+    loss: Option<f32>,
+    copy1_accuracy: f64,
+    copy2_accuracy: f64,
+    heads: Vec<Head>,
+}
+
+/// One head's scores, numbered from 1 as the page names heads (L1 H1).
+#[derive(Serialize)]
+struct Head {
+    layer: usize,
+    head: usize,
+    #[serde(flatten)]
+    scores: HeadScores,
+}
+
+/// The last line: the second copy's accuracy with each head ablated in turn.
+#[derive(Serialize)]
+struct Ablations {
+    step: u64,
+    copy2_accuracy: f64,
+    copy2_accuracy_without: Vec<AblatedHead>,
+}
+
+#[derive(Serialize)]
+struct AblatedHead {
+    layer: usize,
+    head: usize,
+    copy2_accuracy: f64,
+}
+
+/// `--segment MIN-MAX`.
+fn segment(text: &str) -> Result<(usize, usize), CliError> {
+    let bad = || usage_error(format!("--segment wants MIN-MAX, e.g. 4-16, not {text:?}"));
+    let (min, max) = text.split_once('-').ok_or_else(bad)?;
+    Ok((
+        min.trim().parse().map_err(|_| bad())?,
+        max.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    if a.objective.is_some_and(|o| o != ObjectiveFlag::NextToken) {
+        return Err(usage_error(
+            "--task repeat trains a decoder: --objective next-token",
+        ));
+    }
+    if a.corpus.is_some() || a.max_len.is_some() {
+        return Err(usage_error(
+            "--task repeat makes its own sequences: no --corpus or --max-len (see --segment)",
+        ));
+    }
+    let config_path = required(a.init.as_deref());
+    let defaults = RepeatTask::default();
+    let (min_len, max_len) = match &a.segment {
+        Some(text) => segment(text)?,
+        None => (defaults.min_len, defaults.max_len),
+    };
+    let task = RepeatTask {
+        alphabet: a.alphabet.unwrap_or(defaults.alphabet),
+        min_len,
+        max_len,
+    };
+    task.validate()?;
+    let every = a.eval_every.unwrap_or(100);
+    if every == 0 {
+        return Err(usage_error("--eval-every must be at least 1"));
+    }
+    let steps = a.steps.unwrap_or(3000);
+    let batch_size = a.batch_size.unwrap_or(32);
+    if batch_size == 0 || batch_size > super::MAX_BATCH_SIZE {
+        return Err(usage_error(format!(
+            "--batch-size must be from 1 to {}, got {batch_size}",
+            super::MAX_BATCH_SIZE
+        )));
+    }
+    let (config, _) = init_config(config_path)?;
+    let settings = TrainSettings {
+        optimizer: optimizer(a, Some(OptimizerKind::Adam), a.lr.unwrap_or(1e-3))?,
+        batch: BatchConfig {
+            batch_size,
+            ..BatchConfig::default()
+        },
+        mask: MaskMode::Causal,
+        objective: Objective::NextToken,
+    };
+    let mut trainer = Trainer::repeat(task, config, settings, a.seed)?;
+    trainer.softmax = a.attention.resolve("train")?;
+    eprintln!(
+        "model: {} parameters; Repeat: {} symbols, L {}–{}, measured at L = {} on {} rows",
+        trainer.model.num_params(),
+        task.alphabet,
+        task.min_len,
+        task.max_len,
+        task.evaluation_len(),
+        induction::EVALUATION_ROWS
+    );
+    let evaluate = |trainer: &Trainer, loss| -> Result<InductionMeasure, CliError> {
+        let m = induction::measure(&trainer.model, &task, &trainer.forward_options())?;
+        json::print(&Evaluation {
+            step: trainer.stepper.step,
+            loss,
+            copy1_accuracy: m.copy1_accuracy,
+            copy2_accuracy: m.copy2_accuracy,
+            heads: m
+                .heads
+                .iter()
+                .enumerate()
+                .map(|(k, &scores)| Head {
+                    layer: k / m.heads_per_layer + 1,
+                    head: k % m.heads_per_layer + 1,
+                    scores,
+                })
+                .collect(),
+        });
+        Ok(m)
+    };
+    let mut last = evaluate(&trainer, None)?;
+    let mut loss_sum = 0.0;
+    for step in 1..=steps {
+        let r = trainer
+            .step()
+            .inspect_err(|_| eprintln!("stopped at step {step} of {steps}; nothing saved"))?;
+        loss_sum += r.losses.total;
+        if step % every == 0 || step == steps {
+            let since = (step - 1) % every + 1;
+            last = evaluate(&trainer, Some(loss_sum / since as f32))?;
+            loss_sum = 0.0;
+        }
+    }
+    let without = induction::ablations(&trainer.model, &task, &trainer.forward_options())?;
+    json::print(&Ablations {
+        step: trainer.stepper.step,
+        copy2_accuracy: last.copy2_accuracy,
+        copy2_accuracy_without: without
+            .iter()
+            .enumerate()
+            .map(|(k, &copy2_accuracy)| AblatedHead {
+                layer: k / last.heads_per_layer + 1,
+                head: k % last.heads_per_layer + 1,
+                copy2_accuracy,
+            })
+            .collect(),
+    });
+    super::save(&trainer.checkpoint(), a.save.as_deref())
+}

@@ -1,0 +1,619 @@
+//! "Induction heads": a decoder trained on Repeat (`engine::repeat`) learns to copy the
+//! second copy in a sudden change, and the heads that do it can be named by their scores
+//! (`engine::experiments::induction`) and by what is lost without them.
+
+use super::{head_label, thousands, About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot};
+use engine::experiments::induction::{InductionMeasure, CLEAR_SCORE, SCORES};
+use engine::experiments::Series;
+use engine::repeat::RepeatTask;
+use engine::Matrix;
+
+pub struct InductionHeads;
+
+/// The second copy's accuracy the change is said to have happened at: half way from chance
+/// to copying every token.
+pub const CHANGE_ACCURACY: f64 = 0.5;
+
+/// A score is decided against `CLEAR_SCORE` when it lies this many standard errors from it.
+pub const DECIDED_STANDARD_ERRORS: f64 = 2.0;
+
+impl About for InductionHeads {
+    fn title(&self) -> &'static str {
+        "Induction heads"
+    }
+
+    fn slug(&self) -> &'static str {
+        "induction"
+    }
+
+    fn quote(&self) -> &'static str {
+        "Induction heads \"search over the context for previous examples of the present token\" and copy what came next; they form in a sudden phase change, visible as a bump in the loss (Olsson et al. 2022)."
+    }
+
+    fn method(&self) -> String {
+        format!(
+            "Train a decoder on Next token, Task Repeat: [CLS] x₁…x_L x₁…x_L [SEP], L distinct random symbols, L drawn afresh for each batch. At each measured step, on fixed sequences: next-token accuracy on the first copy (chance) and on the second (copying), and three scores per head, each its mean weight over the second copy's queries: on the previous token, on the earlier occurrence of the current token (duplicate), and on the token after it (induction). Once the second copy's accuracy passes {CHANGE_ACCURACY}, its accuracy with each head ablated. A head does a job when its score, less {DECIDED_STANDARD_ERRORS} standard errors, is at least {CLEAR_SCORE}. Measured again while the model trains (at most once every {} s); Run after training reads the History's kept steps.",
+            super::REMEASURE_MS / 1000.0,
+        )
+    }
+
+    fn reads_history(&self) -> bool {
+        true
+    }
+
+    fn measured_again_while_training(&self) -> bool {
+        true
+    }
+}
+
+/// One measured step: the accuracy on each copy and every head's scores
+/// (`HeadScores::as_array`, l·H + h).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InductionPoint {
+    pub step: u64,
+    pub copy1: f64,
+    pub copy2: f64,
+    pub heads: Vec<[f64; 3]>,
+}
+
+impl InductionPoint {
+    pub fn of(step: u64, m: &InductionMeasure) -> InductionPoint {
+        InductionPoint {
+            step,
+            copy1: m.copy1_accuracy,
+            copy2: m.copy2_accuracy,
+            heads: m.heads.iter().map(|h| h.as_array()).collect(),
+        }
+    }
+}
+
+/// What the claim measured: the steps so far (in order) and the last in full.
+pub struct InductionMeasured<'a> {
+    pub points: &'a [InductionPoint],
+    /// The last point's measurement, with its standard errors.
+    pub now: &'a InductionMeasure,
+    /// The second copy's accuracy without each head (l·H + h), measured once it passed
+    /// `CHANGE_ACCURACY`.
+    pub ablation: Option<&'a [f64]>,
+    pub seed: u64,
+    pub task: RepeatTask,
+}
+
+/// The plots, in order: the accuracies, then a plot for each score (`SCORES`), then the
+/// ablation once measured. `points` reads them back in this order.
+const ACCURACY_PLOT: usize = 0;
+const FIRST_SCORE_PLOT: usize = 1;
+
+/// Whether a head's score is clear of `CLEAR_SCORE` by its spread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Clear {
+    Yes,
+    No,
+    NotDecided,
+}
+
+fn clear(score: f64, standard_error: f64) -> Clear {
+    let margin = DECIDED_STANDARD_ERRORS * standard_error;
+    if score - margin >= CLEAR_SCORE {
+        Clear::Yes
+    } else if score + margin < CLEAR_SCORE {
+        Clear::No
+    } else {
+        Clear::NotDecided
+    }
+}
+
+impl InductionHeads {
+    /// The accuracies and scores by step, the scores now as a heatmap, the ablation once
+    /// measured, and a verdict naming the change and the heads that copy.
+    pub fn result(m: &InductionMeasured) -> ClaimResult {
+        let now = m.now;
+        let heads = now.heads_per_layer.max(1);
+        let n = now.heads.len();
+        let label = |k: usize| head_label(k, heads);
+        let steps: Vec<f64> = m.points.iter().map(|p| p.step as f64).collect();
+        let step_now = m.points.last().map_or(0, |p| p.step);
+        let queries = now.rows * now.len;
+        let change = m.points.iter().position(|p| p.copy2 >= CHANGE_ACCURACY);
+        let marks: Vec<Mark> = change
+            .map(|i| Mark {
+                x: m.points[i].step as f64,
+                label: "change".into(),
+            })
+            .into_iter()
+            .collect();
+        let by_step = |caption: String, y_label: &str, series: Vec<Series>| Plot {
+            caption,
+            x_label: "step".into(),
+            y_label: y_label.into(),
+            axes: Axes::Linear,
+            series,
+            marks: marks.clone(),
+        };
+        let mut plots = vec![by_step(
+            format!(
+                "Next-token accuracy on each copy, by step ({} sequences of L = {})",
+                now.rows, now.len
+            ),
+            "accuracy",
+            vec![
+                Series {
+                    name: "first copy".into(),
+                    x: steps.clone(),
+                    y: m.points.iter().map(|p| p.copy1).collect(),
+                },
+                Series {
+                    name: "second copy".into(),
+                    x: steps.clone(),
+                    y: m.points.iter().map(|p| p.copy2).collect(),
+                },
+            ],
+        )];
+        for (s, score) in SCORES.iter().enumerate() {
+            plots.push(by_step(
+                format!("Each head's {score} score by step: its mean weight on the {} over the second copy's queries", score_key(s)),
+                &format!("{score} score"),
+                (0..n)
+                    .map(|k| Series {
+                        name: format!("{} {score}", label(k)),
+                        x: steps.clone(),
+                        y: m.points.iter().map(|p| p.heads.get(k).map_or(0.0, |h| h[s])).collect(),
+                    })
+                    .collect(),
+            ));
+        }
+        if let Some(ablation) = m.ablation {
+            plots.push(Plot {
+                caption: "The second copy's accuracy with each head ablated (its context set to zero), against every head".into(),
+                x_label: "head (L1 H1 = 1, L1 H2 = 2, …)".into(),
+                y_label: "accuracy".into(),
+                axes: Axes::Linear,
+                series: vec![
+                    Series {
+                        name: "second copy without the head".into(),
+                        x: (1..=n).map(|k| k as f64).collect(),
+                        y: ablation.to_vec(),
+                    },
+                    Series {
+                        name: "second copy with every head".into(),
+                        x: (1..=n).map(|k| k as f64).collect(),
+                        y: vec![now.copy2_accuracy; n],
+                    },
+                ],
+                marks: (1..now.layers)
+                    .map(|l| Mark {
+                        x: (l * heads) as f64 + 0.5,
+                        label: format!("layer {}", l + 1),
+                    })
+                    .collect(),
+            });
+        }
+
+        // Each score: the head with the largest, and the heads clear of the threshold.
+        let score = |k: usize, s: usize| now.heads[k].as_array()[s];
+        let error =
+            |k: usize, s: usize| now.standard_errors.get(k).map_or(0.0, |e| e.as_array()[s]);
+        // The first of equal scores.
+        let best =
+            |s: usize| (0..n).max_by(|&a, &b| score(a, s).total_cmp(&score(b, s)).then(b.cmp(&a)));
+        let with_error =
+            |k: usize, s: usize| format!("{} {:.2} ± {:.2}", label(k), score(k, s), error(k, s));
+        let of_kind = |s: usize, kind: Clear| -> Vec<usize> {
+            (0..n)
+                .filter(|&k| clear(score(k, s), error(k, s)) == kind)
+                .collect()
+        };
+        let [previous, _, induction] = [0, 1, 2];
+        let sample = format!(
+            "{} sequences of L = {}, {queries} second-copy queries, {} symbols, seed {}",
+            now.rows, now.len, m.task.alphabet, m.seed
+        );
+        let mut numbers = vec![(
+            "Second copy's accuracy".to_string(),
+            match m.points.first() {
+                Some(first) if m.points.len() > 1 => format!(
+                    "{:.2} at step {} → {:.2} at step {}",
+                    first.copy2,
+                    thousands(first.step),
+                    now.copy2_accuracy,
+                    thousands(step_now)
+                ),
+                _ => format!("{:.2} at step {}", now.copy2_accuracy, thousands(step_now)),
+            },
+        )];
+        numbers.push((
+            "First copy's accuracy".into(),
+            format!(
+                "{:.2} (chance: about 1/{})",
+                now.copy1_accuracy, m.task.alphabet
+            ),
+        ));
+        numbers.push((
+            "Change".into(),
+            match change {
+                Some(i) => format!(
+                    "by step {} (second copy ≥ {CHANGE_ACCURACY})",
+                    thousands(m.points[i].step)
+                ),
+                None => format!("not yet (second copy < {CHANGE_ACCURACY})"),
+            },
+        ));
+        for (s, name) in SCORES.iter().enumerate() {
+            if let Some(k) = best(s) {
+                numbers.push((format!("Largest {name} score"), with_error(k, s)));
+            }
+        }
+        let most_needed = m.ablation.and_then(|a| {
+            (0..a.len().min(n))
+                .min_by(|&x, &y| a[x].total_cmp(&a[y]))
+                .map(|k| (k, a[k]))
+        });
+        if let Some((k, without)) = most_needed {
+            numbers.push((
+                "Most needed head (ablation)".into(),
+                format!(
+                    "without {}: {:.2} (with every head {:.2})",
+                    label(k),
+                    without,
+                    now.copy2_accuracy
+                ),
+            ));
+        }
+        numbers.push(("Measured on".into(), sample.clone()));
+
+        let names = |ks: &[usize], s: usize| {
+            ks.iter()
+                .map(|&k| with_error(k, s))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let without = |k: usize| {
+            m.ablation
+                .and_then(|a| a.get(k))
+                .map(|w| format!(" (without it the second copy's accuracy is {w:.2})"))
+                .unwrap_or_default()
+        };
+        let jump = change.map(|i| {
+            let before = i.checked_sub(1).map(|b| &m.points[b]);
+            match before {
+                Some(b) => format!(
+                    "the second copy's accuracy jumped from {:.2} at step {} to {:.2} at step {}{}",
+                    b.copy2,
+                    thousands(b.step),
+                    m.points[i].copy2,
+                    thousands(m.points[i].step),
+                    if i + 1 < m.points.len() {
+                        format!(" (now {:.2} at step {})", now.copy2_accuracy, thousands(step_now))
+                    } else {
+                        String::new()
+                    }
+                ),
+                None => format!(
+                    "the second copy's accuracy was already {:.2} at the first measured step, {} (now {:.2})",
+                    m.points[i].copy2,
+                    thousands(m.points[i].step),
+                    now.copy2_accuracy
+                ),
+            }
+        });
+        let clear_induction = of_kind(induction, Clear::Yes);
+        let open_induction = of_kind(induction, Clear::NotDecided);
+        // A previous-token head feeds an induction head only from an earlier layer.
+        let earliest_induction_layer = clear_induction.iter().map(|&k| k / heads).min();
+        let clear_previous: Vec<usize> = of_kind(previous, Clear::Yes)
+            .into_iter()
+            .filter(|&k| earliest_induction_layer.is_some_and(|l| k / heads < l))
+            .collect();
+        let largest = |s: usize| best(s).map(|k| with_error(k, s)).unwrap_or_default();
+        let verdict = match (jump, step_now) {
+            (None, 0) => format!("Not yet measurable: the model has not trained. Press Play: this card is measured again as it trains. ({sample}.)"),
+            (None, _) => format!(
+                "Not yet: at step {} the second copy's accuracy is {:.2} (the first copy's {:.2}), below {CHANGE_ACCURACY}: no change yet. Keep training; this card is measured again as the model trains. ({sample}.)",
+                thousands(step_now), now.copy2_accuracy, now.copy1_accuracy
+            ),
+            (Some(jump), _) if !clear_induction.is_empty() => {
+                let copying = clear_induction
+                    .iter()
+                    .map(|&k| format!("{}{}", with_error(k, induction), without(k)))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let fed = if clear_previous.is_empty() {
+                    format!(
+                        " No head of an earlier layer attends to the previous token clearly (largest previous-token score: {}): the previous token reaches the induction head another way.",
+                        largest(previous)
+                    )
+                } else {
+                    format!(
+                        " Previous-token head{} of an earlier layer: {}.",
+                        if clear_previous.len() > 1 { "s" } else { "" },
+                        names(&clear_previous, previous)
+                    )
+                };
+                format!(
+                    "Borne out: {jump}. Induction head{}, scoring at least {CLEAR_SCORE} on the token after the earlier occurrence: {copying}.{fed} ({sample}.)",
+                    if clear_induction.len() > 1 { "s" } else { "" }
+                )
+            }
+            (Some(jump), _) if !open_induction.is_empty() => format!(
+                "Not decided: {jump}, but whether a head is an induction head is within its spread: {} (a clear score is {CLEAR_SCORE} less {DECIDED_STANDARD_ERRORS} standard errors). Keep training. ({sample}.)",
+                names(&open_induction, induction)
+            ),
+            (Some(jump), _) => format!(
+                "The model copies, but no head reaches a clear score: {jump}, yet no head puts {CLEAR_SCORE} of its attention on the token to copy (largest induction score: {}; largest duplicate-token score: {}; largest previous-token score: {}). The copying is spread over heads. ({sample}.)",
+                largest(induction),
+                largest(1),
+                largest(previous)
+            ),
+        };
+        let values = Matrix {
+            rows: n,
+            cols: SCORES.len(),
+            data: now
+                .heads
+                .iter()
+                .flat_map(|h| h.as_array().map(|v| v as f32))
+                .collect(),
+        };
+        ClaimResult {
+            claim: Claim::InductionHeads,
+            plots,
+            numbers,
+            verdict,
+            heatmap: Some(ClaimHeatmap {
+                caption: format!(
+                    "Induction scores at step {}: each head's mean weight on the previous token, on the earlier occurrence of the current token (duplicate) and on the token after it (induction), over {queries} second-copy queries",
+                    thousands(step_now)
+                ),
+                row_labels: (0..n).map(label).collect(),
+                col_labels: SCORES.iter().map(|s| s.to_string()).collect(),
+                values,
+            }),
+        }
+    }
+
+    /// The points a result plotted, read back from its plots (what a claim measured elsewhere
+    /// hands to the one that goes on measuring as the model trains). Empty for another
+    /// claim's result.
+    pub fn points(result: &ClaimResult) -> Vec<InductionPoint> {
+        let Some(accuracy) = result.plots.get(ACCURACY_PLOT) else {
+            return Vec::new();
+        };
+        if result.claim != Claim::InductionHeads || accuracy.series.len() != 2 {
+            return Vec::new();
+        }
+        let [copy1, copy2] = [&accuracy.series[0], &accuracy.series[1]];
+        let scores = &result.plots[FIRST_SCORE_PLOT.min(result.plots.len())..];
+        copy1
+            .x
+            .iter()
+            .enumerate()
+            .map(|(i, &step)| InductionPoint {
+                step: step as u64,
+                copy1: copy1.y[i],
+                copy2: copy2.y.get(i).copied().unwrap_or(0.0),
+                heads: (0..scores.first().map_or(0, |p| p.series.len()))
+                    .map(|k| {
+                        std::array::from_fn(|s| {
+                            scores
+                                .get(s)
+                                .and_then(|p| p.series.get(k))
+                                .and_then(|series| series.y.get(i))
+                                .copied()
+                                .unwrap_or(0.0)
+                        })
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+/// What each score weighs, in words.
+fn score_key(s: usize) -> &'static str {
+    [
+        "previous token",
+        "earlier occurrence of the current token",
+        "token after that occurrence",
+    ][s]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::experiments::induction::HeadScores;
+
+    fn scores(previous: f64, duplicate: f64, induction: f64) -> HeadScores {
+        HeadScores {
+            previous,
+            duplicate,
+            induction,
+        }
+    }
+
+    /// A 2-layer, 2-head model now: L1 H2 a previous-token head, L2 H1 an induction head.
+    fn measure(copy2: f64, heads: Vec<HeadScores>, error: f64) -> InductionMeasure {
+        InductionMeasure {
+            copy1_accuracy: 0.03,
+            copy2_accuracy: copy2,
+            standard_errors: vec![scores(error, error, error); heads.len()],
+            heads,
+            layers: 2,
+            heads_per_layer: 2,
+            rows: 32,
+            len: 12,
+        }
+    }
+
+    fn point(step: u64, copy2: f64, m: &InductionMeasure) -> InductionPoint {
+        InductionPoint {
+            copy2,
+            ..InductionPoint::of(step, m)
+        }
+    }
+
+    fn result(
+        points: &[InductionPoint],
+        now: &InductionMeasure,
+        ablation: Option<&[f64]>,
+    ) -> ClaimResult {
+        InductionHeads::result(&InductionMeasured {
+            points,
+            now,
+            ablation,
+            seed: 3,
+            task: RepeatTask::default(),
+        })
+    }
+
+    #[test]
+    fn a_change_with_an_induction_head_names_the_step_and_the_heads() {
+        let fresh = measure(0.04, vec![scores(0.05, 0.05, 0.05); 4], 0.01);
+        let now = measure(
+            0.96,
+            vec![
+                scores(0.1, 0.1, 0.1),
+                scores(0.7, 0.05, 0.02),
+                scores(0.02, 0.1, 0.88),
+                scores(0.1, 0.2, 0.3),
+            ],
+            0.02,
+        );
+        let points = [
+            point(0, 0.04, &fresh),
+            point(1000, 0.08, &fresh),
+            point(1500, 0.62, &now),
+            point(2000, 0.96, &now),
+        ];
+        let ablation = [0.95, 0.31, 0.12, 0.9];
+        let r = result(&points, &now, Some(&ablation));
+        assert_eq!(Claim::InductionHeads.title(), "Induction heads");
+        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
+        assert!(
+            r.verdict
+                .contains("jumped from 0.08 at step 1,000 to 0.62 at step 1,500"),
+            "{}",
+            r.verdict
+        );
+        assert!(
+            r.verdict
+                .contains("L2 H1 0.88 ± 0.02 (without it the second copy's accuracy is 0.12)"),
+            "{}",
+            r.verdict
+        );
+        assert!(
+            r.verdict
+                .contains("Previous-token head of an earlier layer: L1 H2 0.70 ± 0.02"),
+            "{}",
+            r.verdict
+        );
+        assert!(
+            r.verdict
+                .contains("32 sequences of L = 12, 384 second-copy queries"),
+            "{}",
+            r.verdict
+        );
+        let h = r.heatmap.as_ref().unwrap();
+        assert!(h.caption.starts_with("Induction scores"));
+        assert_eq!(h.row_labels, ["L1 H1", "L1 H2", "L2 H1", "L2 H2"]);
+        assert_eq!(h.col_labels, ["previous", "duplicate", "induction"]);
+        assert_eq!(h.values.get(2, 2), 0.88);
+        assert_eq!(r.plots.len(), 5, "accuracy, three scores, ablation");
+        assert_eq!(r.plots[0].marks[0].x, 1500.0);
+        assert_eq!(r.plots[3].series[2].name, "L2 H1 induction");
+        let number = |what: &str| r.numbers.iter().find(|(k, _)| k == what).unwrap().1.clone();
+        assert_eq!(number("Change"), "by step 1,500 (second copy ≥ 0.5)");
+        assert_eq!(
+            number("Most needed head (ablation)"),
+            "without L2 H1: 0.12 (with every head 0.96)"
+        );
+        // Read back from the plots, as the lead does after the claim worker ran it.
+        let back = InductionHeads::points(&r);
+        assert_eq!(back.len(), 4);
+        assert_eq!(back[2].step, 1500);
+        assert_eq!(back[2].copy2, 0.62);
+        assert_eq!(back[3].heads[2], [0.02, 0.1, 0.88]);
+        assert_eq!(back, points);
+    }
+
+    #[test]
+    fn no_change_no_clear_head_and_a_score_within_its_spread_are_said_plainly() {
+        let flat = measure(0.05, vec![scores(0.1, 0.1, 0.1); 4], 0.01);
+        let r = result(
+            &[point(0, 0.04, &flat), point(800, 0.05, &flat)],
+            &flat,
+            None,
+        );
+        assert!(
+            r.verdict.starts_with("Not yet: at step 800"),
+            "{}",
+            r.verdict
+        );
+        assert_eq!(r.plots.len(), 4, "no ablation before the change");
+        let untrained = result(&[point(0, 0.04, &flat)], &flat, None);
+        assert!(
+            untrained.verdict.starts_with("Not yet measurable"),
+            "{}",
+            untrained.verdict
+        );
+
+        let diffuse = measure(0.93, vec![scores(0.2, 0.15, 0.3); 4], 0.01);
+        let r = result(
+            &[point(0, 0.04, &flat), point(2000, 0.93, &diffuse)],
+            &diffuse,
+            None,
+        );
+        assert!(
+            r.verdict
+                .starts_with("The model copies, but no head reaches a clear score"),
+            "{}",
+            r.verdict
+        );
+        assert!(
+            r.verdict
+                .contains("largest induction score: L1 H1 0.30 ± 0.01"),
+            "{}",
+            r.verdict
+        );
+
+        // 0.55 ± 0.05: its interval [0.45, 0.65] covers 0.5.
+        let close = measure(
+            0.9,
+            vec![
+                scores(0.1, 0.1, 0.1),
+                scores(0.1, 0.1, 0.1),
+                scores(0.1, 0.1, 0.55),
+                scores(0.1, 0.1, 0.1),
+            ],
+            0.05,
+        );
+        let r = result(
+            &[point(0, 0.04, &flat), point(2000, 0.9, &close)],
+            &close,
+            None,
+        );
+        assert!(r.verdict.starts_with("Not decided"), "{}", r.verdict);
+        assert!(r.verdict.contains("L2 H1 0.55 ± 0.05"), "{}", r.verdict);
+    }
+
+    #[test]
+    fn an_induction_head_without_a_previous_token_head_says_so() {
+        let flat = measure(0.05, vec![scores(0.1, 0.1, 0.1); 4], 0.01);
+        let now = measure(
+            0.95,
+            vec![
+                scores(0.3, 0.6, 0.0),
+                scores(0.1, 0.1, 0.1),
+                scores(0.0, 0.0, 0.9),
+                scores(0.1, 0.1, 0.1),
+            ],
+            0.01,
+        );
+        let r = result(
+            &[point(0, 0.04, &flat), point(2000, 0.95, &now)],
+            &now,
+            None,
+        );
+        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
+        assert!(r.verdict.contains("No head of an earlier layer attends to the previous token clearly (largest previous-token score: L1 H1 0.30 ± 0.01)"), "{}", r.verdict);
+    }
+}

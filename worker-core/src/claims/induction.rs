@@ -1,0 +1,241 @@
+//! Induction heads: the model on the Repeat task measured at the History's kept steps, one a
+//! unit, then at the step it is on; once it has run, measured again as it trains, each
+//! measurement a new point.
+
+use super::{Experiment, Follower, Models, Started};
+use crate::lab::Lab;
+use engine::experiments::induction::{ablations, measure, InductionMeasure};
+use engine::forward::ForwardOptions;
+use engine::model::BertForPreTraining;
+use engine::repeat::RepeatTask;
+use engine::train::Trainer;
+use protocol::claims::{InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY};
+use protocol::{ClaimResult, LabError, LabResult};
+
+/// Most of the History's kept steps a Run reads (evenly spread), before the step it is on.
+const HISTORY_STEPS: usize = 16;
+
+/// What the claim measures with, and the points so far.
+struct Induction {
+    task: RepeatTask,
+    opts: ForwardOptions,
+    seed: u64,
+    points: Vec<InductionPoint>,
+}
+
+/// The claim under way, on copies of the History's models and the model now.
+struct InductionRun {
+    induction: Induction,
+    /// (step, model) still to measure, popped from the end; the last measured is the model
+    /// now, whose measurement `now` keeps.
+    todo: Vec<(u64, BertForPreTraining)>,
+    now: Option<InductionMeasure>,
+    total: usize,
+}
+
+/// The Repeat trainer of `lab`, or what to set up.
+fn repeat_trainer(lab: Option<&Lab>) -> LabResult<(&Trainer, RepeatTask)> {
+    let how = "choose Objective Next token and Task Repeat, Reset, then Run";
+    let trainer = lab
+        .ok_or_else(LabError::no_model)?
+        .trainer()
+        .ok_or_else(|| {
+            LabError::unavailable(format!("this claim trains a decoder on Repeat: {how}"))
+        })?;
+    let task = trainer.repeat.ok_or_else(|| {
+        LabError::unavailable(format!("this model does not train on Repeat: {how}"))
+    })?;
+    Ok((trainer, task))
+}
+
+impl Induction {
+    fn of(trainer: &Trainer, task: RepeatTask, seed: u64) -> Induction {
+        Induction {
+            task,
+            opts: trainer.forward_options(),
+            seed,
+            points: Vec::new(),
+        }
+    }
+
+    /// `model` at `step` measured, its point added (replacing the points from `step` on: a
+    /// model rewound trains those steps again).
+    fn measure(&mut self, step: u64, model: &BertForPreTraining) -> LabResult<InductionMeasure> {
+        let m = measure(model, &self.task, &self.opts)?;
+        self.points.retain(|p| p.step < step);
+        self.points.push(InductionPoint::of(step, &m));
+        Ok(m)
+    }
+
+    /// The result with `now`, and the ablation once the model copies.
+    fn result(&self, model: &BertForPreTraining, now: &InductionMeasure) -> LabResult<ClaimResult> {
+        let ablation = if now.copy2_accuracy >= CHANGE_ACCURACY {
+            Some(ablations(model, &self.task, &self.opts)?)
+        } else {
+            None
+        };
+        Ok(InductionHeads::result(&InductionMeasured {
+            points: &self.points,
+            now,
+            ablation: ablation.as_deref(),
+            seed: self.seed,
+            task: self.task,
+        }))
+    }
+}
+
+pub fn start(models: &Models) -> LabResult<Started> {
+    let lab = models.lab.ok_or_else(LabError::no_model)?;
+    let (trainer, task) = repeat_trainer(Some(lab))?;
+    let kept = lab.history.entries();
+    let every = kept.len().div_ceil(HISTORY_STEPS).max(1);
+    let step = trainer.stepper.step;
+    let mut todo: Vec<(u64, BertForPreTraining)> = kept
+        .iter()
+        .step_by(every)
+        .filter(|(s, _)| *s < step)
+        .cloned()
+        .collect();
+    todo.push((step, trainer.model.clone()));
+    todo.reverse();
+    Ok(Started::Running(Box::new(InductionRun {
+        induction: Induction::of(trainer, task, models.seed),
+        total: todo.len(),
+        todo,
+        now: None,
+    })))
+}
+
+impl Experiment for InductionRun {
+    fn progress(&self) -> (usize, usize) {
+        (self.total - self.todo.len(), self.total)
+    }
+
+    fn step(&mut self, _: &Models, _: &dyn Fn() -> f64) -> LabResult<Option<ClaimResult>> {
+        let Some((step, model)) = self.todo.pop() else {
+            return Err(LabError::unavailable("nothing was measured"));
+        };
+        let m = self.induction.measure(step, &model)?;
+        if !self.todo.is_empty() {
+            return Ok(None);
+        }
+        let result = self.induction.result(&model, &m);
+        self.now = Some(m);
+        result.map(Some)
+    }
+
+    /// Its points are the old model's: it stops.
+    fn goes_on_with_new_models(&mut self) -> bool {
+        false
+    }
+
+    fn follower(self: Box<Self>) -> Option<Box<dyn Follower>> {
+        Some(Box::new(self.induction))
+    }
+}
+
+/// The set-up of a run that ended elsewhere (the claim worker), with the points its result
+/// plotted.
+pub fn follower(lab: Option<&Lab>, seed: u64, result: &ClaimResult) -> Option<Box<dyn Follower>> {
+    let (trainer, task) = repeat_trainer(lab).ok()?;
+    let mut induction = Induction::of(trainer, task, seed);
+    induction.points = InductionHeads::points(result);
+    Some(Box::new(induction))
+}
+
+impl Follower for Induction {
+    fn measure(&mut self, lab: &Lab) -> Option<LabResult<ClaimResult>> {
+        let (trainer, _) = repeat_trainer(Some(lab)).ok()?;
+        let step = trainer.stepper.step;
+        Some(
+            self.measure(step, &trainer.model)
+                .and_then(|now| self.result(&trainer.model, &now)),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::ClaimQueue;
+    use protocol::{Claim, FromWorker, LabSettings, ProbeInput, DEFAULT_CORPUS};
+
+    fn run(queue: &mut ClaimQueue, lab: &Lab) -> LabResult<ClaimResult> {
+        let clock = || 0.0;
+        let mut replies = queue.run(
+            Claim::InductionHeads,
+            ProbeInput::default(),
+            Some(lab),
+            None,
+        );
+        while queue.running() {
+            replies.extend(queue.step(&clock, Some(lab), None));
+        }
+        replies
+            .into_iter()
+            .find_map(|r| match r {
+                FromWorker::ClaimDone { result, .. } => Some(result),
+                _ => None,
+            })
+            .expect("the claim ends")
+    }
+
+    fn repeat_settings() -> LabSettings {
+        LabSettings {
+            objective: engine::train::Objective::NextToken,
+            repeat: true,
+            ..LabSettings::default()
+        }
+    }
+
+    #[test]
+    fn a_model_not_on_repeat_is_told_what_to_set_up() {
+        let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
+        let e = run(&mut ClaimQueue::default(), &lab).unwrap_err();
+        assert!(e.to_string().contains("Task Repeat"), "{e}");
+    }
+
+    #[test]
+    fn a_run_reads_the_history_then_follows_training_point_by_point() {
+        let settings = repeat_settings();
+        let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        for _ in 0..30 {
+            lab.step().unwrap();
+        }
+        let kept = lab.history.steps();
+        assert!(kept.len() > 1, "{kept:?}");
+        let mut queue = ClaimQueue {
+            seed: settings.seed,
+            ..ClaimQueue::default()
+        };
+        let r = run(&mut queue, &lab).unwrap();
+        let points = InductionHeads::points(&r);
+        let steps: Vec<u64> = points.iter().map(|p| p.step).collect();
+        assert_eq!(steps.last(), Some(&30));
+        assert_eq!(
+            steps[..steps.len() - 1],
+            kept[..kept.len() - usize::from(kept.last() == Some(&30))]
+        );
+        assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
+        // Measured again as it trains: one more point each time, the old ones kept.
+        for _ in 0..5 {
+            lab.step().unwrap();
+        }
+        let Some(FromWorker::ClaimDone {
+            result: Ok(again), ..
+        }) = queue.refresh_claim(Some(&lab))
+        else {
+            panic!("a refreshed result");
+        };
+        let again = InductionHeads::points(&again);
+        assert_eq!(again.len(), points.len() + 1);
+        assert_eq!(again[..points.len()], points[..]);
+        assert_eq!(again.last().unwrap().step, 35);
+        // The same follower made from the result elsewhere (the lead after the claim worker).
+        let mut elsewhere = follower(Some(&lab), settings.seed, &r).unwrap();
+        let Some(Ok(from_result)) = elsewhere.measure(&lab) else {
+            panic!("measured");
+        };
+        assert_eq!(InductionHeads::points(&from_result), again);
+    }
+}
