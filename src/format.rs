@@ -116,6 +116,7 @@ mod tests {
             architecture: Default::default(),
             decoder: false,
             encoder_decoder: false,
+            repeat: None,
         }
     }
 

@@ -9,10 +9,12 @@ use crate::training::mask_note::TrainingMaskNote;
 use engine::batch::MaskMode;
 use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
+use engine::repeat::RepeatTask;
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::fields::{self, Field};
+use protocol::settings::REPEAT_SENTENCE;
 use protocol::{
     rules, Architecture, Curves, LabResult, LabSettings, ModelBundle, Preset, ProbeInput, ToWorker,
     WorkerCount,
@@ -57,7 +59,7 @@ pub fn TrainingPanel(
             }}
             <Checkpoints live=live corpus=corpus settings=settings/>
             <CorpusEditor corpus=corpus applied=applied_corpus/>
-            <Settings live=live settings=settings on_reset=reset/>
+            <Settings live=live settings=settings probe=probe on_reset=reset/>
         </aside>
     }
 }
@@ -278,6 +280,7 @@ fn CorpusEditor(corpus: RwSignal<String>, applied: RwSignal<String>) -> impl Int
 fn Settings(
     live: Live,
     settings: RwSignal<LabSettings>,
+    probe: RwSignal<ProbeInput>,
     on_reset: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let problem = RwSignal::new(None::<String>);
@@ -291,7 +294,10 @@ fn Settings(
         }
         problem.set(None);
         settings.set(after.clone());
-        if after.objective != before.objective || after.task != before.task {
+        if after.objective != before.objective
+            || after.task != before.task
+            || after.repeat_task() != before.repeat_task()
+        {
             // Another objective is another model (a decoder has no NSP head): reset now.
             on_reset();
             live.notice
@@ -368,7 +374,36 @@ fn Settings(
                 <p class="why">"Cross-attention's matrix is not square: its rows are the target's tokens (queries from the decoder) and its columns the source's (keys and values from the encoder), and the two sentences need not be the same length."</p>
             </Show>
             <Show when=move || settings.with(|s| s.task.is_none() && s.objective == Objective::NextToken)>
+                <label title="Corpus: the corpus's sentences. Repeat: a segment of random symbols, then the same segment again; the second copy can be predicted by copying, and induction heads form to do it (the claim Induction heads).">{fields::REPEAT.label}
+                    <select data-next-token-task on:change=move |ev| {
+                        let repeat = event_target_value(&ev) == fields::REPEAT_TASK;
+                        change(&|s| {
+                            if repeat {
+                                s.choose_repeat();
+                            } else {
+                                s.repeat = false;
+                            }
+                            Ok(())
+                        });
+                        // The corpus's words are not the task's symbols: a sentence of the task.
+                        if repeat {
+                            probe.update(|p| {
+                                p.text = REPEAT_SENTENCE.into();
+                                p.pair.clear();
+                            });
+                        }
+                    }>
+                        <option value="corpus" selected=move || settings.with(|s| s.repeat_task().is_none())>"Corpus"</option>
+                        <option value=fields::REPEAT_TASK selected=move || settings.with(|s| s.repeat_task().is_some())>"Repeat"</option>
+                    </select>
+                </label>
                 <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
+                <Show when=move || settings.with(|s| s.repeat_task().is_some())>
+                    <p class="why">{format!(
+                        "Repeat trains at batch {}, learning rate {}, {} positions and no dropout: the setting measured to form induction heads on tiny within 3,000 steps. The batch size, learning rate and positions can be changed.",
+                        RepeatTask::BATCH_SIZE, RepeatTask::LEARNING_RATE, RepeatTask::POSITIONS.label().to_lowercase()
+                    )}</p>
+                </Show>
             </Show>
             <label>{fields::LEARNING_RATE.label}
                 <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())

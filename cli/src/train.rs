@@ -59,6 +59,17 @@ attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --
   \"encoder-decoder\") the batch JSON carries input_ids, attention_mask, labels,
   decoder_input_ids and decoder_attention_mask. Prints {\"step\", \"loss\", \"accuracy\"}.
 
+--task repeat: trains a new decoder from CONFIG.json (no corpus) on Repeat: [CLS] x1..xL x1..xL
+  [SEP], L distinct random symbols (--alphabet A of a-z then 0-9, default 36), L drawn from
+  --segment MIN-MAX (default 4-16) for each batch. Defaults: N 3000, B 32, lr 1e-3, adam; dropout
+  as CONFIG says. Every --eval-every steps (default 100), and at step 0 and the last, prints one
+  line measured on 32 fixed sequences: {\"step\", \"loss\" (the mean since the last line),
+  \"copy1_accuracy\", \"copy2_accuracy\" (next-token accuracy on each copy), \"heads\": [{\"layer\",
+  \"head\", \"previous\", \"duplicate\", \"induction\"}]}: each head's mean weight, over the second
+  copy's queries, on the previous token, on the earlier occurrence of the current token and on the
+  token after it. The last line: {\"step\", \"copy2_accuracy\", \"copy2_accuracy_without\": [{\"layer\",
+  \"head\", \"copy2_accuracy\"}]}, the second copy with each head ablated.
+
 Optimisers are torch.optim.SGD / torch.optim.Adam with their defaults, changed by --momentum,
 --weight-decay and --clip-grad-norm. A NaN or infinite loss stops the run with exit code 1,
 nothing saved."

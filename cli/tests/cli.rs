@@ -427,6 +427,47 @@ fn flag_mistakes_are_usage_errors_and_both_flag_forms_work() {
     assert_eq!(spaced["tokens"].as_array().unwrap().len(), 5); // [CLS] - the cat [SEP]
 }
 
+/// `train --task repeat`: a line per evaluation with each copy's accuracy and every head's
+/// three scores, then the ablation line; the Repeat flags are its own.
+#[test]
+fn train_on_repeat_prints_the_induction_scores_at_each_evaluation() {
+    let tmp = TempDir::new("repeat");
+    let config = tmp.write("config.json", config_json(16, 2, 32, 16, ""));
+    let repeat = |extra: &[&str]| {
+        let mut args = vec!["train", "--init", config.as_str(), "--task", "repeat"];
+        args.extend_from_slice(extra);
+        Cmd::new(&args)
+    };
+    let out = repeat(&["--steps", "20", "--eval-every", "10", "--segment", "3-6", "--alphabet", "8", "--batch-size", "4"]).run();
+    let lines = out.lines();
+    assert_eq!(lines.len(), 4, "steps 0, 10, 20 and the ablation");
+    let steps: Vec<u64> = lines[..3].iter().map(|l| l["step"].as_u64().unwrap()).collect();
+    assert_eq!(steps, [0, 10, 20]);
+    assert!(lines[0]["loss"].is_null() && lines[1]["loss"].is_number());
+    for line in &lines[..3] {
+        for key in ["copy1_accuracy", "copy2_accuracy"] {
+            let v = line[key].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&v), "{key} {v}");
+        }
+        let heads = line["heads"].as_array().unwrap();
+        assert_eq!(heads.len(), 4, "2 layers × 2 heads");
+        assert_eq!((heads[3]["layer"].as_u64(), heads[3]["head"].as_u64()), (Some(2), Some(2)));
+        for key in ["previous", "duplicate", "induction"] {
+            let v = heads[0][key].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&v), "{key} {v}");
+        }
+    }
+    assert_eq!(lines[3]["copy2_accuracy_without"].as_array().unwrap().len(), 4);
+    assert!(out.stderr_text().contains("8 symbols, L 3–6, measured at L = 5"), "{}", out.stderr_text());
+    repeat(&["--corpus", &tmp.corpus()]).fails_with(2, "no --corpus or --max-len");
+    repeat(&["--segment", "6"]).fails_with(2, "--segment wants MIN-MAX");
+    repeat(&["--objective", "mlm-nsp"]).fails_with(2, "--objective next-token");
+    repeat(&["--segment", "4-12", "--alphabet", "8"]).fails_with(1, "needs an alphabet of at least as many");
+    Cmd::train_init(&config, &tmp.corpus())
+        .with(&["--alphabet", "8"])
+        .fails_with(2, "are for --task repeat");
+}
+
 /// `train`'s two forms are clap rules: one of --model and --init, each with the flags it
 /// needs, the other form's flags refused whatever the checkpoint.
 #[test]
@@ -440,7 +481,7 @@ fn train_takes_one_form_with_its_own_flags() {
         .fails_with(2, "--model does not go with --init");
     Cmd::new(&["train", "--model", REFERENCE])
         .fails_with(2, "--batch, --optimizer, --lr, --steps are required");
-    Cmd::new(&["train", "--init", &config]).fails_with(2, "--corpus is required");
+    Cmd::new(&["train", "--init", &config]).fails_with(2, "--corpus is required with --init");
     Cmd::train_init(&config, &corpus)
         .with(&["--batch", &batch])
         .fails_with(2, "--init does not go with --batch");

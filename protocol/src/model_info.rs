@@ -32,6 +32,9 @@ pub struct ModelInfo {
     /// Sentence is the source, the Target the decoder's, and it can generate.
     #[serde(default)]
     pub encoder_decoder: bool,
+    /// A decoder that trains on the Repeat task (`engine::repeat`).
+    #[serde(default)]
+    pub repeat: Option<engine::repeat::RepeatTask>,
 }
 
 impl ModelInfo {

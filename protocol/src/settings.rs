@@ -15,6 +15,10 @@ pub const DEFAULT_CORPUS: &str = include_str!("../../assets/default_corpus.txt")
 
 /// The probe's first sentence pair: a [MASK] to predict, and a second sentence for NSP.
 pub const DEFAULT_SENTENCE: &str = "the dog chases a [MASK] ball .";
+/// A sentence of the Repeat task for the Sentence box: 12 distinct symbols, then the same 12.
+/// A model that copies shows the stripe: its induction head's weights on the diagonal 11
+/// places to the left of the main one (the token after the earlier occurrence, L − 1 back).
+pub const REPEAT_SENTENCE: &str = "k f q a x m r d z b h t k f q a x m r d z b h t";
 pub const DEFAULT_PAIR: &str = "the ball rolls under the tree .";
 
 /// What the user asks the explorer to show.
@@ -317,7 +321,22 @@ impl Default for LabSettings {
 impl LabSettings {
     /// The config of a fresh model: the preset with the chosen architecture.
     pub fn model_config(&self) -> BertConfig {
-        self.architecture.config(self.preset)
+        let config = self.architecture.config(self.preset);
+        match self.repeat_task() {
+            Some(task) => task.config(config),
+            None => config,
+        }
+    }
+
+    /// Next token's Task Repeat, with the batch size and positions measured to form induction
+    /// heads (`engine::repeat`); the learner may change them after.
+    pub fn choose_repeat(&mut self) {
+        self.objective = Objective::NextToken;
+        self.task = None;
+        self.repeat = true;
+        self.batch_size = RepeatTask::BATCH_SIZE;
+        self.learning_rate = RepeatTask::LEARNING_RATE;
+        self.architecture.positions = RepeatTask::POSITIONS;
     }
 
     /// The Repeat task a fresh model trains on, when these settings choose it: Next token,

@@ -12,12 +12,17 @@ use protocol::{LabError, LabResult};
 /// Canvas size, CSS px.
 pub const SIZE: (u32, u32) = (560, 320);
 
-/// One colour per series, in order.
-const COLOURS: [RGBColor; 4] = [
+/// One colour per series, in order: eight, so a tiny model's heads (2 layers × 4) each have
+/// their own. The legend's swatches are `.swatch.c0`…`.c7` in style/claims.css.
+pub const COLOURS: [RGBColor; 8] = [
     RGBColor(0x2b, 0x59, 0xc3),
     RGBColor(0xd0, 0x5a, 0x0c),
     RGBColor(0x1d, 0x6f, 0x42),
     RGBColor(0x7b, 0x3f, 0xb0),
+    RGBColor(0xa6, 0x7c, 0x00),
+    RGBColor(0x0e, 0x7c, 0x86),
+    RGBColor(0xc2, 0x18, 0x5b),
+    RGBColor(0x55, 0x55, 0x55),
 ];
 
 pub fn colour(i: usize) -> RGBColor {

@@ -57,7 +57,7 @@ fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
                     .map(|(i, s)| {
                         // The chart's colour i (chart::colour), as a class: no inline styles
                         // under the page's CSP.
-                        view! { <span class=format!("swatch c{}", i % 4)>{s.name.clone()}</span> }
+                        view! { <span class=format!("swatch c{}", i % chart::COLOURS.len())>{s.name.clone()}</span> }
                     })
                     .collect_view()
             })

@@ -6,6 +6,7 @@ use engine::MaskMode;
 use leptos::prelude::*;
 use protocol::rules::{self, pad_to as parse_pad_to};
 use protocol::{ProbeInput, ProbeKernel};
+use protocol::settings::REPEAT_SENTENCE;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Radio groups need a page-unique name; several explorers may be mounted (tests).
@@ -48,6 +49,7 @@ pub fn ProbeForm(
     #[prop(into)] linear: Signal<bool>,
     #[prop(into, optional)] decoder: Signal<bool>,
     #[prop(into, optional)] encoder_decoder: Signal<bool>,
+    #[prop(into, optional)] repeat: Signal<bool>,
 ) -> impl IntoView {
     // An encoder–decoder's masks are fixed: padding in the encoder and across, causal in the
     // decoder. Its inspection has no window or tiles.
@@ -170,6 +172,16 @@ pub fn ProbeForm(
         })}
         {move || decoder.get().then(|| view! {
             <p class="hint decoder-note">"A decoder's attention is always causal: it was trained to predict each next token without seeing it."</p>
+        })}
+        {move || repeat.get().then(|| view! {
+            <p class="hint repeat-note">
+                "This model trains on Repeat: a segment of symbols, then the same again. Its words are the symbols a–z and 0–9. "
+                <button type="button" data-repeat-example
+                    on:click=move |_| probe.update(|p| { p.text = REPEAT_SENTENCE.into(); p.pair.clear(); })>
+                    "Use a Repeat example"
+                </button>
+                " Once it copies, an induction head's weights form a stripe 11 places left of the diagonal: each token of the second copy looks at the token after its earlier occurrence."
+            </p>
         })}
         {move || linear.get().then(|| view! {
             <p class="hint linear-note">"Linear attention has no window and no tiles: its running sums cover every key, and no T×T matrix is formed."</p>

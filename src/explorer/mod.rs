@@ -423,7 +423,8 @@ pub fn Explorer(
             <div class="probe-card">
                 <ProbeForm probe=probe tokens=tokens linear=linear
                     decoder=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))
-                    encoder_decoder=seq2seq_model/>
+                    encoder_decoder=seq2seq_model
+                    repeat=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.repeat.is_some())))/>
                 {move || {
                     let generates = info.with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder));
                     let (Some(on_generate), Some(on_stop)) = (on_generate, on_stop_generating) else {

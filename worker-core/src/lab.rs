@@ -376,6 +376,7 @@ impl Lab {
             // An encoder–decoder's decoder is not one that generates alone.
             decoder: c.is_decoder && !c.add_cross_attention,
             encoder_decoder: self.encoder_decoder().is_some(),
+            repeat: self.trainer().and_then(|t| t.repeat),
         }
     }
 

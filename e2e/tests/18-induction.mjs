@@ -1,0 +1,106 @@
+// Induction heads, as a learner meets them: Objective "Next token", Task "Repeat", the claim
+// Run at step 0, then Play until the second copy's accuracy jumps. The claim's series show the
+// jump; the heads its verdict names have, in its heatmap, the scores the verdict gives; the
+// Repeat example in the explorer shows the induction head's stripe. Bounded by steps and
+// measurements, never by the clock: the timeouts are watchdogs.
+import path from 'node:path';
+import { openPage, assert, framesRendered, pause, poll } from '../harness.mjs';
+
+const CLAIM = 'article.claim[data-claim="InductionHeads"]';
+
+async function ready(page) {
+  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+}
+
+/// The claim's plots' series, in order (accuracy, previous, duplicate, induction[, ablation]).
+async function plots(page) {
+  return page.locator(`${CLAIM} figure.claim-chart`).evaluateAll((figs) => figs.map((f) => JSON.parse(f.dataset.series)));
+}
+
+export const tests = [
+  {
+    name: 'induction heads: Repeat trains until the second copy jumps, and the verdict names heads whose scores the heatmap shows',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, problems } = await openPage(browser, baseUrl);
+      await ready(page);
+      await page.getByLabel('Objective').selectOption('next-token');
+      await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('decoder'), null, { timeout: 30000 });
+      await page.locator('[data-next-token-task]').selectOption('repeat');
+      await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('Repeat'), null, { timeout: 30000 });
+      await ready(page);
+      // The Sentence became a sentence of the task: its tokens are symbols, none [UNK].
+      const tokens = await page.locator('ol.tokens li').allInnerTexts();
+      assert(tokens.length === 26 && !tokens.join(' ').includes('[UNK]'), `tokens: ${tokens.join(' ')}`);
+
+      const claim = page.locator(CLAIM);
+      assert((await claim.locator('h3').textContent()) === 'Induction heads', 'the title');
+      await claim.getByRole('button', { name: 'Run', exact: true }).click();
+      await page.waitForFunction((c) => document.querySelector(c)?.dataset.state === 'done', CLAIM, { timeout: 60000 });
+      const first = await claim.locator('.verdict').textContent();
+      assert(first.startsWith('Not yet measurable'), `at step 0: ${first}`);
+
+      // Play until the claim, measured again as the model trains, sees the second copy copied.
+      await page.getByRole('button', { name: 'Play', exact: true }).click();
+      const copied = await poll(async () => {
+        const p = await plots(page);
+        return p[0]?.[1] ?? { x: [], y: [] };
+      }, (second) => second.y.at(-1) >= 0.9,
+      (second) => `the second copy's accuracy reached ${second.y.at(-1)} by step ${second.x.at(-1)}: ${JSON.stringify(second.y)}`,
+      600000);
+      const stopped = await pause(page);
+      // Pause measures the claim at the step training stopped on.
+      await page.waitForFunction(([c, n]) => document.querySelector(`${c} figure[data-matrix] figcaption`)?.textContent
+        .startsWith(`Induction scores at step ${Number(n).toLocaleString('en-US')}:`), [CLAIM, stopped], { timeout: 60000 });
+
+      const [accuracy, previous, duplicate, induction, ablation] = await plots(page);
+      const [copy1, copy2] = accuracy;
+      assert(copy1.name === 'first copy' && copy2.name === 'second copy', accuracy.map((s) => s.name).join());
+      const before = copy2.y.findIndex((v) => v >= 0.5);
+      assert(before > 0, `the series starts below the change: ${copy2.y}`);
+      assert(Math.min(...copy2.y.slice(0, before)) <= 0.2, `the second copy before the change: ${copy2.y}`);
+      assert(copy2.y.at(-1) >= 0.9, `after: ${copy2.y.at(-1)}`);
+      assert(copy1.y.at(-1) < 0.2, `the first copy stays near chance: ${copy1.y.at(-1)}`);
+      for (const [scores, name] of [[previous, 'previous'], [duplicate, 'duplicate'], [induction, 'induction']]) {
+        assert(scores.length === 8 && scores.every((s) => s.name.endsWith(` ${name}`) && s.x.length === copy2.x.length),
+          `${name}: ${scores.map((s) => s.name).join()}`);
+      }
+      assert(ablation?.length === 2 && ablation[0].x.length === 8, 'the ablation, after the change');
+
+      const figure = claim.locator('figure[data-matrix]');
+      const caption = await figure.locator('figcaption').textContent();
+      assert(caption.startsWith('Induction scores'), caption);
+      const matrix = JSON.parse(await figure.getAttribute('data-matrix'));
+      assert(matrix.length === 8 && matrix.every((row) => row.length === 3), JSON.stringify(matrix));
+      const verdict = await claim.locator('.verdict').textContent();
+      const numbers = await claim.locator('.claim-numbers').innerText();
+      console.log(`     stopped at step ${stopped}; second copy ${copy2.y.map((v) => v.toFixed(2)).join(' ')}\n`
+        + `${numbers.split('\n').map((l) => `       ${l}`).join('\n')}\n     verdict: ${verdict}`);
+      // Every head the verdict names with a score has that score in the heatmap: column by the
+      // sentence it is named in (induction, previous-token), row by its label.
+      const named = [...verdict.matchAll(/L(\d) H(\d) (\d\.\d\d) ± (\d\.\d\d)/g)];
+      if (verdict.startsWith('Borne out')) {
+        assert(named.length > 0, `no head named: ${verdict}`);
+        const inductionPart = verdict.split('Induction head')[1].split('.')[0];
+        for (const [, l, h, score] of [...inductionPart.matchAll(/L(\d) H(\d) (\d\.\d\d)/g)]) {
+          const value = matrix[(l - 1) * 4 + (h - 1)][2];
+          assert(value.toFixed(2) === score && value >= 0.5, `L${l} H${h}'s induction score: verdict ${score}, heatmap ${value}`);
+          const without = ablation[0].y[(l - 1) * 4 + (h - 1)];
+          assert(without < copy2.y.at(-1), `without L${l} H${h} the second copy's accuracy ${without} is not lower`);
+        }
+      } else {
+        assert(/^(The model copies, but no head|Not decided)/.test(verdict), verdict);
+      }
+
+      // The explorer: the Repeat example's layer-2 weights, from the induction head's row.
+      await page.getByRole('button', { name: 'Use a Repeat example' }).click();
+      await framesRendered(page);
+      await claim.scrollIntoViewIfNeeded();
+      await claim.screenshot({ path: path.join(artifacts, 'induction-claim-1280.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await framesRendered(page);
+      await claim.screenshot({ path: path.join(artifacts, 'induction-claim-390.png') });
+      assert(problems.length === 0, problems.join('\n'));
+    },
+  },
+];
