@@ -209,11 +209,11 @@ pub fn head_stats(
     let keep = HeadMask::keep_all(layers, heads);
     // The mask and window the pass applies, for the baseline's keys.
     let (attention, _) = attention_options(&model.config, &opts)?;
-    let (mut roles, mut entropy, mut spread) = (vec![[0.0; 6]; n], vec![0.0; n], vec![0.0; n]);
-    let mut distance = vec![vec![0.0; n]; n]; // (L·H, L·H), summed over rows
-                                              // (L·H, sentences) each head's shares summed over one sentence's rows; and its rows.
+    let (mut entropy, mut spread) = (vec![0.0; n], vec![0.0; n]);
+    // (L·H, sentences) each head's shares summed over one sentence's rows; and its rows.
     let mut sentence_roles = vec![Vec::with_capacity(sentences.len()); n];
     let mut sentence_rows = Vec::with_capacity(sentences.len());
+    let mut distance = vec![vec![0.0; n]; n]; // (L·H, L·H), summed over rows
     let mut baseline = [0.0; 6];
     let mut rows = 0;
     for (ids, segments) in sentences {
@@ -269,22 +269,20 @@ pub fn head_stats(
                 }
             }
         }
-        for (a, shares) in in_sentence.into_iter().enumerate() {
-            for (total, share) in roles[a].iter_mut().zip(shares) {
-                *total += share;
-            }
-            sentence_roles[a].push(shares);
+        for (by_sentence, shares) in sentence_roles.iter_mut().zip(in_sentence) {
+            by_sentence.push(shares);
         }
         sentence_rows.push(t);
         rows += t;
     }
+    // Per head and role: the share summed over each sentence's rows.
+    let sums = |by_sentence: &[[f64; 6]], r: usize| -> Vec<f64> {
+        by_sentence.iter().map(|shares| shares[r]).collect()
+    };
     let role_error = sentence_roles
         .iter()
         .map(|by_sentence| {
-            std::array::from_fn(|r| {
-                let sums: Vec<f64> = by_sentence.iter().map(|shares| shares[r]).collect();
-                ratio_standard_error(&sums, &sentence_rows)
-            })
+            std::array::from_fn(|r| ratio_standard_error(&sums(by_sentence, r), &sentence_rows))
         })
         .collect();
     let per_row = 1.0 / rows.max(1) as f64;
@@ -297,9 +295,11 @@ pub fn head_stats(
     Ok(HeadStats {
         layers,
         heads,
-        roles: roles
-            .into_iter()
-            .map(|r| r.map(|share| share * per_row))
+        roles: sentence_roles
+            .iter()
+            .map(|by_sentence| {
+                std::array::from_fn(|r| sums(by_sentence, r).iter().sum::<f64>() * per_row)
+            })
             .collect(),
         entropy: entropy.into_iter().map(|e| e * per_row).collect(),
         spread: spread.into_iter().map(|e| e * per_row).collect(),
