@@ -294,8 +294,11 @@ export const tests = [
       assert(roles.length === 8 && roles.every((row) => row.length === 6), `a row per layer × head: ${JSON.stringify(roles)}`);
       assert(roles.flat().every((v) => v >= 0 && v <= 1), 'shares in [0, 1]');
       assert(roles.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3), 'each row sums to 1');
+      // The verdict reads the heads' roles, and says what it measured over.
+      const readsRoles = (v) => /^(Borne out|Not borne out|Not decided): after \d+ steps /.test(v)
+        && /Measured over \d+ sentences \(\d+ query rows\), model seed \d+\.$/.test(v);
       const verdict = await heads.locator('.verdict').textContent();
-      assert(verdict.length > 20, `verdict: ${verdict}`);
+      assert(readsRoles(verdict), `verdict: ${verdict}`);
 
       // Trained on: the claim is measured again, and the heatmap changes with it.
       const withHeads = await playTo(2000);
@@ -312,6 +315,7 @@ export const tests = [
       assert(JSON.stringify(trained) !== JSON.stringify(roles), 'the heatmap follows training');
       const numbers = await heads.locator('.claim-numbers').innerText();
       const trainedVerdict = await heads.locator('.verdict').textContent();
+      assert(readsRoles(trainedVerdict), `verdict: ${trainedVerdict}`);
       await heads.scrollIntoViewIfNeeded();
       await heads.screenshot({ path: path.join(artifacts, 'claims-heads-1280.png') });
       await page.setViewportSize({ width: 390, height: 844 });

@@ -1,12 +1,15 @@
 //! The Heads claim's measurements: what each head attends to (its roles, after Clark et al.
 //! 2019, "What does BERT look at?"), how much the loss needs it (Michel et al. 2019's ablation:
 //! its context set to zero) and how different the heads are (Jensen–Shannon distance between
-//! their weight rows on the same sentences).
+//! their weight rows on the same sentences), and whether each head takes a role: a relation
+//! holding more of its attention than position alone gives it.
 
 use crate::batch::Batch;
 use crate::data::{make_batch, make_next_token_batch, BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
-use crate::forward::{forward_with_head_mask, ForwardOptions, HeadMask, MlmScope};
+use crate::forward::{
+    attention_options, forward_with_head_mask, ForwardOptions, HeadMask, MlmScope,
+};
 use crate::{BertForPreTraining, Rng};
 use ndarray::Array2;
 
@@ -18,6 +21,9 @@ const NEXT: usize = 2;
 const CLS: usize = 3;
 const SEP: usize = 4;
 const REST: usize = 5;
+/// The roles that are relations to the query: every one of [`ROLES`] but "rest", which is
+/// whatever is left.
+pub const RELATIONS: usize = REST;
 
 /// Most sentences (pairs for an encoder) the roles and distances are measured over, and rows
 /// of the evaluation batch the ablation's loss is taken on.
@@ -59,6 +65,50 @@ pub struct HeadStats {
     pub mean_distance: f64,
     /// Query rows measured (over every sentence).
     pub rows: usize,
+    /// Sentences measured: the units [`HeadStats::role_error`] samples.
+    pub sentences: usize,
+    /// (L·H) the standard error of each share in `roles`, over sentences
+    /// ([`ratio_standard_error`]); infinite with fewer than two sentences.
+    pub role_error: Vec<[f64; 6]>,
+    /// The position-only baseline: the mean over the same query rows of the shares a head
+    /// would give each role if it weighed every key it may see (mask, window) alike.
+    pub baseline: [f64; 6],
+}
+
+/// The role shares of query row `i` of `ids` in a head that weighs alike the keys `sees`
+/// allows: 1/n to each of the n keys it may see, summed by [`role`]; all zero if it sees none.
+pub fn uniform_row_roles(
+    ids: &[u32],
+    i: usize,
+    sees: impl Fn(usize) -> bool,
+    (cls, sep): (u32, u32),
+) -> [f64; 6] {
+    let keys: Vec<usize> = (0..ids.len()).filter(|&j| sees(j)).collect();
+    let mut shares = [0.0; 6];
+    for &j in &keys {
+        shares[role(ids, i, j, cls, sep)] += 1.0 / keys.len() as f64;
+    }
+    shares
+}
+
+/// The standard error of a share measured as R = Σ y_s ÷ Σ n_s over sentences s (y_s the
+/// share summed over the sentence's n_s query rows), sentences being the sampled units: the
+/// ratio estimator's √(S/(S−1) · Σ (y_s − R·n_s)²) ÷ Σ n_s. With equal n_s it is the standard
+/// deviation of the sentences' mean shares ÷ √S. Infinite below two sentences: no spread to
+/// read.
+pub fn ratio_standard_error(sums: &[f64], rows: &[usize]) -> f64 {
+    let s = sums.len();
+    let total_rows = rows.iter().sum::<usize>() as f64;
+    if s < 2 || total_rows == 0.0 {
+        return f64::INFINITY;
+    }
+    let r = sums.iter().sum::<f64>() / total_rows;
+    let squares: f64 = sums
+        .iter()
+        .zip(rows)
+        .map(|(&y, &n)| (y - r * n as f64).powi(2))
+        .sum();
+    (s as f64 / (s - 1) as f64 * squares).sqrt() / total_rows
 }
 
 /// The Jensen–Shannon distance of two distributions, √JSD with base-2 logarithms: 0 for equal
@@ -157,8 +207,14 @@ pub fn head_stats(
         ..*opts
     };
     let keep = HeadMask::keep_all(layers, heads);
-    let (mut roles, mut entropy, mut spread) = (vec![[0.0; 6]; n], vec![0.0; n], vec![0.0; n]);
+    // The mask and window the pass applies, for the baseline's keys.
+    let (attention, _) = attention_options(&model.config, &opts)?;
+    let (mut entropy, mut spread) = (vec![0.0; n], vec![0.0; n]);
+    // (L·H, sentences) each head's shares summed over one sentence's rows; and its rows.
+    let mut sentence_roles = vec![Vec::with_capacity(sentences.len()); n];
+    let mut sentence_rows = Vec::with_capacity(sentences.len());
     let mut distance = vec![vec![0.0; n]; n]; // (L·H, L·H), summed over rows
+    let mut baseline = [0.0; 6];
     let mut rows = 0;
     for (ids, segments) in sentences {
         let out = forward_with_head_mask(
@@ -183,13 +239,20 @@ pub fn head_stats(
             )));
         }
         let t = ids.len();
+        let key_mask = vec![1u8; t]; // `one_row`'s: every position real
+        let mut in_sentence = vec![[0.0; 6]; n];
         for i in 0..t {
+            let uniform =
+                uniform_row_roles(ids, i, |j| attention.allows(&key_mask, i, j), (cls, sep));
+            for (total, share) in baseline.iter_mut().zip(uniform) {
+                *total += share;
+            }
             for (a, w) in weights.iter().enumerate() {
                 let row = w.row(i);
                 let (mut row_entropy, mut weighed) = (0.0, 0);
                 for (j, &p) in row.iter().enumerate() {
                     let p = f64::from(p);
-                    roles[a][role(ids, i, j, cls, sep)] += p;
+                    in_sentence[a][role(ids, i, j, cls, sep)] += p;
                     if p > 0.0 {
                         row_entropy -= p * p.ln();
                         weighed += 1;
@@ -206,8 +269,22 @@ pub fn head_stats(
                 }
             }
         }
+        for (by_sentence, shares) in sentence_roles.iter_mut().zip(in_sentence) {
+            by_sentence.push(shares);
+        }
+        sentence_rows.push(t);
         rows += t;
     }
+    // Per head and role: the share summed over each sentence's rows.
+    let sums = |by_sentence: &[[f64; 6]], r: usize| -> Vec<f64> {
+        by_sentence.iter().map(|shares| shares[r]).collect()
+    };
+    let role_error = sentence_roles
+        .iter()
+        .map(|by_sentence| {
+            std::array::from_fn(|r| ratio_standard_error(&sums(by_sentence, r), &sentence_rows))
+        })
+        .collect();
     let per_row = 1.0 / rows.max(1) as f64;
     let pairs = (n * n.saturating_sub(1) / 2).max(1) as f64;
     let mean_distance = (0..n)
@@ -218,9 +295,11 @@ pub fn head_stats(
     Ok(HeadStats {
         layers,
         heads,
-        roles: roles
-            .into_iter()
-            .map(|r| r.map(|share| share * per_row))
+        roles: sentence_roles
+            .iter()
+            .map(|by_sentence| {
+                std::array::from_fn(|r| sums(by_sentence, r).iter().sum::<f64>() * per_row)
+            })
             .collect(),
         entropy: entropy.into_iter().map(|e| e * per_row).collect(),
         spread: spread.into_iter().map(|e| e * per_row).collect(),
@@ -230,7 +309,133 @@ pub fn head_stats(
             .collect(),
         mean_distance,
         rows,
+        sentences: sentences.len(),
+        role_error,
+        baseline: baseline.map(|share| share * per_row),
     })
+}
+
+/// A head takes a role when one relation (of [`ROLES`] but "rest") holds at least this share
+/// of its attention…
+pub const ROLE_SHARE: f64 = 0.5;
+/// …or at least this many times the share the position-only baseline gives it
+/// ([`HeadStats::baseline`]).
+pub const OVER_BASELINE: f64 = 3.0;
+/// A call is decided when the share ± this many standard errors lies on one side of the bar.
+pub const STANDARD_ERRORS: f64 = 2.0;
+
+/// Whether a head takes one role: its share's interval against the role's bar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// The whole interval clears the bar.
+    Takes,
+    /// None of it does.
+    DoesNot,
+    /// The interval straddles the bar: the spread over sentences covers the effect.
+    NotDecided,
+}
+
+/// One head's share of one relation, against the bar for taking it as a role.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoleTest {
+    /// The head, l·H + h.
+    pub head: usize,
+    /// Its index in [`ROLES`], below [`RELATIONS`].
+    pub role: usize,
+    pub share: f64,
+    /// The share's standard error over sentences.
+    pub error: f64,
+    /// The position-only baseline's share of the role.
+    pub baseline: f64,
+    pub call: Call,
+}
+
+impl RoleTest {
+    pub fn new(head: usize, role: usize, share: f64, error: f64, baseline: f64) -> RoleTest {
+        let margin = STANDARD_ERRORS * error;
+        let call = match (
+            clears(share - margin, baseline),
+            clears(share + margin, baseline),
+        ) {
+            (true, _) => Call::Takes,
+            (false, true) => Call::NotDecided,
+            (false, false) => Call::DoesNot,
+        };
+        RoleTest {
+            head,
+            role,
+            share,
+            error,
+            baseline,
+            call,
+        }
+    }
+
+    /// The share at which the role is taken (see [`clears`]).
+    pub fn bar(&self) -> f64 {
+        bar(self.baseline)
+    }
+
+    /// share ÷ the baseline's share: infinite for a role the baseline gives nothing.
+    pub fn over_baseline(&self) -> f64 {
+        self.share / self.baseline
+    }
+}
+
+/// Whether a share `x` of a relation makes it a role: at least [`ROLE_SHARE`] or at least
+/// [`OVER_BASELINE`] × `baseline`, and in either case more than `baseline`. The last part is
+/// why a head weighing its keys alike takes no role, even where position alone gives a role
+/// half the attention (a decoder's "self" over sentences of a few tokens, whose first rows
+/// see only themselves) or nothing (its "next": baseline 0, share 0).
+fn clears(x: f64, baseline: f64) -> bool {
+    x >= bar(baseline) && x > baseline
+}
+
+/// min([`ROLE_SHARE`], [`OVER_BASELINE`] × `baseline`).
+fn bar(baseline: f64) -> f64 {
+    (OVER_BASELINE * baseline).min(ROLE_SHARE)
+}
+
+/// Every head's test of every relation, head by head (l·H + h).
+pub fn role_tests(stats: &HeadStats) -> Vec<[RoleTest; RELATIONS]> {
+    stats
+        .roles
+        .iter()
+        .zip(&stats.role_error)
+        .enumerate()
+        .map(|(head, (shares, errors))| {
+            std::array::from_fn(|r| RoleTest::new(head, r, shares[r], errors[r], stats.baseline[r]))
+        })
+        .collect()
+}
+
+/// Whether the heads take different roles: `Some(true)` when two heads take two different
+/// roles, both calls decided; `Some(false)` when no two could, even were every call not
+/// decided a "takes"; `None` otherwise.
+pub fn heads_take_different_roles(tests: &[[RoleTest; RELATIONS]]) -> Option<bool> {
+    let two_heads_differ = |counts: fn(Call) -> bool| {
+        let roles: Vec<Vec<usize>> = tests
+            .iter()
+            .map(|head| {
+                head.iter()
+                    .filter(|t| counts(t.call))
+                    .map(|t| t.role)
+                    .collect()
+            })
+            .collect();
+        roles.iter().enumerate().any(|(a, mine)| {
+            roles[a + 1..]
+                .iter()
+                .any(|theirs| mine.iter().any(|r| theirs.iter().any(|q| q != r)))
+        })
+    };
+    if two_heads_differ(|c| c == Call::Takes) {
+        Some(true)
+    } else if two_heads_differ(|c| c != Call::DoesNot) {
+        None
+    } else {
+        Some(false)
+    }
 }
 
 /// A fixed evaluation batch: `rows` examples as training makes them (masked pairs for an

@@ -1,8 +1,11 @@
 //! "Heads": each head's roles, its ablation, and how much the heads differ, against a fresh
-//! model of the same seed.
+//! model of the same seed. The verdict reads the roles: whether two heads took different ones.
 
 use super::{About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot};
-use engine::experiments::heads::{HeadStats, ROLES};
+use engine::experiments::heads::{
+    heads_take_different_roles, role_tests, Call, HeadStats, RoleTest, OVER_BASELINE, RELATIONS,
+    ROLES, ROLE_SHARE, STANDARD_ERRORS,
+};
 use engine::experiments::Series;
 use engine::Matrix;
 
@@ -23,9 +26,16 @@ impl About for Heads {
 
     fn method(&self) -> String {
         format!(
-            "Over the corpus's sentences as training reads them: each head's share of attention on itself, the previous and next token, [CLS], [SEP] and the rest, and its mean row entropy (Clark et al. 2019); the loss on a fixed evaluation batch with each head's context set to zero, minus the loss with every head (Michel et al. 2019); the mean pairwise Jensen–Shannon distance between the heads' weight rows, against a fresh model of the same seed. Measured again while the model trains (at most once every {} s, and only on Pause and Step once a measurement takes over {} ms, as a large model's does).",
+            "Over the corpus's sentences as training reads them: each head's share of attention on itself, the previous and next token, [CLS], [SEP] and the rest, and its mean row entropy (Clark et al. 2019); the loss on a fixed evaluation batch with each head's context set to zero, minus the loss with every head (Michel et al. 2019); the mean pairwise Jensen–Shannon distance between the heads' weight rows, against a fresh model of the same seed. \
+             The verdict reads the roles. A head takes a role when one relation (self, previous, next, [CLS] or [SEP]; the rest is no relation) holds at least {share:.0}% of its attention, or at least {times}× the share a position-only baseline gives it, and more than the baseline's share either way; the baseline is a head that weighs alike every key it may see (under training's mask: a decoder's causal mask, padding, a sliding window) on the same sentences. \
+             A share is the mean over query rows; its standard error is taken over sentences, and a call is decided only when the share ± {errors} standard errors lies on one side of its bar. \
+             Borne out when two heads take different roles, both decided; not borne out when no two heads could, even were every undecided call a role; else not decided. \
+             Measured again while the model trains (at most once every {} s, and only on Pause and Step once a measurement takes over {} ms, as a large model's does).",
             super::REMEASURE_MS / 1000.0,
-            super::REMEASURE_PLAYING_MAX_MS
+            super::REMEASURE_PLAYING_MAX_MS,
+            share = ROLE_SHARE * 100.0,
+            times = OVER_BASELINE,
+            errors = STANDARD_ERRORS,
         )
     }
 
@@ -54,20 +64,17 @@ pub struct HeadsMeasured<'a> {
     pub evaluation_rows: usize,
     /// Each head's loss without it minus `base_loss` (l·H + h).
     pub ablation: &'a [f64],
-    /// Sentences the roles and distances were measured over.
-    pub sentences: usize,
 }
 
 impl Heads {
     /// The heads' roles as a heatmap; their ablation and distance to one another by head
-    /// on the chart; whether training made them differ, in the verdict.
+    /// on the chart; whether they took different roles, in the verdict.
     pub fn result(m: &HeadsMeasured) -> ClaimResult {
         let (now, fresh) = (m.now, m.fresh);
         let heads = now.heads.max(1);
         let n = now.roles.len();
         let label = |k: usize| head_label(k, heads);
         let x: Vec<f64> = (1..=n).map(|k| k as f64).collect();
-        let percent = |v: f64| format!("{:.0}%", v * 100.0);
         let signed = |v: f64| format!("{}{:.3}", if v < 0.0 { "−" } else { "+" }, v.abs());
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let by = |v: &[f64], largest: bool| {
@@ -77,8 +84,8 @@ impl Heads {
                 _ => Some(k),
             })
         };
-        // Each role but "rest": the head that gives it the largest share.
-        let specialists: Vec<(String, String)> = (0..ROLES.len() - 1)
+        // Each relation: the head that gives it the largest share.
+        let specialists: Vec<(String, String)> = (0..RELATIONS)
             .filter_map(|r| {
                 let shares: Vec<f64> = now.roles.iter().map(|s| s[r]).collect();
                 by(&shares, true).map(|k| {
@@ -122,48 +129,68 @@ impl Heads {
                 format!("{}: {}", label(least), signed(m.ablation[least])),
             ));
         }
+        let tests = role_tests(now);
+        let roles = Roles::of(&tests, &label);
+        numbers.push((
+            "Heads that took a role".into(),
+            format!(
+                "{} of {n}; {} with a call not decided",
+                roles.taken.len(),
+                roles.undecided.len()
+            ),
+        ));
+        numbers.push((
+            "Baseline (a head weighing the keys it sees alike)".into(),
+            (0..RELATIONS)
+                .map(|r| format!("{} {}", ROLES[r], percent(now.baseline[r])))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
         numbers.push((
             "Measured over".into(),
-            format!("{} sentences, {} query rows", m.sentences, now.rows),
+            format!("{} sentences, {} query rows", now.sentences, now.rows),
         ));
-        let (d0, d1) = (fresh.mean_distance, now.mean_distance);
-        let distances = format!(
-            "their mean pairwise JS distance went from {d0:.3} (a fresh model, same seed) to {d1:.3}"
+        let sample = format!(
+            "Measured over {} sentences ({} query rows), model seed {}.",
+            now.sentences, now.rows, m.seed
         );
-        // The most specialised head: the largest share any head gives one role but "rest".
-        let highlight = (0..n)
-            .flat_map(|k| (0..ROLES.len() - 1).map(move |r| (k, r)))
-            .max_by(|&(a, r), &(b, q)| now.roles[a][r].total_cmp(&now.roles[b][q]))
-            .map(|(k, r)| {
-                format!(
-                    "{} now puts {} of its attention on {}",
-                    label(k),
-                    percent(now.roles[k][r]),
-                    ROLES[r]
-                )
-            })
-            .unwrap_or_default();
-        let needed = most
-            .map(|k| {
-                format!(
-                    "; without {} the {} rises by {:.3}",
-                    label(k),
-                    m.loss_name,
-                    m.ablation[k]
-                )
-            })
-            .unwrap_or_default();
-        let verdict = if m.step == 0 {
-            format!("Not yet measurable: the model has not trained, so its heads are as initialised ({distances}). Press Play: this card is measured again as it trains.")
-        } else if d1 > d0 + 0.05 && d1 > 1.25 * d0 {
-            format!("Borne out: training made the heads differ: after {} steps {distances}; {highlight}{needed}.", m.step)
-        } else if d1 < d0 - 0.05 {
-            format!(
-                "Not borne out: training made the heads more alike: after {} steps {distances}.",
-                m.step
-            )
-        } else {
-            format!("Not borne out (yet): after {} steps the heads differ about as much as fresh ones: {distances}.", m.step)
+        let took = |k: usize| format!("{k} of {n} heads took a role");
+        let verdict = match heads_take_different_roles(&tests) {
+            _ if m.step == 0 => format!(
+                "Not yet measurable: the model has not trained, so its heads are as initialised ({}). Press Play: this card is measured again as it trains. {sample}",
+                roles.largest
+            ),
+            Some(true) => format!(
+                "Borne out: after {} steps {}: {}{}. {sample}",
+                m.step,
+                took(roles.taken.len()),
+                listed(&roles.taken),
+                roles.also_undecided()
+            ),
+            Some(false) if roles.taken.is_empty() => format!(
+                "Not borne out: after {} steps no head took a role: {}, where a role needs {:.0}% or {OVER_BASELINE}× the baseline's share. {sample}",
+                m.step,
+                roles.largest,
+                ROLE_SHARE * 100.0
+            ),
+            Some(false) => format!(
+                "Not borne out: after {} steps {}, but no two took different ones: {}. {sample}",
+                m.step,
+                took(roles.taken.len()),
+                listed(&roles.taken)
+            ),
+            None => format!(
+                "Not decided: after {} steps {}{}; {} too close to call: {}. {sample}",
+                m.step,
+                took(roles.taken.len()),
+                if roles.taken.is_empty() {
+                    format!(" ({})", roles.largest)
+                } else {
+                    format!(": {}", listed(&roles.taken))
+                },
+                roles.undecided.len(),
+                listed(&roles.undecided)
+            ),
         };
         let marks: Vec<Mark> = (1..now.layers)
             .map(|l| Mark {
@@ -240,10 +267,114 @@ impl Heads {
     }
 }
 
+/// A share as a percentage: "62%".
+fn percent(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
+/// A share as a percentage to a tenth, for a call near its bar: "12.6%".
+fn fine_percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// At most this many heads are named in a verdict; the heatmap shows them all.
+const LISTED: usize = 8;
+
+/// The first [`LISTED`] of `items`, and how many more.
+fn listed(items: &[String]) -> String {
+    let shown = items[..items.len().min(LISTED)].join(", ");
+    match items.len().saturating_sub(LISTED) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
+/// The heads' role calls in words, for the verdict.
+struct Roles {
+    /// Each head that takes a role: "L1 H2 previous (62%, 6.2× baseline)", every role it takes.
+    taken: Vec<String>,
+    /// Each head with a call not decided: that role (its largest share of such).
+    undecided: Vec<String>,
+    /// The largest share any head gives one relation, and whose.
+    largest: String,
+}
+
+impl Roles {
+    fn of(tests: &[[RoleTest; RELATIONS]], label: &dyn Fn(usize) -> String) -> Roles {
+        let mut taken = Vec::new();
+        let mut undecided = Vec::new();
+        for head in tests {
+            let takes: Vec<String> = head
+                .iter()
+                .filter(|t| t.call == Call::Takes)
+                .map(|t| {
+                    format!(
+                        "{} ({}, {:.1}× baseline)",
+                        ROLES[t.role],
+                        percent(t.share),
+                        t.over_baseline()
+                    )
+                })
+                .collect();
+            let open = head
+                .iter()
+                .filter(|t| t.call == Call::NotDecided)
+                .max_by(|a, b| a.share.total_cmp(&b.share));
+            if !takes.is_empty() {
+                taken.push(format!("{} {}", label(head[0].head), takes.join(" and ")));
+            }
+            if let Some(t) = open {
+                undecided.push(format!(
+                    "{} {} ({} ± {}, bar {})",
+                    label(t.head),
+                    ROLES[t.role],
+                    fine_percent(t.share),
+                    fine_percent(STANDARD_ERRORS * t.error),
+                    fine_percent(t.bar())
+                ));
+            }
+        }
+        let largest = tests
+            .iter()
+            .flatten()
+            .max_by(|a, b| a.share.total_cmp(&b.share))
+            .map(|t| {
+                format!(
+                    "the largest share any head gives one relation is {}, {} on {} ({:.1}× baseline)",
+                    percent(t.share),
+                    label(t.head),
+                    ROLES[t.role],
+                    t.over_baseline()
+                )
+            })
+            .unwrap_or_default();
+        Roles {
+            taken,
+            undecided,
+            largest,
+        }
+    }
+
+    /// "; not decided: …", when a call is not.
+    fn also_undecided(&self) -> String {
+        if self.undecided.is_empty() {
+            String::new()
+        } else {
+            format!("; not decided: {}", listed(&self.undecided))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Rows of ten keys: a tenth each to self, previous, next and [CLS], two to [SEP].
+    const BASELINE: [f64; 6] = [0.1, 0.1, 0.1, 0.1, 0.2, 0.4];
+    /// A head at the baseline: no role.
+    const PLAIN: [f64; 6] = BASELINE;
+
+    /// Two layers of two heads, each with `roles`, each share ± 0.01 (a standard error).
     fn stats(distance: f64, roles: [f64; 6]) -> HeadStats {
         HeadStats {
             layers: 2,
@@ -254,14 +385,36 @@ mod tests {
             distance_to_others: vec![distance; 4],
             mean_distance: distance,
             rows: 40,
+            sentences: 3,
+            role_error: vec![[0.01; 6]; 4],
+            baseline: BASELINE,
         }
     }
 
+    /// The verdict on `now` after `step` steps, against a fresh model at the baseline.
+    fn verdict(now: &HeadStats, step: u64) -> String {
+        let fresh = stats(0.05, PLAIN);
+        Heads::result(&HeadsMeasured {
+            now,
+            fresh: &fresh,
+            seed: 7,
+            step,
+            loss_name: "MLM loss",
+            base_loss: 4.2,
+            evaluation_rows: 32,
+            ablation: &[0.0; 4],
+        })
+        .verdict
+    }
+
+    const SAMPLE: &str = "Measured over 3 sentences (40 query rows), model seed 7.";
+
     #[test]
-    fn heads_show_roles_as_a_table_and_say_whether_training_made_them_differ() {
+    fn heads_show_roles_as_a_table_and_say_which_heads_took_which_roles() {
         let fresh = stats(0.05, [0.2, 0.2, 0.2, 0.1, 0.1, 0.2]);
-        let mut now = stats(0.4, [0.1, 0.1, 0.1, 0.1, 0.1, 0.5]);
+        let mut now = stats(0.4, PLAIN);
         now.roles[1] = [0.05, 0.8, 0.05, 0.0, 0.0, 0.1];
+        now.roles[2] = [0.05, 0.05, 0.05, 0.05, 0.7, 0.1];
         let ablation = [0.01, 0.3, -0.002, 0.05];
         let measured = |now, step| HeadsMeasured {
             now,
@@ -272,7 +425,6 @@ mod tests {
             base_loss: 4.2,
             evaluation_rows: 32,
             ablation: &ablation,
-            sentences: 3,
         };
         let r = Heads::result(&measured(&now, 2000));
         assert_eq!(Claim::Heads.title(), "Heads");
@@ -287,7 +439,9 @@ mod tests {
         assert_eq!(series[0].name, "Ablation: Δ MLM loss");
         assert_eq!(series[0].y, ablation);
         assert_eq!(series[0].x, [1.0, 2.0, 3.0, 4.0]);
+        // The JS distances stay a figure and a number.
         assert_eq!(r.plots[1].series.len(), 3);
+        assert_eq!(r.plots[1].series[0].name, "JS distance to the others, now");
         assert_eq!(r.plots[1].series[2].y, [0.7; 4]);
         assert_eq!(r.plots[1].marks.len(), 1, "one line between the two layers");
         let number = |what: &str| r.numbers.iter().find(|(k, _)| k == what).unwrap().1.clone();
@@ -298,23 +452,101 @@ mod tests {
         assert_eq!(number("Most on previous"), "L1 H2 (80%)");
         assert_eq!(number("Most needed head (ablation)"), "L1 H2: +0.300");
         assert_eq!(number("Least needed head"), "L2 H1: −0.002");
-        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
-        assert!(r.verdict.contains("0.050") && r.verdict.contains("0.400"));
-        assert!(r
-            .verdict
-            .contains("L1 H2 now puts 80% of its attention on previous"));
-        // Untrained, or no more different than fresh: said so.
-        let r0 = Heads::result(&measured(&fresh, 0));
-        assert!(r0.verdict.starts_with("Not yet"), "{}", r0.verdict);
-        let same = stats(0.06, [0.2; 6]);
-        let r1 = Heads::result(&measured(&same, 100));
-        assert!(
-            r1.verdict.starts_with("Not borne out (yet)"),
-            "{}",
-            r1.verdict
+        assert_eq!(
+            number("Heads that took a role"),
+            "2 of 4; 0 with a call not decided"
         );
+        assert_eq!(
+            number("Baseline (a head weighing the keys it sees alike)"),
+            "self 10%, previous 10%, next 10%, [CLS] 10%, [SEP] 20%"
+        );
+        assert_eq!(number("Measured over"), "3 sentences, 40 query rows");
+        assert_eq!(
+            r.verdict,
+            format!("Borne out: after 2000 steps 2 of 4 heads took a role: L1 H2 previous (80%, 8.0× baseline), L2 H1 [SEP] (70%, 3.5× baseline). {SAMPLE}")
+        );
+        // Untrained: said so, with the sample.
+        let r0 = Heads::result(&measured(&fresh, 0));
+        assert!(
+            r0.verdict.starts_with("Not yet measurable"),
+            "{}",
+            r0.verdict
+        );
+        assert!(r0.verdict.ends_with(SAMPLE), "{}", r0.verdict);
         // What the page reads back: the table through the wire and JSON.
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<ClaimResult>(&json).unwrap(), r);
+    }
+
+    /// What users saw after 2,018 steps on tiny: every head mostly on the rest, at most 15% on
+    /// one relation. Heads that differ by JS distance, but take no role.
+    #[test]
+    fn heads_that_took_no_role_are_not_borne_out_and_the_largest_share_is_named() {
+        let mut now = stats(0.4, [0.12, 0.14, 0.1, 0.1, 0.13, 0.41]);
+        now.roles[3] = [0.12, 0.15, 0.1, 0.1, 0.13, 0.4];
+        assert_eq!(
+            verdict(&now, 2018),
+            format!("Not borne out: after 2018 steps no head took a role: the largest share any head gives one relation is 15%, L2 H2 on previous (1.5× baseline), where a role needs 50% or 3× the baseline's share. {SAMPLE}")
+        );
+    }
+
+    #[test]
+    fn heads_that_all_took_the_same_role_are_not_borne_out() {
+        let mut now = stats(0.4, PLAIN);
+        now.roles[1] = [0.05, 0.05, 0.05, 0.05, 0.7, 0.1];
+        now.roles[2] = now.roles[1];
+        assert_eq!(
+            verdict(&now, 2000),
+            format!("Not borne out: after 2000 steps 2 of 4 heads took a role, but no two took different ones: L1 H2 [SEP] (70%, 3.5× baseline), L2 H1 [SEP] (70%, 3.5× baseline). {SAMPLE}")
+        );
+    }
+
+    #[test]
+    fn a_role_within_two_standard_errors_of_its_bar_is_not_decided() {
+        let mut now = stats(0.4, PLAIN);
+        now.roles[1] = [0.05, 0.8, 0.05, 0.0, 0.0, 0.1];
+        // 48% ± 2 × 2% on [SEP] straddles its bar, 50%.
+        now.roles[2] = [0.05, 0.05, 0.05, 0.05, 0.48, 0.32];
+        now.role_error[2] = [0.02; 6];
+        assert_eq!(
+            verdict(&now, 500),
+            format!("Not decided: after 500 steps 1 of 4 heads took a role: L1 H2 previous (80%, 8.0× baseline); 1 too close to call: L2 H1 [SEP] (48.0% ± 4.0%, bar 50.0%). {SAMPLE}")
+        );
+        // The same spread clear of the bar decides it.
+        now.roles[2][4] = 0.55;
+        assert!(verdict(&now, 500).starts_with("Borne out: after 500 steps 2 of 4 heads"));
+        // Two heads not decided on different roles, none taken: the largest share is named.
+        now.roles[1] = [0.05, 0.28, 0.05, 0.05, 0.1, 0.47];
+        now.role_error[1] = [0.02; 6];
+        now.roles[2][4] = 0.48;
+        assert_eq!(
+            verdict(&now, 500),
+            format!("Not decided: after 500 steps 0 of 4 heads took a role (the largest share any head gives one relation is 48%, L2 H1 on [SEP] (2.4× baseline)); 2 too close to call: L1 H2 previous (28.0% ± 4.0%, bar 30.0%), L2 H1 [SEP] (48.0% ± 4.0%, bar 50.0%). {SAMPLE}")
+        );
+        // One head alone cannot take two heads' different roles: decided.
+        now.roles[1] = PLAIN;
+        assert!(
+            verdict(&now, 500).starts_with("Not borne out: after 500 steps no head took a role")
+        );
+    }
+
+    #[test]
+    fn the_method_states_the_rule() {
+        let method = Claim::Heads.method();
+        for rule in [
+            "at least 50% of its attention, or at least 3× the share a position-only baseline gives it",
+            "the rest is no relation",
+            "± 2 standard errors",
+            "Borne out when two heads take different roles, both decided",
+        ] {
+            assert!(method.contains(rule), "{rule}: {method}");
+        }
+    }
+
+    #[test]
+    fn a_verdict_names_eight_heads_and_counts_the_rest() {
+        let heads: Vec<String> = (1..=10).map(|k| format!("H{k}")).collect();
+        assert_eq!(listed(&heads[..2]), "H1, H2");
+        assert_eq!(listed(&heads), "H1, H2, H3, H4, H5, H6, H7, H8 and 2 more");
     }
 }

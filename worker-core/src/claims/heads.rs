@@ -141,7 +141,6 @@ impl HeadsSetup {
             base_loss,
             evaluation_rows: self.batch.batch_size(),
             ablation,
-            sentences: self.sentences.len(),
         }))
     }
 }
@@ -309,6 +308,16 @@ mod tests {
                 );
             }
         }
+        // The position-only baseline is these heads: none takes a role.
+        let number = |what: &str| &r.numbers.iter().find(|(k, _)| k == what).unwrap().1;
+        let baseline: Vec<String> = (0..5)
+            .map(|k| format!("{} {:.0}%", ROLES[k], expected[k] / rows as f64 * 100.0))
+            .collect();
+        assert_eq!(
+            number("Baseline (a head weighing the keys it sees alike)"),
+            &baseline.join(", ")
+        );
+        assert!(number("Heads that took a role").starts_with("0 of 8"));
         // Identical heads: JS distance 0 now; the fresh model's heads differ.
         let now = &r.plots[1].series[0];
         assert_eq!(now.name, "JS distance to the others, now");
@@ -356,6 +365,14 @@ mod tests {
                 .fill(0.0);
             assert_eq!(delta, loss(&cut) - base, "head {k}");
         }
+        let sentences =
+            head_sentences(&t.corpus, false, t.batch_config.max_len, HEAD_SENTENCES).unwrap();
+        let rows: usize = sentences.iter().map(|(ids, _)| ids.len()).sum();
+        let sample = format!(
+            "Measured over {} sentences ({rows} query rows), model seed {}.",
+            sentences.len(),
+            settings.seed
+        );
         // A fresh model: the verdict says it has not trained; its fresh and now rows agree.
         assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
         assert_eq!(r.plots[1].series[0].y, r.plots[1].series[1].y);
@@ -383,6 +400,19 @@ mod tests {
             trained.numbers[0].1.ends_with("at step 20"),
             "{:?}",
             trained.numbers[0]
+        );
+        // The verdict reads the roles, and says what it was measured over.
+        assert!(
+            [
+                "Borne out: after 20 steps",
+                "Not borne out: after 20 steps",
+                "Not decided: after 20 steps"
+            ]
+            .iter()
+            .any(|start| trained.verdict.starts_with(start))
+                && trained.verdict.ends_with(&sample),
+            "{}",
+            trained.verdict
         );
         // A new model ends the refreshes.
         queue.models_replaced(Some(&lab), None);

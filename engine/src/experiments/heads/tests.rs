@@ -116,6 +116,155 @@ fn uniform_attention_has_the_roles_counting_predicts_and_heads_that_do_not_diffe
         assert_eq!(stats.distance_to_others[k], 0.0, "identical heads");
     }
     assert_eq!(stats.mean_distance, 0.0);
+    // A uniform head is the position-only baseline, so it takes no role.
+    assert_eq!(stats.sentences, sentences.len());
+    for (k, head) in role_tests(&stats).iter().enumerate() {
+        for r in 0..6 {
+            assert!(
+                (stats.roles[k][r] - stats.baseline[r]).abs() < 1e-6,
+                "head {k} role {r}"
+            );
+        }
+        assert!(
+            head.iter().all(|t| t.call != Call::Takes),
+            "head {k}: {head:?}"
+        );
+    }
+}
+
+#[test]
+fn the_baseline_gives_each_key_a_head_may_see_one_nth() {
+    // [CLS] a b [SEP] c [SEP], ids 1, 5, 6, 2, 7, 2: query 2 sees n = 6 keys.
+    let ids = [1, 5, 6, 2, 7, 2];
+    let every = uniform_row_roles(&ids, 2, |_| true, (1, 2));
+    let sixth = 1.0 / 6.0;
+    // Keys [CLS], previous, self, [SEP] (which "next" is too: [SEP] first), c, [SEP].
+    assert_eq!(every, [sixth, sixth, 0.0, sixth, 2.0 * sixth, sixth]);
+    // Causal: query 2 sees keys 0..=2, a third each; no "next".
+    let causal = uniform_row_roles(&ids, 2, |j| j <= 2, (1, 2));
+    let third = 1.0 / 3.0;
+    assert_eq!(causal, [third, third, 0.0, third, 0.0, 0.0]);
+    // A decoder's first row sees only itself.
+    assert_eq!(uniform_row_roles(&ids, 0, |j| j == 0, (1, 2))[SELF], 1.0);
+    assert_eq!(uniform_row_roles(&ids, 0, |_| false, (1, 2)), [0.0; 6]);
+}
+
+#[test]
+fn the_baseline_follows_the_mask_the_pass_applies() {
+    let (corpus, model) = setup();
+    let sentences = head_sentences(&corpus, false, 30, 8).unwrap();
+    let (cls, sep) = specials(&corpus);
+    let causal = ForwardOptions::training(MaskMode::Causal);
+    let stats = head_stats(&model, &sentences, &causal, (cls, sep)).unwrap();
+    assert_eq!(stats.baseline[NEXT], 0.0, "no query sees the next token");
+    // By hand: row i sees its i + 1 keys.
+    let (mut self_share, mut rows) = (0.0, 0);
+    for (ids, _) in &sentences {
+        self_share += (1..=ids.len()).map(|n| 1.0 / n as f64).sum::<f64>();
+        rows += ids.len();
+    }
+    assert!((stats.baseline[SELF] - self_share / rows as f64).abs() < 1e-12);
+    assert!((stats.baseline.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+    // No head of any model can take "next" under the causal mask.
+    assert!(role_tests(&stats)
+        .iter()
+        .all(|head| head[NEXT].call == Call::DoesNot));
+}
+
+#[test]
+fn a_shares_standard_error_is_the_spread_of_its_sentences() {
+    // Equal rows: the standard deviation of the sentences' means ÷ √S. Means 0.2, 0.4, 0.6 over
+    // 10 rows each: sd 0.2, S = 3.
+    let error = ratio_standard_error(&[2.0, 4.0, 6.0], &[10, 10, 10]);
+    assert!((error - 0.2 / 3f64.sqrt()).abs() < 1e-12, "{error}");
+    // The same share in every sentence, whatever its length: no spread.
+    assert_eq!(ratio_standard_error(&[1.0, 3.0], &[4, 12]), 0.0);
+    assert_eq!(
+        ratio_standard_error(&[1.0], &[4]),
+        f64::INFINITY,
+        "one sentence"
+    );
+}
+
+/// A head's stats with `shares` of each role, each with standard error `error`, against the
+/// baseline `baseline`.
+fn one_head(shares: [f64; 6], error: f64, baseline: [f64; 6]) -> [RoleTest; RELATIONS] {
+    let stats = HeadStats {
+        layers: 1,
+        heads: 1,
+        roles: vec![shares],
+        entropy: vec![1.0],
+        spread: vec![0.5],
+        distance_to_others: vec![0.0],
+        mean_distance: 0.0,
+        rows: 100,
+        sentences: 10,
+        role_error: vec![[error; 6]],
+        baseline,
+    };
+    role_tests(&stats)[0]
+}
+
+/// An encoder's baseline over rows of ten keys: a tenth to self, previous, next and [CLS],
+/// two to [SEP], the rest to the rest.
+const BASELINE: [f64; 6] = [0.1, 0.1, 0.1, 0.1, 0.2, 0.4];
+
+#[test]
+fn a_head_takes_a_role_at_half_its_attention_or_three_times_the_baseline() {
+    let calls = |head: [RoleTest; RELATIONS]| head.map(|t| t.call);
+    use Call::{DoesNot as No, NotDecided as Open, Takes as Yes};
+    // All on the previous token: "previous", and nothing else.
+    let previous = one_head([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], 0.01, BASELINE);
+    assert_eq!(calls(previous), [No, Yes, No, No, No]);
+    assert_eq!(previous[1].over_baseline(), 10.0);
+    // A uniform head: the baseline itself.
+    assert_eq!(calls(one_head(BASELINE, 0.01, BASELINE)), [No; 5]);
+    // 3× the baseline: 0.31 on [CLS] (bar 0.3) takes it; 0.55 on [SEP] (bar 0.5, as 3 × 0.2 is
+    // more) does too; 0.45 on [SEP] does not.
+    let head = one_head([0.0, 0.0, 0.0, 0.31, 0.55, 0.14], 0.001, BASELINE);
+    assert_eq!(calls(head), [No, No, No, Yes, Yes]);
+    assert!((head[3].bar() - 0.3).abs() < 1e-12 && head[4].bar() == 0.5);
+    let head = one_head([0.1, 0.1, 0.1, 0.1, 0.45, 0.15], 0.001, BASELINE);
+    assert_eq!(calls(head)[4], No);
+    // "rest" is no relation: all on it is no role.
+    assert_eq!(
+        calls(one_head([0.0, 0.0, 0.0, 0.0, 0.0, 1.0], 0.01, BASELINE)),
+        [No; 5]
+    );
+    // Within 2 standard errors of the bar: not decided, on either side of it.
+    let near = |share| one_head([share, 0.0, 0.0, 0.0, 0.0, 1.0 - share], 0.02, BASELINE)[0].call;
+    assert_eq!(
+        (near(0.27), near(0.33), near(0.25), near(0.35)),
+        (Open, Open, No, Yes)
+    );
+    // No spread to read (one sentence): nothing is decided.
+    let alone = one_head([0.0, 1.0, 0.0, 0.0, 0.0, 0.0], f64::INFINITY, BASELINE);
+    assert_eq!(calls(alone), [Open; 5]);
+    // Position alone gives a role half or more (a decoder's "self" on short rows), or nothing
+    // (its "next"): a head that does just that takes no role.
+    let decoder = [0.6, 0.2, 0.0, 0.2, 0.0, 0.0];
+    assert_eq!(calls(one_head(decoder, 0.0, decoder)), [No; 5]);
+}
+
+#[test]
+fn heads_differ_when_two_take_different_roles_and_not_when_no_two_could() {
+    let previous = one_head([0.0, 0.9, 0.0, 0.0, 0.0, 0.1], 0.01, BASELINE);
+    let sep = one_head([0.0, 0.0, 0.0, 0.0, 0.9, 0.1], 0.01, BASELINE);
+    let none = one_head(BASELINE, 0.01, BASELINE);
+    let open = one_head([0.0, 0.0, 0.0, 0.0, 0.5, 0.5], 0.05, BASELINE);
+    assert_eq!(open[4].call, Call::NotDecided);
+    let differ = |heads: &[[RoleTest; RELATIONS]]| heads_take_different_roles(heads);
+    assert_eq!(differ(&[previous, none, sep]), Some(true));
+    assert_eq!(differ(&[none, none, none]), Some(false));
+    assert_eq!(
+        differ(&[sep, sep, none]),
+        Some(false),
+        "the same role twice"
+    );
+    assert_eq!(differ(&[previous]), Some(false), "one head");
+    assert_eq!(differ(&[previous, open]), None, "[SEP] might make two");
+    assert_eq!(differ(&[sep, open]), Some(false), "[SEP] either way");
+    assert_eq!(differ(&[previous, sep, open]), Some(true));
 }
 
 #[test]
