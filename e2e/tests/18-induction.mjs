@@ -24,6 +24,9 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       const { page, problems } = await openPage(browser, baseUrl);
       await ready(page);
+      // Seed 1 of the measured setting (engine::repeat::RepeatTask::SEED), typed as a learner would.
+      await page.getByLabel('Seed', { exact: true }).fill('1');
+      await page.getByLabel('Seed', { exact: true }).dispatchEvent('change');
       await page.getByLabel('Objective').selectOption('next-token');
       await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('decoder'), null, { timeout: 30000 });
       await page.locator('[data-next-token-task]').selectOption('repeat');

@@ -84,9 +84,15 @@ impl RepeatTask {
     /// The training setting measured to form induction heads at the tiny size within 3,000
     /// steps (`tools/induction_sweep.py`): batch, learning rate (Adam), positions, and no
     /// dropout (`config`).
-    pub const BATCH_SIZE: usize = 32;
+    pub const BATCH_SIZE: usize = 64;
     pub const LEARNING_RATE: f64 = 1e-3;
     pub const POSITIONS: PositionEmbeddingType = PositionEmbeddingType::Rotary;
+    /// A seed of that setting where the textbook circuit forms (a previous-token head in
+    /// layer 1, an induction head in layer 2, by step 1,100 natively): in 3 of seeds 1–5 it
+    /// formed within 3,000 steps, and seed 0 had copied only by a duplicate-token head by
+    /// then. What the page starts Repeat with, so a learner sees the circuit; the claim says
+    /// which seed it measured, and any other can be chosen.
+    pub const SEED: u64 = 1;
 
     /// `config` as the task trains it: without dropout, which slows the change and makes it
     /// rarer.

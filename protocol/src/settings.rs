@@ -328,9 +328,10 @@ impl LabSettings {
         }
     }
 
-    /// Next token's Task Repeat, with the batch size and positions measured to form induction
-    /// heads (`engine::repeat`); the learner may change them after.
+    /// Next token's Task Repeat, with the batch size, positions and seed measured to form
+    /// induction heads (`engine::repeat`); the learner may change them after.
     pub fn choose_repeat(&mut self) {
+        self.seed = RepeatTask::SEED;
         self.objective = Objective::NextToken;
         self.task = None;
         self.repeat = true;
