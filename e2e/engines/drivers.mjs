@@ -3,7 +3,7 @@
 // - WebKitGTK's MiniBrowser (the engine of Safari) over W3C WebDriver: plain HTTP calls to
 //   WebKitWebDriver, run under xvfb-run because the MiniBrowser needs a display.
 // Each gives the same small session: goto, run (a function evaluated in the page, which may
-// return a promise), screenshot, close. The suite (suite.mjs) is written against it.
+// return a promise), screenshot, resize, close. The suite (suite.mjs) is written against it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -43,6 +43,7 @@ export async function firefox() {
     async reload() { await page.reload({ waitUntil: 'load' }); },
     async run(fn, arg) { return page.evaluate(`${wrapped(fn)}(${JSON.stringify(arg ?? null)})`); },
     async screenshot(file) { await page.screenshot({ path: file, fullPage: false }); },
+    async resize(width, height) { await page.setViewport({ width, height }); },
     async close() { await browser.close(); fs.rmSync(profile, { recursive: true, force: true }); },
   };
 }
@@ -111,6 +112,7 @@ export async function webkit() {
       return out ? out.value : undefined;
     },
     async screenshot(file) { fs.writeFileSync(file, Buffer.from(await call('GET', at('/screenshot')), 'base64')); },
+    async resize(width, height) { await call('POST', at('/window/rect'), { width, height }); },
     async close() {
       try { await call('DELETE', at('')); } catch { /* the browser may be gone already */ }
       try { process.kill(-driver.pid, 'SIGTERM'); } catch { /* already ended */ }

@@ -50,6 +50,15 @@ pub struct Copies {
 }
 
 impl Copies {
+    /// The copies of a row of tokens `[CLS] x₁…x_L x₁…x_L [SEP]` (any L ≥ 1), or None when the
+    /// row is not one segment twice between two other tokens.
+    pub fn of<T: PartialEq>(tokens: &[T]) -> Option<Copies> {
+        let t = tokens.len();
+        let len = t.checked_sub(2)? / 2;
+        let repeated = t % 2 == 0 && len >= 1 && tokens[1..=len] == tokens[len + 1..=2 * len];
+        repeated.then_some(Copies { len })
+    }
+
     /// T = 2L + 2.
     pub fn tokens(self) -> usize {
         2 * self.len + 2
@@ -367,5 +376,10 @@ mod tests {
         assert_eq!(c.second(), 5..=8);
         // [CLS] a b c d a b c d [SEP]: the second "b" (6) saw "b" at 2, then "c" at 3.
         assert_eq!(c.duplicate_and_induction(6), (2, 3));
+        let row = ["[CLS]", "a", "b", "c", "d", "a", "b", "c", "d", "[SEP]"];
+        assert_eq!(Copies::of(&row), Some(c));
+        assert_eq!(Copies::of(&row[..9]), None, "odd");
+        assert_eq!(Copies::of(&["[CLS]", "a", "b", "b", "a", "[SEP]"]), None, "not a repeat");
+        assert_eq!(Copies::of(&["[CLS]", "[SEP]"]), None);
     }
 }
