@@ -5,7 +5,7 @@ use super::question::{Query, Question};
 use crate::explorer::figure_name::{FigureName, HeadMatrix};
 use crate::explorer::stepper::EMBEDDINGS_FORMULA;
 use engine::MaskMode;
-use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE};
+use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE, REPEAT_SENTENCE};
 use protocol::stage::Stage;
 use protocol::view::Part;
 
@@ -18,6 +18,8 @@ pub enum ModelNeed {
     PreTraining,
     /// An encoder–decoder trained to reverse its sentence.
     Reverse,
+    /// A decoder trained on Repeat, in the setting where induction heads form.
+    Repeat,
 }
 
 /// How a chapter sets the page up.
@@ -102,7 +104,7 @@ pub struct Chapter {
     pub hint: &'static str,
 }
 
-pub const CHAPTERS: [Chapter; 14] = [
+pub const CHAPTERS: [Chapter; 15] = [
     Chapter {
         title: "Why attention",
         text: "A recurrent network reads a sentence one token at a time, so the first word reaches the last only through every step between them. Self-attention lets every token read every other token in one step. The heatmap outlined here is one head's attention: row i is how token i spreads its reading over all tokens, and each row sums to 1. The model is training right here in your browser, so these numbers are its own.",
@@ -211,6 +213,22 @@ pub const CHAPTERS: [Chapter; 14] = [
         focus: focus(".summary .heatmap"),
         question: Question::VisibleKeys { row: 3 },
         hint: "Under the causal mask, a row is 0 to the right of its diagonal. Count the cells of row 4 (the 4th token) that are not 0.",
+    },
+    Chapter {
+        title: "Induction heads",
+        text: "On Repeat, a segment of random symbols comes twice: the first copy cannot be predicted, the second can be copied. Two heads learn it together, in a sudden change. One in layer 1 attends to the previous token. One in layer 2, the induction head, finds the earlier occurrence of the current token and reads the token after it: in its weights, a stripe 11 places left of the diagonal. Training plays until the heads have decided.",
+        formula: "x_t = x_j (j < t)  ⇒  attend to j + 1,  predict x_(j+1)",
+        scene: Scene {
+            text: REPEAT_SENTENCE,
+            pair: "",
+            mask: MaskMode::Causal,
+            playing: true,
+            model: ModelNeed::Repeat,
+            ..BASE
+        },
+        focus: focus(".model-view"),
+        question: Question::InductionHead,
+        hint: "In the model view, look at the second copy's rows (the lower half): the induction head's weights sit on a stripe 11 places left of the diagonal. The Induction heads claim below measures each head's score.",
     },
     Chapter {
         title: "Cross-attention",

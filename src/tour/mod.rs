@@ -121,6 +121,7 @@ impl Tour {
                 next.objective = Objective::MlmNsp;
             }
             ModelNeed::Reverse => next.task = Some(Task::Reverse),
+            ModelNeed::Repeat => next.choose_repeat(),
         }
         // Compare trains two BERTs; an encoder–decoder trains alone.
         if need == ModelNeed::Reverse {

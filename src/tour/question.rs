@@ -5,6 +5,9 @@
 
 use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
 use engine::config::AttentionScaling;
+use engine::experiments::induction::head_scores;
+use engine::repeat::Copies;
+use protocol::claims::head_label;
 use engine::inspect::Inspection;
 use protocol::stage::sqrt_text;
 use protocol::Curves;
@@ -43,6 +46,9 @@ pub enum Question {
     LossFell,
     /// How many keys row `row` gives a weight above 0 in the head shown.
     VisibleKeys { row: usize },
+    /// The head with the largest induction score on a Repeat sentence
+    /// (`engine::experiments::induction`).
+    InductionHead,
 }
 
 /// What the page shows when a question is asked.
@@ -91,6 +97,7 @@ impl Question {
                 "How many keys can token {} (counting [CLS] as 1) attend to?",
                 row + 1
             ),
+            Question::InductionHead => "Which head is the induction head: on the second copy, it attends to the token after the earlier occurrence of the current one?".into(),
         }
     }
 
@@ -307,6 +314,35 @@ impl Question {
                 let n = head.weights.row(row).iter().filter(|&&w| w > 0.0).count();
                 let choices: Vec<usize> = (1..=head.weights.cols.min(10).max(n)).collect();
                 numbers(&choices, n, format!("Row {} gives {n} keys a weight above 0; the mask sets the others to exactly 0.", row + 1))
+            }
+            Question::InductionHead => {
+                let copies = Copies::of(&ins.tokens).ok_or(
+                    "Type a Repeat sentence: a segment of symbols, then the same again (Use a Repeat example).",
+                )?;
+                let per_layer = ins.trace.layers.first().map_or(0, |l| l.heads.len());
+                let scores: Vec<f32> = ins
+                    .trace
+                    .layers
+                    .iter()
+                    .flat_map(|l| &l.heads)
+                    .map(|h| head_scores(&h.weights, copies).induction as f32)
+                    .collect();
+                let best = argmax(&scores).ok_or("The model has no heads.")?;
+                let runner_up = (0..scores.len())
+                    .filter(|&k| k != best)
+                    .map(|k| scores[k])
+                    .fold(0.0f32, f32::max);
+                let label = |k: usize| head_label(k, per_layer);
+                Ok(Posed {
+                    choices: (0..scores.len()).map(label).collect(),
+                    answer: best,
+                    why: format!(
+                        "{} puts {:.2} of its attention, over the second copy's tokens, on the token after the earlier occurrence of the current one (its induction score); the next head, {:.2}.",
+                        label(best),
+                        scores[best],
+                        runner_up
+                    ),
+                })
             }
         }
     }

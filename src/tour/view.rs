@@ -68,10 +68,12 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
             .info
             .with(|i| match (CHAPTERS[n - 1].scene.model, i) {
                 (_, None) => true,
-                (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder,
+                // A Repeat decoder's words are its symbols: it cannot read the chapters' sentence.
+                (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder && i.repeat.is_none(),
                 (ModelNeed::PreTraining, Some(i)) => {
                     !i.encoder_decoder && !i.decoder && i.has_heads
                 }
+                (ModelNeed::Repeat, Some(i)) => i.repeat.is_some(),
                 (ModelNeed::Reverse, Some(i)) => {
                     i.encoder_decoder
                         && tour
@@ -160,9 +162,10 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         let met = need_met.get();
         (!met).then(|| {
             let what = match need {
-                ModelNeed::OneModel => "one BERT (this is an encoder–decoder)",
+                ModelNeed::OneModel => "one BERT or decoder that reads the corpus's words",
                 ModelNeed::PreTraining => "BERT with its MLM and NSP heads",
                 ModelNeed::Reverse => "an encoder–decoder trained on Reverse",
+                ModelNeed::Repeat => "a decoder trained on Repeat (Next token, Task Repeat)",
             };
             view! {
                 <div class="tour-need" role="status">
