@@ -639,7 +639,7 @@ fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t()
     );
     assert!(
         r.verdict.contains("sequences of 32 tokens")
-            && r.verdict.ends_with("seed 0, both models at step 10."),
+            && r.verdict.ends_with("seed 0, both models at step 5."),
         "{}",
         r.verdict
     );
