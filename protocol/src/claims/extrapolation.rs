@@ -25,7 +25,7 @@ impl About for Extrapolation {
         format!(
             "Train two models at length T whose Positions differ (Compare: any two of Absolute, Rotary and ALiBi), then measure MLM accuracy by position on sequences of length 2T packed from the corpus, every maskable position of every sequence once. \
              Both models must first have learned the task: each needs at least {learned:.0}% accuracy within T, or the claim is not decided. \
-             What a model keeps is its accuracy past T over its accuracy within T; the effect is what RoPE's model keeps minus what the other keeps, past T over the positions both can read. Its standard error is taken over sequences (the delta method for a ratio of sums, both models on the same sequences), and the effect is decided only when it lies more than {errors} standard errors from zero: borne out above, not borne out below.",
+             What a model keeps is its accuracy past T over its accuracy within T; the effect is what the rotary model (ALiBi in its place when neither is rotary) keeps minus what the other keeps, past T over the positions both can read. Its standard error is taken over sequences (the delta method for a ratio of sums, both models on the same sequences), and the effect is decided only when it lies more than {errors} standard errors from zero: borne out above, not borne out below.",
             learned = LEARNED_WITHIN_T * 100.0,
             errors = DECIDED_STANDARD_ERRORS,
         )
