@@ -529,21 +529,25 @@ pub type Tally = (usize, usize);
 
 /// One pass of the length-extrapolation measurement: in each of `sequences` (all one length),
 /// the positions p ≡ `offset` (mod `stride`) that hold no special token become [MASK], and one
-/// evaluation forward predicts them all; each hit or miss is added to `tally[p]`. `stride`
-/// passes cover every position, each masking about 1/`stride` of the tokens (training masks
-/// 15%).
+/// evaluation forward predicts them all; each hit or miss in sequence i is added to
+/// `tally[i][p]`, so the claim can read its spread over sequences. `stride` passes cover every
+/// position, each masking about 1/`stride` of the tokens (training masks 15%).
 pub fn mlm_hits_by_position(
     model: &BertForPreTraining,
     corpus: &Corpus,
     sequences: &[Vec<u32>],
     stride: usize,
     offset: usize,
-    tally: &mut [Tally],
+    tally: &mut [Vec<Tally>],
 ) -> Result<()> {
     let (b, t) = (sequences.len(), sequences.first().map_or(0, Vec::len));
-    if b == 0 || t > tally.len() || sequences.iter().any(|s| s.len() != t) {
+    if b == 0
+        || b != tally.len()
+        || tally.iter().any(|row| t > row.len())
+        || sequences.iter().any(|s| s.len() != t)
+    {
         return Err(EngineError::Input(
-            "the sequences to measure must be of one length, and fit the tally".into(),
+            "the sequences to measure must be of one length, and fit the tally (a row each)".into(),
         ));
     }
     let (_, _, mask) = corpus.cls_sep_mask();
@@ -568,8 +572,8 @@ pub fn mlm_hits_by_position(
     let predicted = predict(model, &batch, &ForwardOptions::training(MaskMode::Padding))?;
     for (n, id) in predicted.mlm {
         let (i, p) = (n / t, n % t);
-        tally[p].0 += usize::from(labels[[i, p]] == id as i64);
-        tally[p].1 += 1;
+        tally[i][p].0 += usize::from(labels[[i, p]] == id as i64);
+        tally[i][p].1 += 1;
     }
     Ok(())
 }
@@ -731,16 +735,19 @@ mod tests {
         let absolute = BertForPreTraining::init(&config, &mut Rng::new(1)).unwrap();
         config.position_embedding_type = crate::config::PositionEmbeddingType::Rotary;
         let rotary = BertForPreTraining::init(&config, &mut Rng::new(1)).unwrap();
-        let mut tally = vec![(0, 0); 20];
+        let mut tally = vec![vec![(0, 0); 20]; 3];
         for offset in 0..4 {
             mlm_hits_by_position(&rotary, &corpus, &sequences, 4, offset, &mut tally).unwrap();
         }
-        // Every non-special position of every sequence once: [CLS] and [SEP] never.
-        assert_eq!((tally[0].1, tally[19].1), (0, 0));
-        assert!(
-            tally[1..19].iter().all(|&(hits, n)| n == 3 && hits <= n),
-            "{tally:?}"
-        );
+        // Every non-special position of every sequence once, in that sequence's row: [CLS] and
+        // [SEP] never.
+        for row in &tally {
+            assert_eq!((row[0].1, row[19].1), (0, 0));
+            assert!(
+                row[1..19].iter().all(|&(hits, n)| n == 1 && hits <= n),
+                "{tally:?}"
+            );
+        }
         // Past P = 16 learned positions do not exist: absolute refuses, rotary ran above.
         let e = mlm_hits_by_position(&absolute, &corpus, &sequences, 4, 0, &mut tally);
         assert!(e

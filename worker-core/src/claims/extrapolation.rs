@@ -17,8 +17,9 @@ struct Extrapolating {
     sequences: Vec<Vec<u32>>,
     trained_len: usize,
     steps: u64,
-    /// (model, its learned positions if absolute, its tally by position): A's, B's.
-    models: [(BertForPreTraining, Option<usize>, Vec<Tally>); 2],
+    seed: u64,
+    /// (model, its learned positions if absolute, its tally by sequence and position): A's, B's.
+    models: [(BertForPreTraining, Option<usize>, Vec<Vec<Tally>>); 2],
     /// (model, pass) still to run, popped from the end.
     todo: Vec<(usize, usize)>,
     total: usize,
@@ -70,7 +71,7 @@ fn extrapolating(models: &Models) -> LabResult<Extrapolating> {
         let p = (positions(t) == PositionEmbeddingType::Absolute)
             .then_some(t.model.config.max_position_embeddings);
         let len = p.map_or(2 * trained_len, |p| p.min(2 * trained_len));
-        (t.model.clone(), p, vec![(0, 0); len])
+        (t.model.clone(), p, vec![vec![(0, 0); len]; sequences.len()])
     };
     let todo: Vec<(usize, usize)> = (0..2)
         .flat_map(|m| (0..STRIDE).map(move |pass| (m, pass)))
@@ -80,6 +81,7 @@ fn extrapolating(models: &Models) -> LabResult<Extrapolating> {
         corpus: ta.corpus.clone(),
         trained_len,
         steps: ta.stepper.step,
+        seed: models.seed,
         models: [model(ta), model(tb)],
         total: todo.len(),
         todo,
@@ -96,7 +98,7 @@ impl Experiment for Extrapolating {
         if let Some((m, pass)) = self.todo.pop() {
             let (model, _, tally) = &mut self.models[m];
             // An absolute model reads only its learned positions.
-            let len = tally.len();
+            let len = tally.first().map_or(0, Vec::len);
             let cut: Vec<Vec<u32>> = self.sequences.iter().map(|s| s[..len].to_vec()).collect();
             mlm_hits_by_position(model, &self.corpus, &cut, STRIDE, pass, tally)?;
         }
@@ -111,6 +113,7 @@ impl Experiment for Extrapolating {
         Ok(Some(Extrapolation::result(
             self.trained_len,
             self.steps,
+            self.seed,
             a,
             b,
         )))

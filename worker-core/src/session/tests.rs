@@ -629,6 +629,20 @@ fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t()
         .flat_map(|s| &s.y)
         .all(|a| (0.0..=1.0).contains(a)));
     assert_eq!(r.plots[0].marks[0].x, 15.5);
+    // Five steps teach neither model the task within T: not decided, with the sample (a row
+    // per sequence measured), the seed and the step.
+    assert!(
+        r.verdict
+            .starts_with("Not decided: the models have not learned the task within T (rotary: "),
+        "{}",
+        r.verdict
+    );
+    assert!(
+        r.verdict.contains("sequences of 32 tokens")
+            && r.verdict.ends_with("seed 0, both models at step 5."),
+        "{}",
+        r.verdict
+    );
 }
 
 /// Runs `claim` unit by unit to its result.
