@@ -438,10 +438,25 @@ fn train_on_repeat_prints_the_induction_scores_at_each_evaluation() {
         args.extend_from_slice(extra);
         Cmd::new(&args)
     };
-    let out = repeat(&["--steps", "20", "--eval-every", "10", "--segment", "3-6", "--alphabet", "8", "--batch-size", "4"]).run();
+    let out = repeat(&[
+        "--steps",
+        "20",
+        "--eval-every",
+        "10",
+        "--segment",
+        "3-6",
+        "--alphabet",
+        "8",
+        "--batch-size",
+        "4",
+    ])
+    .run();
     let lines = out.lines();
     assert_eq!(lines.len(), 4, "steps 0, 10, 20 and the ablation");
-    let steps: Vec<u64> = lines[..3].iter().map(|l| l["step"].as_u64().unwrap()).collect();
+    let steps: Vec<u64> = lines[..3]
+        .iter()
+        .map(|l| l["step"].as_u64().unwrap())
+        .collect();
     assert_eq!(steps, [0, 10, 20]);
     assert!(lines[0]["loss"].is_null() && lines[1]["loss"].is_number());
     for line in &lines[..3] {
@@ -451,18 +466,30 @@ fn train_on_repeat_prints_the_induction_scores_at_each_evaluation() {
         }
         let heads = line["heads"].as_array().unwrap();
         assert_eq!(heads.len(), 4, "2 layers × 2 heads");
-        assert_eq!((heads[3]["layer"].as_u64(), heads[3]["head"].as_u64()), (Some(2), Some(2)));
+        assert_eq!(
+            (heads[3]["layer"].as_u64(), heads[3]["head"].as_u64()),
+            (Some(2), Some(2))
+        );
         for key in ["previous", "duplicate", "induction"] {
             let v = heads[0][key].as_f64().unwrap();
             assert!((0.0..=1.0).contains(&v), "{key} {v}");
         }
     }
-    assert_eq!(lines[3]["copy2_accuracy_without"].as_array().unwrap().len(), 4);
-    assert!(out.stderr_text().contains("8 symbols, L 3–6, measured at L = 5"), "{}", out.stderr_text());
+    assert_eq!(
+        lines[3]["copy2_accuracy_without"].as_array().unwrap().len(),
+        4
+    );
+    assert!(
+        out.stderr_text()
+            .contains("8 symbols, L 3–6, measured at L = 5"),
+        "{}",
+        out.stderr_text()
+    );
     repeat(&["--corpus", &tmp.corpus()]).fails_with(2, "no --corpus or --max-len");
     repeat(&["--segment", "6"]).fails_with(2, "--segment wants MIN-MAX");
     repeat(&["--objective", "mlm-nsp"]).fails_with(2, "--objective next-token");
-    repeat(&["--segment", "4-12", "--alphabet", "8"]).fails_with(1, "needs an alphabet of at least as many");
+    repeat(&["--segment", "4-12", "--alphabet", "8"])
+        .fails_with(1, "needs an alphabet of at least as many");
     Cmd::train_init(&config, &tmp.corpus())
         .with(&["--alphabet", "8"])
         .fails_with(2, "are for --task repeat");

@@ -379,7 +379,11 @@ mod tests {
         let row = ["[CLS]", "a", "b", "c", "d", "a", "b", "c", "d", "[SEP]"];
         assert_eq!(Copies::of(&row), Some(c));
         assert_eq!(Copies::of(&row[..9]), None, "odd");
-        assert_eq!(Copies::of(&["[CLS]", "a", "b", "b", "a", "[SEP]"]), None, "not a repeat");
+        assert_eq!(
+            Copies::of(&["[CLS]", "a", "b", "b", "a", "[SEP]"]),
+            None,
+            "not a repeat"
+        );
         assert_eq!(Copies::of(&["[CLS]", "[SEP]"]), None);
     }
 }

@@ -5,8 +5,8 @@
 use engine::MaskMode;
 use leptos::prelude::*;
 use protocol::rules::{self, pad_to as parse_pad_to};
-use protocol::{ProbeInput, ProbeKernel};
 use protocol::settings::REPEAT_SENTENCE;
+use protocol::{ProbeInput, ProbeKernel};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Radio groups need a page-unique name; several explorers may be mounted (tests).

@@ -6,9 +6,9 @@
 use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
 use engine::config::AttentionScaling;
 use engine::experiments::induction::head_scores;
+use engine::inspect::Inspection;
 use engine::repeat::Copies;
 use protocol::claims::head_label;
-use engine::inspect::Inspection;
 use protocol::stage::sqrt_text;
 use protocol::Curves;
 
