@@ -243,8 +243,6 @@ export const tests = [
         const started = Date.now();
         const decided = await untilDecided(page, n);
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        // Chapter 13 trains its encoder–decoder on: its anti-diagonal grows clearer.
-        if (n === 13) await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 100, null, { timeout: 120000 });
         // The loss question reads the curve and keeps training: nothing to hold still.
         const still = n === 11 ? decided : await decidedAndStill(page, n);
         const title = await panel(page).locator('.tour-title').innerText();

@@ -32,8 +32,8 @@ pub struct Scene {
     pub window: Option<usize>,
     pub stage: Stage,
     pub part: Part,
-    /// Play (true) or Pause (false) once the question is decided; until then the chapter
-    /// plays (`view::TourPanel`).
+    /// Play (true) or Pause (false) when the chapter opens. A chapter whose question is not
+    /// decided yet plays until it is, then pauses (`view::TourPanel`).
     pub playing: bool,
     pub model: ModelNeed,
 }

@@ -805,7 +805,7 @@ mod tests {
         assert_eq!(answer(&p), ins.tokens[2]);
         assert!(matches!(p.margin, Margin::Lead { ratio, .. } if (ratio - 2.0).abs() < 1e-4));
         // Just under the line: not decided.
-        w[4] = 0.3 / (DECIDED_LEAD * 1.01);
+        w[4] = 0.3 / DECIDED_LEAD * 1.01;
         assert!(!top_mask_key(&with_mask_row(ins, &w)).margin.decided());
     }
 

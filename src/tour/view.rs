@@ -137,21 +137,31 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
     let margin = Memo::new(move |_| posed.with(|p| p.as_ref()?.as_ref().ok().map(|p| p.margin)));
     let decided = Memo::new(move |_| margin.get().map(Margin::decided));
     // The chapter plays the model while its question is undecided: the answer is a pattern the
-    // model has yet to learn. Once decided, a chapter whose scene is paused pauses again, so
-    // the numbers hold still while the learner reads them. Only these turns act, so a learner's
-    // own Play or Pause stands until the next one.
+    // model has yet to learn, so a pause then (the learner's, or one that lands on a snapshot
+    // below the line) is followed by Play; to stop training there, leave the tour. When the
+    // question becomes decided, training pauses (chapter 1's included), so the numbers hold
+    // still at a decided answer while the learner reads them: a playing head's lead wobbles
+    // from one snapshot to the next, and the choices would come and go. A chapter that opens
+    // decided keeps its scene, the loss chapter plays on, and once decided the learner's own
+    // Play or Pause stands.
     Effect::watch(
-        move || (chapter.get(), decided.get()),
-        move |&(n, now), before, _| {
+        move || (chapter.get(), decided.get(), tour.live.playing.get()),
+        move |&(n, now, playing), before, _| {
             let Some(n) = n else { return };
-            let was_undecided = before.is_some_and(|&(m, d)| m == Some(n) && d == Some(false));
-            let playing = tour.live.playing.get_untracked();
-            let trainable = tour.live.trainable.with_untracked(Result::is_ok);
+            let before = before.filter(|b| b.0 == Some(n));
+            // A model that cannot train, has stopped (NaN loss) or is shown at a History step
+            // cannot decide by playing.
+            let can_train = tour.live.trainable.with_untracked(Result::is_ok)
+                && tour.live.stopped.with_untracked(Option::is_none)
+                && tour.live.history_at.with_untracked(Option::is_none);
+            // The loss question reads the smoothed curve, which does not wobble, and its
+            // chapter is about watching the curve play.
+            let turned_decided = before.is_some_and(|b| b.1 == Some(false))
+                && now == Some(true)
+                && CHAPTERS[n - 1].question != super::question::Question::LossFell;
             match now {
-                Some(false) if !playing && trainable => tour.live.send(ToWorker::Play),
-                Some(true) if was_undecided && playing && !CHAPTERS[n - 1].scene.playing => {
-                    tour.live.send(ToWorker::Pause)
-                }
+                Some(false) if !playing && can_train => tour.live.send(ToWorker::Play),
+                Some(true) if turned_decided && playing => tour.live.send(ToWorker::Pause),
                 _ => {}
             }
         },
