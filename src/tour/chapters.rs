@@ -33,7 +33,7 @@ pub struct Scene {
     pub stage: Stage,
     pub part: Part,
     /// Play (true) or Pause (false) when the chapter opens. A chapter whose question is not
-    /// decided yet plays until it is, then pauses (`view::TourPanel`).
+    /// decided yet plays until it is, then pauses, but for the loss chapter (`view::TourPanel`).
     pub playing: bool,
     pub model: ModelNeed,
 }
