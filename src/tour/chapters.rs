@@ -34,7 +34,8 @@ pub struct Scene {
     pub window: Option<usize>,
     pub stage: Stage,
     pub part: Part,
-    /// Play (true) or Pause (false).
+    /// Play (true) or Pause (false) when the chapter opens. A chapter whose question is not
+    /// decided yet plays until it is, then pauses, but for the loss chapter (`view::TourPanel`).
     pub playing: bool,
     pub model: ModelNeed,
 }
@@ -109,7 +110,9 @@ pub const CHAPTERS: [Chapter; 15] = [
         title: "Why attention",
         text: "A recurrent network reads a sentence one token at a time, so the first word reaches the last only through every step between them. Self-attention lets every token read every other token in one step. The heatmap outlined here is one head's attention: row i is how token i spreads its reading over all tokens, and each row sums to 1. The model is training right here in your browser, so these numbers are its own.",
         formula: "Attention(Q, K, V) = softmax(QKᵀ/√d_k + M) V",
-        // Training from the first chapter on: a fresh model's attention is nearly uniform.
+        // Training from the first chapter on: a fresh model's attention is nearly uniform, so
+        // the tour's first question waits until the model has learned a pattern to find, and
+        // every later chapter starts from that model.
         scene: Scene { playing: true, ..BASE },
         focus: focus(".summary .heatmap"),
         question: Question::TopKey { query: Query::Mask, scores: false },

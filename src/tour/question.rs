@@ -1,6 +1,8 @@
 //! The tour's questions, posed against the live model: the choices and the right one are read
 //! from the inspection on screen (and the loss curve) when asked, so a question stays true as
-//! the model trains. These functions pick and compare numbers the engine computed; they
+//! the model trains. A question is asked only once its answer is decided (`Margin`): the right
+//! choice's number leads the runner-up's by `DECIDED_LEAD`, or the answer is arithmetic no
+//! training changes. These functions pick and compare numbers the engine computed; they
 //! compute nothing of the model.
 
 use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
@@ -58,12 +60,57 @@ pub struct Live<'a> {
     pub curves: &'a Curves,
 }
 
-/// A question asked now: its choices, the right one, and why it is right.
+/// How far the right choice must lead the runner-up before a question is asked: its number
+/// (a weight, a probability, …) at least 1.5 times the runner-up's. A ratio, because the
+/// numbers compared are shares of a whole that shrink as there are more keys or words: a
+/// fresh tiny BERT's 16 keys get about 1/16 = 0.0625 each, and one key at 0.063 beside the
+/// next at 0.06 (1.05×) is noise, not a pattern to find. At 1.5× the lead is one a learner
+/// sees in the heatmap's colours and reads by hovering, and it stays through the small steps
+/// training takes between two snapshots.
+pub const DECIDED_LEAD: f32 = 1.5;
+
+/// How clearly the numbers on screen pick the right choice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Margin {
+    /// The answer is arithmetic on the model's shapes, the text or the mask (a count, d_k,
+    /// √d_k, a weight the mask makes exactly 0): decided by construction, whatever the model
+    /// has learned.
+    Exact,
+    /// The right choice's number over the runner-up's (both ≥ 0): `ratio` ≥ `DECIDED_LEAD`
+    /// decides; 1 is a tie. `of` names what leads, for "… leads the runner-up by 1.1×".
+    Lead { ratio: f32, of: &'static str },
+}
+
+impl Margin {
+    pub fn decided(self) -> bool {
+        match self {
+            Margin::Exact => true,
+            // NaN (a number the model lost) never decides.
+            Margin::Lead { ratio, .. } => ratio >= DECIDED_LEAD,
+        }
+    }
+}
+
+/// `best` over `runner_up`, both ≥ 0: 1 on a tie (0 against 0 included), ∞ when the runner-up
+/// is 0 and `best` is not, below 1 when the runner-up is larger.
+fn lead(best: f32, runner_up: f32) -> f32 {
+    if best == runner_up {
+        1.0
+    } else if runner_up <= 0.0 {
+        f32::INFINITY
+    } else {
+        best / runner_up
+    }
+}
+
+/// A question asked now: its choices, the right one, why it is right, and how clearly the
+/// numbers decide it (the page offers the choices only when `margin.decided()`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Posed {
     pub choices: Vec<String>,
     pub answer: usize,
     pub why: String,
+    pub margin: Margin,
 }
 
 impl Question {
@@ -127,12 +174,34 @@ impl Question {
                 let values = m.row(row);
                 let best = argmax(values).ok_or("The row is empty.")?;
                 let (choices, index_of) = token_choices(keys, &key_mask);
-                let what = if scores {
-                    "a raw score of"
+                if index_of.len() != values.len() {
+                    return Err("This model has no such row.".into());
+                }
+                // The runner-up is the largest key of another choice (the [PAD] keys are one).
+                let runner_up = (0..values.len())
+                    .filter(|&j| index_of[j] != index_of[best])
+                    .max_by(|&a, &b| values[a].total_cmp(&values[b]));
+                // Raw scores have either sign, so no ratio of theirs means anything. Softmax
+                // is monotone in the score, so a score's lead is the lead of the weights the
+                // two keys get (the engine's, from the same row): e^(Δs/√d_k) when nothing but
+                // the scale and the mask stands between scores and weights.
+                let weights = head.weights.row(row);
+                let ratio = runner_up.map_or(f32::INFINITY, |r| {
+                    lead(
+                        weights.get(best).copied().unwrap_or(0.0),
+                        weights.get(r).copied().unwrap_or(0.0),
+                    )
+                });
+                let (what, of) = if scores {
+                    (
+                        "a raw score of",
+                        "the top score's weight leads the runner-up's by",
+                    )
                 } else {
-                    "a weight of"
+                    ("a weight of", "the top weight leads the runner-up by")
                 };
                 Ok(Posed {
+                    margin: Margin::Lead { ratio, of },
                     answer: index_of[best],
                     why: format!(
                         "{} gives {} {what} {:.3}, the largest of its row (layer {}, head {}).",
@@ -168,6 +237,7 @@ impl Question {
                 let mut choices: Vec<String> = options.clone().map(sqrt_text).collect();
                 match ins.scaling {
                     AttentionScaling::InverseSqrtHeadSize => Ok(Posed {
+                        margin: Margin::Exact,
                         answer: options.clone().position(|x| x == d).unwrap_or(0),
                         choices,
                         why: format!(
@@ -182,6 +252,7 @@ impl Question {
                         Ok(Posed {
                             choices,
                             answer: 0,
+                            margin: Margin::Exact,
                             why: format!(
                                 "This model was built with Scaling \"None\": its scores are divided by 1, not by √{d} = {}, so they keep their full spread.",
                                 sqrt_text(d)
@@ -212,6 +283,23 @@ impl Question {
                 } else {
                     1
                 };
+                let largest_real = (0..w.len())
+                    .filter(|&j| ins.attention_mask.get(j) != Some(&0))
+                    .map(|j| w[j])
+                    .fold(0.0f32, f32::max);
+                let margin = match answer {
+                    // exp(−∞) = 0: the mask decides it, not the model.
+                    0 => Margin::Exact,
+                    // Whether a [PAD] key or a real one gets the largest share.
+                    2 => Margin::Lead {
+                        ratio: lead(largest_pad, largest_real),
+                        of: "the top [PAD] weight leads the top real key's by",
+                    },
+                    _ => Margin::Lead {
+                        ratio: lead(largest_real, largest_pad),
+                        of: "the top real key's weight leads the top [PAD] weight by",
+                    },
+                };
                 let why = match answer {
                     0 => "Exactly 0: the padding mask adds −∞ at the [PAD] keys, and exp(−∞) = 0.".to_string(),
                     _ => format!("With this mask nothing hides the [PAD] keys: the largest gets {largest_pad:.3}."),
@@ -224,6 +312,7 @@ impl Question {
                     ],
                     answer,
                     why,
+                    margin,
                 })
             }
             Question::MostSelfHead => {
@@ -241,7 +330,15 @@ impl Question {
                     return Err("This model has no such row.".into());
                 }
                 let best = argmax(&own).ok_or("This layer has no heads.")?;
+                let runner_up = (0..own.len())
+                    .filter(|&h| h != best)
+                    .map(|h| own[h])
+                    .fold(None, |m: Option<f32>, w| Some(m.map_or(w, |m| m.max(w))));
                 Ok(Posed {
+                    margin: Margin::Lead {
+                        ratio: runner_up.map_or(f32::INFINITY, |r| lead(own[best], r)),
+                        of: "the top head's weight leads the runner-up's by",
+                    },
                     choices: (1..=heads.len()).map(|h| format!("Head {h}")).collect(),
                     answer: best,
                     why: format!("Head {} gives [MASK] {:.3} of its own attention; the heads of layer {} give {}.", best + 1, own[best], sel.layer + 1, own.iter().map(|w| format!("{w:.2}")).collect::<Vec<_>>().join(", ")),
@@ -256,14 +353,22 @@ impl Question {
                 let row = query_row(&ins.tokens, Query::Mask)?;
                 let values = layer.attention_norm.row(row);
                 let mean = values.iter().sum::<f32>() / values.len().max(1) as f32;
-                let answer = if mean.abs() < 0.25 {
-                    0
-                } else if (mean - 1.0).abs() < 0.25 {
-                    1
+                let (answer, margin) = if mean.abs() < MEAN_BAND {
+                    (0, inside_band(mean.abs()))
+                } else if (mean - 1.0).abs() < MEAN_BAND {
+                    (1, inside_band((mean - 1.0).abs()))
                 } else {
-                    2
+                    let nearest = mean.abs().min((mean - 1.0).abs());
+                    (
+                        2,
+                        Margin::Lead {
+                            ratio: lead(nearest, MEAN_BAND),
+                            of: "the mean is outside both bands (±0.25) by",
+                        },
+                    )
                 };
                 Ok(Posed {
+                    margin,
                     choices: vec!["About 0".into(), "About 1".into(), "Far from both".into()],
                     answer,
                     why: if answer == 0 {
@@ -280,7 +385,15 @@ impl Question {
                 choices.sort();
                 choices.dedup();
                 let answer = choices.iter().position(|c| *c == top.token).unwrap_or(0);
+                let ratio = p
+                    .top
+                    .get(1)
+                    .map_or(f32::INFINITY, |second| lead(top.probability, second.probability));
                 Ok(Posed {
+                    margin: Margin::Lead {
+                        ratio,
+                        of: "the first word's probability leads the second's by",
+                    },
                     choices,
                     answer,
                     why: format!(
@@ -297,7 +410,20 @@ impl Question {
                 let first = points[0].loss;
                 let now = live.curves.smoothed().last().map_or(first, |p| p.loss);
                 let lower = now < first;
+                // A loss is ≥ 0, so its fall is a ratio like the other margins.
+                let margin = if lower {
+                    Margin::Lead {
+                        ratio: lead(first, now),
+                        of: "the first loss is above the loss now by",
+                    }
+                } else {
+                    Margin::Lead {
+                        ratio: lead(now, first),
+                        of: "the loss now is above the first by",
+                    }
+                };
                 Ok(Posed {
+                    margin,
                     choices: vec!["Lower".into(), "Not lower".into()],
                     answer: if lower { 0 } else { 1 },
                     why: format!(
@@ -425,8 +551,11 @@ fn token_choices(keys: &[String], key_mask: &[u8]) -> (Vec<String>, Vec<usize>) 
     (choices, index_of)
 }
 
+/// A question whose answer is a count or a size: arithmetic on the text, the model's shape or
+/// the mask, decided by construction.
 fn numbers(choices: &[usize], answer: usize, why: String) -> Result<Posed, String> {
     Ok(Posed {
+        margin: Margin::Exact,
         choices: choices.iter().map(usize::to_string).collect(),
         answer: choices
             .iter()
@@ -434,6 +563,18 @@ fn numbers(choices: &[usize], answer: usize, why: String) -> Result<Posed, Strin
             .ok_or("The answer is not among the choices.")?,
         why,
     })
+}
+
+/// The half-width of the Add & Norm question's bands "About 0" and "About 1".
+const MEAN_BAND: f32 = 0.25;
+
+/// How well inside its band a mean `distance` from the band's centre is: the half-width over
+/// that distance, so at `DECIDED_LEAD` the mean is within 2/3 of the half-width.
+fn inside_band(distance: f32) -> Margin {
+    Margin::Lead {
+        ratio: lead(MEAN_BAND, distance),
+        of: "the mean is inside its band (±0.25) by",
+    }
 }
 
 /// The index of the largest value (the first, on a tie).
@@ -652,6 +793,121 @@ mod tests {
         assert_eq!(
             answer(&pose(Question::LossFell, &ins, &curves)),
             "Not lower"
+        );
+    }
+
+    /// The TopKey question of chapter 1 against `ins`.
+    fn top_mask_key(ins: &Inspection) -> Posed {
+        let q = Question::TopKey {
+            query: Query::Mask,
+            scores: false,
+        };
+        pose(q, ins, &Curves::new())
+    }
+
+    /// `ins` with the [MASK] row of layer 1, head 1 set to `weights` (one per key).
+    fn with_mask_row(mut ins: Inspection, weights: &[f32]) -> Inspection {
+        let row = ins.tokens.iter().position(|t| t == "[MASK]").unwrap();
+        let m = &mut ins.trace.layers[0].heads[0].weights;
+        assert_eq!(weights.len(), m.cols);
+        let cols = m.cols;
+        m.data[row * cols..(row + 1) * cols].copy_from_slice(weights);
+        ins
+    }
+
+    #[test]
+    fn a_fresh_models_noise_decides_nothing() {
+        let ins = inspection(ProbeInput::default());
+        let p = top_mask_key(&ins);
+        assert!(
+            !p.margin.decided(),
+            "a fresh head's near-uniform row decided {:?}",
+            p.margin
+        );
+        let heads = pose(Question::MostSelfHead, &ins, &Curves::new());
+        assert!(!heads.margin.decided(), "{:?}", heads.margin);
+    }
+
+    #[test]
+    fn a_clear_winner_decides_and_is_the_answer() {
+        let ins = inspection(ProbeInput::default());
+        let n = ins.tokens.len();
+        // Key 2 gets 0.3, the runner-up 0.15 (2×), the rest share what is left.
+        let mut w = vec![0.55 / (n - 2) as f32; n];
+        w[2] = 0.3;
+        w[4] = 0.15;
+        let p = top_mask_key(&with_mask_row(ins.clone(), &w));
+        assert!(p.margin.decided(), "{:?}", p.margin);
+        assert_eq!(answer(&p), ins.tokens[2]);
+        assert!(matches!(p.margin, Margin::Lead { ratio, .. } if (ratio - 2.0).abs() < 1e-4));
+        // Just under the line: not decided.
+        w[4] = 0.3 / DECIDED_LEAD * 1.01;
+        assert!(!top_mask_key(&with_mask_row(ins, &w)).margin.decided());
+    }
+
+    #[test]
+    fn a_tie_is_not_decided() {
+        let ins = inspection(ProbeInput::default());
+        let n = ins.tokens.len();
+        let mut w = vec![0.4 / (n - 2) as f32; n];
+        w[2] = 0.3;
+        w[4] = 0.3;
+        let p = top_mask_key(&with_mask_row(ins, &w));
+        assert_eq!(
+            p.margin,
+            Margin::Lead {
+                ratio: 1.0,
+                of: "the top weight leads the runner-up by"
+            }
+        );
+        assert!(!p.margin.decided());
+        assert_eq!(lead(0.0, 0.0), 1.0, "0 against 0 is a tie");
+        assert_eq!(lead(0.2, 0.0), f32::INFINITY);
+        assert!(!Margin::Lead {
+            ratio: lead(f32::NAN, 0.1),
+            of: ""
+        }
+        .decided());
+    }
+
+    #[test]
+    fn the_same_word_twice_is_two_choices_and_races_itself() {
+        // "the" at 1 and at 9 are two choices: 0.2 against 0.19 decides nothing.
+        let ins = inspection(ProbeInput::default());
+        let the: Vec<usize> = (0..ins.tokens.len())
+            .filter(|&j| ins.tokens[j] == "the")
+            .collect();
+        let mut w = vec![0.0; ins.tokens.len()];
+        w[the[0]] = 0.2;
+        w[the[1]] = 0.19;
+        let rest = 0.61 / (w.len() - 2) as f32;
+        for (j, x) in w.iter_mut().enumerate() {
+            if !the[..2].contains(&j) {
+                *x = rest;
+            }
+        }
+        assert!(!top_mask_key(&with_mask_row(ins, &w)).margin.decided());
+    }
+
+    #[test]
+    fn arithmetic_is_decided_by_construction() {
+        let ins = inspection(ProbeInput::default());
+        let none = Curves::new();
+        for q in [
+            Question::TokenCount,
+            Question::HeadSize,
+            Question::SqrtDk,
+            Question::VisibleKeys { row: 3 },
+        ] {
+            assert_eq!(pose(q, &ins, &none).margin, Margin::Exact, "{q:?}");
+        }
+        let padded = inspection(ProbeInput {
+            pad_to: Some(20),
+            ..ProbeInput::default()
+        });
+        assert_eq!(
+            pose(Question::PadWeight, &padded, &none).margin,
+            Margin::Exact
         );
     }
 

@@ -1,9 +1,10 @@
 //! The tour panel: a chapter's text and formula, the model it needs, its question with the
-//! choices read from the live model, and Back / Next. Beside the page on a wide screen, over
+//! choices read from the live model once its answer is decided (until then, how far the model
+//! is, while the chapter trains it), and Back / Next. Beside the page on a wide screen, over
 //! its lower part on a phone.
 
 use super::chapters::{Chapter, Focus, ModelNeed, CHAPTERS};
-use super::question::{Live as Shown, Posed};
+use super::question::{Live as Shown, Margin, Posed, DECIDED_LEAD};
 use super::Tour;
 use leptos::prelude::*;
 use protocol::view::Showing;
@@ -14,6 +15,17 @@ use protocol::ToWorker;
 enum Outcome {
     Right(String),
     Wrong(String),
+}
+
+/// What the question shows in place of its prompt's answers.
+#[derive(Clone, Debug, PartialEq)]
+enum Asked {
+    /// The choices: the numbers on screen decide the answer.
+    Choices(Vec<String>),
+    /// The numbers do not decide it yet (`posed`'s margin says how far they are).
+    Undecided,
+    /// What the page needs first.
+    Needs(String),
 }
 
 /// "Tour" in the header: opens the tour where it was left (chapter 1 the first time).
@@ -117,22 +129,83 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
     });
     // The buttons are rebuilt only when the choices change, not at every snapshot that moves
     // the numbers behind the answer: a click or the keyboard's focus must not be lost.
-    let labels = Memo::new(move |_| posed.get().map(|r| r.map(|p| p.choices)));
+    let asked = Memo::new(move |_| {
+        posed.get().map(|r| match r {
+            Ok(p) if p.margin.decided() => Asked::Choices(p.choices),
+            Ok(_) => Asked::Undecided,
+            Err(why) => Asked::Needs(why),
+        })
+    });
+    let margin = Memo::new(move |_| posed.with(|p| p.as_ref()?.as_ref().ok().map(|p| p.margin)));
+    let decided = Memo::new(move |_| margin.get().map(Margin::decided));
+    // The chapter plays the model while its question is undecided: the answer is a pattern the
+    // model has yet to learn, so a pause then (the learner's, or one that lands on a snapshot
+    // below the line) is followed by Play; to stop training there, leave the tour. When the
+    // question becomes decided, training pauses (chapter 1's included), so the numbers hold
+    // still at a decided answer while the learner reads them: a playing head's lead wobbles
+    // from one snapshot to the next, and the choices would come and go. A chapter that opens
+    // decided keeps its scene, the loss chapter plays on, and once decided the learner's own
+    // Play or Pause stands.
+    Effect::watch(
+        move || (chapter.get(), decided.get(), tour.live.playing.get()),
+        move |&(n, now, playing), before, _| {
+            let Some(n) = n else { return };
+            let before = before.filter(|b| b.0 == Some(n));
+            // A model that cannot train, has stopped (NaN loss) or is shown at a History step
+            // cannot decide by playing.
+            let can_train = tour.live.trainable.with_untracked(Result::is_ok)
+                && tour.live.stopped.with_untracked(Option::is_none)
+                && tour.live.history_at.with_untracked(Option::is_none);
+            // The loss question reads the smoothed curve, which does not wobble, and its
+            // chapter is about watching the curve play.
+            let turned_decided = before.is_some_and(|b| b.1 == Some(false))
+                && now == Some(true)
+                && CHAPTERS[n - 1].question != super::question::Question::LossFell;
+            match now {
+                Some(false) if !playing && can_train => tour.live.send(ToWorker::Play),
+                Some(true) if turned_decided && playing => tour.live.send(ToWorker::Pause),
+                _ => {}
+            }
+        },
+        false,
+    );
     let answer = move |label: String| {
         let Some(n) = chapter.get_untracked() else {
             return;
         };
-        // Checked against the numbers on screen at the moment of the answer.
+        // Checked against the numbers on screen at the moment of the answer, and only while
+        // they decide it.
         let result = match posed.get_untracked() {
             Some(Ok(Posed {
                 choices,
                 answer,
                 why,
-            })) if choices[answer] == label => Outcome::Right(why),
-            Some(Ok(_)) => Outcome::Wrong(CHAPTERS[n - 1].hint.to_string()),
+                margin,
+            })) if margin.decided() => {
+                if choices[answer] == label {
+                    Outcome::Right(why)
+                } else {
+                    Outcome::Wrong(CHAPTERS[n - 1].hint.to_string())
+                }
+            }
             _ => return,
         };
         outcome.set(Some(result));
+    };
+    // How far an undecided question is: "The model has not decided yet: the top weight leads
+    // the runner-up by 1.1×; the question opens at 1.5×. Training… step 340".
+    let undecided = move || {
+        let Some(Margin::Lead { ratio, of }) = margin.get() else {
+            return String::new();
+        };
+        let how = if let Err(e) = tour.live.trainable.get() {
+            format!("this model cannot train here ({e}), so its answer stays undecided.")
+        } else if tour.live.playing.get() {
+            format!("Training… step {}", tour.live.step.get())
+        } else {
+            format!("Paused at step {}: press Play to train on.", tour.live.step.get())
+        };
+        format!("The model has not decided yet: {of} {ratio:.1}×; the question opens at {DECIDED_LEAD}×. {how}")
     };
     let step = move |by: isize| {
         if let Some(n) = chapter.get_untracked() {
@@ -180,8 +253,8 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         let c: &Chapter = &CHAPTERS[n - 1];
         let question = c.question.prompt();
         let choices = move || {
-            match labels.get() {
-            Some(Ok(choices)) => choices
+            match asked.get() {
+            Some(Asked::Choices(choices)) => choices
                 .into_iter()
                 .map(|label| {
                     let (attribute, text) = (label.clone(), label.clone());
@@ -189,7 +262,8 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
                 })
                 .collect_view()
                 .into_any(),
-            Some(Err(why)) => view! { <p class="hint">{why}</p> }.into_any(),
+            Some(Asked::Undecided) => view! { <p class="tour-undecided" role="status">{undecided}</p> }.into_any(),
+            Some(Asked::Needs(why)) => view! { <p class="hint">{why}</p> }.into_any(),
             None => ().into_any(),
         }
         };
@@ -197,7 +271,14 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
             <p class="tour-text">{c.text}</p>
             <p class="tour-formula">{c.formula}</p>
             {need}
-            <div class="tour-question">
+            <div class="tour-question"
+                data-decided=move || decided.get().unwrap_or(false).to_string()
+                data-margin=move || margin.get().map(|m| match m {
+                    Margin::Exact => "exact".to_string(),
+                    // As JavaScript's Number() reads it.
+                    Margin::Lead { ratio, .. } if ratio.is_infinite() => "Infinity".to_string(),
+                    Margin::Lead { ratio, .. } => format!("{ratio:.3}"),
+                })>
                 <p><strong>"Question: "</strong>{question}</p>
                 <div class="tour-choices" role="group" aria-label="Answers">{choices}</div>
                 <p class="tour-outcome" aria-live="polite">
