@@ -116,13 +116,36 @@ const solve = {
   },
   async 12(page) { return visible(await summary(page), 3); },
   async 13(page) {
+    // Each head's induction score on the Repeat sentence, from its weights as the model view
+    // shows them: over the second copy's queries L + i, the weight on i + 1, the token after
+    // the earlier occurrence of the current one.
+    const keys = await tokens(page);
+    const len = (keys.length - 2) / 2;
+    assert(len === 12 && keys.slice(1, len + 1).map((k) => k.text).join() === keys.slice(len + 1, 2 * len + 1).map((k) => k.text).join(),
+      `not a Repeat sentence: ${keys.map((k) => k.text).join(' ')}`);
+    const scores = [];
+    for (let l = 1; l <= 2; l++) {
+      for (let h = 1; h <= 4; h++) {
+        await page.getByRole('button', { name: `Layer ${l} · Head ${h}`, exact: true }).first().click();
+        await page.waitForFunction((name) => document.querySelector('.summary figcaption')?.textContent.includes(name), `Layer ${l} · Head ${h}`);
+        const m = await summary(page);
+        let sum = 0;
+        for (let i = 1; i <= len; i++) sum += m[len + i][i + 1];
+        scores.push([`L${l} H${h}`, sum / len]);
+      }
+    }
+    scores.sort((a, b) => b[1] - a[1]);
+    console.log(`     13. induction scores: ${scores.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+    return scores[0][0];
+  },
+  async 14(page) {
     // Cross-attention: rows the target, columns the source's tokens.
     const source = ['[CLS]', 'the', 'cat', 'sleeps', 'under', 'the', 'tree', '[SEP]'].map((text) => ({ text, pad: false }));
     const row = (await summary(page))[1];
     assert(row.length === source.length, `the cross weights have ${row.length} columns`);
     return keyLabel(source, argmax(row));
   },
-  async 14(page) { return visible(await summary(page), 3); },
+  async 15(page) { return visible(await summary(page), 3); },
 };
 
 async function topKey(page, m, query) {
@@ -149,8 +172,9 @@ const scenes = {
   10: { stage: 'Add & Norm' },
   11: { playing: true },
   12: { mask: 'Causal', playing: false },
-  13: { playing: true, query: 'part=cross' },
-  14: { window: '3', mask: 'Padding', playing: false },
+  13: { mask: 'Causal' },
+  14: { playing: true, query: 'part=cross' },
+  15: { window: '3', mask: 'Padding', playing: false },
 };
 
 async function checkScene(page, n) {
@@ -226,16 +250,16 @@ async function buildIfAsked(page) {
 
 export const tests = [
   {
-    name: 'tour: all 14 chapters in Chromium, each question answered through the page and checked ✓, each chapter\'s scene checked; a wrong answer gets the hint',
+    name: 'tour: all 15 chapters in Chromium, each question answered through the page and checked ✓, each chapter\'s scene checked; a wrong answer gets the hint',
     async run({ browser, baseUrl, artifacts }) {
       const { page, problems } = await openPage(browser, baseUrl);
       await ready(page);
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
-      assert(await panel(page).getAttribute('data-tour-chapters') === '14', 'not 14 chapters');
+      assert(await panel(page).getAttribute('data-tour-chapters') === '15', 'not 15 chapters');
       // Focus moved into the panel.
       assert(await page.evaluate(() => document.activeElement?.closest('aside.tour') !== null), 'focus is not in the tour');
-      for (let n = 1; n <= 14; n++) {
+      for (let n = 1; n <= 15; n++) {
         assert(await chapterOf(page) === n, `at chapter ${await chapterOf(page)}, not ${n}`);
         await buildIfAsked(page);
         await checkScene(page, n);
@@ -264,7 +288,7 @@ export const tests = [
         const said = await answerAndCheck(page, label);
         console.log(`     ${n}. ${label}: ${said.slice(0, 110)}`);
         await page.screenshot({ path: path.join(artifacts, `tour-1280-${String(n).padStart(2, '0')}.png`) });
-        if (n < 14) {
+        if (n < 15) {
           await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
           await page.waitForFunction((n) => document.querySelector('aside.tour')?.dataset.tourChapter === String(n + 1), n);
           assert(await panel(page).getAttribute('data-tour-answered') === 'false', `chapter ${n + 1} starts answered`);
@@ -319,16 +343,16 @@ export const tests = [
       await ready(page);
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
-      for (let n = 1; n <= 14; n++) {
+      for (let n = 1; n <= 15; n++) {
         await buildIfAsked(page);
         await page.waitForSelector('[data-tour-focus]', { timeout: 30000 });
         const box = await panel(page).boundingBox();
         assert(box.width <= 390 && box.y + box.height <= 844 + 1 && box.height <= 844 * 0.5 + 2, `chapter ${n}: the panel is ${JSON.stringify(box)}`);
-        const next = panel(page).getByRole('button', { name: n < 14 ? 'Next' : 'Back', exact: true });
+        const next = panel(page).getByRole('button', { name: n < 15 ? 'Next' : 'Back', exact: true });
         const nb = await next.boundingBox();
         assert(nb && nb.y + nb.height <= 844, `chapter ${n}: Next/Back is off screen`);
         await page.screenshot({ path: path.join(artifacts, `tour-390-${String(n).padStart(2, '0')}.png`) });
-        if (n < 14) await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
+        if (n < 15) await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
       }
       assert(problems.length === 0, problems.join('\n'));
       await context.close();

@@ -7,7 +7,7 @@
 
 use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
 use engine::config::AttentionScaling;
-use engine::experiments::induction::head_scores;
+use engine::experiments::induction::{head_scores, CLEAR_SCORE};
 use engine::inspect::Inspection;
 use engine::repeat::Copies;
 use protocol::claims::head_label;
@@ -459,7 +459,16 @@ impl Question {
                     .map(|k| scores[k])
                     .fold(0.0f32, f32::max);
                 let label = |k: usize| head_label(k, per_layer);
+                // An induction head must also give the token to copy a clear share (the claim's
+                // CLEAR_SCORE, half its attention): the runner-up counts as at least
+                // CLEAR_SCORE ÷ DECIDED_LEAD, so the lead reaches DECIDED_LEAD only at a score
+                // of CLEAR_SCORE or more.
+                let floor = CLEAR_SCORE as f32 / DECIDED_LEAD;
                 Ok(Posed {
+                    margin: Margin::Lead {
+                        ratio: lead(scores[best], runner_up.max(floor)),
+                        of: "the top induction score leads the next head's (counted as at least 0.33, so that it needs 0.5) by",
+                    },
                     choices: (0..scores.len()).map(label).collect(),
                     answer: best,
                     why: format!(
