@@ -385,10 +385,9 @@ impl Question {
                 choices.sort();
                 choices.dedup();
                 let answer = choices.iter().position(|c| *c == top.token).unwrap_or(0);
-                let ratio = p
-                    .top
-                    .get(1)
-                    .map_or(f32::INFINITY, |second| lead(top.probability, second.probability));
+                let ratio = p.top.get(1).map_or(f32::INFINITY, |second| {
+                    lead(top.probability, second.probability)
+                });
                 Ok(Posed {
                     margin: Margin::Lead {
                         ratio,

@@ -203,7 +203,10 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         } else if tour.live.playing.get() {
             format!("Training… step {}", tour.live.step.get())
         } else {
-            format!("Paused at step {}: press Play to train on.", tour.live.step.get())
+            format!(
+                "Paused at step {}: press Play to train on.",
+                tour.live.step.get()
+            )
         };
         format!("The model has not decided yet: {of} {ratio:.1}×; the question opens at {DECIDED_LEAD}×. {how}")
     };

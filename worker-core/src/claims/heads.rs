@@ -228,24 +228,11 @@ mod tests {
     use engine::experiments::heads::{js_distance, role, ROLES};
     use engine::train::Trainer;
     use engine::Rng;
-    use protocol::{Claim, FromWorker, ProbeInput};
+    use protocol::{Claim, FromWorker};
     use protocol::{LabSettings, DEFAULT_CORPUS};
 
-    /// Runs the Heads claim on `lab` to its end, unit by unit, as the worker does.
     fn run_heads(queue: &mut ClaimQueue, lab: &Lab) -> ClaimResult {
-        let clock = || 0.0;
-        let mut replies = queue.run(Claim::Heads, ProbeInput::default(), Some(lab), None);
-        while queue.running() {
-            replies.extend(queue.step(&clock, Some(lab), None));
-        }
-        replies
-            .into_iter()
-            .find_map(|r| match r {
-                FromWorker::ClaimDone { result, .. } => Some(result),
-                _ => None,
-            })
-            .expect("the claim ends")
-            .expect("the claim's result")
+        crate::claims::run_to_end(queue, Claim::Heads, lab).expect("the claim's result")
     }
 
     fn trainer(lab: &mut Lab) -> &mut Trainer {

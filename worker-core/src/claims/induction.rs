@@ -158,26 +158,10 @@ impl Follower for Induction {
 mod tests {
     use super::*;
     use crate::claims::ClaimQueue;
-    use protocol::{Claim, FromWorker, LabSettings, ProbeInput, DEFAULT_CORPUS};
+    use protocol::{Claim, FromWorker, LabSettings, DEFAULT_CORPUS};
 
     fn run(queue: &mut ClaimQueue, lab: &Lab) -> LabResult<ClaimResult> {
-        let clock = || 0.0;
-        let mut replies = queue.run(
-            Claim::InductionHeads,
-            ProbeInput::default(),
-            Some(lab),
-            None,
-        );
-        while queue.running() {
-            replies.extend(queue.step(&clock, Some(lab), None));
-        }
-        replies
-            .into_iter()
-            .find_map(|r| match r {
-                FromWorker::ClaimDone { result, .. } => Some(result),
-                _ => None,
-            })
-            .expect("the claim ends")
+        crate::claims::run_to_end(queue, Claim::InductionHeads, lab)
     }
 
     fn repeat_settings() -> LabSettings {

@@ -263,3 +263,24 @@ impl ClaimQueue {
         })
     }
 }
+
+/// Runs `claim` on `lab` to its end, unit by unit, as the worker does: its result.
+#[cfg(test)]
+pub(crate) fn run_to_end(
+    queue: &mut ClaimQueue,
+    claim: Claim,
+    lab: &Lab,
+) -> LabResult<ClaimResult> {
+    let clock = || 0.0;
+    let mut replies = queue.run(claim, ProbeInput::default(), Some(lab), None);
+    while queue.running() {
+        replies.extend(queue.step(&clock, Some(lab), None));
+    }
+    replies
+        .into_iter()
+        .find_map(|r| match r {
+            FromWorker::ClaimDone { result, .. } => Some(result),
+            _ => None,
+        })
+        .expect("the claim ends")
+}
