@@ -63,7 +63,7 @@ attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --
   [SEP], L distinct random symbols (--alphabet A of a-z then 0-9, default 36), L drawn from
   --segment MIN-MAX (default 4-16) for each batch. Defaults: N 3000, B 32, lr 1e-3, adam; dropout
   as CONFIG says. Every --eval-every steps (default 100), and at step 0 and the last, prints one
-  line measured on 32 fixed sequences: {\"step\", \"loss\" (the mean since the last line),
+  line measured on 16 fixed sequences: {\"step\", \"loss\" (the mean since the last line),
   \"copy1_accuracy\", \"copy2_accuracy\" (next-token accuracy on each copy), \"heads\": [{\"layer\",
   \"head\", \"previous\", \"duplicate\", \"induction\"}]}: each head's mean weight, over the second
   copy's queries, on the previous token, on the earlier occurrence of the current token and on the
