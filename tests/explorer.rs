@@ -634,6 +634,7 @@ fn mount_seq2seq_explorer() -> (HtmlElement, impl Drop) {
         architecture: Default::default(),
         decoder: false,
         encoder_decoder: true,
+        repeat: None,
     };
     let handle = leptos::mount::mount_to(container.clone(), move || {
         let probe = RwSignal::new(ProbeInput {
