@@ -13,6 +13,10 @@ import { openPage, assert, poll, stepOf } from '../harness.mjs';
 const DECIDED_LEAD = 1.5;
 // How long a chapter may train before its question must be decided.
 const DECIDE_WITHIN_MS = 240000;
+// The Induction heads chapter, and the steps it trains before an undecided question is
+// accepted as this run's outcome (the change comes by step 2,500 in 3 of 5 seeds natively).
+const INDUCTION_CHAPTER = 13;
+const INDUCTION_STEPS = 3000;
 
 async function ready(page) {
   await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
@@ -265,6 +269,21 @@ export const tests = [
         await checkScene(page, n);
         const opened = await questionState(page);
         const started = Date.now();
+        if (n === INDUCTION_CHAPTER) {
+          // Induction heads form in 3 of 5 seeds natively, and the page's floats follow their
+          // own path: the chapter may stay undecided, and then must say so and offer nothing.
+          const q = await poll(() => questionState(page), (s) => s.decided === 'true' || s.step - opened.step >= INDUCTION_STEPS,
+            (s) => `chapter ${n}: neither decided nor ${INDUCTION_STEPS} steps on: margin ${s.margin} at step ${s.step}`, 900000);
+          if (q.decided !== 'true') {
+            const status = await panel(page).locator('.tour-undecided').innerText();
+            assert(status.startsWith('The model has not decided yet'), `chapter ${n}: ${status}`);
+            assert(await panel(page).locator('[data-tour-choice]').count() === 0, `chapter ${n}: choices offered while undecided`);
+            console.log(`tour margin: chapter ${n}: not decided in this run: ${Number(q.margin).toFixed(2)}× at step ${q.step}, ${q.step - opened.step} steps after the chapter opened (needs ${DECIDED_LEAD}×)`);
+            await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
+            await page.waitForFunction((n) => document.querySelector('aside.tour')?.dataset.tourChapter === String(n + 1), n);
+            continue;
+          }
+        }
         const decided = await untilDecided(page, n);
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
         // The loss question reads the curve and keeps training: nothing to hold still.

@@ -304,7 +304,7 @@ const main = [
         { query: 'layer=zero&head=2', says: 'Layer: "zero" is not a whole number, so the default applies.' },
         { query: 'layer=0&head=2', says: 'Layer: 0 is not between 1 and 64, so the default applies.' },
         { query: 'stage=nope&head=2', says: 'Stage: "nope" is not a stage, so the default applies.', want: { stage: ['1. input X'] } },
-        { query: 'tour=99&head=2', says: 'Tour chapter: 99 is not between 1 and 14, so the default applies.', want: { tour: null } },
+        { query: 'tour=99&head=2', says: 'Tour chapter: 99 is not between 1 and 15, so the default applies.', want: { tour: null } },
         { query: 'head=9&layer=2', says: 'Head: this model has 4 heads, so head 9 is shown as head 1.', summary: 'Layer 2 · Head 1', link: '?layer=2' },
         { query: 'layer=3&head=2', says: 'Layer: this model has 2 layers, so layer 3 is shown as layer 1.' },
         { query: `sentence=${'a'.repeat(100000)}&head=2`, says: 'Sentence: 100000 characters are more than the 2000 a link may carry, so the default applies.', want: sentence },

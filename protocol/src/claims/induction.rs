@@ -10,9 +10,10 @@ use engine::Matrix;
 
 pub struct InductionHeads;
 
-/// The second copy's accuracy the change is said to have happened at: half way from chance
-/// to copying every token.
-pub const CHANGE_ACCURACY: f64 = 0.5;
+/// The second copy's accuracy the change is said to have happened at: 0.9, as the issue's
+/// measurements define it. Runs that copy another way (a duplicate-token head in layer 2)
+/// stall near 0.5–0.65 for thousands of steps, so a lower bar would call them changed.
+pub const CHANGE_ACCURACY: f64 = 0.9;
 
 /// A score is decided against `CLEAR_SCORE` when it lies this many standard errors from it.
 pub const DECIDED_STANDARD_ERRORS: f64 = 2.0;
@@ -490,7 +491,7 @@ mod tests {
         assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
         assert!(
             r.verdict
-                .contains("jumped from 0.08 at step 1,000 to 0.62 at step 1,500"),
+                .contains("jumped from 0.62 at step 1,500 to 0.96 at step 2,000"),
             "{}",
             r.verdict
         );
@@ -518,10 +519,10 @@ mod tests {
         assert_eq!(h.col_labels, ["previous", "duplicate", "induction"]);
         assert_eq!(h.values.get(2, 2), 0.88);
         assert_eq!(r.plots.len(), 5, "accuracy, three scores, ablation");
-        assert_eq!(r.plots[0].marks[0].x, 1500.0);
+        assert_eq!(r.plots[0].marks[0].x, 2000.0);
         assert_eq!(r.plots[3].series[2].name, "L2 H1 induction");
         let number = |what: &str| r.numbers.iter().find(|(k, _)| k == what).unwrap().1.clone();
-        assert_eq!(number("Change"), "by step 1,500 (second copy ≥ 0.5)");
+        assert_eq!(number("Change"), "by step 2,000 (second copy ≥ 0.9)");
         assert_eq!(
             number("Most needed head (ablation)"),
             "without L2 H1: 0.12 (with every head 0.96)"
