@@ -275,7 +275,13 @@ impl InductionHeads {
                 .unwrap_or_default()
         };
         let jump = change.map(|i| {
-            let before = i.checked_sub(1).map(|b| &m.points[b]);
+            // From where the climb began: the last point still below half way, so that the
+            // jump is the change, not the last few points above it.
+            let before = m.points[..i]
+                .iter()
+                .rposition(|p| p.copy2 < CHANGE_ACCURACY / 2.0)
+                .or(i.checked_sub(1))
+                .map(|b| &m.points[b]);
             match before {
                 Some(b) => format!(
                     "the second copy's accuracy jumped from {:.2} at step {} to {:.2} at step {}{}",
@@ -491,7 +497,7 @@ mod tests {
         assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
         assert!(
             r.verdict
-                .contains("jumped from 0.62 at step 1,500 to 0.96 at step 2,000"),
+                .contains("jumped from 0.08 at step 1,000 to 0.96 at step 2,000"),
             "{}",
             r.verdict
         );
