@@ -55,7 +55,8 @@ impl Copies {
     pub fn of<T: PartialEq>(tokens: &[T]) -> Option<Copies> {
         let t = tokens.len();
         let len = t.checked_sub(2)? / 2;
-        let repeated = t.is_multiple_of(2) && len >= 1 && tokens[1..=len] == tokens[len + 1..=2 * len];
+        let repeated =
+            t.is_multiple_of(2) && len >= 1 && tokens[1..=len] == tokens[len + 1..=2 * len];
         repeated.then_some(Copies { len })
     }
 
