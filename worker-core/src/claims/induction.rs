@@ -23,13 +23,12 @@ struct Induction {
     points: Vec<InductionPoint>,
 }
 
-/// The claim under way, on copies of the History's models and the model now.
+/// The claim under way: the History's kept steps, then the model as it is at the last unit.
+/// Each is read from the models when its unit runs (no copy of the History is made).
 struct InductionRun {
     induction: Induction,
-    /// (step, model) still to measure, popped from the end; the last measured is the model
-    /// now, whose measurement `now` keeps.
-    todo: Vec<(u64, BertForPreTraining)>,
-    now: Option<InductionMeasure>,
+    /// Kept steps still to measure, popped from the end (oldest first).
+    history: Vec<u64>,
     total: usize,
 }
 
@@ -87,41 +86,43 @@ impl Induction {
 pub fn start(models: &Models) -> LabResult<Started> {
     let lab = models.lab.ok_or_else(LabError::no_model)?;
     let (trainer, task) = repeat_trainer(Some(lab))?;
-    let kept = lab.history.entries();
-    let every = kept.len().div_ceil(HISTORY_STEPS).max(1);
+    let every = lab.history.entries().len().div_ceil(HISTORY_STEPS).max(1);
     let step = trainer.stepper.step;
-    let mut todo: Vec<(u64, BertForPreTraining)> = kept
-        .iter()
+    let mut history: Vec<u64> = lab
+        .history
+        .steps()
+        .into_iter()
         .step_by(every)
-        .filter(|(s, _)| *s < step)
-        .cloned()
+        .filter(|&s| s < step)
         .collect();
-    todo.push((step, trainer.model.clone()));
-    todo.reverse();
+    history.reverse();
     Ok(Started::Running(Box::new(InductionRun {
         induction: Induction::of(trainer, task, models.seed),
-        total: todo.len(),
-        todo,
-        now: None,
+        // The kept steps, then the model now.
+        total: history.len() + 1,
+        history,
     })))
 }
 
 impl Experiment for InductionRun {
     fn progress(&self) -> (usize, usize) {
-        (self.total - self.todo.len(), self.total)
+        (self.total - self.history.len() - 1, self.total)
     }
 
-    fn step(&mut self, _: &Models, _: &dyn Fn() -> f64) -> LabResult<Option<ClaimResult>> {
-        let Some((step, model)) = self.todo.pop() else {
-            return Err(LabError::unavailable("nothing was measured"));
-        };
-        let m = self.induction.measure(step, &model)?;
-        if !self.todo.is_empty() {
+    fn step(&mut self, models: &Models, _: &dyn Fn() -> f64) -> LabResult<Option<ClaimResult>> {
+        let lab = models.lab.ok_or_else(LabError::no_model)?;
+        if let Some(step) = self.history.pop() {
+            // A step thinned or rewound away since the start is skipped.
+            if let Some((_, model)) = lab.history.entries().iter().find(|(s, _)| *s == step) {
+                self.induction.measure(step, model)?;
+            }
             return Ok(None);
         }
-        let result = self.induction.result(&model, &m);
-        self.now = Some(m);
-        result.map(Some)
+        let (trainer, _) = repeat_trainer(Some(lab))?;
+        let now = self
+            .induction
+            .measure(trainer.stepper.step, &trainer.model)?;
+        self.induction.result(&trainer.model, &now).map(Some)
     }
 
     /// Its points are the old model's: it stops.
