@@ -33,11 +33,16 @@ pub fn TrainingPanel(
         applied_corpus.set(corpus.get_untracked());
         live.reset(corpus.get_untracked(), settings.get_untracked());
     };
-    // A memo: the Batch section is rebuilt only when the kind of model changes.
     let next_token = Memo::new(move |_| {
         live.info
             .with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder))
     });
+    // Memos: the Batch section is rebuilt only when the kind of model changes.
+    let encoder_decoder = Memo::new(move |_| {
+        live.info
+            .with(|i| i.as_ref().is_some_and(|i| i.encoder_decoder))
+    });
+    let decoder = Memo::new(move |_| next_token.get() && !encoder_decoder.get());
     view! {
         <aside class="training">
             <Controls live=live on_reset=reset/>
@@ -47,15 +52,15 @@ pub fn TrainingPanel(
             <HistorySlider live=live probe=probe/>
             // After the History slider, not right under the curves: the batch grows at the first
             // step, and the slider must not move when training starts.
-            {move || if next_token.get() {
+            {move || if encoder_decoder.get() {
                 view! {
                     <section class="batch-view" aria-label="Batch">
-                        <p class="hint">"Batch: this view shows MLM + NSP batches, their masked tokens and sentence pairs. A next-token or sequence-to-sequence batch masks nothing; the Generate card shows what the model writes."</p>
+                        <p class="hint">"Batch: this view shows the batches of one model, MLM + NSP or next token. A sequence-to-sequence batch pairs a source with a target; the Generate card shows what the model writes."</p>
                     </section>
                 }
                 .into_any()
             } else {
-                view! { <BatchPanel batch=live.batch counts=live.counts mask_prob=Signal::derive(move || settings.with(|s| s.mask_prob))/> }.into_any()
+                view! { <BatchPanel batch=live.batch counts=live.counts mask_prob=Signal::derive(move || settings.with(|s| s.mask_prob)) next_token=decoder/> }.into_any()
             }}
             <Checkpoints live=live corpus=corpus settings=settings/>
             <CorpusEditor corpus=corpus applied=applied_corpus/>

@@ -80,7 +80,7 @@ async fn the_view_draws_the_batch_its_data_batch_holds() {
     let batch = RwSignal::new(None::<Arc<BatchView>>);
     let shown_counts = RwSignal::new(MaskingCounts::default());
     let _handle = leptos::mount::mount_to(container.clone(), move || {
-        view! { <BatchPanel batch=batch counts=shown_counts mask_prob=Signal::stored(0.15)/> }
+        view! { <BatchPanel batch=batch counts=shown_counts mask_prob=Signal::stored(0.15) next_token=Signal::stored(false)/> }
     });
     settled().await;
     let section = container.query_selector("[data-batch]").unwrap().unwrap();
@@ -212,7 +212,10 @@ fn assert_rows_show(batch: &BatchView) {
             .unwrap()
             .text_content()
             .unwrap();
-        assert!(nsp.contains(data::nsp_name(example.nsp_label)), "{nsp}");
+        assert!(
+            nsp.contains(data::nsp_name(example.nsp_label.unwrap())),
+            "{nsp}"
+        );
     }
 }
 
@@ -235,7 +238,7 @@ async fn a_new_batch_changes_the_chips_in_place() {
     let container = fresh_container();
     let batch = RwSignal::new(Some(Arc::new(first.clone())));
     let _handle = leptos::mount::mount_to(container.clone(), move || {
-        view! { <BatchPanel batch=batch counts=MaskingCounts::default() mask_prob=Signal::stored(0.15)/> }
+        view! { <BatchPanel batch=batch counts=MaskingCounts::default() mask_prob=Signal::stored(0.15) next_token=Signal::stored(false)/> }
     });
     settled().await;
     assert_rows_show(&first);
@@ -269,4 +272,39 @@ async fn a_new_batch_changes_the_chips_in_place() {
     settled().await;
     assert_rows_show(&first);
     container.remove();
+}
+
+/// A Repeat batch: every chip but the last predicts the token after it, the second copy is
+/// drawn as such, each row scores its copies, and the MLM counts give way to how to read it.
+#[wasm_bindgen_test]
+async fn a_repeat_batch_shows_each_next_token_guess_and_no_mlm_counts() {
+    let mut settings = LabSettings::default();
+    settings.choose_repeat();
+    settings.batch_size = 4;
+    let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+    lab.step().unwrap();
+    let view = lab.batch_view().unwrap();
+    let container = fresh_container();
+    let batch = RwSignal::new(Some(Arc::new(view.clone())));
+    let _handle = leptos::mount::mount_to(container.clone(), move || {
+        view! { <BatchPanel batch=batch counts=MaskingCounts::default() mask_prob=Signal::stored(0.15) next_token=Signal::stored(true)/> }
+    });
+    settled().await;
+    assert!(container.query_selector("[data-counts]").unwrap().is_none());
+    let key = container.query_selector(".batch-counts").unwrap().unwrap();
+    assert_eq!(key.text_content().unwrap(), data::NEXT_TOKEN_KEY);
+    let summary = container.query_selector(".batch-summary").unwrap().unwrap();
+    assert!(
+        summary.text_content().unwrap().contains("· copy 2: "),
+        "{:?}",
+        summary.text_content()
+    );
+    let row = container.query_selector(".batch-example").unwrap().unwrap();
+    let t = view.examples[0].tokens.len();
+    let count = |selector: &str| row.query_selector_all(selector).unwrap().length() as usize;
+    assert_eq!(count(".batch-chip.next"), t - 1);
+    assert_eq!(count(".batch-chip.seg-b"), (t - 2) / 2);
+    assert_eq!(count(".batch-chip.chosen"), 0);
+    let score = row.query_selector(".next-score").unwrap().unwrap();
+    assert!(score.text_content().unwrap().starts_with("copy 1: "));
 }

@@ -60,6 +60,28 @@ export const tests = [
       await page.waitForFunction(([c, n]) => document.querySelector(`${c} figure[data-matrix] figcaption`)?.textContent
         .startsWith(`Induction scores at step ${Number(n).toLocaleString('en-US')}:`), [CLAIM, stopped], { timeout: 60000 });
 
+      // The Batch view shows the step's Repeat rows: each position predicts the token after it,
+      // the second copy drawn as such, and the summary scores the second copy.
+      await page.waitForFunction((n) => document.querySelector('section.batch-view')?.dataset.batchStep === String(n), stopped, { timeout: 30000 });
+      const batchView = page.locator('section.batch-view');
+      const examples = JSON.parse(await batchView.getAttribute('data-batch'));
+      assert(examples.length === 64, `${examples.length} examples`);
+      for (const [b, e] of examples.entries()) {
+        const n = e.tokens.length;
+        const half = (n - 2) / 2;
+        assert(e.tokens.slice(1, half + 1).join() === e.tokens.slice(half + 1, n - 1).join(), `row ${b} is not a Repeat row: ${e.tokens.join(' ')}`);
+        assert(e.chosen.length === n - 1 && e.target.join() === e.tokens.slice(1).join() && e.predicted.length === n - 1,
+          `row ${b}: chosen ${e.chosen}, target ${e.target}`);
+        assert(e.replaced_by.length === 0 && e.nsp_label === null, `row ${b}: MLM's fields ${e.replaced_by} ${e.nsp_label}`);
+      }
+      const batchSummary = await batchView.locator('.batch-summary').innerText();
+      assert(/next token \d+\/\d+ right · copy 2: \d+\/\d+ right/.test(batchSummary), batchSummary);
+      const firstRow = batchView.locator('.batch-example').first();
+      assert(await firstRow.locator('.batch-chip.seg-b.next').count() === (examples[0].tokens.length - 2) / 2, 'the second copy is drawn orange');
+      assert((await firstRow.locator('.next-score').innerText()).startsWith('copy 1:'), 'a row scores each copy');
+      console.log(`     batch at step ${stopped}: ${batchSummary}`);
+      await batchView.screenshot({ path: path.join(artifacts, 'batch-repeat-1280.png') });
+
       const [accuracy, previous, duplicate, induction, ablation] = await plots(page);
       const [copy1, copy2] = accuracy;
       assert(copy1.name === 'first copy' && copy2.name === 'second copy', accuracy.map((s) => s.name).join());

@@ -1,11 +1,13 @@
-//! The batch of a training step as the page shows it: what the model saw, what `make_batch`
-//! chose and did to each chosen token, and what the model predicted there; and the running
-//! counts that check `make_batch`'s recipe (15% chosen, 80/10/10, IsNext half the pairs).
+//! The batch of a training step as the page shows it: what the model saw, the positions it was
+//! trained to predict (for MLM, those `make_batch` chose, and what it did to each; for next
+//! token, every position that has a next token), and what the model predicted there; and the
+//! running counts that check `make_batch`'s recipe (15% chosen, 80/10/10, IsNext half the pairs).
 //! Plain, serialisable data; the JSON field names are the page's `data-batch` contract.
 
 use crate::batch::Batch;
 use crate::data::{BatchRecord, Replacement, IS_NEXT};
 use crate::tokenizer::Tokenizer;
+use crate::train::Objective;
 use serde::{Deserialize, Serialize};
 
 /// An NSP label, written as the tutorial prints it.
@@ -38,18 +40,23 @@ pub struct ExampleView {
     pub tokens: Vec<String>,
     /// The tokens before masking.
     pub original: Vec<String>,
-    /// Positions chosen for MLM, ascending.
+    /// The positions trained to predict, ascending: for MLM, those chosen; for next token,
+    /// every position with a token after it.
     pub chosen: Vec<usize>,
-    /// What each chosen position became: "mask", "random" or "kept", one per `chosen`.
+    /// MLM: what each chosen position became, "mask", "random" or "kept", one per `chosen`.
+    /// Empty for next token, which replaces nothing.
     pub replaced_by: Vec<Replacement>,
+    /// The token each position of `chosen` is trained to predict, one per `chosen` (its
+    /// label): for MLM the original token there, for next token the one after it.
+    pub target: Vec<String>,
     /// The model's argmax token at each chosen position, one per `chosen`: from a forward pass
     /// without dropout through the weights the step left (`train::predict`), made when the
     /// view is.
     pub predicted: Vec<String>,
-    pub nsp_label: NspLabel,
-    /// The NSP head's argmax, and its softmax probability.
-    pub nsp_predicted: NspLabel,
-    pub nsp_probability: f32,
+    /// NSP (MLM + NSP only): the pair's label, the head's argmax and its softmax probability.
+    pub nsp_label: Option<NspLabel>,
+    pub nsp_predicted: Option<NspLabel>,
+    pub nsp_probability: Option<f32>,
 }
 
 /// The batch of one training step.
@@ -57,6 +64,8 @@ pub struct ExampleView {
 pub struct BatchView {
     /// The step this batch was trained on (1 for the first).
     pub step: u64,
+    /// What the step trained: MLM + NSP, or the next token.
+    pub objective: Objective,
     /// Trained on again and again ("Fixed batch").
     pub fixed: bool,
     pub examples: Vec<ExampleView>,
@@ -68,7 +77,7 @@ pub struct BatchView {
 pub struct StepPredictions {
     /// (n, id): row n = b·T + t of the batch, the argmax token id of its MLM logits; n ascending.
     pub mlm: Vec<(usize, u32)>,
-    /// softmax of each row's NSP logits, [IsNext, NotNext] (B).
+    /// softmax of each row's NSP logits, [IsNext, NotNext] (B); empty without an NSP head.
     pub nsp: Vec<[f32; 2]>,
 }
 
@@ -141,10 +150,10 @@ impl MaskingCounts {
 }
 
 impl BatchView {
-    /// The view of `batch`, built by `make_batch` as `record` says, with what the model
-    /// predicts on it.
+    /// The view of `batch`, built as `record` says, with what the model predicts on it.
     pub fn new(
         step: u64,
+        objective: Objective,
         fixed: bool,
         batch: &Batch,
         record: &BatchRecord,
@@ -171,8 +180,18 @@ impl BatchView {
                     .count();
                 let input_ids: Vec<u32> =
                     batch.input_ids.row(b).iter().take(len).copied().collect();
-                let predicted = row
-                    .chosen
+                let labels = batch.mlm_labels.as_ref();
+                let label = |p: usize| labels.map_or(-1, |l| l[[b, p]]);
+                // MLM: the positions `make_batch` chose; next token: every labelled one.
+                let chosen: Vec<usize> = match objective {
+                    Objective::MlmNsp => row.chosen.clone(),
+                    Objective::NextToken => (0..len).filter(|&p| label(p) >= 0).collect(),
+                };
+                let target = chosen
+                    .iter()
+                    .map(|&p| u32::try_from(label(p)).map_or_else(|_| String::new(), name))
+                    .collect();
+                let predicted = chosen
                     .iter()
                     .map(|&p| {
                         let n = b * t + p;
@@ -181,12 +200,15 @@ impl BatchView {
                         found.map_or_else(|_| String::new(), |i| name(predictions.mlm[i].1))
                     })
                     .collect();
-                let [is_next, not_next] = predictions.nsp.get(b).copied().unwrap_or([0.5, 0.5]);
-                let (nsp_predicted, nsp_probability) = if is_next >= not_next {
-                    (NspLabel::IsNext, is_next)
-                } else {
-                    (NspLabel::NotNext, not_next)
-                };
+                let nsp = batch.nsp_labels.as_ref().map(|l| {
+                    let [is_next, not_next] = predictions.nsp.get(b).copied().unwrap_or([0.5, 0.5]);
+                    let (predicted, probability) = if is_next >= not_next {
+                        (NspLabel::IsNext, is_next)
+                    } else {
+                        (NspLabel::NotNext, not_next)
+                    };
+                    (NspLabel::from_id(l[b]), predicted, probability)
+                });
                 ExampleView {
                     tokens: input_ids.iter().map(|&id| name(id)).collect(),
                     original: row.original[..len].iter().map(|&id| name(id)).collect(),
@@ -198,19 +220,19 @@ impl BatchView {
                         .take(len)
                         .copied()
                         .collect(),
-                    chosen: row.chosen.clone(),
+                    chosen,
                     replaced_by: row.replaced_by.clone(),
+                    target,
                     predicted,
-                    nsp_label: NspLabel::from_id(
-                        batch.nsp_labels.as_ref().map_or(IS_NEXT, |l| l[b]),
-                    ),
-                    nsp_predicted,
-                    nsp_probability,
+                    nsp_label: nsp.map(|n| n.0),
+                    nsp_predicted: nsp.map(|n| n.1),
+                    nsp_probability: nsp.map(|n| n.2),
                 }
             })
             .collect();
         BatchView {
             step,
+            objective,
             fixed,
             examples,
         }

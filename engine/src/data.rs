@@ -112,17 +112,6 @@ impl Corpus {
         self.vocab_size
     }
 
-    /// The longest example `make_batch` can draw at length `max_len`: the longest sentence
-    /// paired with itself (a NotNext pair may be), [CLS] and two [SEP]. Positions past it never
-    /// hold a real token in training.
-    pub fn longest_example(&self, max_len: usize) -> usize {
-        let longest = (0..self.len())
-            .map(|i| self.sentence(i).len())
-            .max()
-            .unwrap_or(0);
-        (2 * longest + 3).min(max_len)
-    }
-
     /// The id of [PAD].
     pub fn pad_id(&self) -> u32 {
         self.pad

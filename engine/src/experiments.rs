@@ -2,10 +2,8 @@
 //! panel runs in the worker and `attention-lab scaling` prints. Plain functions; the caller
 //! brings the clock (`now_ms`) and, for memory, installs `counting_alloc` as its allocator.
 
-use crate::batch::{Batch, IGNORE_INDEX};
 use crate::config::{AttentionScaling, AttentionType};
 use crate::counting_alloc;
-use crate::data::Corpus;
 use crate::error::{EngineError, Result};
 use crate::forward::ForwardOptions;
 use crate::inspect::{inspect_with, Inspection};
@@ -16,7 +14,6 @@ use crate::ops::dropout::Noise;
 use crate::ops::full_attention::{masked_softmax_row, softmax_row_backward};
 use crate::ops::matmul::gemm;
 use crate::tokenizer::Tokenizer;
-use crate::train::predict;
 use crate::{BertForPreTraining, MaskMode, Rng};
 use ndarray::{Array1, Array2, Array3};
 use serde::{Deserialize, Serialize};
@@ -500,88 +497,6 @@ pub fn leakage(model: &BertForPreTraining, tokenizer: &Tokenizer, text: &str) ->
     })
 }
 
-/// `count` sequences of exactly `len` tokens, for the length-extrapolation claim: [CLS], then
-/// consecutive corpus sentences back to back (from starts spread over the corpus, on from the
-/// first sentence after the last), cut to fit, then [SEP]. Longer than anything trained on
-/// when `len` exceeds the training length; their sentences are the corpus's own.
-pub fn packed_sequences(corpus: &Corpus, len: usize, count: usize) -> Result<Vec<Vec<u32>>> {
-    if len < 3 || count == 0 || corpus.n_tokens() == 0 {
-        return Err(EngineError::Input(format!(
-            "cannot pack {count} sequences of {len} tokens from this corpus"
-        )));
-    }
-    let (cls, sep, _) = corpus.cls_sep_mask();
-    let n = corpus.len();
-    Ok((0..count)
-        .map(|k| {
-            let mut ids = vec![cls];
-            let mut sentence = k * n / count;
-            while ids.len() < len - 1 {
-                let room = len - 1 - ids.len();
-                let s = corpus.sentence(sentence % n);
-                ids.extend_from_slice(&s[..s.len().min(room)]);
-                sentence += 1;
-            }
-            ids.push(sep);
-            ids
-        })
-        .collect())
-}
-
-/// (correct, counted) MLM predictions at one position.
-pub type Tally = (usize, usize);
-
-/// One pass of the length-extrapolation measurement: in each of `sequences` (all one length),
-/// the positions p ≡ `offset` (mod `stride`) that hold no special token become [MASK], and one
-/// evaluation forward predicts them all; each hit or miss in sequence i is added to
-/// `tally[i][p]`, so the claim can read its spread over sequences. `stride` passes cover every
-/// position, each masking about 1/`stride` of the tokens (training masks 15%).
-pub fn mlm_hits_by_position(
-    model: &BertForPreTraining,
-    corpus: &Corpus,
-    sequences: &[Vec<u32>],
-    stride: usize,
-    offset: usize,
-    tally: &mut [Vec<Tally>],
-) -> Result<()> {
-    let (b, t) = (sequences.len(), sequences.first().map_or(0, Vec::len));
-    if b == 0
-        || b != tally.len()
-        || tally.iter().any(|row| t > row.len())
-        || sequences.iter().any(|s| s.len() != t)
-    {
-        return Err(EngineError::Input(
-            "the sequences to measure must be of one length, and fit the tally (a row each)".into(),
-        ));
-    }
-    let (_, _, mask) = corpus.cls_sep_mask();
-    let mut input_ids = Array2::<u32>::zeros((b, t)); // (B, T)
-    let mut labels = Array2::<i64>::from_elem((b, t), IGNORE_INDEX); // (B, T)
-    for (i, s) in sequences.iter().enumerate() {
-        for (p, &id) in s.iter().enumerate() {
-            let masked = p % stride.max(1) == offset && !corpus.is_special(id);
-            input_ids[[i, p]] = if masked { mask } else { id };
-            if masked {
-                labels[[i, p]] = id as i64;
-            }
-        }
-    }
-    let batch = Batch {
-        input_ids,
-        token_type_ids: Array2::zeros((b, t)),
-        attention_mask: Array2::ones((b, t)),
-        mlm_labels: Some(labels.clone()),
-        nsp_labels: None,
-    };
-    let predicted = predict(model, &batch, &ForwardOptions::training(MaskMode::Padding))?;
-    for (n, id) in predicted.mlm {
-        let (i, p) = (n / t, n % t);
-        tally[i][p].0 += usize::from(labels[[i, p]] == id as i64);
-        tally[i][p].1 += 1;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -719,56 +634,6 @@ mod tests {
     }
 
     #[test]
-    fn extrapolation_measures_every_position_once_and_absolute_stops_at_p() {
-        let text = "the dog chases a red ball .\na cat sleeps under the tree .\nwe went home .\n";
-        let vocab = crate::tokenizer::build_word_vocab(text).unwrap();
-        let tokenizer = Tokenizer::word_level(vocab.clone());
-        let corpus = Corpus::parse(text, &tokenizer).unwrap();
-        let sequences = packed_sequences(&corpus, 20, 3).unwrap();
-        let (cls, sep, _) = corpus.cls_sep_mask();
-        for s in &sequences {
-            assert_eq!((s.len(), s[0], s[19]), (20, cls, sep));
-        }
-        assert_ne!(sequences[0], sequences[1], "starts spread over the corpus");
-        // "the dog chases …" then the next lines, back to back.
-        assert_eq!(&sequences[0][1..8], corpus.sentence(0));
-        assert_eq!(&sequences[0][8..15], corpus.sentence(1));
-
-        let mut config = BertConfig::tiny(vocab.len());
-        config.max_position_embeddings = 16;
-        let absolute = BertForPreTraining::init(&config, &mut Rng::new(1)).unwrap();
-        config.position_embedding_type = crate::config::PositionEmbeddingType::Rotary;
-        let rotary = BertForPreTraining::init(&config, &mut Rng::new(1)).unwrap();
-        let mut tally = vec![vec![(0, 0); 20]; 3];
-        for offset in 0..4 {
-            mlm_hits_by_position(&rotary, &corpus, &sequences, 4, offset, &mut tally).unwrap();
-        }
-        // Every non-special position of every sequence once, in that sequence's row: [CLS] and
-        // [SEP] never.
-        for row in &tally {
-            assert_eq!((row[0].1, row[19].1), (0, 0));
-            assert!(
-                row[1..19].iter().all(|&(hits, n)| n == 1 && hits <= n),
-                "{tally:?}"
-            );
-        }
-        // Past P = 16 learned positions do not exist: absolute refuses, rotary ran above.
-        let e = mlm_hits_by_position(&absolute, &corpus, &sequences, 4, 0, &mut tally);
-        assert!(e
-            .unwrap_err()
-            .to_string()
-            .contains("max_position_embeddings 16"));
-        let cut: Vec<Vec<u32>> = sequences.iter().map(|s| s[..16].to_vec()).collect();
-        assert!(mlm_hits_by_position(&absolute, &corpus, &cut, 4, 0, &mut tally).is_ok());
-        assert!(packed_sequences(&corpus, 2, 3).is_err());
-        // Seven tokens at most a sentence: 2 · 7 + 3 real positions at most in training.
-        assert_eq!(
-            (corpus.longest_example(32), corpus.longest_example(12)),
-            (17, 12)
-        );
-    }
-
-    #[test]
     fn kv_cache_bytes_follow_the_formula() {
         // BERT-base with G = H = 12, d_k = 64: 2·12·12·64·4 bytes per token.
         assert_eq!(kv_cache_bytes_per_token(12, 12, 64), 73_728);
@@ -860,5 +725,6 @@ mod tests {
     }
 }
 
+pub mod extrapolation;
 pub mod heads;
 pub mod induction;

@@ -552,20 +552,17 @@ impl Trainer {
     }
 
     /// The batch of the last `step`, as the page shows it, with what the model predicts on it
-    /// after that step (None before the first step, after a `step_on`, whose batch
-    /// `make_batch` did not record, and for next-token training, which masks nothing). Costs
-    /// one evaluation forward on the batch, written into the buffers the run keeps for its
-    /// steps (no second set of activations).
+    /// after that step (None before the first step, and after a `step_on`, whose batch
+    /// `make_batch` did not record). Costs one evaluation forward on the batch, written into
+    /// the buffers the run keeps for its steps (no second set of activations).
     pub fn batch_view(&self) -> Option<BatchView> {
-        if self.objective != Objective::MlmNsp {
-            return None;
-        }
         let l = self.last.as_ref()?;
         let mut buffers = self.stepper.buffers();
         let opts = self.forward_options();
         let predictions = predict_reusing(&self.model, &l.batch, &opts, &mut buffers).ok()?;
         Some(BatchView::new(
             l.step,
+            self.objective,
             l.fixed,
             &l.batch,
             &l.record,
@@ -1130,9 +1127,14 @@ mod tests {
                     Replacement::Random => assert_ne!(ex.input_ids[p], mask_id),
                 }
             }
+            let targets: Vec<String> = ex.chosen.iter().map(|&p| ex.original[p].clone()).collect();
+            assert_eq!(ex.target, targets, "MLM's target is the token masked");
             let label = batch.nsp_labels.as_ref().unwrap()[b];
-            assert_eq!(ex.nsp_label, crate::batch_view::NspLabel::from_id(label));
-            assert!(ex.nsp_probability >= 0.5 && ex.nsp_probability <= 1.0);
+            assert_eq!(
+                ex.nsp_label,
+                Some(crate::batch_view::NspLabel::from_id(label))
+            );
+            assert!(ex.nsp_probability.is_some_and(|p| (0.5..=1.0).contains(&p)));
         }
         // The view's predictions are the model's after the step: an evaluation forward with the
         // updated weights, not the step's own (dropout, old weights) forward.
@@ -1152,12 +1154,54 @@ mod tests {
             "original",
             "chosen",
             "replaced_by",
+            "target",
             "predicted",
             "nsp_label",
             "nsp_predicted",
             "nsp_probability",
         ] {
             assert!(json.get(key).is_some(), "{key}");
+        }
+    }
+
+    /// A next-token batch (Repeat): every position with a token after it is predicted, its
+    /// target that token; nothing is replaced and there is no NSP.
+    #[test]
+    fn a_repeat_batch_view_predicts_each_next_token() {
+        let config = BertConfig {
+            hidden_dropout_prob: 0.0,
+            attention_probs_dropout_prob: 0.0,
+            ..BertConfig::tiny(0)
+        };
+        let settings = TrainSettings {
+            optimizer: OptimizerConfig::adam(1e-3),
+            batch: BatchConfig {
+                batch_size: 3,
+                ..BatchConfig::default()
+            },
+            mask: MaskMode::Causal,
+            objective: Objective::NextToken,
+        };
+        let task = crate::repeat::RepeatTask::default();
+        let mut t = Trainer::repeat(task, config, settings, 0).unwrap();
+        t.step().unwrap();
+        let view = t.batch_view().unwrap();
+        assert_eq!(view.objective, Objective::NextToken);
+        assert_eq!(view.examples.len(), 3);
+        for ex in &view.examples {
+            let len = ex.tokens.len();
+            let copies = crate::repeat::Copies::of(&ex.tokens).expect("a Repeat row");
+            assert_eq!(len, copies.tokens());
+            // [CLS] … [SEP]: each position but the last predicts the token after it.
+            assert_eq!(ex.chosen, (0..len - 1).collect::<Vec<_>>());
+            assert_eq!(ex.target[..], ex.tokens[1..]);
+            assert_eq!(ex.predicted.len(), ex.chosen.len());
+            assert!(ex.predicted.iter().all(|p| !p.is_empty()));
+            assert!(ex.replaced_by.is_empty());
+            assert_eq!(
+                (ex.nsp_label, ex.nsp_predicted, ex.nsp_probability),
+                (None, None, None)
+            );
         }
     }
 

@@ -219,7 +219,7 @@ pub const CHAPTERS: [Chapter; 15] = [
     },
     Chapter {
         title: "Induction heads",
-        text: "On Repeat, a segment of random symbols comes twice: the first copy cannot be predicted, the second can be copied. Two heads learn it together, in a sudden change. One in layer 1 attends to the previous token. One in layer 2, the induction head, finds the earlier occurrence of the current token and reads the token after it: in its weights, a stripe 11 places left of the diagonal. Training plays until the heads have decided.",
+        text: "On Repeat, a segment of random symbols comes twice: the first copy cannot be predicted, the second can be copied. Heads of two layers learn it together, in a sudden change. One in layer 1 attends to the previous token. In layer 2, an induction head (often more than one) finds the earlier occurrence of the current token and reads the token after it: in its weights, a stripe 11 places left of the diagonal. Training plays until the heads have decided.",
         formula: "x_t = x_j (j < t)  ⇒  attend to j + 1,  predict x_(j+1)",
         scene: Scene {
             text: REPEAT_SENTENCE,
@@ -231,7 +231,7 @@ pub const CHAPTERS: [Chapter; 15] = [
         },
         focus: focus(".model-view"),
         question: Question::InductionHead,
-        hint: "In the model view, look at the second copy's rows (the lower half): the induction head's weights sit on a stripe 11 places left of the diagonal. The Induction heads claim below measures each head's score.",
+        hint: "In the model view, look at the second copy's rows (the lower half): an induction head's weights sit on a stripe 11 places left of the diagonal. The Induction heads claim below measures each head's score.",
     },
     Chapter {
         title: "Cross-attention",

@@ -49,7 +49,7 @@ pub enum Question {
     /// How many keys row `row` gives a weight above 0 in the head shown.
     VisibleKeys { row: usize },
     /// The head with the largest induction score on a Repeat sentence
-    /// (`engine::experiments::induction`).
+    /// (`engine::experiments::induction`), among the heads clearly below it.
     InductionHead,
 }
 
@@ -144,7 +144,7 @@ impl Question {
                 "How many keys can token {} (counting [CLS] as 1) attend to?",
                 row + 1
             ),
-            Question::InductionHead => "Which head is the induction head: on the second copy, it attends to the token after the earlier occurrence of the current one?".into(),
+            Question::InductionHead => "Which head is an induction head: on the second copy, it attends to the token after the earlier occurrence of the current one?".into(),
         }
     }
 
@@ -453,25 +453,56 @@ impl Question {
                     .map(|h| head_scores(&h.weights, copies).induction as f32)
                     .collect();
                 let best = argmax(&scores).ok_or("The model has no heads.")?;
-                let runner_up = (0..scores.len())
-                    .filter(|&k| k != best)
-                    .map(|k| scores[k])
-                    .fold(0.0f32, f32::max);
                 let label = |k: usize| head_label(k, per_layer);
+                // Several heads often learn to copy together. Any of them would be a right
+                // answer, so the choices are the top head and the heads clearly below it
+                // (1/DECIDED_LEAD of its score or less); the heads in between are not offered.
+                let clearly_below = |k: usize| scores[k] * DECIDED_LEAD <= scores[best];
+                let offered: Vec<usize> = (0..scores.len())
+                    .filter(|&k| k == best || clearly_below(k))
+                    .collect();
+                // No head clearly below: every head is offered, and the top one races them.
+                let offered = if offered.len() < 2 {
+                    (0..scores.len()).collect()
+                } else {
+                    offered
+                };
+                let also: Vec<usize> = (0..scores.len()).filter(|k| !offered.contains(k)).collect();
+                let runner_up = offered
+                    .iter()
+                    .filter(|&&k| k != best)
+                    .map(|&k| scores[k])
+                    .fold(0.0f32, f32::max);
                 // An induction head must also give the token to copy a clear share (the claim's
                 // CLEAR_SCORE, half its attention): the runner-up counts as at least
                 // CLEAR_SCORE ÷ DECIDED_LEAD, so the lead reaches DECIDED_LEAD only at a score
                 // of CLEAR_SCORE or more.
                 let floor = CLEAR_SCORE as f32 / DECIDED_LEAD;
+                let others = if also.is_empty() {
+                    String::new()
+                } else {
+                    let (verb, they) = if also.len() == 1 {
+                        ("copies", "it is")
+                    } else {
+                        ("copy", "they are")
+                    };
+                    format!(
+                        " {} {verb} too, so {they} not among the choices.",
+                        also.iter()
+                            .map(|&k| format!("{} ({:.2})", label(k), scores[k]))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
                 Ok(Posed {
                     margin: Margin::Lead {
                         ratio: lead(scores[best], runner_up.max(floor)),
-                        of: "the top induction score leads the next head's (counted as at least 0.33, so that it needs 0.5) by",
+                        of: "the top induction score leads max(0.33, the other choices') by",
                     },
-                    choices: (0..scores.len()).map(label).collect(),
-                    answer: best,
+                    choices: offered.iter().map(|&k| label(k)).collect(),
+                    answer: offered.iter().position(|&k| k == best).unwrap_or(0),
                     why: format!(
-                        "{} puts {:.2} of its attention, over the second copy's tokens, on the token after the earlier occurrence of the current one (its induction score); the next head, {:.2}.",
+                        "{} puts {:.2} of its attention, over the second copy's tokens, on the token after the earlier occurrence of the current one (its induction score); the highest of the other choices, {:.2}.{others}",
                         label(best),
                         scores[best],
                         runner_up
@@ -895,6 +926,97 @@ mod tests {
             }
         }
         assert!(!top_mask_key(&with_mask_row(ins, &w)).margin.decided());
+    }
+
+    /// Chapter 13's Repeat sentence, each head giving the second copy's queries `scores[k]`
+    /// on the token to copy (head k = layer k / 4, head k % 4) and the rest to themselves.
+    fn with_induction_scores(scores: &[f32]) -> Inspection {
+        let chapter = CHAPTERS
+            .iter()
+            .find(|c| c.question == Question::InductionHead)
+            .unwrap();
+        let mut ins = inspection(scene_probe(chapter.scene));
+        let copies = Copies::of(&ins.tokens).unwrap();
+        let heads = ins.trace.layers.iter_mut().flat_map(|l| &mut l.heads);
+        let mut n = 0;
+        for (h, &s) in heads.zip(scores) {
+            let m = &mut h.weights;
+            let cols = m.cols;
+            for q in copies.second() {
+                let (_, target) = copies.duplicate_and_induction(q);
+                let row = &mut m.data[q * cols..(q + 1) * cols];
+                row.fill(0.0);
+                row[target] = s;
+                row[q] += 1.0 - s;
+            }
+            n += 1;
+        }
+        assert_eq!(n, scores.len(), "tiny has {n} heads");
+        ins
+    }
+
+    #[test]
+    fn several_induction_heads_leave_one_among_heads_that_do_not_copy() {
+        let scores = [0.1, 0.05, 0.1, 0.1, 0.77, 0.1, 0.62, 0.54];
+        let p = pose(
+            Question::InductionHead,
+            &with_induction_scores(&scores),
+            &Curves::new(),
+        );
+        // L2 H3 and L2 H4 copy too (above 0.77 ÷ 1.5): not offered, so the answer is one.
+        assert_eq!(
+            p.choices,
+            ["L1 H1", "L1 H2", "L1 H3", "L1 H4", "L2 H1", "L2 H2"]
+        );
+        assert_eq!(answer(&p), "L2 H1");
+        assert!(p.margin.decided(), "{:?}", p.margin);
+        assert!(
+            matches!(p.margin, Margin::Lead { ratio, .. } if (ratio - 0.77 / 0.33333334).abs() < 1e-3),
+            "{:?}",
+            p.margin
+        );
+        assert!(
+            p.why.contains("L2 H3 (0.62), L2 H4 (0.54) copy too"),
+            "{}",
+            p.why
+        );
+    }
+
+    #[test]
+    fn an_induction_question_waits_for_a_clear_score_and_a_clear_lead() {
+        let ask = |scores: &[f32]| {
+            pose(
+                Question::InductionHead,
+                &with_induction_scores(scores),
+                &Curves::new(),
+            )
+        };
+        // A fresh model's heads: nothing to find.
+        let fresh = pose(
+            Question::InductionHead,
+            &inspection(scene_probe(
+                CHAPTERS
+                    .iter()
+                    .find(|c| c.question == Question::InductionHead)
+                    .unwrap()
+                    .scene,
+            )),
+            &Curves::new(),
+        );
+        assert!(!fresh.margin.decided(), "{:?}", fresh.margin);
+        // Clearly above the others but below half its attention: not yet an induction head.
+        let weak = ask(&[0.1, 0.1, 0.1, 0.1, 0.45, 0.1, 0.1, 0.1]);
+        assert_eq!(answer(&weak), "L2 H1");
+        assert!(!weak.margin.decided(), "{:?}", weak.margin);
+        // Every head copies alike: no head is clearly below, so all race and none wins.
+        let alike = ask(&[0.6, 0.6, 0.6, 0.6, 0.7, 0.6, 0.6, 0.6]);
+        assert_eq!(alike.choices.len(), 8);
+        assert!(!alike.margin.decided(), "{:?}", alike.margin);
+        assert!(
+            !alike.why.contains("not among the choices"),
+            "{}",
+            alike.why
+        );
     }
 
     #[test]

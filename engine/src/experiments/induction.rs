@@ -218,6 +218,28 @@ pub fn measure(
     })
 }
 
+/// (right, counted) of next-token argmax on each copy of `rows` evaluation rows of segment
+/// length `len`: one untraced pass, no dropout.
+pub fn copy_accuracy(
+    model: &BertForPreTraining,
+    task: &RepeatTask,
+    len: usize,
+    rows: usize,
+    opts: &ForwardOptions,
+) -> Result<[(usize, usize); 2]> {
+    let (layers, heads) = shape(model);
+    let batch = task.evaluation_batch(rows, len)?;
+    let keep = HeadMask::keep_all(layers, heads);
+    let out = forward_with_head_mask(
+        model,
+        &batch,
+        &evaluation(opts, false),
+        &keep,
+        &mut Rng::new(0),
+    )?;
+    copy_hits(&out, &batch, Copies { len })
+}
+
 /// The second copy's accuracy with each head ablated in turn (HF's head mask: its context set
 /// to zero), index l·H + h: how much the copying needs that head.
 pub fn ablations(

@@ -19,7 +19,7 @@ mod time;
 
 pub use by_length::{sizes, units, Unit, BLOCK, LENGTHS};
 pub use engine::experiments::Variant;
-pub use extrapolation::{ByPosition, Extrapolation};
+pub use extrapolation::{Extrapolation, LengthModel};
 pub use heads::{head_label, Heads, HeadsMeasured};
 pub use induction::{InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY};
 pub use kv_cache::{KvCache, KvShape};

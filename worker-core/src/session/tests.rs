@@ -351,9 +351,6 @@ fn a_scaling_claim_runs_unit_by_unit_and_cancel_stops_it() {
     let replies = s.handle(run(protocol::Claim::KvCache), Vec::new());
     let kv = claim_done(&replies).unwrap().as_ref().unwrap();
     assert_eq!(kv.plots[0].series[0].x, [4.0, 1.0]);
-    // Extrapolation needs Compare's two models: a clear refusal, not a panic.
-    let replies = s.handle(run(protocol::Claim::Extrapolation), Vec::new());
-    assert!(claim_done(&replies).unwrap().is_err());
 }
 
 /// Runs asked for one after another while one is under way: each waits its turn (the
@@ -551,98 +548,40 @@ fn compare_trains_model_b_in_lockstep_and_keeps_restores_and_rewinds_both() {
     assert_eq!(replies[0].attachments.len(), 4);
 }
 
+/// Extrapolation trains models of its own (no Compare needed): one unit per check of one of
+/// them, 9 models × 30 checks in all; a Reset of the page's model does not stop it.
 #[test]
-fn the_extrapolation_claim_measures_compares_absolute_and_rotary_models_past_t() {
-    let mut s = Session::default();
-    let settings = LabSettings {
-        max_len: 16,
-        compare: Some(protocol::Architecture {
-            positions: engine::config::PositionEmbeddingType::Rotary,
-            ..protocol::Architecture::default()
-        }),
-        ..LabSettings::default()
+fn the_extrapolation_claim_trains_its_own_models_and_goes_on_through_a_reset() {
+    let mut s = started();
+    let progress = |replies: &[Reply]| {
+        replies.iter().find_map(|r| match r.message {
+            FromWorker::ClaimProgress { done, total, .. } => Some((done, total)),
+            _ => None,
+        })
     };
     let run = ToWorker::RunClaim {
         claim: protocol::Claim::Extrapolation,
         probe: ProbeInput::default(),
     };
-    s.handle(
-        ToWorker::Reset {
-            corpus: DEFAULT_CORPUS.into(),
-            settings: settings.clone(),
-        },
-        Vec::new(),
-    );
-    let refused = s.handle(run.clone(), Vec::new());
-    let why = claim_done(&refused)
-        .unwrap()
-        .as_ref()
-        .unwrap_err()
-        .to_string();
-    assert!(why.contains("not trained yet"), "{why}");
-    s.train(5);
-    let replies = s.handle(run.clone(), Vec::new());
-    assert!(matches!(
-        replies[0].message,
-        FromWorker::ClaimProgress {
-            done: 0,
-            total: 14,
-            ..
-        }
-    ));
+    let replies = s.handle(run, Vec::new());
+    assert_eq!(progress(&replies), Some((0, 270)));
     let clock = wall_clock();
-    s.claim_step(&clock);
+    assert_eq!(progress(&s.claim_step(&clock)), Some((1, 270)));
     let again = s.handle(
         ToWorker::Reset {
             corpus: DEFAULT_CORPUS.into(),
-            settings: settings.clone(),
+            settings: LabSettings::default(),
         },
         Vec::new(),
     );
     assert!(
-        again
+        !again
             .iter()
             .any(|r| matches!(r.message, FromWorker::ClaimCancelled { .. })),
-        "a Reset stops a measurement of the models it replaced"
+        "its models are its own: a Reset leaves it running"
     );
-    assert!(!s.claim_running());
-    s.train(5);
-    s.handle(run, Vec::new());
-    let mut result = None;
-    for _ in 0..14 {
-        result = s
-            .claim_step(&clock)
-            .into_iter()
-            .find_map(|r| match r.message {
-                FromWorker::ClaimDone { result, .. } => Some(result),
-                _ => None,
-            });
-    }
-    let r = result.expect("done after 14 units").unwrap();
-    assert_eq!(r.plots[0].series[0].name, "Absolute");
-    assert_eq!(r.plots[0].series[1].name, "Rotary");
-    // 2T = 32 positions: rotary reads them all, up to the [SEP] at 31.
-    assert_eq!(r.plots[0].series[1].x.last(), Some(&30.0));
-    assert!(r.plots[0]
-        .series
-        .iter()
-        .flat_map(|s| &s.y)
-        .all(|a| (0.0..=1.0).contains(a)));
-    assert_eq!(r.plots[0].marks[0].x, 15.5);
-    // Five steps teach neither model the task within T: not decided, with the sample (a row
-    // per sequence measured), the seed and the step.
-    assert!(
-        r.verdict
-            .starts_with("Not decided: the models have not learned the task within T (rotary: "),
-        "{}",
-        r.verdict
-    );
-    assert!(
-        r.verdict.contains("sequences of 32 tokens")
-            && r.verdict.ends_with("seed 0, both models at step 5."),
-        "{}",
-        r.verdict
-    );
+    assert!(s.claim_running());
+    assert_eq!(progress(&s.claim_step(&clock)), Some((2, 270)));
 }
 
 /// Runs `claim` unit by unit to its result.
@@ -740,61 +679,6 @@ fn the_scaling_claim_saturates_softmax_without_the_scaling_and_reads_comparing_m
     assert_eq!(trained[1].y.last(), Some(&now(&b.unwrap())));
     assert!(
         r.verdict.contains("Trained side by side (d_k = 64)"),
-        "{}",
-        r.verdict
-    );
-}
-
-/// ALiBi as either model of the pair: rotary (A) against ALiBi (B) runs, draws rotary first
-/// and names both in its verdict; two models of the same positions are refused.
-#[test]
-fn the_extrapolation_claim_takes_alibi_as_either_model() {
-    use engine::config::PositionEmbeddingType::{Alibi, Rotary};
-    let mut s = Session::default();
-    let architecture = |positions| protocol::Architecture {
-        positions,
-        ..protocol::Architecture::default()
-    };
-    let settings = |a, b| LabSettings {
-        max_len: 16,
-        architecture: architecture(a),
-        compare: Some(architecture(b)),
-        ..LabSettings::default()
-    };
-    let run = ToWorker::RunClaim {
-        claim: protocol::Claim::Extrapolation,
-        probe: ProbeInput::default(),
-    };
-    let reset = |s: &mut Session, a, b| {
-        s.handle(
-            ToWorker::Reset {
-                corpus: DEFAULT_CORPUS.into(),
-                settings: settings(a, b),
-            },
-            Vec::new(),
-        );
-        s.train(5);
-    };
-    reset(&mut s, Alibi, Alibi);
-    let refused = s.handle(run, Vec::new());
-    let why = claim_done(&refused)
-        .unwrap()
-        .as_ref()
-        .unwrap_err()
-        .to_string();
-    assert!(
-        why.contains("same positions") && why.contains("ALiBi"),
-        "{why}"
-    );
-    reset(&mut s, Rotary, Alibi);
-    let r = run_claim(&mut s, protocol::Claim::Extrapolation);
-    let names: Vec<&str> = r.plots[0].series.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["Rotary", "ALiBi"]);
-    // Neither stops at a P: both read all 2T = 32 positions, and only T is marked.
-    assert_eq!(r.plots[0].series[1].x.last(), Some(&30.0));
-    assert_eq!(r.plots[0].marks.len(), 1);
-    assert!(
-        r.verdict.contains("rotary") && r.verdict.contains("ALiBi"),
         "{}",
         r.verdict
     );
