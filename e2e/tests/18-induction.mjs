@@ -89,9 +89,13 @@ export const tests = [
       assert(copy1.y.at(-1) < 0.2, `the first copy stays near chance: ${copy1.y.at(-1)}`);
       if (changed >= 0) {
         assert(changed > 0 && Math.min(...copy2.y.slice(0, changed)) <= 0.2, `a jump, from below 0.2: ${copy2.y}`);
-        assert(ablation?.length === 2 && ablation[0].x.length === 8, 'the ablation, after the change');
+      }
+      // The ablation is measured on the model now, once it copies (the last point may dip below
+      // 0.9 after an earlier one passed it: then none yet).
+      if (copy2.y.at(-1) >= 0.9) {
+        assert(ablation?.length === 2 && ablation[0].x.length === 8, `the ablation, after the change: ${copy2.y}`);
       } else {
-        assert(ablation === undefined, 'no ablation before the change');
+        assert(ablation === undefined, `no ablation while the model does not copy: ${copy2.y}`);
       }
       for (const [scores, name] of [[previous, 'previous'], [duplicate, 'duplicate'], [induction, 'induction']]) {
         assert(scores.length === 8 && scores.every((s) => s.name.endsWith(` ${name}`) && s.x.length === copy2.x.length),
@@ -120,8 +124,10 @@ export const tests = [
         for (const [, l, h, score] of [...inductionPart.matchAll(/L(\d) H(\d) (\d\.\d\d)/g)]) {
           const value = matrix[(l - 1) * 4 + (h - 1)][2];
           assert(value.toFixed(2) === score && value >= 0.5, `L${l} H${h}'s induction score: verdict ${score}, heatmap ${value}`);
-          const without = ablation[0].y[(l - 1) * 4 + (h - 1)];
-          assert(without < copy2.y.at(-1), `without L${l} H${h} the second copy's accuracy ${without} is not lower`);
+          if (ablation) {
+            const without = ablation[0].y[(l - 1) * 4 + (h - 1)];
+            assert(without < copy2.y.at(-1), `without L${l} H${h} the second copy's accuracy ${without} is not lower`);
+          }
         }
       } else {
         assert(/^(The model copies, but no head|Not decided)/.test(verdict), verdict);
