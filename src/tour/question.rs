@@ -482,12 +482,12 @@ impl Question {
                     String::new()
                 } else {
                     let (verb, they) = if also.len() == 1 {
-                        ("copies", "it is")
+                        ("attends", "it is")
                     } else {
-                        ("copy", "they are")
+                        ("attend", "they are")
                     };
                     format!(
-                        " {} {verb} too, so {they} not among the choices.",
+                        " {} {verb} there too, within {DECIDED_LEAD}× of it, so {they} not among the choices.",
                         also.iter()
                             .map(|&k| format!("{} ({:.2})", label(k), scores[k]))
                             .collect::<Vec<_>>()
@@ -976,7 +976,8 @@ mod tests {
             p.margin
         );
         assert!(
-            p.why.contains("L2 H3 (0.62), L2 H4 (0.54) copy too"),
+            p.why
+                .contains("L2 H3 (0.62), L2 H4 (0.54) attend there too, within 1.5× of it"),
             "{}",
             p.why
         );
