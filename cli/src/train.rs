@@ -61,7 +61,7 @@ attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --
 
 --task repeat: trains a new decoder from CONFIG.json (no corpus) on Repeat: [CLS] x1..xL x1..xL
   [SEP], L distinct random symbols (--alphabet A of a-z then 0-9, default 36), L drawn from
-  --segment MIN-MAX (default 4-16) for each batch. Defaults: N 3000, B 32, lr 1e-3, adam; dropout
+  --segment MIN-MAX (default 4-24) for each batch. Defaults: N 3000, B 32, lr 1e-3, adam; dropout
   as CONFIG says. Every --eval-every steps (default 100), and at step 0 and the last, prints one
   line measured on 16 fixed sequences: {\"step\", \"loss\" (the mean since the last line),
   \"copy1_accuracy\", \"copy2_accuracy\" (next-token accuracy on each copy), \"heads\": [{\"layer\",

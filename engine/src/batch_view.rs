@@ -6,8 +6,8 @@
 
 use crate::batch::Batch;
 use crate::data::{BatchRecord, Replacement, IS_NEXT};
+use crate::objective::Objective;
 use crate::tokenizer::Tokenizer;
-use crate::train::Objective;
 use serde::{Deserialize, Serialize};
 
 /// An NSP label, written as the tutorial prints it.

@@ -18,6 +18,7 @@ pub mod forward;
 pub mod generate;
 pub mod inspect;
 pub mod model;
+pub mod objective;
 pub mod ops;
 pub mod optim;
 pub mod repeat;

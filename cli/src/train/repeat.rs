@@ -51,7 +51,7 @@ struct AblatedHead {
 
 /// `--segment MIN-MAX`.
 fn segment(text: &str) -> Result<(usize, usize), CliError> {
-    let bad = || usage_error(format!("--segment wants MIN-MAX, e.g. 4-16, not {text:?}"));
+    let bad = || usage_error(format!("--segment wants MIN-MAX, e.g. 4-24, not {text:?}"));
     let (min, max) = text.split_once('-').ok_or_else(bad)?;
     Ok((
         min.trim().parse().map_err(|_| bad())?,
