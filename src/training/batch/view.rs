@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 /// The batch of the latest step (`batch`, None before the first) and the counts over the run.
 /// `mask_prob` is the target of the share chosen; `next_token` says the model trains on the
-/// next token, whose batches mask nothing, so there are no counts. Redrawn when a new batch arrives (a few times
-/// a second while training); collapsed, it draws no rows, but `data-batch` stays current.
+/// next token, whose batches mask nothing, so there are no counts. Redrawn when a new batch
+/// arrives (a few times a second while training); collapsed, it draws no rows, but
+/// `data-batch` stays current.
 #[component]
 pub fn BatchPanel(
     #[prop(into)] batch: Signal<Option<Arc<BatchView>>>,
