@@ -319,6 +319,27 @@ export const tests = [
     },
   },
   {
+    // A hand-written link opens a chapter with the Sentence the link gives (none: the default);
+    // Build it sets the chapter's scene up again, so the question reads its own sentence.
+    name: 'tour: a link to the Induction heads chapter, then Build it: the model is Repeat and the Sentence a Repeat one',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?tour=${INDUCTION_CHAPTER}`);
+      await ready(page);
+      assert(await chapterOf(page) === INDUCTION_CHAPTER, `at chapter ${await chapterOf(page)}`);
+      await buildIfAsked(page);
+      await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('Repeat'), null, { timeout: 30000 });
+      const tokens = await page.locator('ol.tokens li').allInnerTexts();
+      const half = (tokens.length - 2) / 2;
+      assert(tokens.length === 26 && !tokens.includes('[UNK]') && tokens.slice(1, half + 1).join() === tokens.slice(half + 1, -1).join(),
+        `not a Repeat sentence: ${tokens.join(' ')}`);
+      await page.waitForFunction(() => document.querySelector('aside.tour [data-decided]'), null, { timeout: 30000 });
+      const text = await panel(page).innerText();
+      assert(!text.includes('Type a Repeat sentence'), text);
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
     name: 'tour: arrow keys turn the page, Esc leaves it with the page as it was, a reload resumes at the chapter',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);

@@ -129,7 +129,12 @@ impl Tour {
         }
         self.settings.set(next.clone());
         self.live.reset(self.corpus.get_untracked(), next);
+        // The chapter's scene again, as opening it sets it: a chapter reached by a link, or
+        // after the learner changed the Sentence, is asked about its own sentence (Repeat's
+        // question reads a Repeat sentence).
         if let Some(n) = self.chapter.get_untracked() {
+            self.open(n);
+            // The worker's playing state may still be the old model's when `open` reads it.
             if CHAPTERS[n - 1].scene.playing {
                 self.live.send(ToWorker::Play);
             }
