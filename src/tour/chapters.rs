@@ -219,7 +219,7 @@ pub const CHAPTERS: [Chapter; 15] = [
     },
     Chapter {
         title: "Induction heads",
-        text: "On Repeat, a segment of random symbols comes twice: the first copy cannot be predicted, the second can be copied. Heads of two layers learn it together, in a sudden change. One in layer 1 attends to the previous token. In layer 2, an induction head (often more than one) finds the earlier occurrence of the current token and reads the token after it: in its weights, a stripe 11 places left of the diagonal. Training plays until the heads have decided.",
+        text: "On Repeat, a segment of random symbols comes twice: the first copy cannot be predicted, the second can be copied. Heads of two layers learn it together, in a sudden change. One in layer 1 attends to the previous token. In layer 2, induction heads (often several) find the earlier occurrence of the current token and read the token after it: in their weights, a stripe 11 places left of the diagonal. Training plays until the heads have decided.",
         formula: "x_t = x_j (j < t)  ⇒  attend to j + 1,  predict x_(j+1)",
         scene: Scene {
             text: REPEAT_SENTENCE,
