@@ -80,6 +80,18 @@ impl Copies {
         self.len + 1..2 * self.len
     }
 
+    /// The copy whose own next token position `p` predicts: 0 for the first copy
+    /// (`first_predicting`), 1 for the second (`second_predicting`), None elsewhere.
+    pub fn predicting_copy(self, p: usize) -> Option<usize> {
+        if self.first_predicting().contains(&p) {
+            Some(0)
+        } else if self.second_predicting().contains(&p) {
+            Some(1)
+        } else {
+            None
+        }
+    }
+
     /// Every query of the second copy, x₁…x_L at L + 1…2L: where the scores are averaged.
     pub fn second(self) -> std::ops::RangeInclusive<usize> {
         self.len + 1..=2 * self.len

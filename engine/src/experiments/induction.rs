@@ -107,10 +107,8 @@ fn copy_hits(out: &ForwardOutput, batch: &Batch, copies: Copies) -> Result<[(usi
     let mut hits = [(0, 0); 2];
     for (&n, row) in out.mlm_rows.iter().zip(logits.rows()) {
         let (b, p) = (n / t, n % t);
-        let copy = match () {
-            _ if copies.first_predicting().contains(&p) => 0,
-            _ if copies.second_predicting().contains(&p) => 1,
-            _ => continue,
+        let Some(copy) = copies.predicting_copy(p) else {
+            continue;
         };
         let best = (0..row.len())
             .max_by(|&x, &y| row[x].total_cmp(&row[y]).then(y.cmp(&x)))

@@ -249,11 +249,7 @@ fn example_right(e: &ExampleView) -> (usize, usize) {
 fn copy_right(e: &ExampleView, copies: Copies) -> [(usize, usize); 2] {
     let mut counts = [(0, 0); 2];
     for (i, &p) in e.chosen.iter().enumerate() {
-        let copy = if copies.first_predicting().contains(&p) {
-            0
-        } else if copies.second_predicting().contains(&p) {
-            1
-        } else {
+        let Some(copy) = copies.predicting_copy(p) else {
             continue;
         };
         counts[copy].1 += 1;
