@@ -37,7 +37,7 @@ pub const LEARNED_ACCURACY: f64 = 0.9;
 
 /// Steps a model may train before it counts as not having learned, and steps between two
 /// checks of whether it has. Natively (`extrapolation_table`), seeds 1–3 learned at step 1,000
-/// (absolute), 1,400–1,800 (rotary) and 2,300 (ALiBi; 2,800 for seed 3 in one page run).
+/// (absolute), 1,400–1,700 (rotary) and 2,100–2,500 (ALiBi; 2,800 for seed 3 in one page run).
 pub const MAX_STEPS: u64 = 3000;
 pub const CHECK_EVERY: u64 = 100;
 
