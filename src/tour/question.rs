@@ -77,7 +77,8 @@ pub enum Margin {
     /// has learned.
     Exact,
     /// The right choice's number over the runner-up's (both ≥ 0): `ratio` ≥ `DECIDED_LEAD`
-    /// decides; 1 is a tie. `of` names what leads, for "… leads the runner-up by 1.1×".
+    /// decides; 1 is a tie. `of` names what leads, for "… leads the runner-up by 1.1×" (or, where
+    /// the ratio may be below 1, "… over … is 0.2×").
     Lead { ratio: f32, of: &'static str },
 }
 
@@ -497,7 +498,7 @@ impl Question {
                 Ok(Posed {
                     margin: Margin::Lead {
                         ratio: lead(scores[best], runner_up.max(floor)),
-                        of: "the top induction score leads max(0.33, the other choices') by",
+                        of: "the top induction score over the larger of 0.33 and the other choices' (so it needs 0.5) is",
                     },
                     choices: offered.iter().map(|&k| label(k)).collect(),
                     answer: offered.iter().position(|&k| k == best).unwrap_or(0),
