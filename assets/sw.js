@@ -10,11 +10,13 @@ importScripts('./worker-build.js');
 
 const CACHE = 'attention-lab';
 
-/// The training worker's files, which index.html does not name: its loader and the one build of
-/// it this browser compiles (as assets/worker.js chooses).
-function workerFiles() {
+/// The files index.html does not name: the training worker's loader and the one build of it
+/// this browser compiles (as assets/worker.js chooses), and the PyTorch module and notebook
+/// template the code view fetches.
+function unlistedFiles() {
   const build = self.attentionLabWorkerBuild();
-  return ['worker.js', 'worker-build.js', ...(build ? [`${build.name}.js`, `${build.name}_bg.wasm`] : [])];
+  return ['worker.js', 'worker-build.js', ...(build ? [`${build.name}.js`, `${build.name}_bg.wasm`] : []),
+    'pytorch/attention_lab.py', 'pytorch/notebook.py'];
 }
 
 const scope = () => new URL(self.registration.scope);
@@ -34,7 +36,7 @@ const key = (url) => {
 async function currentFiles() {
   const index = new URL('./', scope()).href;
   const html = await (await fetch(index, { cache: 'no-cache' })).text();
-  const files = new Set([index, ...workerFiles().map((f) => new URL(f, scope()).href)]);
+  const files = new Set([index, ...unlistedFiles().map((f) => new URL(f, scope()).href)]);
   for (const [, ref] of html.matchAll(/(?:href|src)="([^"]+)"/g)) {
     const url = new URL(ref.replaceAll('&amp;', '&'), index);
     if (url.origin !== scope().origin) continue;

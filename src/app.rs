@@ -8,6 +8,7 @@ use crate::link::view::{CopyLink, LinkBanner};
 use crate::link::{self, Opened, ViewSignals};
 use crate::live::Live;
 use crate::panel::TrainingPanel;
+use crate::pytorch::NotebookSource;
 use crate::storage;
 use crate::tour::chapters::CHAPTERS;
 use crate::tour::view::{TourButton, TourPanel};
@@ -110,6 +111,13 @@ pub fn App() -> impl IntoView {
         }
         .into_any();
     };
+    provide_context(NotebookSource {
+        live,
+        probe,
+        settings,
+        corpus,
+        link: href,
+    });
     let embed_choice = RwSignal::new(Embed::Stage);
     let embed_href = link::address_of(
         signals,

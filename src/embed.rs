@@ -28,7 +28,8 @@ pub fn EmbedPage(live: Live, embed: Embed, focus: Focus, full_page: Memo<String>
                         <TokenChips ins=focus.ins/>
                         <div class="model-column">
                             <StagePanel ins=focus.stage_ins selection=focus.stage_selection
-                                stage=focus.view.stage stages=focus.stages/>
+                                stage=focus.view.stage stages=focus.stages info=focus.info
+                                which=focus.showing/>
                         </div>
                     </Show>
                 </section>

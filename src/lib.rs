@@ -22,6 +22,7 @@ pub mod link;
 pub mod live;
 pub mod paint;
 mod panel;
+pub mod pytorch;
 mod resize;
 pub mod storage;
 pub mod svg;

@@ -9,6 +9,7 @@ use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
 use engine::inspect::Inspection;
 use leptos::prelude::*;
+use protocol::messages::FilesFor;
 use protocol::{
     Claim, Curves, FromWorker, GenerationSettings, GenerationStep, LabError, LabSettings,
     ModelBundle, ModelInfo, ProbeInput, ToWorker, WorkerCount, WorkersInUse,
@@ -32,6 +33,8 @@ pub struct Generation {
 pub struct Live {
     pub info: RwSignal<Option<ModelInfo>>,
     pub inspection: RwSignal<Shown>,
+    /// The training step of the weights `inspection` was read with.
+    pub inspected_step: RwSignal<Option<u64>>,
     /// Compare's model B (None when not comparing): its shape, its inspection of the same
     /// probe, and its curves at the same steps as `curves`.
     pub info_b: RwSignal<Option<ModelInfo>>,
@@ -94,7 +97,13 @@ pub struct Live {
     /// Which worker is current: replies and deaths of an earlier one are ignored.
     generation: StoredValue<u32>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
+    /// Who waits for the model's files for a notebook ("Open in PyTorch").
+    notebook: StoredValue<Option<NotebookFiles>, LocalStorage>,
 }
+
+/// What "Open in PyTorch" does with the model's files (A's, and B's while comparing), or with
+/// why they did not come.
+pub type NotebookFiles = Box<dyn FnOnce(Result<(ModelBundle, Option<ModelBundle>), LabError>)>;
 
 /// While training, keep the model in the browser this often: a reload mid-training loses at
 /// most this much. Keeping costs the worker a checkpoint and training state (~1.5 MB for tiny,
@@ -106,6 +115,7 @@ impl Live {
         let live = Live {
             info: RwSignal::new(None),
             inspection: RwSignal::new(None),
+            inspected_step: RwSignal::new(None),
             info_b: RwSignal::new(None),
             inspection_b: RwSignal::new(None),
             curves_b: RwSignal::new(Curves::new()),
@@ -139,6 +149,7 @@ impl Live {
             probe: StoredValue::new(None),
             generation: StoredValue::new(0),
             client: StoredValue::new_local(None),
+            notebook: StoredValue::new_local(None),
         };
         live.spawn_worker();
         live
@@ -256,6 +267,15 @@ impl Live {
 
     pub fn send(&self, message: ToWorker) {
         self.send_with(message, &[]);
+    }
+
+    /// Ask for the model's files for a notebook; `then` gets them when they come.
+    pub fn files_for_notebook(
+        &self,
+        then: impl FnOnce(Result<(ModelBundle, Option<ModelBundle>), LabError>) + 'static,
+    ) {
+        self.notebook.set_value(Some(Box::new(then)));
+        self.send(ToWorker::Download(FilesFor::Notebook));
     }
 
     /// `message` with files' bytes beside it (`ModelBundle::detach_both`).
@@ -494,12 +514,13 @@ impl Live {
                 self.keep_if_due(self.step.get_untracked(), playing);
             }
             FromWorker::Inspected {
+                step,
                 at,
                 result,
                 compare,
-                ..
             } => {
                 if at == self.history_at.get_untracked() {
+                    self.inspected_step.set(Some(step));
                     self.inspection.set(Some(result.map(Arc::new)));
                     self.inspection_b.set(compare.map(|r| r.map(Arc::new)));
                 }
@@ -572,6 +593,9 @@ impl Live {
                 self.keep_when_ready.set_value(false);
                 self.restored_curves.set_value(None);
                 self.busy.set(None);
+                if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
+                    waiting(Err(error.clone()));
+                }
                 self.error.set(Some(error));
             }
             FromWorker::Kept { step } => {
@@ -591,8 +615,15 @@ impl Live {
             FromWorker::Checkpoint {
                 mut bundle,
                 mut compare,
+                files_for,
             } => {
                 ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
+                if files_for == FilesFor::Notebook {
+                    if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
+                        waiting(Ok((bundle, compare)));
+                    }
+                    return;
+                }
                 // Compare: both models' files, told apart by an "A-" or "B-" in front (which
                 // the checkpoint picker reads past).
                 let prefix = |which: &str| match compare {

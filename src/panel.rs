@@ -14,7 +14,8 @@ use engine::seq2seq::Task;
 use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::fields::{self, Field};
-use protocol::settings::REPEAT_SENTENCE;
+use protocol::messages::FilesFor;
+use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE, REPEAT_SENTENCE};
 use protocol::{
     rules, Architecture, Curves, LabResult, LabSettings, ModelBundle, Preset, ProbeInput, ToWorker,
     WorkerCount,
@@ -289,6 +290,8 @@ fn Settings(
     on_reset: impl Fn() + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let problem = RwSignal::new(None::<String>);
+    // The sentence (and pair) used before Repeat, given back when the task is left.
+    let corpus_sentence = StoredValue::new(None::<(String, String)>);
     // Apply a change: architecture → a new model now; seed → at the next Reset; the rest live.
     let change = move |edit: &dyn Fn(&mut LabSettings) -> LabResult<()>| {
         let before = settings.get_untracked();
@@ -299,6 +302,22 @@ fn Settings(
         }
         problem.set(None);
         settings.set(after.clone());
+        // The corpus's words are not the task's symbols: a sentence each model can read.
+        match (before.repeat_task(), after.repeat_task()) {
+            (None, Some(_)) => probe.update(|p| {
+                corpus_sentence.set_value(Some((p.text.clone(), p.pair.clone())));
+                p.text = REPEAT_SENTENCE.into();
+                p.pair.clear();
+            }),
+            (Some(_), None) => probe.update(|p| {
+                let (text, pair) = corpus_sentence
+                    .get_value()
+                    .unwrap_or_else(|| (DEFAULT_SENTENCE.to_string(), DEFAULT_PAIR.to_string()));
+                p.text = text;
+                p.pair = pair;
+            }),
+            _ => {}
+        }
         if after.objective != before.objective
             || after.task != before.task
             || after.repeat_task() != before.repeat_task()
@@ -390,13 +409,6 @@ fn Settings(
                             }
                             Ok(())
                         });
-                        // The corpus's words are not the task's symbols: a sentence of the task.
-                        if repeat {
-                            probe.update(|p| {
-                                p.text = REPEAT_SENTENCE.into();
-                                p.pair.clear();
-                            });
-                        }
                     }>
                         <option value="corpus" selected=move || settings.with(|s| s.repeat_task().is_none())>"Corpus"</option>
                         <option value=fields::REPEAT_TASK selected=move || settings.with(|s| s.repeat_task().is_some())>"Repeat"</option>
@@ -584,7 +596,7 @@ fn Checkpoints(
     settings: RwSignal<LabSettings>,
 ) -> impl IntoView {
     let busy = Signal::derive(move || live.busy.with(|b| b.is_some()));
-    let download = Callback::new(move |()| live.send(ToWorker::Download));
+    let download = Callback::new(move |()| live.send(ToWorker::Download(FilesFor::Checkpoint)));
     let loaded = Callback::new(move |picked: ModelBundle| {
         live.load(picked, corpus.get_untracked(), settings.get_untracked());
     });

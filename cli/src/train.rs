@@ -12,6 +12,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::ArgGroup;
 use engine::batch::Batch;
 use engine::checkpoint::{save_dir, Checkpoint};
+use engine::config::PositionEmbeddingType;
 use engine::data::{max_predictions, BatchConfig};
 use engine::forward::{ForwardOptions, Losses};
 use engine::optim::{Optimizer, OptimizerConfig, OptimizerKind};
@@ -61,9 +62,12 @@ attention-lab train --model DIR --batch FILE.json --optimizer sgd|adam --lr F --
 
 --task repeat: trains a new decoder from CONFIG.json (no corpus) on Repeat: [CLS] x1..xL x1..xL
   [SEP], L distinct random symbols (--alphabet A of a-z then 0-9, default 36), L drawn from
-  --segment MIN-MAX (default 4-24) for each batch. Defaults: N 3000, B 32, lr 1e-3, adam; dropout
-  as CONFIG says. Every --eval-every steps (default 100), and at step 0 and the last, prints one
-  line measured on 16 fixed sequences: {\"step\", \"loss\" (the mean since the last line),
+  --segment MIN-MAX (default 4-24) for each batch. Defaults: the page's Repeat setting, the one
+  measured to form induction heads: N 3000, B 64, adam at lr 2e-3 after 200 warm-up steps, and
+  CONFIG's sizes with 8 heads, rotary positions and no dropout. --batch-size, --lr, --warmup,
+  --positions, --heads and --dropout change one; a value other than the setting's, or a
+  CONFIG that says otherwise, is noted on stderr. Every --eval-every steps (default 100), and at
+  step 0 and the last, prints one line measured on 16 fixed sequences: {\"step\", \"loss\" (the mean since the last line),
   \"copy1_accuracy\", \"copy2_accuracy\" (next-token accuracy on each copy), \"heads\": [{\"layer\",
   \"head\", \"previous\", \"duplicate\", \"induction\"}]}: each head's mean weight, over the second
   copy's queries, on the previous token, on the earlier occurrence of the current token and on the
@@ -128,6 +132,15 @@ pub struct Args {
     /// --task repeat: steps between evaluations (each prints a line)
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
     pub(crate) eval_every: Option<u64>,
+    /// --task repeat: positions instead of the Repeat setting's (rotary): absolute, rotary, alibi
+    #[arg(long, value_name = "P", value_parser = positions())]
+    pub(crate) positions: Option<PositionEmbeddingType>,
+    /// --task repeat: attention heads instead of the Repeat setting's (8)
+    #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
+    pub(crate) heads: Option<usize>,
+    /// --task repeat: dropout (hidden and attention) instead of the Repeat setting's (none)
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f32>("a number"))]
+    pub(crate) dropout: Option<f32>,
     /// SGD momentum (torch's, dampening 0)
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     momentum: Option<f64>,
@@ -137,6 +150,10 @@ pub struct Args {
     /// torch.nn.utils.clip_grad_norm_ with max_norm F before each update
     #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = value::<f64>("a number"))]
     clip_grad_norm: Option<f64>,
+    /// Linear learning-rate warm-up over the first N steps: step t uses lr·min(1, t/N)
+    /// (--task repeat: default the Repeat setting's, 200; else none)
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<u64>("a whole number"))]
+    pub(crate) warmup: Option<u64>,
     /// Threads (default: every core); the same seed gives the same numbers whatever N
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
     threads: Option<usize>,
@@ -150,6 +167,13 @@ const MAX_THREADS: usize = 1024;
 /// The most examples `--batch-size` may ask for: far above any batch this lab trains, low
 /// enough that a typo cannot ask for more memory than a machine has.
 const MAX_BATCH_SIZE: usize = 4096;
+
+/// `--positions`: the engine's names for a config's `position_embedding_type`.
+fn positions() -> impl TypedValueParser<Value = PositionEmbeddingType> {
+    PossibleValuesParser::new(["absolute", "rotary", "alibi"]).map(|name| {
+        PositionEmbeddingType::try_from(name).expect("clap let through a listed name only")
+    })
+}
 
 /// `--optimizer`: the engine's names for its optimisers, which help and errors list.
 fn optimizer_kind() -> impl TypedValueParser<Value = OptimizerKind> {
@@ -255,9 +279,15 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     if repeat {
         return engine::threads::in_pool(|| repeat::run(a));
     }
-    if a.alphabet.is_some() || a.segment.is_some() || a.eval_every.is_some() {
+    if a.alphabet.is_some()
+        || a.segment.is_some()
+        || a.eval_every.is_some()
+        || a.positions.is_some()
+        || a.heads.is_some()
+        || a.dropout.is_some()
+    {
         return Err(usage_error(
-            "--alphabet, --segment and --eval-every are for --task repeat",
+            "--alphabet, --segment, --eval-every, --positions, --heads and --dropout are for --task repeat",
         ));
     }
     if a.task.is_some() && !seq2seq {
@@ -289,6 +319,7 @@ pub(crate) fn optimizer(
         momentum: a.momentum.unwrap_or(0.0),
         weight_decay: a.weight_decay.unwrap_or(0.0),
         clip_grad_norm: a.clip_grad_norm,
+        warmup_steps: a.warmup.unwrap_or(0),
         ..kind
     };
     if config.momentum != 0.0 && config.kind != OptimizerKind::Sgd {

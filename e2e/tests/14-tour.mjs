@@ -6,7 +6,7 @@
 // Then the keyboard, Esc, resuming after a reload, and a screenshot of every chapter at
 // 1280 × 800 and 390 × 844.
 import path from 'node:path';
-import { openPage, assert, poll, stepOf } from '../harness.mjs';
+import { openPage, assert, poll, stepOf, framesRendered } from '../harness.mjs';
 
 // The lead the right choice needs over the runner-up (src/tour/question.rs, DECIDED_LEAD).
 // Kept here on its own, so that lowering it there fails here.
@@ -236,7 +236,10 @@ async function decidedAndStill(page, n) {
     const q = await questionState(page);
     const playing = await page.locator('button.play').isDisabled();
     if (q.decided === 'true' && playing) {
-      await panel(page).getByRole('button', { name: 'Pause', exact: true }).click();
+      // The chapter may pause itself between the read above and a click: the tour's button
+      // is found and pressed in one turn of the page, only while it still says Pause.
+      await page.evaluate(() => [...document.querySelectorAll('aside.tour .tour-play')]
+        .find((b) => b.textContent.trim() === 'Pause')?.click());
       await page.waitForFunction(() => !document.querySelector('button.play')?.disabled, null, { timeout: 10000 });
       return { ...q, playing: true };
     }
@@ -387,6 +390,7 @@ export const tests = [
       await ready(page);
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
+      const choicesSeen = [];
       for (let n = 1; n <= 15; n++) {
         await buildIfAsked(page);
         await page.waitForSelector('[data-tour-focus]', { timeout: 30000 });
@@ -395,9 +399,26 @@ export const tests = [
         const next = panel(page).getByRole('button', { name: n < 15 ? 'Next' : 'Back', exact: true });
         const nb = await next.boundingBox();
         assert(nb && nb.y + nb.height <= 844, `chapter ${n}: Next/Back is off screen`);
+        // A question that opens (decided) has its choices in the sheet's view, above its
+        // sticky Back/Next, without the learner scrolling the sheet.
+        if (await panel(page).locator('.tour-question[data-decided="true"] .tour-choice').count() > 0) {
+          await framesRendered(page);
+          await framesRendered(page);
+          const seen = await panel(page).evaluate((p) => {
+            const room = p.getBoundingClientRect();
+            const nav = p.querySelector('.tour-nav').getBoundingClientRect();
+            const choices = p.querySelector('.tour-choices').getBoundingClientRect();
+            return { top: choices.top, bottom: choices.bottom, from: room.top, to: nav.top };
+          });
+          assert(seen.top >= seen.from - 1 && seen.bottom <= seen.to + 1, `chapter ${n}: the choices are out of the sheet's view: ${JSON.stringify(seen)}`);
+          choicesSeen.push(n);
+        }
         await page.screenshot({ path: path.join(artifacts, `tour-390-${String(n).padStart(2, '0')}.png`) });
         if (n < 15) await panel(page).getByRole('button', { name: 'Next', exact: true }).click();
       }
+      // The chapters decided by construction open with their question.
+      assert(choicesSeen.length >= 4, `choices in view in chapters ${choicesSeen}`);
+      console.log(`     choices in the sheet's view as the question opened: chapters ${choicesSeen.join(', ')}`);
       assert(problems.length === 0, problems.join('\n'));
       await context.close();
     },

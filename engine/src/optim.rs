@@ -11,6 +11,8 @@
 //!   before the Adam update, not L2 added to the gradient.
 //! - `clip_grad_norm` = `torch.nn.utils.clip_grad_norm_(params, max)`: the total L2 norm over
 //!   all gradients, coef = max/(norm + 1e-6), and gradients scaled by coef only when coef < 1.
+//! - `warmup_steps` W = `torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / W))`
+//!   stepped after each update: step t (from 1) uses lr·min(1, t/W), decay included.
 //!
 //! Hyper-parameters are f64 like Python floats; torch turns the scalars it derives from them
 //! (bias corrections, step size) into f32 only when they meet a tensor, and so do we.
@@ -82,6 +84,9 @@ pub struct OptimizerConfig {
     /// SGD only.
     pub momentum: f64,
     pub clip_grad_norm: Option<f64>,
+    /// Linear warm-up: step t (from 1) uses lr·min(1, t/W); 0 = none.
+    #[serde(default)]
+    pub warmup_steps: u64,
 }
 
 impl OptimizerConfig {
@@ -103,6 +108,16 @@ impl OptimizerConfig {
             weight_decay: 0.0,
             momentum: 0.0,
             clip_grad_norm: None,
+            warmup_steps: 0,
+        }
+    }
+
+    /// The learning rate of step `t` (from 1): lr·min(1, t/W) while warming up.
+    pub fn lr_at(&self, t: u64) -> f64 {
+        if self.warmup_steps == 0 || t >= self.warmup_steps {
+            self.lr
+        } else {
+            self.lr * t as f64 / self.warmup_steps as f64
         }
     }
 
@@ -303,6 +318,7 @@ impl Optimizer {
         };
         self.t += 1;
         let c = &self.config;
+        let lr = c.lr_at(self.t);
         let t = self.t as f64;
         let first = self.t == 1;
         // Each tensor's update reads and writes only its own entries: the tensors run on the
@@ -314,7 +330,7 @@ impl Optimizer {
         threads::for_each(tensors, |((_, mut p), ((_, g), (_, state)))| {
             match state {
                 State::Sgd { momentum_buffer } => {
-                    let (lr, wd, mu) = (c.lr as f32, c.weight_decay as f32, c.momentum as f32);
+                    let (lr, wd, mu) = (lr as f32, c.weight_decay as f32, c.momentum as f32);
                     // d = g + wd·p  (L2, as torch.optim.SGD)
                     let d = |p: f32, g: f32| {
                         if wd != 0.0 {
@@ -340,10 +356,10 @@ impl Optimizer {
                     exp_avg_sq,
                 } => {
                     let (b1, b2) = c.betas;
-                    let step_size = (c.lr / (1.0 - b1.powf(t))) as f32;
+                    let step_size = (lr / (1.0 - b1.powf(t))) as f32;
                     let bc2_sqrt = (1.0 - b2.powf(t)).sqrt() as f32;
                     let (w1, w2, eps) = ((1.0 - b1) as f32, (1.0 - b2) as f32, c.eps as f32);
-                    let (b2, decay) = (b2 as f32, (1.0 - c.lr * c.weight_decay) as f32);
+                    let (b2, decay) = (b2 as f32, (1.0 - lr * c.weight_decay) as f32);
                     Zip::from(&mut p)
                         .and(g)
                         .and(exp_avg)

@@ -14,6 +14,8 @@ pub mod generation;
 pub mod link;
 pub mod messages;
 pub mod model_info;
+pub mod notebook;
+pub mod pytorch;
 pub mod record;
 pub mod restore;
 pub mod rules;

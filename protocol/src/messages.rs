@@ -54,8 +54,9 @@ pub enum ToWorker {
     Rewind {
         at: usize,
     },
-    /// Send the current model (and model B) as checkpoint files, for the user to save.
-    Download,
+    /// Send the current model (and model B) as checkpoint files: for the user to save, or for
+    /// the page to put in a notebook ("Open in PyTorch"). The answer says which.
+    Download(FilesFor),
     /// Keep the current model (and Compare's model B) in the browser's store (IndexedDB), with
     /// their training state. The
     /// worker writes it itself, so its megabytes never cross the page's main thread; it answers
@@ -187,12 +188,22 @@ pub enum FromWorker {
         done: bool,
         inspection: Inspection,
     },
-    /// The current model (and model B) for the user to save. Attachments: their bytes
+    /// The current model (and model B), for what `Download` asked. Attachments: their bytes
     /// (`ModelBundle::detach_both`).
     Checkpoint {
         bundle: ModelBundle,
         compare: Option<ModelBundle>,
+        files_for: FilesFor,
     },
+}
+
+/// What a model's files are wanted for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FilesFor {
+    /// "Download checkpoint": the files, as `transformers` saves them.
+    Checkpoint,
+    /// "Open in PyTorch": the weights inside a notebook.
+    Notebook,
 }
 
 /// Which of the three programs a worker is, chosen once as it starts (its `name`): the page's

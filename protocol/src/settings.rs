@@ -323,13 +323,14 @@ impl LabSettings {
     pub fn model_config(&self) -> BertConfig {
         let config = self.architecture.config(self.preset);
         match self.repeat_task() {
-            Some(task) => task.config(config),
+            Some(task) => task.setting_config(config),
             None => config,
         }
     }
 
-    /// Next token's Task Repeat, with the batch size, positions and seed measured to form
-    /// induction heads (`engine::repeat`); the learner may change them after.
+    /// Next token's Task Repeat, with the batch size, learning rate, positions and seed
+    /// measured to form induction heads (`engine::repeat`; the heads, warm-up and no dropout
+    /// come with the task); the learner may change them after.
     pub fn choose_repeat(&mut self) {
         self.seed = RepeatTask::SEED;
         self.objective = Objective::NextToken;
@@ -360,7 +361,11 @@ impl LabSettings {
     /// The engine's training settings for a model with `max_positions` positions (the batches'
     /// T is at most that).
     pub fn train_settings(&self, max_positions: usize) -> TrainSettings {
-        let optimizer = self.optimizer.config(self.learning_rate);
+        let mut optimizer = self.optimizer.config(self.learning_rate);
+        // Repeat's setting warms its learning rate up.
+        if self.repeat_task().is_some() {
+            optimizer.warmup_steps = RepeatTask::WARMUP_STEPS;
+        }
         let max_len = self.max_len.min(max_positions);
         TrainSettings {
             optimizer,

@@ -10,7 +10,7 @@ use crate::components::painted::paint_on_change;
 use crate::heatmap::Scale;
 use crate::live::Live;
 use leptos::prelude::*;
-use protocol::claims::Plot;
+use protocol::claims::{Plot, VerdictForm};
 use protocol::{Claim, ClaimResult};
 use std::sync::Arc;
 
@@ -167,6 +167,17 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
         })
     };
     let verdict = move || result.with(|r| r.as_ref().map(|r| r.verdict.clone()));
+    // A claim that follows training says which step it last read.
+    let measured = move || {
+        let step = result.with(|r| r.as_ref().and_then(|r| r.measured_at))?;
+        claim.measured_again_while_training().then(|| {
+            view! {
+                <p class="measured" data-measured-step=step>{format!(
+                    "Last measured at step {step}; measured again as the model trains."
+                )}</p>
+            }
+        })
+    };
     let plot_count = Memo::new(move |_| result.with(|r| r.as_ref().map_or(0, |r| r.plots.len())));
     let plot_chart = move |i: usize| {
         let plot = Memo::new(move |_| {
@@ -195,7 +206,8 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
                     </div>
                     <div class="claim-side">
                         <dl class="claim-numbers">{numbers}</dl>
-                        <p class="verdict">{verdict}</p>
+                        <p class="verdict" data-verdict=move || verdict().and_then(|v| VerdictForm::of(&v)).map(VerdictForm::name)>{verdict}</p>
+                        {measured}
                     </div>
                 </div>
             </Show>

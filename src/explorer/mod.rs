@@ -387,7 +387,7 @@ pub fn Explorer(
     let single = move || {
         view! {
             <div class="model-column">
-                <StagePanel ins=stage_ins selection=stage_selection stage=stage stages=stages/>
+                <StagePanel ins=stage_ins selection=stage_selection stage=stage stages=stages info=info which=showing/>
                 <HeadsView ins=ins/>
             </div>
         }
@@ -405,7 +405,8 @@ pub fn Explorer(
                 <div class="model-column" data-model=name>
                     <h2 class="model-heading">{heading}</h2>
                     {move || error().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
-                    <StagePanel ins=ins selection=selection stage=stage stages=stages/>
+                    <StagePanel ins=ins selection=selection stage=stage stages=stages info=info
+                        which=Signal::stored(if name == "B" { Showing::B } else { Showing::A })/>
                     <HeadsView ins=ins/>
                 </div>
             }

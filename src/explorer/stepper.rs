@@ -3,16 +3,22 @@
 //! the part it adds highlighted, a plain reason, and its heatmaps.
 
 use super::figure_list::FigureList;
+use super::figure_name::FigureName;
 use super::figures::{dims, query_key_tokens, Dims, Part, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage_figures::{stage_figures, stage_hint};
 use super::tiles::TilesPanel;
+use crate::pytorch::code_view::PytorchView;
+use crate::pytorch::{NotebookSource, OpenInPytorch};
 use engine::config::{AttentionScaling, AttentionType};
 use engine::inspect::Inspection;
 use engine::MaskMode;
 use leptos::prelude::*;
+use protocol::pytorch::ModelShape;
 use protocol::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
+use protocol::view::Showing;
+use protocol::ModelInfo;
 use std::sync::Arc;
 
 /// The embeddings' formula, as the stepper's Embeddings stage and the tour write it.
@@ -238,6 +244,10 @@ pub fn StagePanel(
     selection: Memo<Selection>,
     stage: RwSignal<Stage>,
     stages: Memo<Stages>,
+    /// The model shown, and which of Compare's it is (for its code and its notebook).
+    #[prop(into)]
+    info: Signal<Option<ModelInfo>>,
+    #[prop(into)] which: Signal<Showing>,
 ) -> impl IntoView {
     // The stage on screen: the one chosen, unless it no longer exists ("Tiles" without tiles).
     let shown = Memo::new(move |_| stages.get().shown(stage.get()));
@@ -295,6 +305,32 @@ pub fn StagePanel(
                 .unwrap_or_default()
         })
     });
+    // The code view: the names of the figures on screen ("tiles" for the Tiles panel's), and
+    // the model as the module's marks read it.
+    let figure_names = Memo::new(move |_| match shown.get() {
+        Stage::Tiles => vec!["tiles".to_string()],
+        _ => figures.with(|f| {
+            f.iter()
+                .filter_map(|f| f.name.map(FigureName::name))
+                .collect()
+        }),
+    });
+    let window = use_context::<NotebookSource>()
+        .map(|s| Signal::derive(move || s.probe.with(|p| p.window.is_some())))
+        .unwrap_or_else(|| Signal::stored(false));
+    let model = Memo::new(move |_| {
+        let cross = selection.get().part == Part::Cross;
+        let on = window.get();
+        info.with(|info| ins.with(|i| Some(ModelShape::of(info.as_ref()?, i.as_ref()?, cross, on))))
+    });
+    let code_figure = Memo::new(move |_| {
+        let (names, s) = (figure_names.get(), shown.get());
+        match s {
+            Stage::Projections | Stage::FeatureMaps => names.first().cloned(),
+            _ => names.last().cloned(),
+        }
+    });
+    let open = OpenInPytorch::in_context(which, shown, code_figure, selection);
     let title = move || {
         let (s, all) = (shown.get(), stages.get());
         format!(
@@ -322,6 +358,7 @@ pub fn StagePanel(
                         .map(|h| view! { <p class="notice stage-hint">{h}</p> })
                 }}
             </div>
+            <PytorchView stage=shown figures=figure_names model=model selection=selection open=open/>
             <div class="figures">
                 <Show when=move || shown.get() == Stage::FeedForward>
                     <GeluChart pairs=gelu_pairs/>

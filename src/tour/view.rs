@@ -169,6 +169,24 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         },
         false,
     );
+    // A decided question's choices come into the sheet's view (on a phone the sheet is short,
+    // and they sit below its fold): the panel scrolls, not the page, once they are drawn.
+    Effect::watch(
+        move || (chapter.get(), decided.get()),
+        move |&(n, now), _, _| {
+            if n.is_some() && now == Some(true) {
+                request_animation_frame(move || {
+                    let Some(heading) = heading.get_untracked() else {
+                        return;
+                    };
+                    if let Some(panel) = heading.closest("aside.tour").ok().flatten() {
+                        show_choices(&panel);
+                    }
+                });
+            }
+        },
+        true,
+    );
     let answer = move |label: String| {
         let Some(n) = chapter.get_untracked() else {
             return;
@@ -352,6 +370,24 @@ pub fn outline(focus: Focus, scroll: bool) -> bool {
         target.scroll_into_view_with_scroll_into_view_options(&options);
     }
     true
+}
+
+/// Scrolls the tour's panel just enough that its question's choices are within it, above the
+/// panel's own navigation (sticky at its foot on a phone).
+fn show_choices(panel: &web_sys::Element) {
+    let (Ok(Some(choices)), Ok(nav)) = (
+        panel.query_selector(".tour-choices"),
+        panel.query_selector(".tour-nav"),
+    ) else {
+        return;
+    };
+    let room = panel.get_bounding_client_rect();
+    let nav_height = nav.map_or(0.0, |n| n.get_bounding_client_rect().height());
+    let bottom = choices.get_bounding_client_rect().bottom();
+    let below = bottom - (room.bottom() - nav_height);
+    if below > 0.0 {
+        panel.set_scroll_top(panel.scroll_top() + below.ceil() as i32 + 4);
+    }
 }
 
 pub fn clear_outline() {

@@ -4,6 +4,7 @@
 use crate::history::WeightHistory;
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::checkpoint::{self, Checkpoint};
+use engine::data::Corpus;
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::model::BertForPreTraining;
@@ -45,6 +46,10 @@ pub enum Model {
         model: BertForPreTraining,
         tokenizer: Tokenizer,
         reason: String,
+        /// The page's corpus read with the model's tokenizer (None when it reads nothing), and
+        /// the settings' sentence length: what the claims that read sentences read.
+        corpus: Option<Corpus>,
+        max_len: usize,
     },
 }
 
@@ -214,8 +219,11 @@ impl Lab {
             let Checkpoint {
                 model, tokenizer, ..
             } = checkpoint;
+            let max_len = settings.max_len.min(model.config.max_input_tokens());
             (
                 Model::InspectOnly {
+                    corpus: Corpus::parse(corpus, &tokenizer).ok(),
+                    max_len,
                     model,
                     tokenizer,
                     reason: reason.clone(),
@@ -282,6 +290,20 @@ impl Lab {
         match &self.model {
             Model::Trainable(t) => Some(t),
             Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
+        }
+    }
+
+    /// An inspect-only model (a checkpoint without pre-training heads) with the page's corpus
+    /// as its tokenizer reads it and the sentence length to read it at.
+    pub fn inspected_only(&self) -> Option<(&BertForPreTraining, Option<&Corpus>, usize)> {
+        match &self.model {
+            Model::InspectOnly {
+                model,
+                corpus,
+                max_len,
+                ..
+            } => Some((model, corpus.as_ref(), *max_len)),
+            _ => None,
         }
     }
 

@@ -124,9 +124,10 @@ pub struct Lead {
     session: Session,
     wakes_pending: BTreeSet<WakeKey>,
     last_snapshot: f64,
-    /// When the claim that follows training may be measured again (∞: its last measurement
-    /// was too long to repeat while playing).
+    /// When the claim that follows training may be measured again, and the wait after a
+    /// measurement too long to repeat at the usual cadence (it doubles each time).
     next_remeasure: f64,
+    remeasure_backoff: f64,
     /// Fractional steps owed under a speed limit.
     owed: f64,
     last_tick: f64,
@@ -167,6 +168,7 @@ impl Default for Lead {
             wakes_pending: BTreeSet::new(),
             last_snapshot: 0.0,
             next_remeasure: 0.0,
+            remeasure_backoff: REMEASURE_MS,
             owed: 0.0,
             last_tick: 0.0,
             ms_per_step: 5.0,
@@ -273,6 +275,7 @@ impl Lead {
             ToWorker::RunClaim { .. } | ToWorker::Reset { .. } | ToWorker::Load { .. }
         ) {
             self.next_remeasure = 0.0;
+            self.remeasure_backoff = REMEASURE_MS;
         }
         // Another model or batch size: whether more workers gain is measured again.
         let remeasure = matches!(
@@ -407,11 +410,16 @@ impl Lead {
             let start = host.now();
             if let Some(reply) = s.refresh_claim() {
                 let took = host.now() - start;
-                self.next_remeasure = if took > REMEASURE_PLAYING_MAX_MS {
-                    f64::INFINITY
+                // At most a twentieth of the time; a long one (training stands still through
+                // it, and Pause waits on it) waits twice as long as the one before.
+                let wait = if took > REMEASURE_PLAYING_MAX_MS {
+                    self.remeasure_backoff *= 2.0;
+                    self.remeasure_backoff
                 } else {
-                    host.now() + REMEASURE_MS.max(19.0 * took)
+                    self.remeasure_backoff = REMEASURE_MS;
+                    REMEASURE_MS
                 };
+                self.next_remeasure = host.now() + wait.max(19.0 * took);
                 replies.push(reply);
             }
         }
@@ -805,6 +813,7 @@ impl Lead {
         attachments: Vec<Vec<u8>>,
     ) -> Vec<Reply> {
         self.next_remeasure = 0.0;
+        self.remeasure_backoff = REMEASURE_MS;
         let passed = match &message {
             ToWorker::RunClaim { claim, probe } => {
                 if claim.measured_again_while_training() {
@@ -835,6 +844,22 @@ impl Lead {
                 .to_claim_worker(host, &ToClaimWorker::Run { claim, probe })
                 .map(|()| Vec::new()),
             Asked::Starts(probe) => self.start_claim(host, claim, probe).map(|()| Vec::new()),
+            // The claim worker steps its claim aside by the same rule, and says so.
+            Asked::GoesFirst(probe) => {
+                let aside = self.claim_worker.turns.step_aside();
+                let started = self.start_claim(host, claim, probe);
+                if started.is_err() {
+                    // The one aside goes on.
+                    self.claim_worker.turns.next_to_start();
+                }
+                // It waits meanwhile, as the page is told of a claim's turn.
+                started.map(|()| {
+                    aside
+                        .map(|claim| FromWorker::ClaimQueued { claim })
+                        .into_iter()
+                        .collect()
+                })
+            }
         }
     }
 
@@ -847,8 +872,9 @@ impl Lead {
     ) -> LabResult<Vec<FromWorker>> {
         match self.claim_worker.turns.cancel(claim) {
             Cancelled::Waiting => Ok(vec![FromWorker::ClaimCancelled { claim }]),
-            // It ends when the claim worker says it was cancelled (`claim_news`).
-            Cancelled::Running => self
+            // It ends when the claim worker says it was cancelled (`claim_news`); one aside
+            // is dropped there too, and it says so.
+            Cancelled::Running | Cancelled::Aside => self
                 .to_claim_worker(host, &ToClaimWorker::Cancel { claim })
                 .map(|()| Vec::new()),
             Cancelled::NotAsked => Err(LabError::unavailable("no claim worker runs this claim")),
@@ -960,7 +986,8 @@ impl Lead {
             host.end_claim_worker();
             self.claim_worker.started = false;
         }
-        if let Some((claim, ())) = self.claim_worker.turns.end() {
+        // The claim under way, and one that stood aside for it (under way once the first ends).
+        while let Some((claim, ())) = self.claim_worker.turns.end() {
             host.post(
                 FromWorker::ClaimDone {
                     claim,

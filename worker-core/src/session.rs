@@ -10,6 +10,7 @@ pub use shared::{SharedStep, Which};
 use crate::claims::ClaimQueue;
 use crate::generation::GenerationRun;
 use crate::lab::Lab;
+use protocol::messages::FilesFor;
 use protocol::{
     CurvePoint, FromWorker, GenerationSettings, LabError, LabResult, LabSettings, ModelBundle,
     ProbeInput, ToWorker,
@@ -159,8 +160,9 @@ impl Session {
             },
             ToWorker::Pause => {
                 self.playing = false;
-                let mut replies = vec![self.progress(Vec::new(), Vec::new(), 0.0)];
-                // The claim that follows training, at the step training stopped on.
+                // The figures and the claim that follows training, at the step training
+                // stopped on (a snapshot while playing may be a few steps behind it).
+                let mut replies = vec![self.progress(Vec::new(), Vec::new(), 0.0), self.snapshot()];
                 replies.extend(self.refresh_claim());
                 replies
             }
@@ -184,7 +186,7 @@ impl Session {
                 Some(Err(e)) => vec![FromWorker::Failed(e).into()],
                 None => Vec::new(),
             },
-            ToWorker::Download => self.download(),
+            ToWorker::Download(files_for) => self.download(files_for),
             // Done by the lead, which owns the store (`Lead::models_to_keep`, `Lead::history_read`).
             ToWorker::Keep | ToWorker::RestoreHistory => Vec::new(),
             // Timed by the lead, which owns the clock (`Lead::bench`).
@@ -512,7 +514,7 @@ impl Session {
         FromWorker::History { steps }.into()
     }
 
-    fn download(&self) -> Vec<Reply> {
+    fn download(&self, files_for: FilesFor) -> Vec<Reply> {
         match self.kept_models() {
             Ok((mut bundle, mut compare)) => {
                 // The user gets the checkpoint files; the training state stays here.
@@ -522,7 +524,11 @@ impl Session {
                 }
                 let attachments = ModelBundle::detach_both(&mut bundle, compare.as_mut());
                 vec![Reply {
-                    message: FromWorker::Checkpoint { bundle, compare },
+                    message: FromWorker::Checkpoint {
+                        bundle,
+                        compare,
+                        files_for,
+                    },
                     attachments,
                 }]
             }

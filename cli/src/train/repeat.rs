@@ -7,9 +7,10 @@ use crate::json;
 use crate::CliError;
 use engine::data::BatchConfig;
 use engine::experiments::induction::{self, HeadScores, InductionMeasure};
-use engine::optim::OptimizerKind;
+use engine::optim::{OptimizerConfig, OptimizerKind};
 use engine::repeat::RepeatTask;
 use engine::train::{Objective, TrainSettings, Trainer};
+use engine::BertConfig;
 use engine::MaskMode;
 use serde::Serialize;
 
@@ -47,6 +48,25 @@ struct AblatedHead {
     layer: usize,
     head: usize,
     copy2_accuracy: f64,
+}
+
+/// A flag's value, or the Repeat setting's; a value other than the setting's is noted.
+fn chosen<T: PartialEq + std::fmt::Display + Copy>(
+    flag: Option<T>,
+    setting: T,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> T {
+    match flag {
+        Some(v) if v != setting => {
+            notes.push(format!(
+                "{name} {v} is not the Repeat setting's ({setting}), the one measured to form induction heads"
+            ));
+            v
+        }
+        Some(v) => v,
+        None => setting,
+    }
 }
 
 /// `--segment MIN-MAX`.
@@ -87,16 +107,79 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         return Err(usage_error("--eval-every must be at least 1"));
     }
     let steps = a.steps.unwrap_or(3000);
-    let batch_size = a.batch_size.unwrap_or(32);
+    // The page's Repeat setting, unless a flag says otherwise: and then stderr says so.
+    let mut notes = Vec::new();
+    let batch_size = chosen(
+        a.batch_size,
+        RepeatTask::BATCH_SIZE,
+        "--batch-size",
+        &mut notes,
+    );
     if batch_size == 0 || batch_size > super::MAX_BATCH_SIZE {
         return Err(usage_error(format!(
             "--batch-size must be from 1 to {}, got {batch_size}",
             super::MAX_BATCH_SIZE
         )));
     }
-    let (config, _) = init_config(config_path)?;
+    let lr = chosen(a.lr, RepeatTask::LEARNING_RATE, "--lr", &mut notes);
+    let warmup = chosen(a.warmup, RepeatTask::WARMUP_STEPS, "--warmup", &mut notes);
+    let (stated, _) = init_config(config_path)?;
+    let setting = task.setting_config(stated.clone());
+    let config = BertConfig {
+        position_embedding_type: chosen(
+            a.positions,
+            RepeatTask::POSITIONS,
+            "--positions",
+            &mut notes,
+        ),
+        num_attention_heads: chosen(a.heads, setting.num_attention_heads, "--heads", &mut notes),
+        hidden_dropout_prob: chosen(
+            a.dropout,
+            setting.hidden_dropout_prob,
+            "--dropout",
+            &mut notes,
+        ),
+        attention_probs_dropout_prob: a.dropout.unwrap_or(setting.attention_probs_dropout_prob),
+        ..setting
+    };
+    // What CONFIG said and the run does not do, with no flag to say so.
+    let replaced = [
+        (
+            a.positions.is_none()
+                && stated.position_embedding_type != config.position_embedding_type,
+            format!(
+                "position_embedding_type {:?}",
+                stated.position_embedding_type.to_string()
+            ),
+        ),
+        (
+            a.heads.is_none() && stated.num_attention_heads != config.num_attention_heads,
+            format!("num_attention_heads {}", stated.num_attention_heads),
+        ),
+        (
+            a.dropout.is_none()
+                && (stated.hidden_dropout_prob != config.hidden_dropout_prob
+                    || stated.attention_probs_dropout_prob != config.attention_probs_dropout_prob),
+            format!(
+                "dropout {}/{}",
+                stated.hidden_dropout_prob, stated.attention_probs_dropout_prob
+            ),
+        ),
+    ];
+    for (_, what) in replaced.iter().filter(|(differs, _)| *differs) {
+        notes.push(format!(
+            "CONFIG's {what} is replaced by the Repeat setting's (--positions, --heads, --dropout keep another)"
+        ));
+    }
+    for note in &notes {
+        eprintln!("note: {note}");
+    }
+    let optimizer = OptimizerConfig {
+        warmup_steps: warmup,
+        ..optimizer(a, Some(OptimizerKind::Adam), lr)?
+    };
     let settings = TrainSettings {
-        optimizer: optimizer(a, Some(OptimizerKind::Adam), a.lr.unwrap_or(1e-3))?,
+        optimizer,
         batch: BatchConfig {
             batch_size,
             ..BatchConfig::default()
@@ -106,9 +189,13 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     };
     let mut trainer = Trainer::repeat(task, config, settings, a.seed)?;
     trainer.softmax = a.attention.resolve("train")?;
+    let c = &trainer.model.config;
     eprintln!(
-        "model: {} parameters; Repeat: {} symbols, L {}–{}, measured at L = {} on {} rows",
+        "model: {} parameters, {} heads, {} positions, dropout {}; Repeat: {} symbols, L {}–{}, batch {batch_size}, lr {lr} after {warmup} warm-up steps; measured at L = {} on {} rows",
         trainer.model.num_params(),
+        c.num_attention_heads,
+        c.position_embedding_type,
+        c.hidden_dropout_prob,
         task.alphabet,
         task.min_len,
         task.max_len,

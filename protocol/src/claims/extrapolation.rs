@@ -31,7 +31,8 @@ impl About for Extrapolation {
             "Train {models} tiny decoders of their own, absolute, rotary and ALiBi positions from seeds {seeds} each, on Repeat with segments of L = {min}–{max} symbols (rows up to T = {t} tokens), batch {batch}, until each copies the second copy at least {learned:.0}% right over those lengths (checked every {every} steps, at most {max_steps}). \
              Then measure each on {rows} rows at every L from {min} to {longest} (up to {long_t} tokens), the same rows for every model. \
              What a model keeps is its second-copy accuracy past the trained lengths (L = {past_min}–{longest}) over its accuracy within them. \
-             Borne out when every rotary seed keeps more than every absolute one; not borne out when none does; not decided when the two spreads overlap, or when a model has not learned within {max_steps} steps. ALiBi is measured beside them.",
+             Borne out when every rotary seed keeps more than every absolute one; not borne out when none does; not decided when the two spreads overlap, or when a model has not learned within {max_steps} steps. ALiBi is measured beside them. \
+             It takes minutes: another claim run meanwhile goes first, and this one then goes on where it was.",
             models = POSITIONS.len() * SEEDS.len(),
             seeds = seeds_text(),
             min = TRAINED.min_len,
@@ -46,6 +47,10 @@ impl About for Extrapolation {
             long_t = Copies { len: LONGEST }.tokens(),
             past_min = TRAINED.max_len + 1,
         )
+    }
+
+    fn steps_aside(&self) -> bool {
+        true
     }
 }
 
@@ -195,6 +200,7 @@ impl Extrapolation {
             &sample,
         );
         ClaimResult {
+            measured_at: None,
             claim: Claim::Extrapolation,
             plots,
             numbers,

@@ -3,8 +3,8 @@
 
 use super::{About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot};
 use engine::experiments::heads::{
-    heads_take_different_roles, role_tests, Call, HeadStats, RoleTest, OVER_BASELINE, RELATIONS,
-    ROLES, ROLE_SHARE, STANDARD_ERRORS,
+    heads_take_different_roles, role_tests, Call, HeadStats, RoleTest, RELATIONS, ROLES,
+    ROLE_SHARE, STANDARD_ERRORS,
 };
 use engine::experiments::Series;
 use engine::Matrix;
@@ -27,14 +27,13 @@ impl About for Heads {
     fn method(&self) -> String {
         format!(
             "Over the corpus's sentences as training reads them: each head's share of attention on itself, the previous and next token, [CLS], [SEP] and the rest, and its mean row entropy (Clark et al. 2019); the loss on a fixed evaluation batch with each head's context set to zero, minus the loss with every head (Michel et al. 2019); the mean pairwise Jensen–Shannon distance between the heads' weight rows, against a fresh model of the same seed. \
-             The verdict reads the roles. A head takes a role when one relation (self, previous, next, [CLS] or [SEP]; the rest is no relation) holds at least {share:.0}% of its attention, or at least {times}× the share a position-only baseline gives it, and more than the baseline's share either way; the baseline is a head that weighs alike every key it may see (under training's mask: a decoder's causal mask, padding, a sliding window) on the same sentences. \
+             The verdict reads the roles. A head takes a role when one relation (self, previous, next, [CLS] or [SEP]; the rest is no relation) holds at least {share:.0}% of its attention: most of it, as in the heads of pretrained BERTs (and more than a position-only baseline gives it). The baseline, shown beside each share, is a head that weighs alike every key it may see (under training's mask: a decoder's causal mask, padding, a sliding window) on the same sentences. \
              A share is the mean over query rows; its standard error is taken over sentences, and a call is decided only when the share ± {errors} standard errors lies on one side of its bar. \
              Borne out when two heads take different roles, both decided; not borne out when no two heads could, even were every undecided call a role; else not decided. \
-             Measured again while the model trains (at most once every {} s, and only on Pause and Step once a measurement takes over {} ms, as a large model's does).",
+             Measured again while the model trains (at most once every {} s; once a measurement takes over {} ms, as a large model's does, the wait doubles each time, and Pause and Step measure at the step they stop on).",
             super::REMEASURE_MS / 1000.0,
             super::REMEASURE_PLAYING_MAX_MS,
             share = ROLE_SHARE * 100.0,
-            times = OVER_BASELINE,
             errors = STANDARD_ERRORS,
         )
     }
@@ -57,12 +56,18 @@ pub struct HeadsMeasured<'a> {
     pub fresh: &'a HeadStats,
     pub seed: u64,
     pub step: u64,
+    /// The loss, and each head's ablation: None for a checkpoint without pre-training heads.
+    pub loss: Option<Loss<'a>>,
+}
+
+/// A model's loss on the evaluation batch, with every head and without each.
+pub struct Loss<'a> {
     /// "MLM loss", or a decoder's "next-token loss".
-    pub loss_name: &'a str,
+    pub name: &'a str,
     /// The loss with every head, on the evaluation batch of `evaluation_rows` rows.
-    pub base_loss: f64,
+    pub base: f64,
     pub evaluation_rows: usize,
-    /// Each head's loss without it minus `base_loss` (l·H + h).
+    /// Each head's loss without it minus `base` (l·H + h).
     pub ablation: &'a [f64],
 }
 
@@ -114,20 +119,29 @@ impl Heads {
             ),
         ];
         numbers.extend(specialists.iter().cloned());
-        numbers.push((
-            format!("{} with every head", m.loss_name),
-            format!("{:.3} ({} rows)", m.base_loss, m.evaluation_rows),
-        ));
-        let most = by(m.ablation, true);
-        if let (Some(most), Some(least)) = (most, by(m.ablation, false)) {
-            numbers.push((
-                "Most needed head (ablation)".into(),
-                format!("{}: {}", label(most), signed(m.ablation[most])),
-            ));
-            numbers.push((
-                "Least needed head".into(),
-                format!("{}: {}", label(least), signed(m.ablation[least])),
-            ));
+        match &m.loss {
+            Some(loss) => {
+                numbers.push((
+                    format!("{} with every head", loss.name),
+                    format!("{:.3} ({} rows)", loss.base, loss.evaluation_rows),
+                ));
+                if let (Some(most), Some(least)) =
+                    (by(loss.ablation, true), by(loss.ablation, false))
+                {
+                    numbers.push((
+                        "Most needed head (ablation)".into(),
+                        format!("{}: {}", label(most), signed(loss.ablation[most])),
+                    ));
+                    numbers.push((
+                        "Least needed head".into(),
+                        format!("{}: {}", label(least), signed(loss.ablation[least])),
+                    ));
+                }
+            }
+            None => numbers.push((
+                "Ablation".into(),
+                "none: this checkpoint has no pre-training heads, so no loss to lose".into(),
+            )),
         }
         let tests = role_tests(now);
         let roles = Roles::of(&tests, &label);
@@ -168,13 +182,13 @@ impl Heads {
                 roles.also_undecided()
             ),
             Some(false) if roles.taken.is_empty() => format!(
-                "Not borne out: after {} steps no head took a role: {}, where a role needs {:.0}% or {OVER_BASELINE}× the baseline's share. {sample}",
+                "Not borne out here: after {} steps no head took a role: {}, where a role needs {:.0}% of a head's attention. {sample}",
                 m.step,
                 roles.largest,
                 ROLE_SHARE * 100.0
             ),
             Some(false) => format!(
-                "Not borne out: after {} steps {}, but no two took different ones: {}. {sample}",
+                "Not borne out here: after {} steps {}, but no two took different ones: {}. {sample}",
                 m.step,
                 took(roles.taken.len()),
                 listed(&roles.taken)
@@ -215,43 +229,49 @@ impl Heads {
             series,
             marks: marks.clone(),
         };
-        ClaimResult {
-            claim: Claim::Heads,
-            plots: vec![
+        let mut plots: Vec<Plot> = m
+            .loss
+            .iter()
+            .map(|loss| {
                 by_head(
                     format!(
                         "Ablation: how much the {} rises when each head's context is set to zero",
-                        m.loss_name
+                        loss.name
                     ),
                     "Δ loss",
                     vec![Series {
-                        name: format!("Ablation: Δ {}", m.loss_name),
+                        name: format!("Ablation: Δ {}", loss.name),
                         x: x.clone(),
-                        y: m.ablation.to_vec(),
+                        y: loss.ablation.to_vec(),
                     }],
-                ),
-                by_head(
-                    "Diversity: each head's mean JS distance to the other heads, now and in a fresh model of the same seed; and how evenly it spreads its attention (entropy ÷ ln keys: 1 evenly, 0 on one key)".into(),
-                    "JS distance · spread",
-                    vec![
-                        Series {
-                            name: "JS distance to the others, now".into(),
-                            x: x.clone(),
-                            y: now.distance_to_others.clone(),
-                        },
-                        Series {
-                            name: "JS distance to the others, fresh".into(),
-                            x: x.clone(),
-                            y: fresh.distance_to_others.clone(),
-                        },
-                        Series {
-                            name: "Spread (entropy ÷ ln keys), now".into(),
-                            x,
-                            y: now.spread.clone(),
-                        },
-                    ],
-                ),
+                )
+            })
+            .collect();
+        plots.push(by_head(
+            "Diversity: each head's mean JS distance to the other heads, now and in a fresh model of the same seed; and how evenly it spreads its attention (entropy ÷ ln keys: 1 evenly, 0 on one key)".into(),
+            "JS distance · spread",
+            vec![
+                Series {
+                    name: "JS distance to the others, now".into(),
+                    x: x.clone(),
+                    y: now.distance_to_others.clone(),
+                },
+                Series {
+                    name: "JS distance to the others, fresh".into(),
+                    x: x.clone(),
+                    y: fresh.distance_to_others.clone(),
+                },
+                Series {
+                    name: "Spread (entropy ÷ ln keys), now".into(),
+                    x,
+                    y: now.spread.clone(),
+                },
             ],
+        ));
+        ClaimResult {
+            measured_at: None,
+            claim: Claim::Heads,
+            plots,
             numbers,
             verdict,
             heatmap: Some(ClaimHeatmap {
@@ -291,7 +311,7 @@ fn listed(items: &[String]) -> String {
 
 /// The heads' role calls in words, for the verdict.
 struct Roles {
-    /// Each head that takes a role: "L1 H2 previous (62%, 6.2× baseline)", every role it takes.
+    /// Each head that takes a role: "L1 H2 previous (62%; baseline 6%)", every role it takes.
     taken: Vec<String>,
     /// Each head with a call not decided: that role (its largest share of such).
     undecided: Vec<String>,
@@ -309,10 +329,10 @@ impl Roles {
                 .filter(|t| t.call == Call::Takes)
                 .map(|t| {
                     format!(
-                        "{} ({}, {:.1}× baseline)",
+                        "{} ({}; baseline {})",
                         ROLES[t.role],
                         percent(t.share),
-                        t.over_baseline()
+                        percent(t.baseline)
                     )
                 })
                 .collect();
@@ -330,7 +350,7 @@ impl Roles {
                     ROLES[t.role],
                     fine_percent(t.share),
                     fine_percent(STANDARD_ERRORS * t.error),
-                    fine_percent(t.bar())
+                    fine_percent(ROLE_SHARE)
                 ));
             }
         }
@@ -340,11 +360,11 @@ impl Roles {
             .max_by(|a, b| a.share.total_cmp(&b.share))
             .map(|t| {
                 format!(
-                    "the largest share any head gives one relation is {}, {} on {} ({:.1}× baseline)",
+                    "the largest share any head gives one relation is {}, {} on {} (baseline {})",
                     percent(t.share),
                     label(t.head),
                     ROLES[t.role],
-                    t.over_baseline()
+                    percent(t.baseline)
                 )
             })
             .unwrap_or_default();
@@ -399,10 +419,12 @@ mod tests {
             fresh: &fresh,
             seed: 7,
             step,
-            loss_name: "MLM loss",
-            base_loss: 4.2,
-            evaluation_rows: 32,
-            ablation: &[0.0; 4],
+            loss: Some(Loss {
+                name: "MLM loss",
+                base: 4.2,
+                evaluation_rows: 32,
+                ablation: &[0.0; 4],
+            }),
         })
         .verdict
     }
@@ -421,10 +443,12 @@ mod tests {
             fresh: &fresh,
             seed: 7,
             step,
-            loss_name: "MLM loss",
-            base_loss: 4.2,
-            evaluation_rows: 32,
-            ablation: &ablation,
+            loss: Some(Loss {
+                name: "MLM loss",
+                base: 4.2,
+                evaluation_rows: 32,
+                ablation: &ablation,
+            }),
         };
         let r = Heads::result(&measured(&now, 2000));
         assert_eq!(Claim::Heads.title(), "Heads");
@@ -463,7 +487,7 @@ mod tests {
         assert_eq!(number("Measured over"), "3 sentences, 40 query rows");
         assert_eq!(
             r.verdict,
-            format!("Borne out: after 2000 steps 2 of 4 heads took a role: L1 H2 previous (80%, 8.0× baseline), L2 H1 [SEP] (70%, 3.5× baseline). {SAMPLE}")
+            format!("Borne out: after 2000 steps 2 of 4 heads took a role: L1 H2 previous (80%; baseline 10%), L2 H1 [SEP] (70%; baseline 20%). {SAMPLE}")
         );
         // Untrained: said so, with the sample.
         let r0 = Heads::result(&measured(&fresh, 0));
@@ -486,7 +510,7 @@ mod tests {
         now.roles[3] = [0.12, 0.15, 0.1, 0.1, 0.13, 0.4];
         assert_eq!(
             verdict(&now, 2018),
-            format!("Not borne out: after 2018 steps no head took a role: the largest share any head gives one relation is 15%, L2 H2 on previous (1.5× baseline), where a role needs 50% or 3× the baseline's share. {SAMPLE}")
+            format!("Not borne out here: after 2018 steps no head took a role: the largest share any head gives one relation is 15%, L2 H2 on previous (baseline 10%), where a role needs 50% of a head's attention. {SAMPLE}")
         );
     }
 
@@ -497,7 +521,7 @@ mod tests {
         now.roles[2] = now.roles[1];
         assert_eq!(
             verdict(&now, 2000),
-            format!("Not borne out: after 2000 steps 2 of 4 heads took a role, but no two took different ones: L1 H2 [SEP] (70%, 3.5× baseline), L2 H1 [SEP] (70%, 3.5× baseline). {SAMPLE}")
+            format!("Not borne out here: after 2000 steps 2 of 4 heads took a role, but no two took different ones: L1 H2 [SEP] (70%; baseline 20%), L2 H1 [SEP] (70%; baseline 20%). {SAMPLE}")
         );
     }
 
@@ -510,31 +534,31 @@ mod tests {
         now.role_error[2] = [0.02; 6];
         assert_eq!(
             verdict(&now, 500),
-            format!("Not decided: after 500 steps 1 of 4 heads took a role: L1 H2 previous (80%, 8.0× baseline); 1 too close to call: L2 H1 [SEP] (48.0% ± 4.0%, bar 50.0%). {SAMPLE}")
+            format!("Not decided: after 500 steps 1 of 4 heads took a role: L1 H2 previous (80%; baseline 10%); 1 too close to call: L2 H1 [SEP] (48.0% ± 4.0%, bar 50.0%). {SAMPLE}")
         );
         // The same spread clear of the bar decides it.
         now.roles[2][4] = 0.55;
         assert!(verdict(&now, 500).starts_with("Borne out: after 500 steps 2 of 4 heads"));
         // Two heads not decided on different roles, none taken: the largest share is named.
-        now.roles[1] = [0.05, 0.28, 0.05, 0.05, 0.1, 0.47];
+        now.roles[1] = [0.05, 0.47, 0.05, 0.05, 0.1, 0.28];
         now.role_error[1] = [0.02; 6];
         now.roles[2][4] = 0.48;
         assert_eq!(
             verdict(&now, 500),
-            format!("Not decided: after 500 steps 0 of 4 heads took a role (the largest share any head gives one relation is 48%, L2 H1 on [SEP] (2.4× baseline)); 2 too close to call: L1 H2 previous (28.0% ± 4.0%, bar 30.0%), L2 H1 [SEP] (48.0% ± 4.0%, bar 50.0%). {SAMPLE}")
+            format!("Not decided: after 500 steps 0 of 4 heads took a role (the largest share any head gives one relation is 48%, L2 H1 on [SEP] (baseline 20%)); 2 too close to call: L1 H2 previous (47.0% ± 4.0%, bar 50.0%), L2 H1 [SEP] (48.0% ± 4.0%, bar 50.0%). {SAMPLE}")
         );
         // One head alone cannot take two heads' different roles: decided.
         now.roles[1] = PLAIN;
-        assert!(
-            verdict(&now, 500).starts_with("Not borne out: after 500 steps no head took a role")
-        );
+        assert!(verdict(&now, 500)
+            .starts_with("Not borne out here: after 500 steps no head took a role"));
     }
 
     #[test]
     fn the_method_states_the_rule() {
         let method = Claim::Heads.method();
         for rule in [
-            "at least 50% of its attention, or at least 3× the share a position-only baseline gives it",
+            "holds at least 50% of its attention: most of it",
+            "The baseline, shown beside each share",
             "the rest is no relation",
             "± 2 standard errors",
             "Borne out when two heads take different roles, both decided",

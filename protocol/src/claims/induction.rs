@@ -362,6 +362,7 @@ impl InductionHeads {
                 .collect(),
         };
         ClaimResult {
+            measured_at: None,
             claim: Claim::InductionHeads,
             plots,
             numbers,

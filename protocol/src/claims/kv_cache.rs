@@ -86,6 +86,7 @@ impl KvCache {
             })
             .collect();
         ClaimResult {
+            measured_at: None,
             claim: Claim::KvCache,
             plots: vec![Plot {
                 caption: format!("KV cache: bytes per token = {BYTES_PER_TOKEN}, by the number of K/V heads G"),

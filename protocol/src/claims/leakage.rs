@@ -58,9 +58,10 @@ impl Leakage {
         let verdict = if causal_max == 0.0 {
             format!("Borne out: under the causal mask, no position before {before} moves at all; with the padding mask every position does: the change leaks backwards.")
         } else {
-            format!("Not as claimed: under the causal mask a position before {before} moved by {causal_max:.3e}.")
+            format!("Not borne out: under the causal mask a position before {before} moved by {causal_max:.3e}.")
         };
         ClaimResult {
+            measured_at: None,
             claim: Claim::Leakage,
             plots: vec![Plot {
                 caption: format!(
@@ -103,6 +104,6 @@ mod tests {
         assert!(r.verdict.starts_with("Borne out"));
         assert_eq!(r.numbers[1].1, "0 (exactly)");
         l.causal[1] = 1e-9;
-        assert!(Leakage::result(&l).verdict.starts_with("Not as claimed"));
+        assert!(Leakage::result(&l).verdict.starts_with("Not borne out"));
     }
 }

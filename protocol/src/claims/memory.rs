@@ -54,10 +54,11 @@ impl Memory {
         let tiled_slope = log_log_slope(&series[1].x, &series[1].y);
         let verdict = match (tiled_slope, log_log_slope(&series[0].x, &series[0].y)) {
             (Some(t), Some(f)) if t < 1.3 && f > 1.7 => format!("Borne out: full attention's memory grows as T^{f:.2} (the T×T matrix), tiled as T^{t:.2}: it never holds the matrix."),
-            (Some(t), Some(f)) => format!("Not as claimed here: full grows as T^{f:.2}, tiled as T^{t:.2}."),
+            (Some(t), Some(f)) => format!("Not borne out here: full grows as T^{f:.2}, tiled as T^{t:.2}."),
             _ => "Not measured: this build does not count its heap.".into(),
         };
         ClaimResult {
+            measured_at: None,
             claim: Claim::Memory,
             plots: vec![Plot {
                 caption: format!("Memory of one attention forward + backward (one head, d_k = {d}): peak heap bytes by sequence length"),

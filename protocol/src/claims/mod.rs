@@ -20,7 +20,7 @@ mod time;
 pub use by_length::{sizes, units, Unit, BLOCK, LENGTHS};
 pub use engine::experiments::Variant;
 pub use extrapolation::{Extrapolation, LengthModel};
-pub use heads::{head_label, Heads, HeadsMeasured};
+pub use heads::{head_label, Heads, HeadsMeasured, Loss};
 pub use induction::{InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY};
 pub use kv_cache::{KvCache, KvShape};
 pub use leakage::Leakage;
@@ -51,8 +51,9 @@ pub enum Claim {
 /// macrotask of the training worker, whose length it takes from training (tens of ms for
 /// tiny, seconds for small).
 pub const REMEASURE_MS: f64 = 1000.0;
-/// A measurement longer than this is not repeated while training, so Pause never waits on one;
-/// Pause and Step still measure at the step they stop on.
+/// A measurement longer than this backs off while training: the wait before the next doubles
+/// each time (from `REMEASURE_MS`, and never under 19 times the measurement), so training and
+/// Pause seldom wait on one; Pause and Step still measure at the step they stop on.
 pub const REMEASURE_PLAYING_MAX_MS: f64 = 250.0;
 
 pub trait About: Sync {
@@ -63,6 +64,10 @@ pub trait About: Sync {
     fn quote(&self) -> &'static str;
     /// What "Run" does, in a sentence or two, with the sizes it measures at.
     fn method(&self) -> String;
+    /// It takes minutes: a claim asked for while it runs goes first (`turns`).
+    fn steps_aside(&self) -> bool {
+        false
+    }
     /// It reads the weights the History kept, not only the models now: the claim worker's
     /// copy then carries them (up to 64 MB a model).
     fn reads_history(&self) -> bool {
@@ -128,6 +133,11 @@ impl Claim {
     pub fn measured_again_while_training(self) -> bool {
         self.about().measured_again_while_training()
     }
+
+    /// See [`About::steps_aside`].
+    pub fn steps_aside(self) -> bool {
+        self.about().steps_aside()
+    }
 }
 
 /// How a result's axes are scaled. On a logarithmic y axis exact zeros sit on its floor.
@@ -173,6 +183,53 @@ pub struct Plot {
     pub marks: Vec<Mark>,
 }
 
+/// What a verdict says, read from its first words (every claim's verdict starts with one of
+/// these): the page colours each form its own way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VerdictForm {
+    /// "Borne out", "Borne out here", "Borne out, by construction".
+    BorneOut,
+    /// "Not borne out", "Not borne out here".
+    NotBorneOut,
+    /// "Not decided": the spread covers the effect.
+    NotDecided,
+    /// "Not measured", "Not yet measurable": the measurement could not be made (yet).
+    NotMeasured,
+}
+
+impl VerdictForm {
+    pub const ALL: [VerdictForm; 4] = [
+        VerdictForm::BorneOut,
+        VerdictForm::NotBorneOut,
+        VerdictForm::NotDecided,
+        VerdictForm::NotMeasured,
+    ];
+
+    /// The form of `verdict` (None for text that starts with none of them).
+    pub fn of(verdict: &str) -> Option<VerdictForm> {
+        [
+            ("Borne out", VerdictForm::BorneOut),
+            ("Not borne out", VerdictForm::NotBorneOut),
+            ("Not decided", VerdictForm::NotDecided),
+            ("Not measured", VerdictForm::NotMeasured),
+            ("Not yet measurable", VerdictForm::NotMeasured),
+        ]
+        .into_iter()
+        .find(|(words, _)| verdict.starts_with(words))
+        .map(|(_, form)| form)
+    }
+
+    /// Its `data-verdict` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VerdictForm::BorneOut => "borne-out",
+            VerdictForm::NotBorneOut => "not-borne-out",
+            VerdictForm::NotDecided => "not-decided",
+            VerdictForm::NotMeasured => "not-measured",
+        }
+    }
+}
+
 /// A claim's measured result: its plots, the numbers beside them, and the verdict.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClaimResult {
@@ -185,6 +242,9 @@ pub struct ClaimResult {
     /// A table drawn as a heatmap below the plots (the Heads claim's roles), if any.
     #[serde(default)]
     pub heatmap: Option<ClaimHeatmap>,
+    /// The training step of the model measured (set by the worker that measured it).
+    #[serde(default)]
+    pub measured_at: Option<u64>,
 }
 
 /// A table a result shows as a heatmap: rows and columns named, values row by row.
@@ -235,6 +295,30 @@ mod tests {
         assert!(Claim::Scaling.reads_history() && !Claim::Time.reads_history());
         assert!(Claim::Heads.measured_again_while_training());
         assert!(!Claim::Memory.measured_again_while_training());
+    }
+
+    #[test]
+    fn a_verdict_s_first_words_give_its_form() {
+        use VerdictForm::*;
+        for (verdict, form) in [
+            ("Borne out: under the causal mask…", Some(BorneOut)),
+            ("Borne out here: ALiBi…", Some(BorneOut)),
+            ("Borne out, by construction: the cache…", Some(BorneOut)),
+            ("Not borne out: under the causal mask…", Some(NotBorneOut)),
+            ("Not borne out here: after 2000 steps…", Some(NotBorneOut)),
+            ("Not decided: after 500 steps…", Some(NotDecided)),
+            ("Not measured: this build…", Some(NotMeasured)),
+            (
+                "Not yet measurable: the model has not trained…",
+                Some(NotMeasured),
+            ),
+            ("Maybe.", None),
+        ] {
+            assert_eq!(VerdictForm::of(verdict), form, "{verdict}");
+        }
+        let names: std::collections::BTreeSet<_> =
+            VerdictForm::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(names.len(), VerdictForm::ALL.len());
     }
 
     /// A variant the compiler makes `about` and the worker's `start` handle but that `ALL`

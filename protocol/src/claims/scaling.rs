@@ -178,7 +178,7 @@ impl Scaling {
                 )
             } else {
                 format!(
-                    "Not as claimed here: at d_k = {d} the largest weight is {:.3} without scaling and {:.3} with it (at d_k = {d_first}: {:.3}).",
+                    "Not borne out here: at d_k = {d} the largest weight is {:.3} without scaling and {:.3} with it (at d_k = {d_first}: {:.3}).",
                     unscaled.max_weight, scaled.max_weight, scaled_first.max_weight
                 )
             };
@@ -231,6 +231,7 @@ impl Scaling {
             Err(why) => numbers.push(("Trained models".into(), why.to_string())),
         }
         ClaimResult {
+            measured_at: None,
             claim: Claim::Scaling,
             plots,
             numbers,

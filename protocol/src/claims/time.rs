@@ -56,10 +56,11 @@ impl Time {
             format!("Borne out: full attention's time grows as T^{full:.2}; linear as T^{linear:.2} and a window of {VARIANT_WINDOW} as T^{window:.2}, close to linear in T.")
         } else {
             format!(
-                "Not as claimed here: full T^{full:.2}, linear T^{linear:.2}, window T^{window:.2}."
+                "Not borne out here: full T^{full:.2}, linear T^{linear:.2}, window T^{window:.2}."
             )
         };
         ClaimResult {
+            measured_at: None,
             claim: Claim::Time,
             plots: vec![Plot {
                 caption: format!(

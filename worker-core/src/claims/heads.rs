@@ -4,6 +4,7 @@
 use super::{Experiment, Follower, Models, Started};
 use crate::lab::Lab;
 use engine::batch::Batch;
+use engine::data::Corpus;
 use engine::experiments::heads::{
     ablation, ablations, evaluation_batch, head_sentences, head_stats, masked_loss, HeadStats,
     EVALUATION_ROWS, HEAD_SENTENCES,
@@ -11,18 +12,20 @@ use engine::experiments::heads::{
 use engine::forward::{ForwardOptions, HeadMask};
 use engine::model::BertForPreTraining;
 use engine::train::Trainer;
-use protocol::claims::{Heads, HeadsMeasured};
+use engine::MaskMode;
+use protocol::claims::{Heads, HeadsMeasured, Loss};
 use protocol::{ClaimResult, LabError, LabResult};
 
 /// What the Heads claim measures a model with: the sentences, the evaluation batch, the
 /// forward options of training (mask, attention) and the fresh model's stats, made once.
 struct HeadsSetup {
     sentences: Vec<(Vec<u32>, Vec<u32>)>,
-    batch: Batch,
+    /// The evaluation batch and its loss's name; None for a checkpoint without pre-training
+    /// heads, which has no loss, so no head is ablated.
+    batch: Option<(Batch, &'static str)>,
     opts: ForwardOptions,
     specials: (u32, u32),
     seed: u64,
-    loss_name: &'static str,
     /// The fresh model's stats: measured by the first unit.
     fresh: Option<HeadStats>,
 }
@@ -54,25 +57,54 @@ fn heads_setup(trainer: &Trainer, seed: u64) -> LabResult<HeadsSetup> {
     let decoder = trainer.model.config.is_decoder;
     let (cls, sep, _) = trainer.corpus.cls_sep_mask();
     let max_len = trainer.batch_config.max_len;
+    let batch = evaluation_batch(
+        &trainer.corpus,
+        &trainer.batch_config,
+        decoder,
+        EVALUATION_ROWS,
+    )?;
     Ok(HeadsSetup {
         sentences: head_sentences(&trainer.corpus, decoder, max_len, HEAD_SENTENCES)?,
-        batch: evaluation_batch(
-            &trainer.corpus,
-            &trainer.batch_config,
-            decoder,
-            EVALUATION_ROWS,
-        )?,
+        batch: Some((
+            batch,
+            if decoder {
+                "next-token loss"
+            } else {
+                "MLM loss"
+            },
+        )),
         opts: ForwardOptions {
             softmax: trainer.softmax,
             ..ForwardOptions::training(trainer.mask)
         },
         specials: (cls, sep),
         seed,
-        loss_name: if decoder {
-            "next-token loss"
+        fresh: None,
+    })
+}
+
+/// The set-up for a checkpoint that cannot train (a pretrained encoder without heads, such as
+/// MiniLM): the page's corpus in its tokens, read with the padding mask; no loss to ablate.
+fn inspect_only_setup(
+    model: &BertForPreTraining,
+    corpus: Option<&Corpus>,
+    max_len: usize,
+    seed: u64,
+) -> LabResult<HeadsSetup> {
+    let corpus = corpus.ok_or_else(|| {
+        LabError::unavailable("this model's tokenizer reads nothing of the corpus: give the corpus sentences it can read, then Run")
+    })?;
+    let (cls, sep, _) = corpus.cls_sep_mask();
+    Ok(HeadsSetup {
+        sentences: head_sentences(corpus, model.config.is_decoder, max_len, HEAD_SENTENCES)?,
+        batch: None,
+        opts: ForwardOptions::training(if model.config.is_decoder {
+            MaskMode::Causal
         } else {
-            "MLM loss"
-        },
+            MaskMode::Padding
+        }),
+        specials: (cls, sep),
+        seed,
         fresh: None,
     })
 }
@@ -85,24 +117,36 @@ fn fresh_model(model: &BertForPreTraining, seed: u64) -> LabResult<BertForPreTra
 pub fn start(models: &Models) -> LabResult<Started> {
     let lab = models.lab.ok_or_else(LabError::no_model)?;
     let seed = models.seed;
-    let trainer = lab.trainer().ok_or_else(|| {
-        LabError::unavailable(if lab.encoder_decoder().is_some() {
-            "this claim measures one BERT's self-attention heads (an encoder or a decoder); an encoder–decoder's are in two stacks beside cross-attention: choose the objective MLM + NSP or Next token, Reset, then Run"
-        } else {
-            "this claim measures a model as it trains (its loss, a fresh model of the same seed), and this checkpoint cannot train: Reset to a fresh model, then Run"
-        })
-    })?;
-    let setup = heads_setup(trainer, seed)?;
-    let n = trainer.model.config.num_hidden_layers * trainer.model.config.num_attention_heads;
-    let mut todo: Vec<HeadsUnit> = [HeadsUnit::Fresh, HeadsUnit::Now, HeadsUnit::Base]
+    let (setup, model, step) = match (lab.trainer(), lab.inspected_only()) {
+        (Some(trainer), _) => (
+            heads_setup(trainer, seed)?,
+            &trainer.model,
+            trainer.stepper.step,
+        ),
+        (None, Some((model, corpus, max_len))) => {
+            (inspect_only_setup(model, corpus, max_len, seed)?, model, 0)
+        }
+        (None, None) => {
+            return Err(LabError::unavailable(
+                "this claim measures one BERT's self-attention heads (an encoder or a decoder); an encoder–decoder's are in two stacks beside cross-attention: choose the objective MLM + NSP or Next token, Reset, then Run",
+            ))
+        }
+    };
+    let n = model.config.num_hidden_layers * model.config.num_attention_heads;
+    let units = [HeadsUnit::Fresh, HeadsUnit::Now];
+    let ablated = setup
+        .batch
+        .is_some()
+        .then(|| std::iter::once(HeadsUnit::Base).chain((0..n).map(HeadsUnit::Without)));
+    let mut todo: Vec<HeadsUnit> = units
         .into_iter()
-        .chain((0..n).map(HeadsUnit::Without))
+        .chain(ablated.into_iter().flatten())
         .collect();
     todo.reverse();
     Ok(Started::Running(Box::new(HeadsRun {
         setup: Box::new(setup),
-        model: trainer.model.clone(),
-        step: trainer.stepper.step,
+        model: model.clone(),
+        step,
         now: None,
         base: 0.0,
         ablation: Vec::with_capacity(n),
@@ -137,10 +181,12 @@ impl HeadsSetup {
             fresh,
             seed: self.seed,
             step,
-            loss_name: self.loss_name,
-            base_loss,
-            evaluation_rows: self.batch.batch_size(),
-            ablation,
+            loss: self.batch.as_ref().map(|(batch, name)| Loss {
+                name,
+                base: base_loss,
+                evaluation_rows: batch.batch_size(),
+                ablation,
+            }),
         }))
     }
 }
@@ -163,17 +209,21 @@ impl Experiment for HeadsRun {
                     self.model.config.num_attention_heads,
                 );
                 let all = HeadMask::keep_all(layers, heads);
-                self.base = masked_loss(&self.model, &setup.batch, &setup.opts, &all)?;
+                if let Some((batch, _)) = &setup.batch {
+                    self.base = masked_loss(&self.model, batch, &setup.opts, &all)?;
+                }
             }
             Some(HeadsUnit::Without(k)) => {
                 let heads = self.model.config.num_attention_heads;
-                self.ablation.push(ablation(
-                    &self.model,
-                    &setup.batch,
-                    &setup.opts,
-                    (k / heads, k % heads),
-                    self.base,
-                )?);
+                if let Some((batch, _)) = &setup.batch {
+                    self.ablation.push(ablation(
+                        &self.model,
+                        batch,
+                        &setup.opts,
+                        (k / heads, k % heads),
+                        self.base,
+                    )?);
+                }
             }
             None => {}
         }
@@ -215,7 +265,10 @@ impl Follower for HeadsSetup {
     fn measure(&mut self, lab: &Lab) -> Option<LabResult<ClaimResult>> {
         let trainer = lab.trainer()?;
         Some(self.stats(&trainer.model).and_then(|now| {
-            let (base, deltas) = ablations(&trainer.model, &self.batch, &self.opts)?;
+            let (base, deltas) = match &self.batch {
+                Some((batch, _)) => ablations(&trainer.model, batch, &self.opts)?,
+                None => (0.0, Vec::new()),
+            };
             self.result(&now, trainer.stepper.step, base, &deltas)
         }))
     }
@@ -392,7 +445,7 @@ mod tests {
         assert!(
             [
                 "Borne out: after 20 steps",
-                "Not borne out: after 20 steps",
+                "Not borne out here: after 20 steps",
                 "Not decided: after 20 steps"
             ]
             .iter()
@@ -404,5 +457,98 @@ mod tests {
         // A new model ends the refreshes.
         queue.models_replaced(Some(&lab), None);
         assert!(queue.refresh_claim(Some(&lab)).is_none());
+    }
+
+    /// A checkpoint without pre-training heads (MiniLM is one) cannot train, yet its heads'
+    /// roles read on the corpus all the same: no loss, so no ablation.
+    #[test]
+    fn a_checkpoint_without_heads_has_its_roles_read_and_no_ablation() {
+        let settings = LabSettings::default();
+        let lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
+        let mut checkpoint = trainer_of(&lab).checkpoint();
+        checkpoint.model.cls = None;
+        let files = engine::checkpoint::to_files(&checkpoint);
+        let bundle = protocol::ModelBundle {
+            name: "headless".into(),
+            config_json: files.config_json,
+            vocab_txt: files.vocab_txt,
+            tokenizer_config_json: files.tokenizer_config_json,
+            word_level: true,
+            safetensors: files.safetensors,
+            ..protocol::ModelBundle::default()
+        };
+        let (headless, notice) = Lab::load(bundle, DEFAULT_CORPUS, &settings).unwrap();
+        assert!(headless.trainer().is_none() && notice.is_some());
+        let mut queue = ClaimQueue::default();
+        let r = run_heads(&mut queue, &headless);
+        assert_eq!(r.plots.len(), 1, "the diversity, and no ablation");
+        assert!(r.plots[0].caption.starts_with("Diversity"));
+        assert!(
+            r.numbers
+                .iter()
+                .any(|(k, v)| k == "Ablation" && v.contains("no pre-training heads")),
+            "{:?}",
+            r.numbers
+        );
+        let map = r.heatmap.expect("the roles");
+        assert_eq!(map.values.rows, 8);
+        // The roles are the model's own: the same as the trainable model's at step 0.
+        let mut full = ClaimQueue::default();
+        let with_heads = run_heads(&mut full, &lab);
+        assert_eq!(with_heads.heatmap.unwrap().values, map.values);
+    }
+
+    fn trainer_of(lab: &Lab) -> &Trainer {
+        match &lab.model {
+            crate::lab::Model::Trainable(t) => t,
+            _ => panic!("a trainable model"),
+        }
+    }
+
+    /// The Heads claim's verdict on models trained as the page trains them, natively
+    /// (`cargo test -p attention-lab-worker-core --release -- --ignored heads_table
+    /// --nocapture`): the default tiny model after 2,000 steps and what more would take.
+    /// `HEADS_TABLE` picks rows: "tiny", "long", "small" (several, comma-separated).
+    #[test]
+    #[ignore]
+    fn heads_table() {
+        use protocol::settings::Preset;
+        let wanted = std::env::var("HEADS_TABLE").unwrap_or_else(|_| "tiny".into());
+        let rows: Vec<(&str, Preset, &str, Vec<u64>)> = vec![
+            ("tiny", Preset::Tiny, DEFAULT_CORPUS, vec![2000]),
+            (
+                "long",
+                Preset::Tiny,
+                DEFAULT_CORPUS,
+                vec![2000, 5000, 10000],
+            ),
+            ("small", Preset::Small, DEFAULT_CORPUS, vec![2000]),
+        ];
+        for (name, preset, corpus, at) in rows {
+            if !wanted.split(',').any(|w| w == name) {
+                continue;
+            }
+            for seed in [0, 1, 2] {
+                let settings = LabSettings {
+                    preset,
+                    seed,
+                    ..LabSettings::default()
+                };
+                let mut lab = Lab::fresh(corpus, &settings).unwrap();
+                let mut queue = ClaimQueue {
+                    seed,
+                    ..ClaimQueue::default()
+                };
+                let mut done = 0;
+                for &steps in &at {
+                    while done < steps {
+                        lab.step().unwrap();
+                        done += 1;
+                    }
+                    let r = run_heads(&mut queue, &lab);
+                    eprintln!("{name} seed {seed} step {steps}: {}", r.verdict);
+                }
+            }
+        }
     }
 }

@@ -127,10 +127,20 @@ impl ClaimQueue {
         match self.turns.ask(claim, probe) {
             Asked::Waits => vec![FromWorker::ClaimQueued { claim }],
             Asked::StartsOver(probe) => {
-                self.turns.end();
+                self.turns.take_running();
                 self.start_in_turn(Some((claim, probe)), lab, lab_b)
             }
             Asked::Starts(probe) => self.start_in_turn(Some((claim, probe)), lab, lab_b),
+            Asked::GoesFirst(probe) => {
+                let aside = self.turns.step_aside();
+                let mut replies = self.start_in_turn(Some((claim, probe)), lab, lab_b);
+                // The one aside waits while this one runs (one measured in one go has ended
+                // already, and the other goes on).
+                if let Some(aside) = aside.filter(|&a| self.turns.aside() == Some(a)) {
+                    replies.insert(0, FromWorker::ClaimQueued { claim: aside });
+                }
+                replies
+            }
         }
     }
 
@@ -143,7 +153,7 @@ impl ClaimQueue {
     ) -> Vec<FromWorker> {
         match self.turns.cancel(claim) {
             Cancelled::NotAsked => Vec::new(),
-            Cancelled::Waiting => vec![FromWorker::ClaimCancelled { claim }],
+            Cancelled::Waiting | Cancelled::Aside => vec![FromWorker::ClaimCancelled { claim }],
             Cancelled::Running => {
                 self.turns.end();
                 let mut replies = vec![FromWorker::ClaimCancelled { claim }];
@@ -158,14 +168,23 @@ impl ClaimQueue {
     /// trains no longer is (what it set up was the old model's).
     pub fn models_replaced(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
         self.follower = None;
+        let mut replies = Vec::new();
+        let aside_goes_on = self
+            .turns
+            .aside_mut()
+            .is_none_or(|run| run.goes_on_with_new_models());
+        if let Some(claim) = self.turns.aside().filter(|_| !aside_goes_on) {
+            replies.extend(self.cancel(claim, lab, lab_b));
+        }
         let goes_on = self
             .turns
             .run_mut()
             .is_none_or(|run| run.goes_on_with_new_models());
         match self.turns.running() {
-            Some(claim) if !goes_on => self.cancel(claim, lab, lab_b),
-            _ => Vec::new(),
+            Some(claim) if !goes_on => replies.extend(self.cancel(claim, lab, lab_b)),
+            _ => {}
         }
+        replies
     }
 
     /// Measures the next unit of the claim under way: its progress, or its result after the
@@ -187,6 +206,7 @@ impl ClaimQueue {
                         self.follower = result.is_ok().then_some((claim, follower));
                     }
                 }
+                let result = stamped(result, lab);
                 let mut replies = vec![FromWorker::ClaimDone { claim, result }];
                 replies.extend(self.start_in_turn(None, lab, lab_b));
                 replies
@@ -213,7 +233,7 @@ impl ClaimQueue {
             replies.push(match start(claim, &probe, &models) {
                 Ok(Started::Done(result)) => FromWorker::ClaimDone {
                     claim,
-                    result: Ok(result),
+                    result: stamped(Ok(result), lab),
                 },
                 Err(e) => FromWorker::ClaimDone {
                     claim,
@@ -257,11 +277,20 @@ impl ClaimQueue {
         if self.turns.asked(*claim) {
             return None;
         }
-        follower.measure(lab?).map(|result| FromWorker::ClaimDone {
+        let lab = lab?;
+        follower.measure(lab).map(|result| FromWorker::ClaimDone {
             claim: *claim,
-            result,
+            result: stamped(result, Some(lab)),
         })
     }
+}
+
+/// A result with the step of the model it measured.
+fn stamped(result: LabResult<ClaimResult>, lab: Option<&Lab>) -> LabResult<ClaimResult> {
+    result.map(|r| ClaimResult {
+        measured_at: lab.map(Lab::step_count),
+        ..r
+    })
 }
 
 /// Runs `claim` on `lab` to its end, unit by unit, as the worker does: its result.

@@ -14,6 +14,8 @@ struct Fake {
     /// Every ms the clock reads moves it on by this much (a step takes time).
     cost_per_read: f64,
     posted: Vec<FromWorker>,
+    /// The clock at each post.
+    posted_at: Vec<f64>,
     wakes: VecDeque<(Wake, Option<u32>)>,
     stored: Vec<StoreJob>,
     cores: usize,
@@ -35,6 +37,7 @@ impl Host for Fake {
     }
     fn post(&mut self, reply: Reply) {
         self.posted.push(reply.message);
+        self.posted_at.push(self.clock.get());
     }
     fn wake(&mut self, wake: Wake, after_ms: Option<u32>) {
         self.wakes.push_back((wake, after_ms));
@@ -553,4 +556,125 @@ fn a_keep_lets_the_held_points_through_first_then_says_kept() {
     );
     // The entries written are not written again.
     assert!(lead.history_to_keep().unwrap().new_entries.is_empty());
+}
+
+/// A measurement of the claim that follows training longer than `REMEASURE_PLAYING_MAX_MS`
+/// does not end its measurements while playing: the wait before the next doubles each time.
+#[test]
+fn a_long_remeasurement_while_playing_backs_off_and_goes_on() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    lead.message(
+        &mut host,
+        ToWorker::RunClaim {
+            claim: Claim::Heads,
+            probe: ProbeInput::default(),
+        },
+        Vec::new(),
+    );
+    let mut worker = ClaimWorker::default();
+    run_claim_worker(&mut lead, &mut host, &mut worker);
+    assert_eq!(claims_done(&host.posted), vec![Claim::Heads]);
+    host.posted.clear();
+    host.posted_at.clear();
+    // Every reading of the clock costs 300 ms: a measurement between two readings takes
+    // longer than the bar.
+    host.cost_per_read = 300.0;
+    assert!(host.cost_per_read > REMEASURE_PLAYING_MAX_MS);
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    let mut at = Vec::new();
+    while at.len() < 5 && host.clock.get() < 600_000.0 {
+        run_wakes(&mut lead, &mut host, 1, 0.0);
+        for (m, t) in host.posted.drain(..).zip(host.posted_at.drain(..)) {
+            if matches!(
+                m,
+                FromWorker::ClaimDone {
+                    claim: Claim::Heads,
+                    ..
+                }
+            ) {
+                at.push(t);
+            }
+        }
+    }
+    assert_eq!(at.len(), 5, "measured again at {at:?}");
+    let waits: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    // 19 × 300 ms first (the twentieth of the time), then the doubled waits overtake it:
+    // 2 s, 4 s, 8 s, 16 s.
+    assert!(waits[0] >= 19.0 * 300.0, "{waits:?}");
+    assert!(waits.windows(2).all(|w| w[1] >= w[0]), "{waits:?}");
+    assert!(
+        waits[3] >= 16_000.0 && waits[3] >= 1.8 * waits[1],
+        "{waits:?}"
+    );
+}
+
+/// Length extrapolation trains for minutes: a claim run meanwhile goes first, ends, and
+/// extrapolation goes on where it was, in the same claim worker.
+#[test]
+fn a_claim_run_while_extrapolation_trains_goes_first_and_extrapolation_goes_on() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    let run = |claim| ToWorker::RunClaim {
+        claim,
+        probe: ProbeInput::default(),
+    };
+    let mut worker = ClaimWorker::default();
+    // The claim worker's messages, handled, without measuring units.
+    let deliver = |lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker| {
+        while let Some((message, attachments)) = host.to_claims.pop_front() {
+            for news in worker.handle(message, attachments) {
+                lead.claim_news(host, news);
+            }
+        }
+    };
+    let progress = |posted: &[FromWorker]| {
+        posted
+            .iter()
+            .filter_map(|m| match m {
+                FromWorker::ClaimProgress {
+                    claim: Claim::Extrapolation,
+                    done,
+                    ..
+                } => Some(*done),
+                _ => None,
+            })
+            .max()
+    };
+    lead.message(&mut host, run(Claim::Extrapolation), Vec::new());
+    deliver(&mut lead, &mut host, &mut worker);
+    for _ in 0..2 {
+        for news in worker.claim_step(&|| 0.0) {
+            lead.claim_news(&mut host, news);
+        }
+    }
+    let before = progress(&host.posted).expect("extrapolation under way");
+    assert!(claims_done(&host.posted).is_empty());
+    // Asked while it runs, the KV cache goes first and ends at once; extrapolation waited.
+    lead.message(&mut host, run(Claim::KvCache), Vec::new());
+    deliver(&mut lead, &mut host, &mut worker);
+    assert_eq!(claims_done(&host.posted), vec![Claim::KvCache]);
+    // A claim measured unit by unit goes first too, and runs to its end before it.
+    host.posted.clear();
+    lead.message(&mut host, run(Claim::Memory), Vec::new());
+    deliver(&mut lead, &mut host, &mut worker);
+    assert!(host.posted.iter().any(|m| matches!(
+        m,
+        FromWorker::ClaimQueued {
+            claim: Claim::Extrapolation
+        }
+    )));
+    while claims_done(&host.posted).is_empty() {
+        for news in worker.claim_step(&|| 0.0) {
+            lead.claim_news(&mut host, news);
+        }
+        assert_eq!(progress(&host.posted), None, "extrapolation waits");
+    }
+    assert_eq!(claims_done(&host.posted), vec![Claim::Memory]);
+    // Then extrapolation goes on from where it was.
+    for news in worker.claim_step(&|| 0.0) {
+        lead.claim_news(&mut host, news);
+    }
+    let after = progress(&host.posted).expect("extrapolation goes on");
+    assert!(after > before, "{before} → {after}");
 }

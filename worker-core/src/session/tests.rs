@@ -537,7 +537,7 @@ fn compare_trains_model_b_in_lockstep_and_keeps_restores_and_rewinds_both() {
     assert!(behind.playing());
 
     // Download: both models' files.
-    let replies = behind.handle(ToWorker::Download, Vec::new());
+    let replies = behind.handle(ToWorker::Download(FilesFor::Checkpoint), Vec::new());
     assert!(matches!(
         &replies[0].message,
         FromWorker::Checkpoint {
@@ -824,12 +824,13 @@ fn a_probe_sent_before_the_model_waits_for_it() {
 fn a_model_kept_in_the_browser_trains_on_exactly_as_before() {
     let mut a = started();
     a.train(3);
-    let for_user = a.handle(ToWorker::Download, Vec::new());
+    let for_user = a.handle(ToWorker::Download(FilesFor::Notebook), Vec::new());
     assert!(matches!(
         for_user[0].message,
         FromWorker::Checkpoint {
             bundle: ModelBundle { step: 3, .. },
             compare: None,
+            files_for: FilesFor::Notebook,
         }
     ));
     assert!(

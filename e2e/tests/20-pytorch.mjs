@@ -1,0 +1,148 @@
+// The stepper's PyTorch view: every stage quotes the module's lines that compute its figures,
+// names the figure's tensor with shapes that match the figure, follows the model (rotary,
+// linear, a decoder's causal mask), and fits a phone without moving the page sideways.
+import path from 'node:path';
+import { openPage, assert, framesRendered } from '../harness.mjs';
+
+async function ready(page) {
+  await page.waitForSelector('.stage-panel figure.heatmap canvas', { timeout: 60000 });
+  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
+}
+
+async function openCode(page) {
+  const details = page.locator('details.pytorch').first();
+  if (!(await details.evaluate((d) => d.open))) await details.locator('summary').click();
+  await page.waitForSelector('pre[data-code="pytorch"]', { timeout: 30000 });
+}
+
+/// The code view of the stage on screen, as the page lays it out.
+function codeView(page) {
+  return page.evaluate(() => {
+    const pre = document.querySelector('pre[data-code="pytorch"]');
+    if (!pre) return null;
+    const figure = pre.dataset.figure;
+    const drawn = [...document.querySelectorAll('.stage-panel figure.heatmap[data-figure]')].map((f) => f.dataset.figure);
+    const matrix = document.querySelector(`.stage-panel figure.heatmap[data-figure="${figure}"]`)?.dataset.matrix;
+    const m = matrix ? JSON.parse(matrix) : null;
+    return {
+      figure,
+      tensor: pre.dataset.tensor,
+      slice: pre.dataset.slice,
+      shapes: JSON.parse(pre.dataset.shapes),
+      lit: [...pre.querySelectorAll('.line.lit')].map((l) => l.textContent),
+      text: pre.textContent,
+      drawn,
+      size: m ? [m.length, m[0].length] : null,
+      title: document.querySelector('.stage-title')?.textContent,
+    };
+  });
+}
+
+/// Clicks stage `short` in the stepper and waits for the code to quote its figure.
+async function stage(page, short) {
+  await page.locator('.stepper .step', { has: page.locator('.short', { hasText: short }) }).first().click();
+  await page.waitForFunction(() => {
+    const pre = document.querySelector('pre[data-code="pytorch"]');
+    const figures = [...document.querySelectorAll('.stage-panel figure.heatmap[data-figure]')].map((f) => f.dataset.figure);
+    return pre && (pre.dataset.figure === 'tiles' || figures.includes(pre.dataset.figure));
+  }, null, { timeout: 15000 });
+  return codeView(page);
+}
+
+function checkView(v, where) {
+  assert(v, `${where}: no code view`);
+  assert(v.lit.length > 0, `${where}: no line lit`);
+  assert(!v.text.includes('# stage:'), `${where}: the marks are shown`);
+  assert(v.tensor && v.shapes[v.tensor], `${where}: the tensor ${v.tensor} has no shape in ${JSON.stringify(v.shapes)}`);
+  assert(v.drawn.includes(v.figure), `${where}: data-figure ${v.figure} is not a figure of the stage (${v.drawn})`);
+  const shape = v.shapes[v.tensor];
+  assert(shape[0] === 1, `${where}: batch ${shape[0]}`);
+  assert(JSON.stringify(shape.slice(-2)) === JSON.stringify(v.size),
+    `${where}: ${v.tensor} ${JSON.stringify(shape)} against the figure's ${JSON.stringify(v.size)}`);
+  assert(v.slice.startsWith(`${v.tensor}`), `${where}: slice ${v.slice}`);
+}
+
+export const tests = [
+  {
+    name: 'pytorch: every stage of a BERT quotes its lines and names its tensor with the figure\'s shape',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?layer=2&head=3`);
+      await ready(page);
+      await openCode(page);
+      const shorts = await page.locator('.stepper .step .short').allInnerTexts();
+      assert(shorts.length === 13, `stages: ${shorts}`);
+      const seen = {};
+      for (const short of shorts) {
+        const v = await stage(page, short);
+        checkView(v, short);
+        seen[short] = v;
+      }
+      // The tutorial's classes, lit where the stage computes.
+      assert(seen['QKᵀ'].text.includes('class ScaledDotProductAttention'), 'QKᵀ quotes ScaledDotProductAttention');
+      assert(seen['QKᵀ'].slice === 'scores[0, 2]', `layer 2, head 3: ${seen['QKᵀ'].slice}`);
+      assert(JSON.stringify(seen['softmax'].shapes[seen['softmax'].tensor].slice(0, 2)) === '[1,4]', 'weights: batch, heads');
+      assert(seen['Q K V'].text.includes('class MultiHeadAttention'), 'Q K V quotes MultiHeadAttention');
+      assert(seen['Embeddings'].text.includes('class Embedding'), 'Embeddings quotes Embedding');
+      assert(seen['Feed-forward'].text.includes('class PoswiseFeedForwardNet'), 'Feed-forward quotes PoswiseFeedForwardNet');
+      assert(seen['+ M'].lit.some((l) => l.includes('get_attn_pad_mask(')), '+ M lights the padding mask');
+      assert(!seen['+ M'].lit.some((l) => l.includes('get_attn_subsequent_mask(')), 'a BERT has no causal mask');
+      // It can be copied as text.
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await page.getByRole('button', { name: 'Copy code', exact: true }).click();
+      await page.waitForFunction(() => document.querySelector('.pytorch-actions [role=status]')?.textContent.includes('Copied'), null, { timeout: 5000 });
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert(copied.includes('class PoswiseFeedForwardNet') || copied.includes('def '), `copied: ${copied.slice(0, 200)}`);
+      await stage(page, 'softmax');
+      await page.locator('details.pytorch').scrollIntoViewIfNeeded();
+      await framesRendered(page);
+      await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'e2e-pytorch-1280.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    name: 'pytorch: the code follows the model: rotation for rotary, φ for linear, the causal mask for a decoder',
+    async run({ browser, baseUrl }) {
+      const cases = [
+        ['positions=rotary', 'Q K V', (v) => v.lit.some((l) => l.includes('apply_rotary')) && v.shapes.q_s, 'rotary lights apply_rotary'],
+        ['attention=linear', 'φ(Q) φ(K)', (v) => v.figure === 'phi-queries' && v.text.includes('class LinearAttention'), 'linear quotes LinearAttention'],
+        ['objective=next-token', '+ M', (v) => v.lit.some((l) => l.includes('get_attn_subsequent_mask(')), 'a decoder lights the causal mask'],
+        ['positions=alibi', '+ M', (v) => v.lit.some((l) => l.includes('bias')), 'ALiBi lights its bias'],
+        ['kv=2', 'Q K V', (v) => v.shapes.k_s?.[1] === 2 && v.text.includes('repeat_interleave'), 'GQA: 2 K/V groups'],
+      ];
+      for (const [query, short, holds, what] of cases) {
+        const { page, context, problems } = await openPage(browser, `${baseUrl}?${query}`);
+        await ready(page);
+        await openCode(page);
+        const v = await stage(page, short);
+        checkView(v, `${query} ${short}`);
+        assert(holds(v), `${what}: ${JSON.stringify({ figure: v.figure, lit: v.lit, shapes: v.shapes })}`);
+        assert(problems.length === 0, problems.join('\n'));
+        await context.close();
+      }
+    },
+  },
+  {
+    name: 'pytorch: at 390 px the code scrolls inside itself and the page never sideways',
+    async run({ browser, baseUrl, artifacts }) {
+      const { page, context, problems } = await openPage(browser, `${baseUrl}?stage=scaled`, { width: 390, height: 844 });
+      await ready(page);
+      await openCode(page);
+      const v = await codeView(page);
+      checkView(v, 'phone');
+      const sizes = await page.evaluate(() => {
+        const pre = document.querySelector('pre[data-code="pytorch"]');
+        return { page: document.documentElement.scrollWidth, window: window.innerWidth, pre: pre.scrollWidth, box: pre.clientWidth,
+          right: pre.getBoundingClientRect().right };
+      });
+      assert(sizes.page <= sizes.window, `the page scrolls sideways: ${JSON.stringify(sizes)}`);
+      assert(sizes.right <= sizes.window, `the code leaves the window: ${JSON.stringify(sizes)}`);
+      assert(sizes.pre > sizes.box, `long lines scroll inside the code: ${JSON.stringify(sizes)}`);
+      await page.locator('details.pytorch').scrollIntoViewIfNeeded();
+      await framesRendered(page);
+      await page.screenshot({ path: path.join(artifacts, 'e2e-pytorch-390.png') });
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+];
