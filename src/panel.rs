@@ -417,8 +417,9 @@ fn Settings(
                 <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
                 <Show when=move || settings.with(|s| s.repeat_task().is_some())>
                     <p class="why">{format!(
-                        "Repeat trains on segments of {}–{} symbols at batch {}, learning rate {}, {} positions, no dropout and seed {}: the setting where induction heads formed on tiny within 3,000 steps in 4 of 5 seeds measured, seed {} soonest (by step 1,400). Another seed may take longer, or copy another way. The batch size, learning rate, positions and seed can be changed.",
-                        RepeatTask::default().min_len, RepeatTask::default().max_len, RepeatTask::BATCH_SIZE, RepeatTask::LEARNING_RATE, RepeatTask::POSITIONS.label().to_lowercase(), RepeatTask::SEED, RepeatTask::SEED
+                        "Repeat trains a model of {} heads on segments of {}–{} symbols at batch {}, learning rate {} after {} warm-up steps, {} positions, no dropout and seed {}: the setting where induction heads formed on tiny within {} steps in {} of {} seeds it was not chosen on (by step {} in the median, {} at worst); seed {} changes soonest. Another seed may take longer, or copy another way. The batch size, learning rate, positions and seed can be changed.",
+                        RepeatTask::HEADS, RepeatTask::default().min_len, RepeatTask::default().max_len, RepeatTask::BATCH_SIZE, RepeatTask::LEARNING_RATE, RepeatTask::WARMUP_STEPS, RepeatTask::POSITIONS.label().to_lowercase(), RepeatTask::SEED,
+                        protocol::claims::thousands(RepeatTask::UNSEEN.steps), RepeatTask::UNSEEN.changed, RepeatTask::UNSEEN.count(), protocol::claims::thousands(RepeatTask::UNSEEN.median_step), protocol::claims::thousands(RepeatTask::UNSEEN.worst_step), RepeatTask::SEED
                     )}</p>
                 </Show>
             </Show>

@@ -1,44 +1,76 @@
 #!/usr/bin/env python3
 """Runs `attention-lab train --task repeat` over seeds and prints, per seed, the step of the
-phase change (the first evaluation with second-copy accuracy >= 0.9), the best previous-token
-score of layer 1, the best induction score of layer 2, and whether the textbook pair formed
-(both >= 0.5). Dev only: the table the Induction heads claim's setting was chosen by.
+phase change (the first evaluation with second-copy accuracy >= 0.9), the second copy's accuracy
+at the end, the best previous-token score of layer 1, the best induction score of layer 2,
+whether the textbook pair formed (both >= 0.5), and the head whose ablation costs the second
+copy most. Dev only: the tables the Induction heads claim's setting was chosen and reported by.
 
-    python3 tools/induction_sweep.py --config tiny.json --seeds 1-5 -- --batch-size 32 --lr 1e-3
+    python3 tools/induction_sweep.py --config tiny.json --seeds 1-10 [--parallel 2] [--screen] [--out DIR] -- [train flags]
+
+Without train flags the CLI trains the page's Repeat setting (`engine::repeat::RepeatTask`).
+`--screen` stops a run 300 steps after its change (enough to count changes while choosing a
+setting; the scores are then those of that step, and there is no ablation). `--out DIR` keeps
+each run's JSON lines (DIR/SEED.jsonl) and reuses those already there.
 """
-import argparse, json, subprocess, sys
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import subprocess
+import sys
 
 CHANGE = 0.9
 CLEAR = 0.5
 
 
-def run(binary, config, seed, extra):
-    cmd = [binary, "train", "--init", config, "--task", "repeat", "--seed", str(seed)] + extra
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    lines = [json.loads(l) for l in out.splitlines() if l.strip()]
+def run(binary, config, seed, extra, screen, out):
+    path = os.path.join(out, f"{seed}.jsonl") if out else None
+    if path and os.path.exists(path) and os.path.getsize(path) > 0:
+        return [json.loads(l) for l in open(path) if l.strip()]
+    cmd = [binary, "train", "--init", config, "--task", "repeat", "--seed", str(seed), "--threads", "1"] + extra
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, change = [], None
+    for line in p.stdout:
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        lines.append(d)
+        if screen and "heads" in d:
+            if change is None and d["copy2_accuracy"] >= CHANGE:
+                change = d["step"]
+            if change is not None and d["step"] >= change + 300:
+                p.kill()
+                break
+    p.wait()
+    if p.returncode != 0 and not (screen and change is not None):
+        raise RuntimeError(f"seed {seed}: {p.stderr.read()}")
+    if path:
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(l) + "\n" for l in lines))
+    return lines
+
+
+def summary(seed, lines):
     evals = [l for l in lines if "heads" in l]
     ablations = [l for l in lines if "copy2_accuracy_without" in l]
     change = next((e["step"] for e in evals if e["copy2_accuracy"] >= CHANGE), None)
     last = evals[-1]
-    layers = max(h["layer"] for h in last["heads"])
     best = {}
     for h in last["heads"]:
         for score in ("previous", "duplicate", "induction"):
             key = (h["layer"], score)
             if key not in best or h[score] > best[key][0]:
                 best[key] = (h[score], h["head"])
-    pair = any(
-        best[(l, "previous")][0] >= CLEAR and best[(l + 1, "induction")][0] >= CLEAR
-        for l in range(1, layers)
-    )
+    prev, ind = best[(1, "previous")], best[(2, "induction")]
+    needed = None
+    if ablations:
+        w = min(ablations[-1]["copy2_accuracy_without"], key=lambda a: a["copy2_accuracy"])
+        needed = f"L{w['layer']} H{w['head']} → {w['copy2_accuracy']:.2f}"
     return {
-        "seed": seed,
-        "change": change,
-        "copy2": last["copy2_accuracy"],
-        "copy1": last["copy1_accuracy"],
-        "best": {f"L{l} {s}": f"{v:.2f} (H{h})" for (l, s), (v, h) in sorted(best.items())},
-        "pair": pair,
-        "ablations": ablations[-1]["copy2_accuracy_without"] if ablations else None,
+        "seed": seed, "change": change, "step": last["step"], "copy2": last["copy2_accuracy"],
+        "copy1": last["copy1_accuracy"], "previous": f"{prev[0]:.2f} (L1 H{prev[1]})",
+        "induction": f"{ind[0]:.2f} (L2 H{ind[1]})", "pair": prev[0] >= CLEAR and ind[0] >= CLEAR,
+        "most_needed": needed,
     }
 
 
@@ -47,17 +79,29 @@ def main():
     p.add_argument("--binary", default="target/release/attention-lab")
     p.add_argument("--config", required=True)
     p.add_argument("--seeds", default="1-5")
+    p.add_argument("--parallel", type=int, default=1)
+    p.add_argument("--screen", action="store_true")
+    p.add_argument("--out")
     p.add_argument("extra", nargs="*")
     a = p.parse_args()
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
     lo, hi = map(int, a.seeds.split("-"))
-    results = []
-    for seed in range(lo, hi + 1):
-        r = run(a.binary, a.config, seed, a.extra)
-        results.append(r)
-        print(json.dumps(r), flush=True)
-    changed = sum(r["change"] is not None for r in results)
-    pairs = sum(r["pair"] for r in results)
-    print(f"# {' '.join(a.extra)}: change in {changed} of {len(results)}, pair in {pairs} of {len(results)}",
+    seeds = range(lo, hi + 1)
+    with cf.ThreadPoolExecutor(a.parallel) as ex:
+        runs = list(ex.map(lambda s: run(a.binary, a.config, s, a.extra, a.screen, a.out), seeds))
+    results = [summary(s, lines) for s, lines in zip(seeds, runs)]
+    print("| seed | change | second copy at the end | best L1 previous | best L2 induction | pair | most needed head (second copy without it) |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        change = f"{r['change']:,}" if r["change"] is not None else "—"
+        print(f"| {r['seed']} | {change} | {r['copy2']:.2f} (step {r['step']:,}) | {r['previous']} | {r['induction']} "
+              f"| {'yes' if r['pair'] else 'no'} | {r['most_needed'] or '—'} |")
+    steps = sorted(r["change"] for r in results if r["change"] is not None)
+    changed = len(steps)
+    median = steps[len(steps) // 2] if steps else None
+    print(f"# {' '.join(a.extra) or 'the Repeat setting'}: change in {changed} of {len(results)}"
+          f" (median step {median}, worst {steps[-1] if steps else None}), pair in {sum(r['pair'] for r in results)} of {len(results)}",
           flush=True)
 
 

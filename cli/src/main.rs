@@ -51,7 +51,8 @@ const COMMANDS: [&str; 5] = ["inspect", "train", "generate", "tokenize", "scalin
 #[derive(Subcommand)]
 enum Command {
     Inspect(inspect::Args),
-    Train(train::Args),
+    // Parsed once per run: the box only keeps the enum small.
+    Train(Box<train::Args>),
     Generate(generate::Args),
     Tokenize(TokenizeArgs),
     Scaling(scaling::Args),

@@ -449,6 +449,8 @@ fn train_on_repeat_prints_the_induction_scores_at_each_evaluation() {
         "8",
         "--batch-size",
         "4",
+        "--heads",
+        "2",
     ])
     .run();
     let lines = out.lines();
@@ -479,13 +481,42 @@ fn train_on_repeat_prints_the_induction_scores_at_each_evaluation() {
         lines[3]["copy2_accuracy_without"].as_array().unwrap().len(),
         4
     );
+    let said = out.stderr_text();
+    assert!(said.contains("8 symbols, L 3–6"), "{said}");
+    assert!(said.contains("measured at L = 5"), "{said}");
+    // Each flag that leaves the page's Repeat setting says so.
     assert!(
-        out.stderr_text()
-            .contains("8 symbols, L 3–6, measured at L = 5"),
-        "{}",
-        out.stderr_text()
+        said.contains("note: --batch-size 4 is not the Repeat setting's (64)")
+            && said.contains("note: --heads 2 is not the Repeat setting's (8)"),
+        "{said}"
     );
+    // Without flags the run is the page's setting, and what CONFIG said otherwise is noted.
+    let setting = repeat(&[
+        "--steps",
+        "1",
+        "--eval-every",
+        "1",
+        "--segment",
+        "3-6",
+        "--alphabet",
+        "8",
+    ])
+    .run();
+    let said = setting.stderr_text();
+    assert!(
+        said.contains("8 heads, rotary positions, dropout 0")
+            && said.contains("batch 64, lr 0.002 after 200 warm-up steps"),
+        "{said}"
+    );
+    assert!(
+        said.contains("CONFIG's num_attention_heads 2 is replaced")
+            && said.contains("CONFIG's position_embedding_type \"absolute\" is replaced"),
+        "{said}"
+    );
+    assert!(!said.contains("is not the Repeat setting's"), "{said}");
+    assert_eq!(setting.lines()[0]["heads"].as_array().unwrap().len(), 16);
     repeat(&["--corpus", &tmp.corpus()]).fails_with(2, "no --corpus or --max-len");
+    repeat(&["--positions", "sideways"]).fails_with(2, "--positions");
     repeat(&["--segment", "6"]).fails_with(2, "--segment wants MIN-MAX");
     repeat(&["--objective", "mlm-nsp"]).fails_with(2, "--objective next-token");
     repeat(&["--segment", "4-12", "--alphabet", "8"])

@@ -178,6 +178,59 @@ export const checks = [
     },
   },
   {
+    name: 'the stepper\'s PyTorch view quotes each stage\'s lines with its tensors\' shapes, and Open in PyTorch gives a notebook',
+    async run({ run }) {
+      const r = await run(async (h) => {
+        const details = document.querySelector('details.pytorch');
+        if (!details.open) details.querySelector('summary').click();
+        await h.waitFor('the module\'s code', () => document.querySelector('pre[data-code="pytorch"]'));
+        while (!h.button('Previous').disabled) h.button('Previous').click(), await h.waitFor('a stage', () => true);
+        const seen = [];
+        for (;;) {
+          const view = await h.waitFor('the stage\'s code and figure', () => {
+            const pre = document.querySelector('pre[data-code="pytorch"]');
+            const figure = pre && document.querySelector(`.stage-panel figure.heatmap[data-figure="${pre.dataset.figure}"]`);
+            return figure && { pre, figure };
+          });
+          const shape = JSON.parse(view.pre.dataset.shapes)[view.pre.dataset.tensor];
+          const m = JSON.parse(view.figure.dataset.matrix);
+          const lit = view.pre.querySelectorAll('.line.lit').length;
+          seen.push({ figure: view.pre.dataset.figure, shape, size: [m.length, m[0].length], lit });
+          if (h.button('Next').disabled) break;
+          const before = document.querySelector('.stage-title').textContent;
+          h.button('Next').click();
+          await h.waitFor('the next stage', () => document.querySelector('.stage-title').textContent !== before);
+        }
+        // The notebook: caught as it is handed over, read as JSON.
+        const blobs = new Map();
+        const click = HTMLAnchorElement.prototype.click;
+        const createObjectURL = URL.createObjectURL;
+        let notebook = null;
+        URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
+        HTMLAnchorElement.prototype.click = function () {
+          if (this.download) notebook = { name: this.download, blob: blobs.get(this.href) };
+          else click.call(this);
+        };
+        await h.click('Open in PyTorch');
+        await h.waitFor('the notebook', () => notebook);
+        HTMLAnchorElement.prototype.click = click;
+        URL.createObjectURL = createObjectURL;
+        const nb = JSON.parse(await notebook.blob.text());
+        const sources = nb.cells.map((c) => c.source.join(''));
+        return { seen, name: notebook.name, nbformat: nb.nbformat, cells: nb.cells.length,
+          classes: sources.some((t) => t.includes('class ScaledDotProductAttention')),
+          problems: h.problems(), width: document.documentElement.scrollWidth };
+      });
+      const wrong = r.seen.filter((s) => !s.lit || !s.shape || s.shape.slice(-2).join() !== s.size.join());
+      if (r.seen.length !== 13 || wrong.length) throw new Error(`code views: ${JSON.stringify(wrong.length ? wrong : r.seen)}`);
+      if (!/^attention-lab-[a-z0-9-]+-step\d+\.ipynb$/.test(r.name) || r.nbformat !== 4 || !r.classes) {
+        throw new Error(`notebook ${r.name}: nbformat ${r.nbformat}, ${r.cells} cells, module in it: ${r.classes}`);
+      }
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `13 stages, each figure's tensor of its size; ${r.name} (${r.cells} cells)`;
+    },
+  },
+  {
     name: 'claims run to their plots',
     async run({ run }) {
       const r = await run(async (h) => {

@@ -45,6 +45,26 @@ impl Default for RepeatTask {
     }
 }
 
+/// How a setting fared on seeds it was not chosen on: of seeds `first`–`last`, trained
+/// `steps` steps each, how many changed (the second copy's accuracy reached 0.9), at which
+/// step in the median and at worst of those, and how many formed the textbook pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnseenSeeds {
+    pub first: u64,
+    pub last: u64,
+    pub steps: u64,
+    pub changed: usize,
+    pub median_step: u64,
+    pub worst_step: u64,
+    pub pairs: usize,
+}
+
+impl UnseenSeeds {
+    pub fn count(&self) -> usize {
+        (self.last - self.first + 1) as usize
+    }
+}
+
 /// Where the two copies lie in a row of segment length `l`: x_i of the first copy at
 /// position i, of the second at L + i (i = 1…L), [CLS] at 0 and [SEP] at 2L + 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,18 +127,31 @@ impl Copies {
 
 impl RepeatTask {
     /// The setting measured to form induction heads at the tiny size (hidden 64, 2 layers,
-    /// FFN 256) within 3,000 steps, chosen on seeds 1–10 and then measured on seeds 11–30
-    /// (`tools/induction_sweep.py`): batch, learning rate (Adam) with a linear warm-up, rotary
-    /// positions, 8 heads of 8 dimensions, and no dropout (`setting_config`).
+    /// FFN 256): batch, learning rate (Adam) with a linear warm-up, rotary positions, 8 heads
+    /// of 8 dimensions, and no dropout (`setting_config`). Chosen on seeds 1–10
+    /// (`tools/induction_sweep.py`), where it changed within 3,000 steps in 10 of 10 (4 heads
+    /// and lr 1e-3 had in 6 of 10; 8 heads alone in 8; a warm-up alone in 8; lr 3e-3 in 8, two
+    /// of them collapsing), then measured on seeds 11–30 (`UNSEEN`).
     pub const BATCH_SIZE: usize = 64;
     pub const LEARNING_RATE: f64 = 2e-3;
     pub const WARMUP_STEPS: u64 = 200;
     pub const POSITIONS: PositionEmbeddingType = PositionEmbeddingType::Rotary;
     pub const HEADS: usize = 8;
     /// A seed of that setting where the textbook circuit forms soonest (a previous-token head
-    /// in layer 1, an induction head in layer 2): what the page starts Repeat with, so a
-    /// learner sees the circuit; the claim says how other seeds fared, and any can be chosen.
-    pub const SEED: u64 = 3;
+    /// in layer 1, an induction head in layer 2; by step 900 natively): what the page starts
+    /// Repeat with, so a learner sees the circuit; the claim says how other seeds fared, and
+    /// any can be chosen.
+    pub const SEED: u64 = 6;
+    /// The setting on the 20 seeds it was not chosen on, natively (`UnseenSeeds`).
+    pub const UNSEEN: UnseenSeeds = UnseenSeeds {
+        first: 11,
+        last: 30,
+        steps: 3000,
+        changed: 17,
+        median_step: 1100,
+        worst_step: 2500,
+        pairs: 16,
+    };
 
     /// `config` as the task trains it: without dropout, which slows the change and makes it
     /// rarer.
