@@ -3,7 +3,7 @@
 // the change is the first measurement with the second copy's accuracy at 0.9 or more.
 //   trunk build --release && node e2e/bench/induction.mjs [ROUNDS] [--against DIR] [--cpus N]
 //
-// Each round is a fresh page built by the link ?objective=next-token&task=repeat. The same
+// Each round is a fresh page, Objective "Next token" and Task "Repeat" chosen in it. The same
 // number of steps is then trained natively by `attention-lab train --task repeat` (one thread)
 // in the same round: the baseline the page's time is a ratio against. `--against DIR` serves
 // another build (dist/ of an earlier commit) in the same rounds. `--cpus N` pins Chromium to
@@ -26,7 +26,13 @@ const BUDGET_STEPS = 3000;
 async function timeToChange(browser, baseUrl) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  await page.goto(`${baseUrl}?objective=next-token&task=repeat`);
+  // Chosen as a learner does (and as earlier builds allow): Objective, then Task Repeat, which
+  // brings Repeat's measured setting.
+  await page.goto(baseUrl);
+  await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
+  await page.getByLabel('Objective').selectOption('next-token');
+  await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('decoder'), null, { timeout: 60000 });
+  await page.locator('[data-next-token-task]').selectOption('repeat');
   await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('Repeat'), null, { timeout: 120000 });
   await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
   await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });

@@ -47,7 +47,8 @@ impl Default for RepeatTask {
 
 /// How a setting fared on seeds it was not chosen on: of seeds `first`–`last`, trained
 /// `steps` steps each, how many changed (the second copy's accuracy reached 0.9), at which
-/// step in the median and at worst of those, and how many formed the textbook pair.
+/// step in the median and at worst of those, and how many formed the textbook pair; of those
+/// that had not, trained on to `longest` steps, how many changed `later`, by `later_step`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnseenSeeds {
     pub first: u64,
@@ -57,6 +58,9 @@ pub struct UnseenSeeds {
     pub median_step: u64,
     pub worst_step: u64,
     pub pairs: usize,
+    pub later: usize,
+    pub later_step: u64,
+    pub longest: u64,
 }
 
 impl UnseenSeeds {
@@ -151,6 +155,9 @@ impl RepeatTask {
         median_step: 1100,
         worst_step: 2500,
         pairs: 16,
+        later: 2,
+        later_step: 4200,
+        longest: 6000,
     };
 
     /// `config` as the task trains it: without dropout, which slows the change and makes it

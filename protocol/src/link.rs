@@ -80,9 +80,11 @@ impl ModelShape {
         self.applied_to(&LabSettings::default())
     }
 
-    /// `settings` with this shape; the rest (learning rate, batch, seed…) as they were.
+    /// `settings` with this shape; the rest (learning rate, batch, seed…) as they were, but
+    /// for a shape that turns to Repeat: it trains with Repeat's measured seed, batch and
+    /// learning rate, which a link does not carry.
     pub fn applied_to(self, settings: &LabSettings) -> LabSettings {
-        LabSettings {
+        let mut applied = LabSettings {
             preset: self.preset,
             objective: self.objective,
             task: self.task,
@@ -90,7 +92,11 @@ impl ModelShape {
             architecture: self.architecture,
             compare: self.compare,
             ..settings.clone()
+        };
+        if applied.repeat_task().is_some() && settings.repeat_task().is_none() {
+            applied.repeat_training();
         }
+        applied
     }
 
     /// What differs from the model `here` would build, each as "preset small (here tiny)".
@@ -715,6 +721,16 @@ mod tests {
             repeat.value.shape.settings().repeat_task(),
             Some(engine::repeat::RepeatTask::default())
         );
+        // A link to Repeat trains it in its measured setting, which the link does not carry.
+        let settings = repeat.value.shape.settings();
+        assert_eq!(
+            (settings.seed, settings.batch_size, settings.learning_rate),
+            (
+                engine::repeat::RepeatTask::SEED,
+                engine::repeat::RepeatTask::BATCH_SIZE,
+                engine::repeat::RepeatTask::LEARNING_RATE
+            )
+        );
         assert_eq!(
             write(&repeat.value, &[]),
             "?objective=next-token&task=repeat"
@@ -978,14 +994,27 @@ mod tests {
 
     #[test]
     fn the_shape_applies_to_settings_and_leaves_the_rest() {
+        // Settings on Repeat already: the link's shape changes the shape alone.
         let mut settings = LabSettings {
             learning_rate: 0.01,
+            objective: Objective::NextToken,
+            repeat: true,
             ..LabSettings::default()
         };
         let shape = example().shape;
+        assert!(shape.repeat);
         settings = shape.applied_to(&settings);
         assert_eq!(ModelShape::of(&settings), shape);
         assert_eq!(settings.learning_rate, 0.01);
+        // Turning to Repeat brings its measured learning rate.
+        let turned = shape.applied_to(&LabSettings {
+            learning_rate: 0.01,
+            ..LabSettings::default()
+        });
+        assert_eq!(
+            turned.learning_rate,
+            engine::repeat::RepeatTask::LEARNING_RATE
+        );
         let here = ModelShape::of(&LabSettings::default());
         assert_eq!(
             shape.differences(here)[..2],

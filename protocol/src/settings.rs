@@ -332,13 +332,18 @@ impl LabSettings {
     /// measured to form induction heads (`engine::repeat`; the heads, warm-up and no dropout
     /// come with the task); the learner may change them after.
     pub fn choose_repeat(&mut self) {
-        self.seed = RepeatTask::SEED;
         self.objective = Objective::NextToken;
         self.task = None;
         self.repeat = true;
+        self.repeat_training();
+        self.architecture.positions = RepeatTask::POSITIONS;
+    }
+
+    /// Repeat's measured seed, batch size and learning rate.
+    pub fn repeat_training(&mut self) {
+        self.seed = RepeatTask::SEED;
         self.batch_size = RepeatTask::BATCH_SIZE;
         self.learning_rate = RepeatTask::LEARNING_RATE;
-        self.architecture.positions = RepeatTask::POSITIONS;
     }
 
     /// The Repeat task a fresh model trains on, when these settings choose it: Next token,

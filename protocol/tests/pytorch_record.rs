@@ -101,6 +101,12 @@ fn the_module_matched_the_engines_fixtures_for_every_architecture() {
         );
     }
     assert_eq!(fixtures["passed"], Value::Bool(true));
+    // The same module against models the CLI trained and `inspect` read.
+    let cli = &record["cli"];
+    assert_current(cli, "CLI checks");
+    let cases = cli["cases"].as_array().expect("CLI cases");
+    assert!(cases.len() >= 10 && cases.iter().all(|c| c["ok"] == Value::Bool(true)));
+    assert_eq!(cli["passed"], Value::Bool(true));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::rotation::RotationPicture;
 use super::stage_figures::{stage_figures, stage_hint};
 use super::tiles::TilesPanel;
 use crate::pytorch::code_view::PytorchView;
-use crate::pytorch::{NotebookSource, OpenInPytorch};
+use crate::pytorch::{main_figure, NotebookSource, OpenInPytorch};
 use engine::config::{AttentionScaling, AttentionType};
 use engine::inspect::Inspection;
 use engine::MaskMode;
@@ -323,13 +323,7 @@ pub fn StagePanel(
         let on = window.get();
         info.with(|info| ins.with(|i| Some(ModelShape::of(info.as_ref()?, i.as_ref()?, cross, on))))
     });
-    let code_figure = Memo::new(move |_| {
-        let (names, s) = (figure_names.get(), shown.get());
-        match s {
-            Stage::Projections | Stage::FeatureMaps => names.first().cloned(),
-            _ => names.last().cloned(),
-        }
-    });
+    let code_figure = Memo::new(move |_| main_figure(shown.get(), &figure_names.get()));
     let open = OpenInPytorch::in_context(which, shown, code_figure, selection);
     let title = move || {
         let (s, all) = (shown.get(), stages.get());
@@ -358,7 +352,7 @@ pub fn StagePanel(
                         .map(|h| view! { <p class="notice stage-hint">{h}</p> })
                 }}
             </div>
-            <PytorchView stage=shown figures=figure_names model=model selection=selection open=open/>
+            <PytorchView figures=figure_names figure=code_figure model=model selection=selection open=open/>
             <div class="figures">
                 <Show when=move || shown.get() == Stage::FeedForward>
                     <GeluChart pairs=gelu_pairs/>

@@ -2,25 +2,13 @@
 //! class they belong to, each figure's tensor with its shape for the live model and the slice
 //! drawn, "Copy code" and "Open in PyTorch". A thin view over `protocol::pytorch::CodeView`.
 
-use super::files::{Fetched, PytorchFiles};
+use super::files::PytorchFiles;
 use super::OpenInPytorch;
 use crate::components::export::copy_text;
 use leptos::html::Pre;
 use leptos::prelude::*;
 use protocol::pytorch::{CodeView, FigureTensor, ModelShape};
-use protocol::stage::Stage;
 use protocol::view::Selection;
-use std::sync::Arc;
-
-/// The figure the `<pre>` names (`data-figure`): the one the stage is about, among those the
-/// code computes. The projections are about Q (the first); every other stage about its last
-/// figure (the scaled scores after the raw ones, the weights after the mask).
-fn main_figure(stage: Stage, tensors: &[FigureTensor]) -> Option<&FigureTensor> {
-    match stage {
-        Stage::Projections | Stage::FeatureMaps => tensors.first(),
-        _ => tensors.last(),
-    }
-}
 
 /// `[1, 4, 17, 17]`.
 fn shape_text(shape: &[usize]) -> String {
@@ -55,9 +43,9 @@ fn code_text(view: &CodeView) -> String {
 
 #[component]
 pub fn PytorchView(
-    /// The stage on screen and its figures' names.
-    stage: Memo<Stage>,
+    /// The stage's figures' names, and the one the code is about (`super::main_figure`).
     figures: Memo<Vec<String>>,
+    figure: Memo<Option<String>>,
     /// The live model's features and sizes (None without a model).
     model: Memo<Option<ModelShape>>,
     selection: Memo<Selection>,
@@ -105,7 +93,7 @@ pub fn PytorchView(
                 </p>
             }
             .into_any(),
-            Some(Ok(f)) => code_body(f, stage, code, selection, pre, status, open).into_any(),
+            Some(Ok(_)) => code_body(figure, code, selection, pre, status, open).into_any(),
         })
     };
     view! {
@@ -117,19 +105,23 @@ pub fn PytorchView(
 }
 
 fn code_body(
-    fetched: Arc<Fetched>,
-    stage: Memo<Stage>,
+    figure: Memo<Option<String>>,
     code: Memo<Option<CodeView>>,
     selection: Memo<Selection>,
     pre: NodeRef<Pre>,
     status: RwSignal<Option<String>>,
     open: Option<OpenInPytorch>,
 ) -> impl IntoView {
-    let _ = fetched;
     let view_of = move || code.get().unwrap_or_default();
+    // The main figure's tensor, else the last figure the code computes.
     let main = Memo::new(move |_| {
         let v = view_of();
-        main_figure(stage.get(), &v.tensors).cloned()
+        let named = figure.get();
+        v.tensors
+            .iter()
+            .find(|t| Some(&t.figure) == named.as_ref())
+            .or(v.tensors.last())
+            .cloned()
     });
     let lines = move || {
         let v = view_of();

@@ -16,6 +16,16 @@ use protocol::view::{Selection, Showing};
 use protocol::{LabResult, LabSettings, ModelBundle, ProbeInput};
 use std::sync::Arc;
 
+/// The figure a stage's code is about, among its figures' names: the projections' and the
+/// feature maps' first (Q), every other stage's last (the scaled scores after the raw ones, the
+/// weights after the mask, the layer's output after its parts).
+pub fn main_figure(stage: Stage, names: &[String]) -> Option<String> {
+    match stage {
+        Stage::Projections | Stage::FeatureMaps => names.first().cloned(),
+        _ => names.last().cloned(),
+    }
+}
+
 /// What the whole page holds for a notebook: the worker, the probe, the run's settings and
 /// corpus, and the page's address. The app provides it; an embed has none, so no button.
 #[derive(Clone, Copy)]

@@ -35,7 +35,7 @@ impl About for InductionHeads {
         let u = RepeatTask::UNSEEN;
         format!(
             "Train a decoder on Next token, Task Repeat: [CLS] x₁…x_L x₁…x_L [SEP], L distinct random symbols, L drawn afresh for each batch. At each measured step, on fixed sequences: next-token accuracy on the first copy (chance) and on the second (copying), and three scores per head, each its mean weight over the second copy's queries: on the previous token, on the earlier occurrence of the current token (duplicate), and on the token after it (induction). Once the second copy's accuracy passes {CHANGE_ACCURACY}, its accuracy with each head ablated. A head does a job when its score, less {DECIDED_STANDARD_ERRORS} standard errors, is at least {CLEAR_SCORE}. Measured again while the model trains (at most once every {} s); Run after training reads the History's kept steps. \
-             What to expect on another seed: of seeds {}–{}, on which the page's setting was not chosen, {} of {} changed within {} steps natively, at step {} in the median and {} at worst, and {} formed the textbook pair; the page starts at seed {}.",
+             What to expect on another seed: of seeds {}–{}, on which the page's setting was not chosen, {} of {} changed within {} steps natively, at step {} in the median and {} at worst, and {} formed the textbook pair; trained on to {} steps, {} more changed by step {}, copying another way; the page starts at seed {}.",
             super::REMEASURE_MS / 1000.0,
             u.first,
             u.last,
@@ -45,6 +45,9 @@ impl About for InductionHeads {
             thousands(u.median_step),
             thousands(u.worst_step),
             u.pairs,
+            thousands(u.longest),
+            u.later,
+            thousands(u.later_step),
             RepeatTask::SEED,
         )
     }
