@@ -360,7 +360,7 @@ export const tests = [
       const numbers = await heads.locator('.claim-numbers').innerText();
       assert(/Ablation\s+none: this checkpoint has no pre-training heads/.test(numbers), numbers);
       const verdict = await heads.locator('.verdict').textContent();
-      assert(/^(Borne out|Not borne out here|Not decided): after 0 steps /.test(verdict), verdict);
+      assert(/^(Borne out|Not borne out here|Not decided): in the loaded weights /.test(verdict), verdict);
       // A role at half a head's attention is what pretrained heads do: MiniLM has them.
       const taken = roles.filter((row) => row.slice(0, 5).some((v) => v >= 0.5)).length;
       console.log(`     MiniLM: ${taken} of 72 heads give one relation half or more of their attention\n     verdict: ${verdict}`);

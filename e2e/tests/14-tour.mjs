@@ -128,9 +128,13 @@ const solve = {
     const len = (keys.length - 2) / 2;
     assert(len === 12 && keys.slice(1, len + 1).map((k) => k.text).join() === keys.slice(len + 1, 2 * len + 1).map((k) => k.text).join(),
       `not a Repeat sentence: ${keys.map((k) => k.text).join(' ')}`);
+    // Every head the model view offers (Repeat's model has 8 a layer).
+    const heads = new Set(await page.getByRole('button', { name: /^Layer 1 · Head \d+$/ })
+      .evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-label') ?? b.textContent.trim()))).size;
+    assert(heads >= 4, `${heads} heads in the model view`);
     const scores = [];
     for (let l = 1; l <= 2; l++) {
-      for (let h = 1; h <= 4; h++) {
+      for (let h = 1; h <= heads; h++) {
         await page.getByRole('button', { name: `Layer ${l} · Head ${h}`, exact: true }).first().click();
         await page.waitForFunction((name) => document.querySelector('.summary figcaption')?.textContent.includes(name), `Layer ${l} · Head ${h}`);
         const m = await summary(page);

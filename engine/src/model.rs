@@ -427,6 +427,12 @@ impl BertForPreTraining {
         parts: Parts,
         mut make: impl FnMut(&ParamSpec) -> Result<Vec<f32>>,
     ) -> Result<Self> {
+        Self::from_dyn_fn(config, parts, &mut make)
+    }
+
+    // Not generic over `make`: `describe_params!` expands `fill` at every parameter, and a generic
+    // body was compiled once per caller (the worker's wasm held three copies of 26 KB each).
+    fn from_dyn_fn(config: &BertConfig, parts: Parts, make: &mut MakeValues) -> Result<Self> {
         validate_config(config)?;
         let mut model = Self::skeleton(config, parts);
         macro_rules! fill {
@@ -436,15 +442,7 @@ impl BertForPreTraining {
                     shape: $shape.to_vec(),
                     init: $init,
                 };
-                let values = make(&spec)?;
-                *$field = Array::from_shape_vec($shape, values).map_err(|_| {
-                    EngineError::Config(format!(
-                        "{} needs {} values for shape {:?}",
-                        spec.name,
-                        spec.len(),
-                        spec.shape
-                    ))
-                })?;
+                *$field = filled(spec, make)?;
             }};
         }
         describe_params!(&mut model, fill);
@@ -652,9 +650,59 @@ impl Params for BertForPreTraining {
     }
 }
 
+/// A parameter's values, row-major, from its description (`BertForPreTraining::from_fn`).
+type MakeValues<'a> = dyn FnMut(&ParamSpec) -> Result<Vec<f32>> + 'a;
+
+/// One parameter of `from_fn`: its values from `make`, in its shape. One body per rank.
+#[inline(never)]
+fn filled<D: Dimension>(spec: ParamSpec, make: &mut MakeValues) -> Result<Array<f32, D>> {
+    let values = make(&spec)?;
+    let wrong = || {
+        EngineError::Config(format!(
+            "{} needs {} values for shape {:?}",
+            spec.name,
+            spec.len(),
+            spec.shape
+        ))
+    };
+    Array::from_shape_vec(spec.shape.clone(), values)
+        .map_err(|_| wrong())?
+        .into_dimensionality::<D>()
+        .map_err(|_| wrong())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_fn_fills_each_parameter_in_its_shape_and_names_one_given_too_few_values() {
+        let config = BertConfig::tiny(50);
+        let mut seen = 0;
+        let model = BertForPreTraining::from_fn(&config, Parts::of_new(&config), |spec| {
+            seen += 1;
+            Ok((0..spec.len()).map(|k| k as f32).collect())
+        })
+        .unwrap();
+        assert_eq!(seen, model.named_params().len());
+        // Row-major: entry [1, 0] of a C-wide matrix is value C.
+        let c = config.hidden_size;
+        assert_eq!(model.bert.embeddings.word_embeddings[[1, 0]], c as f32);
+        let err = BertForPreTraining::from_fn(&config, Parts::of_new(&config), |spec| {
+            let short = spec.name.ends_with("layer.1.output.dense.weight");
+            Ok(vec![0.0; spec.len() - usize::from(short)])
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("bert.encoder.layer.1.output.dense.weight needs"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("[{c}, {}]", config.intermediate_size)),
+            "{err}"
+        );
+    }
 
     #[test]
     fn names_follow_hf_and_line_up_with_the_gradient() {

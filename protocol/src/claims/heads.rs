@@ -172,34 +172,36 @@ impl Heads {
             "Measured over {} sentences ({} query rows), model seed {}.",
             now.sentences, now.rows, m.seed
         );
+        // Step 0 with heads unlike the fresh model's: a checkpoint, trained elsewhere.
+        let when = match m.step {
+            0 => "in the loaded weights".to_string(),
+            step => format!("after {step} steps"),
+        };
         let took = |k: usize| format!("{k} of {n} heads took a role");
         let verdict = match heads_take_different_roles(&tests) {
-            _ if m.step == 0 => format!(
+            // A fresh model's heads are its initial ones; a checkpoint's, at step 0, are not.
+            _ if m.step == 0 && m.now == m.fresh => format!(
                 "Not yet measurable: the model has not trained, so its heads are as initialised ({}). Press Play: this card is measured again as it trains. {sample}",
                 roles.largest
             ),
             Some(true) => format!(
-                "Borne out: after {} steps {}: {}{}. {sample}",
-                m.step,
+                "Borne out: {when} {}: {}{}. {sample}",
                 took(roles.taken.len()),
                 listed(&roles.taken),
                 roles.also_undecided()
             ),
             Some(false) if roles.taken.is_empty() => format!(
-                "Not borne out here: after {} steps no head took a role: {}, where a role needs {:.0}% of a head's attention. {WHAT_IT_TAKES} {sample}",
-                m.step,
+                "Not borne out here: {when} no head took a role: {}, where a role needs {:.0}% of a head's attention. {WHAT_IT_TAKES} {sample}",
                 roles.largest,
                 ROLE_SHARE * 100.0
             ),
             Some(false) => format!(
-                "Not borne out here: after {} steps {}, but no two took different ones: {}. {WHAT_IT_TAKES} {sample}",
-                m.step,
+                "Not borne out here: {when} {}, but no two took different ones: {}. {WHAT_IT_TAKES} {sample}",
                 took(roles.taken.len()),
                 listed(&roles.taken)
             ),
             None => format!(
-                "Not decided: after {} steps {}{}; {} too close to call: {}. {sample}",
-                m.step,
+                "Not decided: {when} {}{}; {} too close to call: {}. {sample}",
                 took(roles.taken.len()),
                 if roles.taken.is_empty() {
                     format!(" ({})", roles.largest)
@@ -501,6 +503,15 @@ mod tests {
             r0.verdict
         );
         assert!(r0.verdict.ends_with(SAMPLE), "{}", r0.verdict);
+        // A checkpoint at step 0: its heads are not the fresh model's, so they are judged.
+        let loaded = Heads::result(&measured(&now, 0));
+        assert!(
+            loaded
+                .verdict
+                .starts_with("Borne out: in the loaded weights 2 of 4 heads took a role: L1 H2"),
+            "{}",
+            loaded.verdict
+        );
         // What the page reads back: the table through the wire and JSON.
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<ClaimResult>(&json).unwrap(), r);
