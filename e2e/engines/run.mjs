@@ -43,7 +43,13 @@ for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
     host.from = server.log.length;
     session = await engine.open();
     console.log(`${session.name} ${session.version}`);
-    const r = await runChecks(session, { baseUrl, host, artifacts, expectBuild: engine.expectBuild, log: console.log });
+    const reopen = async (dead) => {
+      await dead.close().catch(() => {});
+      session = await engine.open();
+      return session;
+    };
+    const r = await runChecks(session, { baseUrl, host, artifacts, expectBuild: engine.expectBuild, log: console.log, reopen });
+    session = r.session;
     passed += r.passed;
     failed += r.failed;
     if (r.failed && session.log) console.log(`${session.name}'s log:\n${session.log().slice(-4000)}`);

@@ -449,21 +449,34 @@ export const checks = [
   },
 ];
 
-/// Runs every check in one session; a failed check does not stop the others.
-export async function runChecks(session, { baseUrl, host, artifacts, expectBuild, log }) {
-  const run = inPage(session);
+/// Runs every check in one session; a failed check does not stop the others. When the browser's
+/// session dies under a check (WebKitGTK's web process has crashed in CI, once), `reopen` gives a
+/// new one and the check runs once more, said in its line; a second death fails it.
+export async function runChecks(session, { baseUrl, host, artifacts, expectBuild, log, reopen }) {
   let passed = 0;
   let failed = 0;
+  const dead = (e) => /invalid session id|session deleted|no such window/i.test(String(e));
   for (const check of checks) {
     const started = Date.now();
-    try {
-      const detail = await check.run({ session, run, baseUrl, host, artifacts, expectBuild });
-      passed++;
-      log(`ok   ${session.name} › ${check.name} (${Date.now() - started} ms)${detail ? `: ${detail}` : ''}`);
-    } catch (e) {
-      failed++;
-      log(`FAIL ${session.name} › ${check.name}\n     ${e.stack || e}`);
+    let again = '';
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const run = inPage(session);
+        const detail = await check.run({ session, run, baseUrl, host, artifacts, expectBuild });
+        passed++;
+        log(`ok   ${session.name} › ${check.name} (${Date.now() - started} ms)${again}${detail ? `: ${detail}` : ''}`);
+      } catch (e) {
+        if (attempt === 1 && reopen && dead(e)) {
+          log(`     ${session.name}'s session died under "${check.name}" (${String(e).split('\n')[0]}): a new session runs it once more${session.log ? `; its log:\n${session.log().slice(-2000)}` : ''}`);
+          session = await reopen(session);
+          again = ' (in a new session: the first one died)';
+          continue;
+        }
+        failed++;
+        log(`FAIL ${session.name} › ${check.name}\n     ${e.stack || e}`);
+      }
+      break;
     }
   }
-  return { passed, failed };
+  return { passed, failed, session };
 }
