@@ -96,6 +96,7 @@ fn ClaimHeatmapFigure(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
     });
     let options = HeatmapOptions {
         scale: Some(Scale::Sequential { lo: 0.0, hi: 1.0 }),
+        min_cell: Some(12),
         ..HeatmapOptions::default()
     };
     // Shown once, then redrawn in place as the refreshed results arrive.

@@ -31,6 +31,9 @@ pub struct HeatmapOptions {
     pub outline: Option<CellBlock>,
     /// What the hatched (non-finite) cells mean, for the legend.
     pub hatched: &'static str,
+    /// Smallest cell, px: a matrix of many rows (MiniLM's 72 heads × 6 roles) grows taller
+    /// than `max_grid` rather than shrink its rows below their labels.
+    pub min_cell: Option<u32>,
 }
 
 /// The legend's usual meaning of a hatched cell.
@@ -45,6 +48,7 @@ impl Default for HeatmapOptions {
             max_w: None,
             outline: None,
             hatched: MASKED,
+            min_cell: None,
         }
     }
 }
@@ -56,6 +60,10 @@ pub fn matrix_json(m: &Matrix) -> String {
 
 /// The canvas geometry for `data` drawn with `options`, cells within `max_grid`.
 pub fn layout_for(data: &HeatmapData, options: &HeatmapOptions, max_grid: u32) -> Layout {
+    let longest = data.matrix.rows.max(data.matrix.cols) as u32;
+    let max_grid = options
+        .min_cell
+        .map_or(max_grid, |cell| max_grid.max(cell * longest));
     let top = match options.columns {
         ColumnAxis::Tokens => label_room(&data.col_labels),
         ColumnAxis::Dimensions | ColumnAxis::Heads { .. } => 22,
@@ -422,6 +430,22 @@ mod tests {
         let wide = layout_for(&data(9, 64), &dims, 320);
         assert!(wide.cell_h > wide.cell_w);
         assert!(wide.grid_y < square.grid_y);
+    }
+
+    #[test]
+    fn a_tall_matrix_with_a_smallest_cell_grows_taller_instead_of_shrinking_its_rows() {
+        let roles = HeatmapOptions {
+            min_cell: Some(12),
+            ..HeatmapOptions::default()
+        };
+        assert!(layout_for(&data(72, 6), &HeatmapOptions::default(), 220).cell_h < 12);
+        let tall = layout_for(&data(72, 6), &roles, 220);
+        assert_eq!((tall.cell_w, tall.cell_h), (12, 12));
+        // A small one keeps its size.
+        assert_eq!(
+            layout_for(&data(8, 6), &roles, 220),
+            layout_for(&data(8, 6), &HeatmapOptions::default(), 220)
+        );
     }
 
     #[test]

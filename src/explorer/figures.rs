@@ -159,6 +159,7 @@ pub(super) const DIMS: HeatmapOptions = HeatmapOptions {
     max_w: None,
     outline: None,
     hatched: crate::components::heatmap_figure::MASKED,
+    min_cell: None,
 };
 
 /// M holds only 0 and −∞: 0 white, −∞ hatched, a legend instead of a colour bar.
@@ -169,6 +170,7 @@ pub(super) const MASK_OPTIONS: HeatmapOptions = HeatmapOptions {
     max_w: None,
     outline: None,
     hatched: crate::components::heatmap_figure::MASKED,
+    min_cell: None,
 };
 
 /// The selected head's softmax weights: the figure the explorer always keeps in view.
