@@ -200,3 +200,10 @@ export async function waitKept(page, step, timeout = 30000) {
 export async function framesRendered(page) {
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
 }
+
+/// Opens the PyTorch view of the stage on screen and waits for its code.
+export async function openCode(page) {
+  const details = page.locator('details.pytorch').first();
+  if (!(await details.evaluate((d) => d.open))) await details.locator('summary').click();
+  await page.waitForSelector('pre[data-code="pytorch"]', { timeout: 30000 });
+}

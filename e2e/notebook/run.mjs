@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serveDir, launch, openPage, assert, pause, untilStep } from '../harness.mjs';
+import { serveDir, launch, openPage, assert, pause, untilStep, openCode } from '../harness.mjs';
 import { fnv1a64, RECORD, HASHED } from './record.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -79,13 +79,6 @@ const figureMatrix = async (page, name) =>
 async function ready(page) {
   await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
   await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
-}
-
-/// Opens the PyTorch view of the stage on screen and waits for its code.
-async function openCode(page) {
-  const details = page.locator('details.pytorch').first();
-  if (!(await details.evaluate((d) => d.open))) await details.locator('summary').click();
-  await page.waitForSelector('pre[data-code="pytorch"]', { timeout: 30000 });
 }
 
 async function runCase(browser, baseUrl, c, work) {

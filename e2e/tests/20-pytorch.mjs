@@ -2,17 +2,11 @@
 // names the figure's tensor with shapes that match the figure, follows the model (rotary,
 // linear, a decoder's causal mask), and fits a phone without moving the page sideways.
 import path from 'node:path';
-import { openPage, assert, framesRendered } from '../harness.mjs';
+import { openPage, assert, framesRendered, openCode } from '../harness.mjs';
 
 async function ready(page) {
   await page.waitForSelector('.stage-panel figure.heatmap canvas', { timeout: 60000 });
   await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
-}
-
-async function openCode(page) {
-  const details = page.locator('details.pytorch').first();
-  if (!(await details.evaluate((d) => d.open))) await details.locator('summary').click();
-  await page.waitForSelector('pre[data-code="pytorch"]', { timeout: 30000 });
 }
 
 /// The code view of the stage on screen, as the page lays it out.
