@@ -203,7 +203,7 @@ export async function framesRendered(page) {
 
 /// Opens the PyTorch view of the stage on screen and waits for its code.
 export async function openCode(page) {
-  const details = page.locator('details.pytorch').first();
-  if (!(await details.evaluate((d) => d.open))) await details.locator('summary').click();
+  // Opened in one step in the page (its toggle event fetches the code), not read and then clicked.
+  await page.locator('details.pytorch').first().evaluate((d) => { d.open = true; });
   await page.waitForSelector('pre[data-code="pytorch"]', { timeout: 30000 });
 }
