@@ -3,13 +3,12 @@
 
 use super::files::Fetched;
 use engine::inspect::Inspection;
-use engine::seq2seq::Task;
-use engine::MaskMode;
+use engine::objective::Objective;
 use protocol::notebook::{
     self, NotebookData, NotebookInput, NotebookTraining, NotebookView, NOTEBOOK_STEPS,
 };
-use protocol::view::{Part, Selection};
-use protocol::{LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput};
+use protocol::view::Selection;
+use protocol::{fields, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput};
 
 /// Everything the notebook needs that the page holds when the button is pressed.
 #[derive(Clone, Debug)]
@@ -49,40 +48,30 @@ pub fn data(shown: &Shown) -> NotebookData {
             (input_of(ins, &probe.text, pair), None)
         }
     };
+    // The links' names (`protocol::fields`), which the notebook template reads too.
     let objective = if info.encoder_decoder {
         "seq2seq"
     } else if info.decoder {
-        "next-token"
+        fields::objective_name(Objective::NextToken)
     } else if info.has_heads {
-        "mlm-nsp"
+        fields::objective_name(Objective::MlmNsp)
     } else {
         "none"
     };
-    let task = match (settings.task, info.repeat) {
-        _ if !info.encoder_decoder && info.repeat.is_some() => "repeat",
-        (Some(Task::Copy), _) if info.encoder_decoder => "copy",
-        (Some(Task::Reverse), _) if info.encoder_decoder => "reverse",
-        (Some(Task::Reply), _) if info.encoder_decoder => "reply",
+    let task = match settings.task {
+        _ if !info.encoder_decoder && info.repeat.is_some() => fields::REPEAT_TASK,
+        Some(task) if info.encoder_decoder => fields::task_name(task),
         _ => "corpus",
-    };
-    let part = match selection.part {
-        Part::SelfAttention => "self",
-        Part::Encoder => "encoder",
-        Part::Cross => "cross",
     };
     NotebookData {
         link: shown.link.to_string(),
         objective,
         input,
         source,
-        mask: match ins.mask {
-            MaskMode::Padding => "padding",
-            MaskMode::Causal => "causal",
-            MaskMode::None => "none",
-        },
+        mask: fields::mask_name(ins.mask),
         window: probe.window,
         view: NotebookView {
-            part,
+            part: selection.part.slug(),
             layer: selection.layer,
             head: selection.head,
             stage: shown.stage.to_string(),
@@ -91,7 +80,7 @@ pub fn data(shown: &Shown) -> NotebookData {
         training: NotebookTraining {
             task,
             corpus: match task {
-                "repeat" => Vec::new(),
+                fields::REPEAT_TASK => Vec::new(),
                 _ => shown
                     .corpus
                     .lines()
