@@ -12,13 +12,13 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'applic
 /// at `base`, "/" or a folder such as "/courses/attention-lab/" (anything outside it answers
 /// 404, as on a host where the app is one folder among many), a folder's address without its
 /// slash redirected to it, and no header but the content type. `server.log` lists every
-/// request as { path, status }.
+/// request as { path, search, status }.
 export function serveDir(dir, port = 0, base = '/') {
   const log = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const answer = (status, headers = {}, body = '') => {
-      log.push({ path: url.pathname, status });
+      log.push({ path: url.pathname, search: url.search, status });
       res.writeHead(status, headers);
       res.end(body);
     };

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDir } from '../harness.mjs';
 import { firefox, webkit } from './drivers.mjs';
-import { runChecks } from './suite.mjs';
+import { runChecks, deathsSaid } from './suite.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -37,6 +37,7 @@ const host = {
 };
 let passed = 0;
 let failed = 0;
+const deaths = [];
 for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
   let session;
   try {
@@ -52,6 +53,7 @@ for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
     session = r.session;
     passed += r.passed;
     failed += r.failed;
+    deaths.push(deathsSaid(session.name, r.deaths));
     if (r.failed && session.log) console.log(`${session.name}'s log:\n${session.log().slice(-4000)}`);
   } catch (e) {
     failed++;
@@ -62,4 +64,6 @@ for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
 }
 server.close();
 console.log(`engines: ${passed} passed, ${failed} failed`);
+// Which engine's session died, and how often: ./dev test's summary repeats this line.
+console.log(`engines: sessions that died: ${deaths.join(', ') || 'none'}`);
 process.exit(failed === 0 && passed > 0 ? 0 : 1);

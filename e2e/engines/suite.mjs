@@ -5,6 +5,7 @@
 // text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
 import path from 'node:path';
 import { keptInPage } from '../harness.mjs';
+import { WEBKIT_TEST_RENDERING } from './drivers.mjs';
 
 /// Helpers defined in the page for every check (serialised with the check's own source).
 /// `test` may return a promise (as `kept` does).
@@ -43,7 +44,16 @@ function pageHelpers() {
     el.value = value;
     el.dispatchEvent(new Event('change', { bubbles: true }));
   };
-  return { waitFor, button, click, step, ready, problems, select };
+  /// Goes back to the stepper's first stage, each Previous awaited until its stage is on screen.
+  const firstStage = async () => {
+    const title = () => document.querySelector('.stage-title').textContent;
+    while (!button('Previous').disabled) {
+      const before = title();
+      button('Previous').click();
+      await waitFor('the stage before', () => title() !== before);
+    }
+  };
+  return { waitFor, button, click, step, ready, problems, select, firstStage };
 }
 
 /// Records errors from here on (console.error, uncaught errors, rejections): the harness cannot
@@ -64,9 +74,7 @@ const inPage = (session) => (fn, arg) =>
 export const checks = [
   {
     name: 'the explorer shows its heatmaps, from the worker build this browser compiles',
-    async run({ session, run, baseUrl, artifacts, expectBuild }) {
-      await session.goto(baseUrl);
-      await run(`${listen}`);
+    async run({ session, run, artifacts, expectBuild }) {
       const r = await run(async (h) => {
         await h.ready();
         const canvases = [...document.querySelectorAll('figure.heatmap canvas')];
@@ -84,7 +92,52 @@ export const checks = [
       if (r.heatmaps === 0 || r.inked === 0) throw new Error(`heatmaps: ${r.heatmaps}, with ink: ${r.inked}`);
       if (r.build !== expectBuild) throw new Error(`worker build ${r.build}, expected ${expectBuild}`);
       if (r.problems.length) throw new Error(r.problems.join('\n'));
-      return `${r.heatmaps} heatmaps, worker build ${r.build}`;
+      // WebKit's test rendering (drivers.mjs) keeps its web process off OpenGL: no thread of it
+      // paints or composites on the GPU.
+      const onGpu = session.renderingThreads().filter((t) => /SkiaGPU|llvmpipe|Compositor/.test(t));
+      if (Object.keys(WEBKIT_TEST_RENDERING).length && onGpu.length) throw new Error(`GPU threads in the web process: ${onGpu.join(', ')}`);
+      return `${r.heatmaps} heatmaps, worker build ${r.build}${session.name === 'WebKit' ? `; ${onGpu.length ? `GPU threads: ${onGpu.join(', ')}` : 'no GPU painting or compositing thread'}` : ''}`;
+    },
+  },
+  {
+    // The suite's recovery, proved on every run: the page is killed mid-check (WebKit's web
+    // process, or Firefox's browser), and the check must then run again in a new session and
+    // pass, and every later check with it. The page tells the runner it is mid-check by asking
+    // the server for `?mid-check`.
+    name: 'a check whose page dies under it runs again in a new session, from a fresh page',
+    kills: true,
+    async run({ session, run, host, attempt }) {
+      if (attempt === 1) {
+        const from = host.log().length;
+        const training = run(async (h) => {
+          await h.click('Play');
+          await h.waitFor('step 20', () => h.step() >= 20);
+          await fetch('./index.html?mid-check', { cache: 'no-store' });
+          await h.waitFor('this page to be killed', () => false);
+        });
+        const signalled = (async () => {
+          for (let i = 0; i < 6000; i++) {
+            if (host.log().slice(from).some((r) => r.search === '?mid-check')) return 'mid-check';
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          return 'no signal';
+        })();
+        const first = await Promise.race([training.then(() => 'ended'), signalled]);
+        if (first !== 'mid-check') throw new Error(`the page ${first === 'ended' ? 'ended its script' : 'never said it was training'} before it was killed`);
+        session.crashPage();
+        await training;
+        throw new Error('the page outlived its kill');
+      }
+      const r = await run(async (h) => {
+        const opened = { step: h.step(), figures: document.querySelectorAll('figure.heatmap canvas').length };
+        await h.click('Play');
+        await h.waitFor('20 steps', () => h.step() >= opened.step + 20);
+        await h.click('Pause');
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+        return { opened, step: h.step(), problems: h.problems() };
+      });
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `killed while training; the new session opened at step ${r.opened.step} with ${r.opened.figures} heatmaps and trained to step ${r.step}`;
     },
   },
   {
@@ -159,7 +212,7 @@ export const checks = [
     async run({ run }) {
       const r = await run(async (h) => {
         const title = () => document.querySelector('.stage-title').textContent;
-        while (!h.button('Previous').disabled) h.button('Previous').click(), await h.waitFor('a stage', () => true);
+        await h.firstStage();
         const seen = [];
         for (;;) {
           await h.waitFor('the stage\'s heatmaps', () => document.querySelector('.stage-panel figure.heatmap[data-figure]'));
@@ -184,7 +237,7 @@ export const checks = [
         const details = document.querySelector('details.pytorch');
         if (!details.open) details.querySelector('summary').click();
         await h.waitFor('the module\'s code', () => document.querySelector('pre[data-code="pytorch"]'));
-        while (!h.button('Previous').disabled) h.button('Previous').click(), await h.waitFor('a stage', () => true);
+        await h.firstStage();
         const seen = [];
         for (;;) {
           const view = await h.waitFor('the stage\'s code and figure', () => {
@@ -449,34 +502,93 @@ export const checks = [
   },
 ];
 
-/// Runs every check in one session; a failed check does not stop the others. When the browser's
-/// session dies under a check (WebKitGTK's web process has crashed in CI, once), `reopen` gives a
-/// new one and the check runs once more, said in its line; a second death fails it.
+/// A session's page as every check starts from: the app at `baseUrl`, loaded, with the problem
+/// listener installed, its first heatmap drawn and nothing busy.
+async function freshPage(session, baseUrl) {
+  await session.goto(baseUrl);
+  await inPage(session)(`${listen}`);
+  await inPage(session)(async (h) => { await h.ready(); });
+}
+
+/// More deaths than this in one engine's run (not counting a check's own kill) and the rest of its checks fail at once, each
+/// saying why, rather than spend CI's time on a browser that cannot stay up.
+const MOST_DEATHS = 3;
+
+/// Runs every check, each in the page the one before left, starting from a fresh page; a failed
+/// check does not stop the others. When the browser's session dies under a check (a
+/// `SessionDied` from the driver: WebKitGTK's web process has crashed in CI), `reopen` gives a
+/// new session, which starts from a fresh page, and the check runs once more, said in its line;
+/// a second death fails it. Returns the counts, the session now open, and each death (the
+/// check it came under, why, and whether the check killed the page on purpose).
 export async function runChecks(session, { baseUrl, host, artifacts, expectBuild, log, reopen }) {
   let passed = 0;
   let failed = 0;
-  const dead = (e) => /invalid session id|session deleted|no such window/i.test(String(e));
+  const deaths = [];
+  let unreachable = null;
+  const died = (e) => e?.name === 'SessionDied';
+  /// After a death: a new session with a fresh page, or why there is none.
+  const renew = async () => {
+    while (!unreachable) {
+      const crashes = deaths.filter((d) => !d.onPurpose).length;
+      if (crashes > MOST_DEATHS) { unreachable = `${session.name}'s session died ${crashes} times`; break; }
+      try {
+        session = await reopen(session);
+        await freshPage(session, baseUrl);
+        return true;
+      } catch (e) {
+        if (!died(e)) { unreachable = `${session.name} could not be opened again: ${String(e).split('\n')[0]}`; break; }
+        deaths.push({ check: 'opening a fresh page', why: e.message, onPurpose: false });
+      }
+    }
+    return false;
+  };
+  try {
+    await freshPage(session, baseUrl);
+  } catch (e) {
+    if (!died(e)) throw e;
+    deaths.push({ check: 'opening a fresh page', why: e.message, onPurpose: false });
+    await renew();
+  }
   for (const check of checks) {
+    if (unreachable) {
+      failed++;
+      log(`FAIL ${session.name} › ${check.name}\n     not run: ${unreachable}`);
+      continue;
+    }
     const started = Date.now();
     let again = '';
     for (let attempt = 1; ; attempt++) {
       try {
         const run = inPage(session);
-        const detail = await check.run({ session, run, baseUrl, host, artifacts, expectBuild });
+        const detail = await check.run({ session, run, baseUrl, host, artifacts, expectBuild, attempt });
         passed++;
         log(`ok   ${session.name} › ${check.name} (${Date.now() - started} ms)${again}${detail ? `: ${detail}` : ''}`);
       } catch (e) {
-        if (attempt === 1 && reopen && dead(e)) {
-          log(`     ${session.name}'s session died under "${check.name}" (${String(e).split('\n')[0]}): a new session runs it once more${session.log ? `; its log:\n${session.log().slice(-2000)}` : ''}`);
-          session = await reopen(session);
-          again = ' (in a new session: the first one died)';
+        if (!died(e)) {
+          failed++;
+          log(`FAIL ${session.name} › ${check.name}\n     ${e.stack || e}`);
+          break;
+        }
+        const onPurpose = Boolean(check.kills) && attempt === 1;
+        deaths.push({ check: check.name, why: e.message, onPurpose });
+        log(`     ${e.message}, under "${check.name}"${onPurpose ? ' (killed by the check, on purpose)' : ''}${session.log() ? `; its log:\n${session.log().slice(-2000)}` : ''}`);
+        const renewed = await renew();
+        if (renewed && attempt === 1) {
+          again = ` (again in a new session: ${onPurpose ? 'the check killed the first' : 'the first one died'})`;
           continue;
         }
         failed++;
-        log(`FAIL ${session.name} › ${check.name}\n     ${e.stack || e}`);
+        log(`FAIL ${session.name} › ${check.name}\n     ${attempt > 1 ? 'its session died twice' : unreachable}`);
       }
       break;
     }
   }
-  return { passed, failed, session };
+  return { passed, failed, session, deaths };
+}
+
+/// "WebKit 1 (1 on purpose)": an engine's deaths for the summary.
+export function deathsSaid(name, deaths) {
+  const purpose = deaths.filter((d) => d.onPurpose).length;
+  const crashes = deaths.filter((d) => !d.onPurpose).map((d) => `under "${d.check}": ${d.why}`);
+  return `${name} ${deaths.length} (${purpose} on purpose${crashes.length ? `; ${crashes.join('; ')}` : ''})`;
 }
