@@ -126,6 +126,9 @@ const freePort = () => new Promise((resolve) => {
   });
 });
 
+/// A command the driver left unanswered: the browser cannot be reached.
+class Unanswered extends Error {}
+
 /// What WebKitWebDriver answers when the session's page is gone, and what the MiniBrowser
 /// prints when its web process ends.
 const WEBKIT_DEAD = /invalid session id|session deleted|no such window/i;
@@ -142,15 +145,26 @@ export async function webkit() {
   let ended = null;
   driver.on('exit', (code, signal) => { ended = `WebKitWebDriver ended (${signal || `exit code ${code}`})`; });
   const base = `http://127.0.0.1:${port}`;
-  // Every call is bounded: the page's own waits (suite.mjs' HANG_MS) end well within it.
-  const CALL_MS = 330000;
-  const call = async (method, path, body) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(CALL_MS),
-    });
+  // Every call is bounded. A script's own waits end within the session's script timeout
+  // (SCRIPT_MS, above suite.mjs' HANG_MS), which the driver answers itself; every other command
+  // is quick, and one the driver leaves unanswered for QUICK_MS means the browser cannot be
+  // reached (a screenshot once went unanswered for five minutes under load).
+  const SCRIPT_MS = 280000;
+  const QUICK_MS = 60000;
+  const PAGE_LOAD_MS = 60000;
+  const call = async (method, path, body, ms = QUICK_MS) => {
+    let response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(ms),
+      });
+    } catch (e) {
+      if (e.name === 'TimeoutError') throw new Unanswered(`WebKitWebDriver did not answer ${method} ${path.replace(/\/session\/[^/]+/, '')} within ${ms / 1000} s`);
+      throw new Error(`WebKitWebDriver ${path}: ${e.message}${e.cause ? ` (${e.cause.code || e.cause.message || e.cause})` : ''}`);
+    }
     const json = await response.json();
     // A WebDriver error is an HTTP error status with { error, message } (W3C WebDriver §6.6).
     if (!response.ok) throw new Error(`WebKitWebDriver ${path}: ${json.value?.error}: ${json.value?.message}`);
@@ -169,7 +183,7 @@ export async function webkit() {
         },
       });
     } catch (e) {
-      if (!/ECONNREFUSED|fetch failed/.test(String(e.cause || e))) throw e;
+      if (!/ECONNREFUSED|fetch failed/.test(String(e))) throw e;
       await new Promise((r) => setTimeout(r, 200));
     }
   }
@@ -182,40 +196,41 @@ export async function webkit() {
   // A call under which the web process ended, or the driver, fails as the session's death. The
   // MiniBrowser says so on stderr as it happens; WebKitWebDriver answers the pending call with
   // "Could not parse script result" and every later one with "invalid session id".
-  const guarded = async (path, method, body) => {
+  const guarded = async (path, method, body, ms) => {
     const logFrom = driverLog.length;
     const died = (e) => {
       const said = driverLog.slice(logFrom).match(WEBKIT_CRASHED);
       if (said) return `the web process ended ("${said[0]}")`;
       if (ended) return ended;
+      if (e instanceof Unanswered) return e.message;
       if (e && WEBKIT_DEAD.test(String(e))) return String(e).split('\n')[0];
       return null;
     };
     if (ended) throw new SessionDied('WebKit', ended);
     try {
-      return await call(method, at(path), body);
+      return await call(method, at(path), body, ms);
     } catch (e) {
       const why = died(e);
       if (why) throw new SessionDied('WebKit', why);
       throw e;
     }
   };
-  await guarded('/timeouts', 'POST', { script: 300000, pageLoad: 60000 });
+  await guarded('/timeouts', 'POST', { script: SCRIPT_MS, pageLoad: PAGE_LOAD_MS });
   await guarded('/window/rect', 'POST', { width: 1280, height: 800 });
   return {
     name: 'WebKit',
     version: session.capabilities.browserVersion,
     /// What WebKitWebDriver and the MiniBrowser printed (a crashed web process says so here).
     log: () => driverLog,
-    async goto(url) { await guarded('/url', 'POST', { url }); },
-    async reload() { await guarded('/refresh', 'POST', {}); },
+    async goto(url) { await guarded('/url', 'POST', { url }, PAGE_LOAD_MS + QUICK_MS); },
+    async reload() { await guarded('/refresh', 'POST', {}, PAGE_LOAD_MS + QUICK_MS); },
     async run(fn, arg) {
       // Execute async: the last argument is the callback that ends the script. What comes back
       // is { ok } or { thrown }, never read as the driver's own error.
       const script = `const done = arguments[arguments.length - 1];
         Promise.resolve().then(() => (${fn})(arguments[0]))
           .then((ok) => done({ ok }), (e) => done({ thrown: (${thrownText})(e) }));`;
-      const out = await guarded('/execute/async', 'POST', { script, args: [arg ?? null] });
+      const out = await guarded('/execute/async', 'POST', { script, args: [arg ?? null] }, SCRIPT_MS + QUICK_MS);
       if (out && 'thrown' in out) throw new Error(out.thrown);
       return out ? out.ok : undefined;
     },
@@ -238,7 +253,7 @@ export async function webkit() {
       return names;
     },
     async close() {
-      try { await call('DELETE', at('')); } catch { /* the browser may be gone already */ }
+      try { await call('DELETE', at(''), undefined, 5000); } catch { /* the browser may be gone, or wedged */ }
       try { process.kill(-driver.pid, 'SIGTERM'); } catch { /* already ended */ }
     },
   };
