@@ -34,10 +34,15 @@ const thrownText = `(e) => (e instanceof Error ? \`\${e.name}: \${e.message}\n\$
 /// compositing keep the web process off OpenGL altogether: no SkiaGPUWorker, no compositor
 /// thread, no llvmpipe thread (`renderingThreads` shows it; the suite checks it). The page's
 /// own code runs as it does for a user: this changes how WebKit paints, not what the page does.
-/// `ATTENTION_LAB_WEBKIT_GPU=1` keeps WebKit's defaults, to measure what the setting costs.
-export const WEBKIT_TEST_RENDERING = process.env.ATTENTION_LAB_WEBKIT_GPU === '1'
-  ? {}
-  : { WEBKIT_SKIA_ENABLE_CPU_RENDERING: '1', WEBKIT_DISABLE_COMPOSITING_MODE: '1' };
+/// `ATTENTION_LAB_WEBKIT_RENDERING` picks another of these, to measure what each costs.
+const WEBKIT_RENDERINGS = {
+  'cpu-no-compositing': { WEBKIT_SKIA_ENABLE_CPU_RENDERING: '1', WEBKIT_DISABLE_COMPOSITING_MODE: '1' },
+  cpu: { WEBKIT_SKIA_ENABLE_CPU_RENDERING: '1' },
+  gpu: {},
+};
+export const WEBKIT_RENDERING = process.env.ATTENTION_LAB_WEBKIT_RENDERING || 'cpu-no-compositing';
+export const WEBKIT_TEST_RENDERING = WEBKIT_RENDERINGS[WEBKIT_RENDERING];
+if (!WEBKIT_TEST_RENDERING) throw new Error(`ATTENTION_LAB_WEBKIT_RENDERING: ${WEBKIT_RENDERING} is none of ${Object.keys(WEBKIT_RENDERINGS).join(', ')}`);
 
 /// Every process below `root` (its children, theirs, …), as { pid, comm }.
 function descendants(root) {

@@ -5,7 +5,7 @@
 // text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
 import path from 'node:path';
 import { keptInPage } from '../harness.mjs';
-import { WEBKIT_TEST_RENDERING } from './drivers.mjs';
+import { WEBKIT_RENDERING } from './drivers.mjs';
 
 /// Helpers defined in the page for every check (serialised with the check's own source).
 /// `test` may return a promise (as `kept` does).
@@ -95,7 +95,7 @@ export const checks = [
       // WebKit's test rendering (drivers.mjs) keeps its web process off OpenGL: no thread of it
       // paints or composites on the GPU.
       const onGpu = session.renderingThreads().filter((t) => /SkiaGPU|llvmpipe|Compositor/.test(t));
-      if (Object.keys(WEBKIT_TEST_RENDERING).length && onGpu.length) throw new Error(`GPU threads in the web process: ${onGpu.join(', ')}`);
+      if (WEBKIT_RENDERING === 'cpu-no-compositing' && onGpu.length) throw new Error(`GPU threads in the web process: ${onGpu.join(', ')}`);
       return `${r.heatmaps} heatmaps, worker build ${r.build}${session.name === 'WebKit' ? `; ${onGpu.length ? `GPU threads: ${onGpu.join(', ')}` : 'no GPU painting or compositing thread'}` : ''}`;
     },
   },
