@@ -105,6 +105,23 @@ export async function benchStepMs(browser, server) {
 // Waiting for events, never for time: each wait below ends on something the page did, and its
 // timeout is only a watchdog.
 
+/// Waits until the page is ready to use: a heatmap drawn (`figure`: the canvas of any heatmap,
+/// unless a test needs a particular one) and the worker busy with nothing, both at once.
+export async function ready(page, { figure = 'figure.heatmap canvas', timeout = 30000 } = {}) {
+  await page.waitForFunction((f) => document.querySelector(f) && !document.querySelector('.busy'), figure, { timeout })
+    .catch(async () => {
+      const busy = await page.locator('.busy').allInnerTexts();
+      throw new Error(`the page is not ready: ${await page.locator(figure).count()} of ${figure}; busy: ${busy.join(' | ') || 'no'}`);
+    });
+}
+
+/// A fresh page at `url` (`openPage`), once it is `ready`.
+export async function openReady(browser, url, viewport) {
+  const opened = await openPage(browser, url, viewport);
+  await ready(opened.page);
+  return opened;
+}
+
 /// The training step the page shows.
 export async function stepOf(page) {
   return Number(await page.locator('[data-step]').first().getAttribute('data-step'));

@@ -1,17 +1,12 @@
 // Live training, as a user does it: play, pause, step, history, reload, a real checkpoint, NaN.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert, pause, poll, keptSteps, waitKept, stepOf } from '../harness.mjs';
+import { openPage, ready, assert, pause, poll, keptSteps, waitKept, stepOf } from '../harness.mjs';
 
 
 const softmaxFigure = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first();
 const stepCount = stepOf;
 const latestLoss = async (page) => Number(await page.locator('.readout').first().getAttribute('data-loss'));
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 // Press Play and wait until the step counter reaches `steps`.
 async function playUntil(page, steps, timeout = 30000) {

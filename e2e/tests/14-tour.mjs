@@ -6,7 +6,7 @@
 // Then the keyboard, Esc, resuming after a reload, and a screenshot of every chapter at
 // 1280 × 800 and 390 × 844.
 import path from 'node:path';
-import { openPage, assert, poll, stepOf, framesRendered } from '../harness.mjs';
+import { openPage, ready, assert, poll, stepOf, framesRendered } from '../harness.mjs';
 
 // The lead the right choice needs over the runner-up (src/tour/question.rs, DECIDED_LEAD).
 // Kept here on its own, so that lowering it there fails here.
@@ -18,11 +18,6 @@ const DECIDE_WITHIN_MS = 240000;
 // natively, the page's seed 6 by 900).
 const INDUCTION_CHAPTER = 13;
 const INDUCTION_STEPS = 3000;
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
-}
 
 const panel = (page) => page.locator('aside.tour');
 const chapterOf = async (page) => Number(await panel(page).getAttribute('data-tour-chapter'));
@@ -256,7 +251,7 @@ async function buildIfAsked(page) {
   if (await build.count() > 0) {
     await build.click();
     await page.waitForSelector('[data-tour-build]', { state: 'detached', timeout: 60000 });
-    await ready(page);
+    await ready(page, { timeout: 60000 });
   }
 }
 
@@ -265,7 +260,7 @@ export const tests = [
     name: 'tour: all 15 chapters in Chromium, each question answered through the page and checked ✓, each chapter\'s scene checked; a wrong answer gets the hint',
     async run({ browser, baseUrl, artifacts }) {
       const { page, problems } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: 60000 });
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
       assert(await panel(page).getAttribute('data-tour-chapters') === '15', 'not 15 chapters');
@@ -331,7 +326,7 @@ export const tests = [
     name: 'tour: a link to the Induction heads chapter, then Build it: the model is Repeat and the Sentence a Repeat one',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?tour=${INDUCTION_CHAPTER}`);
-      await ready(page);
+      await ready(page, { timeout: 60000 });
       assert(await chapterOf(page) === INDUCTION_CHAPTER, `at chapter ${await chapterOf(page)}`);
       await buildIfAsked(page);
       await page.waitForFunction(() => document.querySelector('header')?.textContent.includes('Repeat'), null, { timeout: 30000 });
@@ -353,7 +348,7 @@ export const tests = [
     name: 'tour: arrow keys turn the page, Esc leaves it with the page as it was, a reload resumes at the chapter',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: 60000 });
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
       await page.keyboard.press('ArrowRight');
@@ -371,7 +366,7 @@ export const tests = [
       // Reloaded once the address bar holds the chapter (it is written at most every 300 ms).
       await page.waitForFunction(() => location.search.includes('tour=5'), null, { timeout: 5000 });
       await page.reload();
-      await ready(page);
+      await ready(page, { timeout: 60000 });
       await panel(page).waitFor({ timeout: 30000 });
       assert(await chapterOf(page) === 5, `after a reload: chapter ${await chapterOf(page)}`);
       await page.keyboard.press('Escape');
@@ -391,7 +386,7 @@ export const tests = [
     name: 'tour: every chapter on a phone (390 × 844): the panel over the page, Back and Next in reach',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, baseUrl, { width: 390, height: 844 });
-      await ready(page);
+      await ready(page, { timeout: 60000 });
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
       const choicesSeen = [];
