@@ -241,8 +241,9 @@ export const tests = [
       const restoredFacts = await page.locator('header .model-facts').innerText();
       assert(facts.includes('word-level') && restoredFacts === facts, `header before: ${facts}; after the reload: ${restoredFacts}`);
       const playing = await page.getByRole('button', { name: 'Pause', exact: true }).isEnabled();
+      // The curves come back with the model (live.rs `ready`), and are drawn in a task of their own.
       await page.waitForFunction(() => Number(document.querySelector('[data-chart="loss"]')?.dataset.points) > 0, null, { timeout: 5000 })
-        .catch(() => {});
+        .catch(() => { throw new Error('the loss curves did not come back with the model'); });
       const lossChart = page.locator('figure.curve-chart').first();
       const curvePoints = Number(await lossChart.getAttribute('data-points'));
       const curveText = await lossChart.locator('.curve-readout').innerText();

@@ -106,7 +106,7 @@ export const tests = [
 
       // Multi-query: one K/V group for every head, banded in the model view.
       await resetWith(page, 'KV heads', '1', 'multi-query');
-      await page.locator('.mv-kv').first().waitFor({ timeout: 10000 }).catch(() => {});
+      await page.waitForFunction(() => document.querySelectorAll('.mv-kv').length === 1, null, { timeout: 10000 });
       const mqa = await changed(page, HEAD4, before);
       await page.locator('.model-card').screenshot({ path: path.join(artifacts, 'variants-mqa-model.png') });
 

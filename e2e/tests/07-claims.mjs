@@ -98,7 +98,7 @@ export const tests = [
       await page.waitForFunction(() => /of 270/.test(document.querySelector('article.claim[data-claim="Extrapolation"] .claim-count')?.textContent ?? ''), null, { timeout: 30000 });
       // It takes minutes: a claim run meanwhile goes first and ends, then it goes on.
       const done = (text) => Number(/(\d+) of 270/.exec(text)?.[1] ?? -1);
-      const extrapolationCount = () => card(page, 'Extrapolation').locator('.claim-count').textContent().catch(() => '');
+      const extrapolationCount = () => card(page, 'Extrapolation').locator('.claim-count').textContent();
       await page.waitForFunction(() => /[1-9]\d* of 270/.test(document.querySelector('article.claim[data-claim="Extrapolation"] .claim-count')?.textContent ?? ''), null, { timeout: 120000 });
       r = await run(page, 'Leakage', 60000);
       assert(r.state === 'done', `leakage while extrapolation trains: ${r.error}`);

@@ -30,14 +30,17 @@ function codeView(page) {
   });
 }
 
-/// Clicks stage `short` in the stepper and waits for the code to quote its figure.
+/// Clicks stage `short` in the stepper and waits until it is the stage on screen and the code
+/// quotes one of its figures.
 async function stage(page, short) {
-  await page.locator('.stepper .step', { has: page.locator('.short', { hasText: short }) }).first().click();
-  await page.waitForFunction(() => {
+  const step = page.locator('.stepper .step', { has: page.locator('.short', { hasText: short }) }).first();
+  await step.click();
+  await page.waitForFunction((clicked) => {
     const pre = document.querySelector('pre[data-code="pytorch"]');
     const figures = [...document.querySelectorAll('.stage-panel figure.heatmap[data-figure]')].map((f) => f.dataset.figure);
-    return pre && (pre.dataset.figure === 'tiles' || figures.includes(pre.dataset.figure));
-  }, null, { timeout: 15000 });
+    return clicked.getAttribute('aria-current') === 'step'
+      && pre && (pre.dataset.figure === 'tiles' || figures.includes(pre.dataset.figure));
+  }, await step.elementHandle(), { timeout: 15000 });
   return codeView(page);
 }
 
