@@ -643,17 +643,25 @@ impl Live {
     }
 
     /// The worker kept the model at `step`: the page keeps the curves to match (their points up
-    /// to `step` arrived before this message).
+    /// to `step` arrived before this message), then says so on the page (`say_kept`).
     fn kept(&self, step: u64) {
         let curves = self.curves.with_untracked(|c| c.clone().until(step));
         let curves_b = self
             .info_b
             .with_untracked(Option::is_some)
             .then(|| self.curves_b.with_untracked(|c| c.clone().until(step)));
+        let kept = KeptNow {
+            step,
+            name: self
+                .info
+                .with_untracked(|i| i.as_ref().map(|i| i.name.clone())),
+            curves: curves.last().map(|p| p.step),
+        };
         let error = self.error;
         leptos::task::spawn_local(async move {
-            if let Err(e) = storage::save_curves(&curves, curves_b.as_ref()).await {
-                error.set(Some(e));
+            match storage::save_curves(&curves, curves_b.as_ref()).await {
+                Ok(()) => say_kept(&kept),
+                Err(e) => error.set(Some(e)),
             }
         });
     }
@@ -669,5 +677,25 @@ impl Live {
         if let Err(e) = download_checkpoint(&bundle, compare.as_ref()) {
             self.error.set(Some(e));
         }
+    }
+}
+
+/// What is kept in this browser once a keep has ended (the worker wrote the model, the page
+/// its curves): the model's step and name, and the step of the curves' last point.
+#[derive(serde::Serialize)]
+struct KeptNow {
+    step: u64,
+    name: Option<String>,
+    curves: Option<u64>,
+}
+
+/// Says what is kept on the page's root element, as `data-kept` (JSON): the tests wait on it
+/// (`e2e/harness.mjs`, `keptInPage`) rather than read the store's bytes.
+fn say_kept(kept: &KeptNow) {
+    let root = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element());
+    if let (Some(root), Ok(json)) = (root, serde_json::to_string(kept)) {
+        let _ = root.set_attribute("data-kept", &json);
     }
 }
