@@ -105,6 +105,23 @@ export async function benchStepMs(browser, server) {
 // Waiting for events, never for time: each wait below ends on something the page did, and its
 // timeout is only a watchdog.
 
+/// Waits until the page is ready to use: a heatmap drawn (`figure`: the canvas of any heatmap,
+/// unless a test needs a particular one) and the worker busy with nothing, both at once.
+export async function ready(page, { figure = 'figure.heatmap canvas', timeout = 30000 } = {}) {
+  await page.waitForFunction((f) => document.querySelector(f) && !document.querySelector('.busy'), figure, { timeout })
+    .catch(async () => {
+      const busy = await page.locator('.busy').allInnerTexts();
+      throw new Error(`the page is not ready: ${await page.locator(figure).count()} of ${figure}; busy: ${busy.join(' | ') || 'no'}`);
+    });
+}
+
+/// A fresh page at `url` (`openPage`), once it is `ready`.
+export async function openReady(browser, url, viewport) {
+  const opened = await openPage(browser, url, viewport);
+  await ready(opened.page);
+  return opened;
+}
+
 /// The training step the page shows.
 export async function stepOf(page) {
   return Number(await page.locator('[data-step]').first().getAttribute('data-step'));
@@ -124,8 +141,9 @@ export async function pause(page) {
 }
 
 /// Calls `read` until `done(value)` holds, and returns that value; throws `what` (given the last
-/// value) after `timeout` ms. For state no DOM event announces, such as IndexedDB's. The pause
-/// between reads only spaces them out: the result is decided by `done`.
+/// value) after `timeout` ms. For state no DOM event announces, or read by a function of the
+/// harness that runs in the page (`keptInPage`). The pause between reads only spaces them out:
+/// the result is decided by `done`.
 export async function poll(read, done, what, timeout = 30000) {
   const deadline = Date.now() + timeout;
   for (;;) {
@@ -136,50 +154,14 @@ export async function poll(read, done, what, timeout = 30000) {
   }
 }
 
-/// The step and name of the model kept in IndexedDB and the last step of its loss curves
-/// (storage.rs: store "models", key "current" whose "meta" JSON has step and name, key "curves"
-/// the postcard `Curves`, whose
-/// points are a length then (step, five f32) each, all varints but the floats); -1 when none.
-/// `keptInPage` runs in the page (also serialised by e2e/engines/suite.mjs); `keptSteps` calls it.
+/// What the page says is kept in this browser: the step and name of the model and the step of
+/// its curves' last point, -1 (and no name) when nothing was kept since the page loaded. The
+/// page says it on its root element (`data-kept`, live.rs `say_kept`) once the worker has kept
+/// the model and the page its curves, so a reload brings both back. `keptInPage` runs in the
+/// page (also serialised by e2e/engines/suite.mjs); `keptSteps` calls it.
 export function keptInPage() {
-  return new Promise((resolve) => {
-    const none = { model: -1, name: null, curves: -1 };
-    const open = indexedDB.open('attention-lab');
-    // No store yet: reading must not create the database the page will create.
-    open.onupgradeneeded = () => open.transaction.abort();
-    open.onerror = () => resolve(none);
-    open.onsuccess = () => {
-      const db = open.result;
-      if (!db.objectStoreNames.contains('models')) { db.close(); resolve(none); return; }
-      const store = db.transaction('models').objectStore('models');
-      const model = store.get('current');
-      const curves = store.get('curves');
-      curves.onerror = () => { db.close(); resolve(none); };
-      curves.onsuccess = () => {
-        db.close();
-        const found = { ...none };
-        try {
-          const meta = JSON.parse(model.result?.meta ?? 'null');
-          found.model = meta?.step ?? -1;
-          found.name = meta?.name ?? null;
-        } catch { /* unreadable: none */ }
-        if (curves.result instanceof ArrayBuffer) {
-          const bytes = new Uint8Array(curves.result);
-          let at = 0;
-          const varint = () => {
-            let value = 0;
-            for (let shift = 0; ; shift += 7) {
-              const b = bytes[at++];
-              value += (b & 0x7f) * 2 ** shift;
-              if (b < 0x80) return value;
-            }
-          };
-          for (let n = varint(); n > 0; n--) { found.curves = varint(); at += 20; }
-        }
-        resolve(found);
-      };
-    };
-  });
+  const kept = JSON.parse(document.documentElement.dataset.kept ?? 'null');
+  return { model: kept?.step ?? -1, name: kept?.name ?? null, curves: kept?.curves ?? -1 };
 }
 
 export function keptSteps(page) {

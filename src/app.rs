@@ -14,7 +14,7 @@ use crate::tour::chapters::CHAPTERS;
 use crate::tour::view::{TourButton, TourPanel};
 use crate::tour::Tour;
 use protocol::view::Embed;
-use protocol::{restore, LabSettings, ToWorker};
+use protocol::{restore, LabSettings, ProbeInput, ToWorker, WorkerCount};
 use serde::Serialize;
 
 const CORPUS_KEY: &str = "corpus";
@@ -26,26 +26,7 @@ use leptos::prelude::*;
 #[component]
 pub fn App() -> impl IntoView {
     let live = Live::start();
-    // What the user set last time, checked as if typed now; else the defaults.
-    let corpus = restore::corpus(storage::load_text(CORPUS_KEY).as_deref());
-    let settings = restore::settings(storage::load_text(SETTINGS_KEY).as_deref());
-    let probe = restore::probe(storage::load_text(PROBE_KEY).as_deref());
-    let workers = restore::workers(storage::load_text(WORKERS_KEY).as_deref());
-    live.notes.set(
-        [
-            &corpus.notices,
-            &settings.notices,
-            &probe.notices,
-            &workers.notices,
-        ]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect(),
-    );
-    let corpus = RwSignal::new(corpus.value);
-    let settings = RwSignal::new(settings.value);
-    let probe = RwSignal::new(probe.value);
+    let (corpus, settings, probe, workers) = restore_kept(live);
     let explorer = ExplorerView::new();
     // An embedded view has no tour: it neither opens one nor changes the one kept here.
     let embed = link::embedded(CHAPTERS.len());
@@ -68,8 +49,8 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
     Effect::new(move |_| settings.with(|s| remember(live, SETTINGS_KEY, s)));
     Effect::new(move |_| probe.with(|p| remember(live, PROBE_KEY, p)));
-    if workers.value != protocol::WorkerCount::Auto {
-        live.send(ToWorker::Workers(workers.value));
+    if workers != WorkerCount::Auto {
+        live.send(ToWorker::Workers(workers));
     }
     Effect::new(move |_| remember(live, WORKERS_KEY, &live.worker_count.get().key()));
 
@@ -125,6 +106,71 @@ pub fn App() -> impl IntoView {
         Signal::derive(move || Some(embed_choice.get())),
     );
     view! {
+        <PageHeader live=live tour=tour href=href embed_choice=embed_choice embed_href=embed_href/>
+        {alerts()}
+        {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
+        <div class="layout">
+            <main>
+                <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()
+                    inspection_b=live.inspection_b info_b=live.info_b
+                    generation=live.generated
+                    on_generate=Callback::new(move |(sentence, settings)| live.generate(sentence, settings))
+                    on_stop_generating=Callback::new(move |()| live.stop_generating())
+                    no_trainer=Signal::derive(move || live.crashed.with(Option::is_some))
+                    view=explorer/>
+                <ClaimsPanel live=live/>
+            </main>
+            <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>
+        </div>
+        <TourPanel tour=tour/>
+    }
+    .into_any()
+}
+
+/// What the user set last time, checked as if typed now, else the defaults: the corpus, the
+/// settings, the probe and the Workers setting. What was unreadable becomes a note.
+fn restore_kept(
+    live: Live,
+) -> (
+    RwSignal<String>,
+    RwSignal<LabSettings>,
+    RwSignal<ProbeInput>,
+    WorkerCount,
+) {
+    let corpus = restore::corpus(storage::load_text(CORPUS_KEY).as_deref());
+    let settings = restore::settings(storage::load_text(SETTINGS_KEY).as_deref());
+    let probe = restore::probe(storage::load_text(PROBE_KEY).as_deref());
+    let workers = restore::workers(storage::load_text(WORKERS_KEY).as_deref());
+    live.notes.set(
+        [
+            &corpus.notices,
+            &settings.notices,
+            &probe.notices,
+            &workers.notices,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect(),
+    );
+    (
+        RwSignal::new(corpus.value),
+        RwSignal::new(settings.value),
+        RwSignal::new(probe.value),
+        workers.value,
+    )
+}
+
+/// The title, Tour and Copy link, and the model here (with Compare's B) and its workers.
+#[component]
+fn PageHeader(
+    live: Live,
+    tour: Tour,
+    href: Memo<String>,
+    embed_choice: RwSignal<Embed>,
+    embed_href: Memo<String>,
+) -> impl IntoView {
+    view! {
         <header>
             <h1>"Attention Lab"</h1>
             <nav class="header-actions" aria-label="Tour and link">
@@ -145,24 +191,7 @@ pub fn App() -> impl IntoView {
                 }
             }))}
         </header>
-        {alerts()}
-        {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
-        <div class="layout">
-            <main>
-                <Explorer probe=probe inspection=live.inspection.into() info=live.info.into()
-                    inspection_b=live.inspection_b info_b=live.info_b
-                    generation=live.generated
-                    on_generate=Callback::new(move |(sentence, settings)| live.generate(sentence, settings))
-                    on_stop_generating=Callback::new(move |()| live.stop_generating())
-                    no_trainer=Signal::derive(move || live.crashed.with(Option::is_some))
-                    view=explorer/>
-                <ClaimsPanel live=live/>
-            </main>
-            <TrainingPanel live=live corpus=corpus settings=settings probe=probe/>
-        </div>
-        <TourPanel tour=tour/>
     }
-    .into_any()
 }
 
 /// Space: play/pause, S: one step — unless the user is typing in a field.

@@ -3,16 +3,15 @@
 
 use crate::claims::state::{ClaimState, Claims};
 use crate::storage::{self, Kept};
-use crate::training::checkpoint::download::download_files;
+use crate::training::checkpoint::download::download_checkpoint;
 use crate::worker_client::{Death, LabClient};
 use engine::batch_view::{BatchView, MaskingCounts};
-use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
 use engine::inspect::Inspection;
 use leptos::prelude::*;
 use protocol::messages::FilesFor;
 use protocol::{
-    Claim, Curves, FromWorker, GenerationSettings, GenerationStep, LabError, LabSettings,
-    ModelBundle, ModelInfo, ProbeInput, ToWorker, WorkerCount, WorkersInUse,
+    Claim, CurvePoint, Curves, FromWorker, GenerationSettings, GenerationStep, LabError,
+    LabSettings, ModelBundle, ModelInfo, ProbeInput, ToWorker, WorkerCount, WorkersInUse,
 };
 use std::sync::Arc;
 
@@ -428,6 +427,7 @@ impl Live {
         self.send(ToWorker::StopGenerating);
     }
 
+    /// One reply of the worker, turned into signal updates.
     fn apply(&self, message: FromWorker, attachments: Vec<Vec<u8>>) {
         match message {
             FromWorker::Hello => {}
@@ -443,48 +443,7 @@ impl Live {
                 step,
                 trainable,
                 notice,
-            } => {
-                self.info.set(Some(info));
-                if compare.is_none() {
-                    self.inspection_b.set(None);
-                    self.curves_b.set(Curves::new());
-                }
-                let compare_ready = compare.is_some();
-                self.info_b.set(compare);
-                self.step.set(step);
-                // The controls already say why a model cannot train; say it once.
-                let repeats = notice.as_ref().is_some_and(|n| {
-                    trainable
-                        .as_ref()
-                        .err()
-                        .is_some_and(|e| e.to_string() == *n)
-                });
-                let planned = self.ready_notice.write_value().take();
-                self.notice.set(notice.filter(|_| !repeats).or(planned));
-                self.restoring.set_value(None);
-                self.trainable.set(trainable);
-                if std::mem::take(&mut *self.keep_when_ready.write_value()) {
-                    self.kept.set_value((step, js_sys::Date::now()));
-                    self.send(ToWorker::Keep);
-                }
-                self.playing.set(false);
-                self.stopped.set(None);
-                self.error.set(None);
-                self.busy.set(None);
-                let (restored, restored_b) = self.restored_curves.write_value().take().unzip();
-                if !std::mem::take(&mut *self.keep_curves.write_value()) {
-                    self.curves
-                        .set(restored.map_or_else(Curves::new, |c| c.until(step)));
-                    let b = restored_b.flatten().filter(|_| compare_ready);
-                    self.curves_b
-                        .set(b.map_or_else(Curves::new, |c| c.until(step)));
-                }
-                self.history_at.set(None);
-                // A new model: its batches and counts start again (a restored run's counts
-                // start from the restore; the worker does not keep them).
-                self.batch.set(None);
-                self.counts.set(MaskingCounts::default());
-            }
+            } => self.ready(info, compare, step, trainable, notice),
             FromWorker::Progress {
                 points,
                 points_b,
@@ -493,25 +452,8 @@ impl Live {
                 batch,
                 counts,
             } => {
-                // The worker sends a batch a few times a second while playing (worker::BATCH_MS).
-                if let Some(batch) = batch {
-                    self.batch.set(Some(Arc::new(batch)));
-                }
-                if self.counts.with_untracked(|c| *c != counts) {
-                    self.counts.set(counts);
-                }
-                if let Some(last) = points.last() {
-                    self.step.set(last.step);
-                    self.curves.update(|c| c.extend(points.iter().copied()));
-                }
-                if !points_b.is_empty() {
-                    self.curves_b.update(|c| c.extend(points_b));
-                }
-                if steps_per_second > 0.0 {
-                    self.steps_per_second.set(steps_per_second);
-                }
-                self.playing.set(playing);
-                self.keep_if_due(self.step.get_untracked(), playing);
+                self.batch_drawn(batch, counts);
+                self.progressed(&points, points_b, steps_per_second, playing);
             }
             FromWorker::Inspected {
                 step,
@@ -573,93 +515,187 @@ impl Live {
                     error: None,
                 });
             }
-            FromWorker::Failed(error) if self.generated.with_untracked(|g| g.running) => {
-                // The request under way was Generate: say why beside its button.
-                self.generated.update(|g| {
-                    g.running = false;
-                    g.error = Some(error);
-                });
-            }
-            FromWorker::Failed(error) => {
-                if let Some((corpus, settings)) = self.restoring.write_value().take() {
-                    // A kept model that no longer loads must not leave the page without one.
-                    self.keep_curves.set_value(false);
-                    self.ready_notice.set_value(Some(format!(
-                        "The model kept in this browser could not be loaded ({error}), so a fresh one starts."
-                    )));
-                    self.reset(corpus, settings);
-                    return;
-                }
-                self.keep_when_ready.set_value(false);
-                self.restored_curves.set_value(None);
-                self.busy.set(None);
-                if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
-                    waiting(Err(error.clone()));
-                }
-                self.error.set(Some(error));
-            }
-            FromWorker::Kept { step } => {
-                // Loss points up to `step` arrived before this message: keep the curves to match.
-                let curves = self.curves.with_untracked(|c| c.clone().until(step));
-                let curves_b = self
-                    .info_b
-                    .with_untracked(Option::is_some)
-                    .then(|| self.curves_b.with_untracked(|c| c.clone().until(step)));
-                let error = self.error;
-                leptos::task::spawn_local(async move {
-                    if let Err(e) = storage::save_curves(&curves, curves_b.as_ref()).await {
-                        error.set(Some(e));
-                    }
-                });
-            }
+            FromWorker::Failed(error) => self.failed(error),
+            FromWorker::Kept { step } => self.kept(step),
             FromWorker::Checkpoint {
                 mut bundle,
                 mut compare,
                 files_for,
             } => {
                 ModelBundle::attach_both(&mut bundle, compare.as_mut(), attachments);
-                if files_for == FilesFor::Notebook {
-                    if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
-                        waiting(Ok((bundle, compare)));
-                    }
-                    return;
-                }
-                // Compare: both models' files, told apart by an "A-" or "B-" in front (which
-                // the checkpoint picker reads past).
-                let prefix = |which: &str| match compare {
-                    Some(_) => format!("{which}-"),
-                    None => String::new(),
-                };
-                let mut downloaded = download_bundle(&bundle, &prefix("A"));
-                if let Some(b) = &compare {
-                    downloaded = downloaded.and_then(|()| download_bundle(b, &prefix("B")));
-                }
-                if let Err(e) = downloaded {
-                    self.error.set(Some(e));
-                }
+                self.checkpoint(bundle, compare, files_for);
             }
+        }
+    }
+
+    /// A model is loaded: its shape, step and whether it trains; the curves it was kept with
+    /// (a restore), none (a fresh or loaded model) or those shown (a restart).
+    fn ready(
+        &self,
+        info: ModelInfo,
+        compare: Option<ModelInfo>,
+        step: u64,
+        trainable: Result<(), LabError>,
+        notice: Option<String>,
+    ) {
+        self.info.set(Some(info));
+        if compare.is_none() {
+            self.inspection_b.set(None);
+            self.curves_b.set(Curves::new());
+        }
+        let compare_ready = compare.is_some();
+        self.info_b.set(compare);
+        self.step.set(step);
+        // The controls already say why a model cannot train; say it once.
+        let repeats = notice.as_ref().is_some_and(|n| {
+            trainable
+                .as_ref()
+                .err()
+                .is_some_and(|e| e.to_string() == *n)
+        });
+        let planned = self.ready_notice.write_value().take();
+        self.notice.set(notice.filter(|_| !repeats).or(planned));
+        self.restoring.set_value(None);
+        self.trainable.set(trainable);
+        if std::mem::take(&mut *self.keep_when_ready.write_value()) {
+            self.kept.set_value((step, js_sys::Date::now()));
+            self.send(ToWorker::Keep);
+        }
+        self.playing.set(false);
+        self.stopped.set(None);
+        self.error.set(None);
+        self.busy.set(None);
+        let (restored, restored_b) = self.restored_curves.write_value().take().unzip();
+        if !std::mem::take(&mut *self.keep_curves.write_value()) {
+            self.curves
+                .set(restored.map_or_else(Curves::new, |c| c.until(step)));
+            let b = restored_b.flatten().filter(|_| compare_ready);
+            self.curves_b
+                .set(b.map_or_else(Curves::new, |c| c.until(step)));
+        }
+        self.history_at.set(None);
+        // A new model: its batches and counts start again (a restored run's counts
+        // start from the restore; the worker does not keep them).
+        self.batch.set(None);
+        self.counts.set(MaskingCounts::default());
+    }
+
+    /// The batch of the latest step, and the running counts: the worker sends a batch a few
+    /// times a second while playing (worker::BATCH_MS).
+    fn batch_drawn(&self, batch: Option<BatchView>, counts: MaskingCounts) {
+        if let Some(batch) = batch {
+            self.batch.set(Some(Arc::new(batch)));
+        }
+        if self.counts.with_untracked(|c| *c != counts) {
+            self.counts.set(counts);
+        }
+    }
+
+    /// Steps done since the last report: the curves grow, and the model is kept when due.
+    fn progressed(
+        &self,
+        points: &[CurvePoint],
+        points_b: Vec<CurvePoint>,
+        steps_per_second: f64,
+        playing: bool,
+    ) {
+        if let Some(last) = points.last() {
+            self.step.set(last.step);
+            self.curves.update(|c| c.extend(points.iter().copied()));
+        }
+        if !points_b.is_empty() {
+            self.curves_b.update(|c| c.extend(points_b));
+        }
+        if steps_per_second > 0.0 {
+            self.steps_per_second.set(steps_per_second);
+        }
+        self.playing.set(playing);
+        self.keep_if_due(self.step.get_untracked(), playing);
+    }
+
+    /// A request failed: said beside Generate when that was under way; a kept model that no
+    /// longer loads gives way to a fresh one; otherwise the page shows why.
+    fn failed(&self, error: LabError) {
+        if self.generated.with_untracked(|g| g.running) {
+            // The request under way was Generate: say why beside its button.
+            self.generated.update(|g| {
+                g.running = false;
+                g.error = Some(error);
+            });
+            return;
+        }
+        if let Some((corpus, settings)) = self.restoring.write_value().take() {
+            // A kept model that no longer loads must not leave the page without one.
+            self.keep_curves.set_value(false);
+            self.ready_notice.set_value(Some(format!(
+                "The model kept in this browser could not be loaded ({error}), so a fresh one starts."
+            )));
+            self.reset(corpus, settings);
+            return;
+        }
+        self.keep_when_ready.set_value(false);
+        self.restored_curves.set_value(None);
+        self.busy.set(None);
+        if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
+            waiting(Err(error.clone()));
+        }
+        self.error.set(Some(error));
+    }
+
+    /// The worker kept the model at `step`: the page keeps the curves to match (their points up
+    /// to `step` arrived before this message), then says so on the page (`say_kept`).
+    fn kept(&self, step: u64) {
+        let curves = self.curves.with_untracked(|c| c.clone().until(step));
+        let curves_b = self
+            .info_b
+            .with_untracked(Option::is_some)
+            .then(|| self.curves_b.with_untracked(|c| c.clone().until(step)));
+        let kept = KeptNow {
+            step,
+            name: self
+                .info
+                .with_untracked(|i| i.as_ref().map(|i| i.name.clone())),
+            curves: curves.last().map(|p| p.step),
+        };
+        let error = self.error;
+        leptos::task::spawn_local(async move {
+            match storage::save_curves(&curves, curves_b.as_ref()).await {
+                Ok(()) => say_kept(&kept),
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    }
+
+    /// The model's files the page asked for: to a notebook waiting for them, or downloaded.
+    fn checkpoint(&self, bundle: ModelBundle, compare: Option<ModelBundle>, files_for: FilesFor) {
+        if files_for == FilesFor::Notebook {
+            if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
+                waiting(Ok((bundle, compare)));
+            }
+            return;
+        }
+        if let Err(e) = download_checkpoint(&bundle, compare.as_ref()) {
+            self.error.set(Some(e));
         }
     }
 }
 
-/// A bundle's checkpoint files as downloads, their names after `prefix`.
-fn download_bundle(bundle: &ModelBundle, prefix: &str) -> Result<(), LabError> {
-    let tokenizer_config = bundle.tokenizer_config_json.clone().unwrap_or_default();
-    let name = |file: &str| format!("{prefix}{file}");
-    let names = [
-        name(CONFIG_FILE),
-        name(WEIGHTS_FILE),
-        name(VOCAB_FILE),
-        name(TOKENIZER_CONFIG_FILE),
-    ];
-    download_files(&[
-        (&names[0], bundle.config_json.as_bytes(), "application/json"),
-        (
-            &names[1],
-            bundle.safetensors.as_slice(),
-            "application/octet-stream",
-        ),
-        (&names[2], bundle.vocab_txt.as_bytes(), "text/plain"),
-        (&names[3], tokenizer_config.as_bytes(), "application/json"),
-    ])
+/// What is kept in this browser once a keep has ended (the worker wrote the model, the page
+/// its curves): the model's step and name, and the step of the curves' last point.
+#[derive(serde::Serialize)]
+struct KeptNow {
+    step: u64,
+    name: Option<String>,
+    curves: Option<u64>,
+}
+
+/// Says what is kept on the page's root element, as `data-kept` (JSON): the tests wait on it
+/// (`e2e/harness.mjs`, `keptInPage`) rather than read the store's bytes.
+fn say_kept(kept: &KeptNow) {
+    let root = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element());
+    if let (Some(root), Ok(json)) = (root, serde_json::to_string(kept)) {
+        let _ = root.set_attribute("data-kept", &json);
+    }
 }

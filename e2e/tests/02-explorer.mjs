@@ -1,16 +1,9 @@
 // The attention explorer, driven as a user would, against the release build.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert, inkFraction, framesRendered } from '../harness.mjs';
+import { openPage, openReady, assert, inkFraction, framesRendered } from '../harness.mjs';
 
 const WEIGHTS = (l, h) => `Layer ${l} · Head ${h} · softmax weights`;
-
-async function ready(browser, baseUrl, viewport) {
-  const opened = await openPage(browser, baseUrl, viewport);
-  await opened.page.waitForSelector('ol.tokens li', { timeout: 30000 });
-  await opened.page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  return opened;
-}
 
 function figure(page, caption) {
   return page.locator('figure.heatmap', { has: page.locator('figcaption', { hasText: caption }) }).first();
@@ -50,7 +43,7 @@ export const tests = [
   {
     name: 'explorer: type a sentence and a pair, see the tokens as chips',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       await page.getByLabel('Second sentence').fill('');
       await page.getByLabel('Sentence', { exact: true }).fill('The cat sleeps under the tree.');
       await waitTokens(page, ['[CLS]', 'the', 'cat', 'sleeps', 'under', 'the', 'tree', '.', '[SEP]']);
@@ -72,7 +65,7 @@ export const tests = [
   {
     name: 'explorer: switching the mask to Causal zeroes the upper triangle, same weights otherwise',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       const before = await matrix(page, WEIGHTS(1, 1));
       const t = before.length;
       assert(before[0][t - 1] > 0, 'padding mask: query 0 sees the last key');
@@ -105,7 +98,7 @@ export const tests = [
   {
     name: 'explorer: selecting a head in the model view',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       const cells = page.locator('.model-view button.thumb');
       assert(await cells.count() >= 2, 'model view has cells');
       for (const i of [0, 1]) { const ink = await inkFraction(cells.nth(i).locator('canvas')); assert(ink > 0.5, `thumbnail ${i} is drawn (ink ${ink})`); }
@@ -124,7 +117,7 @@ export const tests = [
   {
     name: 'explorer: hovering a cell shows its tokens and exact value',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       const fig = figure(page, WEIGHTS(1, 1));
       const canvas = fig.locator('canvas');
       const box = await canvas.boundingBox();
@@ -150,7 +143,7 @@ export const tests = [
   {
     name: 'explorer: stepping through every stage (embeddings, attention, Add & Norm, feed-forward) with buttons and arrow keys',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       await page.getByLabel('Pad to').fill('20');
       await page.waitForFunction(() => document.querySelectorAll('ol.tokens li.pad').length > 0, null, { timeout: 15000 });
       const title = page.locator('.stage-title');
@@ -195,7 +188,7 @@ export const tests = [
   {
     name: 'explorer: export the heatmap as PNG and its values as CSV',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
       const fig = figure(page, WEIGHTS(1, 1));
       const [download] = await Promise.all([
@@ -249,7 +242,7 @@ export const tests = [
     name: 'explorer: the mask None gives [PAD] keys weight; Padding gives them 0',
     async run({ browser, baseUrl, artifacts }) {
       for (const [name, viewport] of [['wide', { width: 1280, height: 800 }], ['narrow', { width: 390, height: 844 }]]) {
-        const { page, context, problems, requests } = await ready(browser, baseUrl, viewport);
+        const { page, context, problems, requests } = await openReady(browser, baseUrl, viewport);
         const real = await page.locator('ol.tokens li').count();
         await page.getByLabel('Pad to').fill(String(real + 3));
         await page.waitForFunction((n) => document.querySelectorAll('ol.tokens li').length === n, real + 3, { timeout: 15000 });
@@ -281,7 +274,7 @@ export const tests = [
   {
     name: 'explorer: bad input gives a clear message, never a panic',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems, requests } = await ready(browser, baseUrl);
+      const { page, context, problems, requests } = await openReady(browser, baseUrl);
       const sentence = page.getByLabel('Sentence', { exact: true });
       await page.getByLabel('Second sentence').fill('');
       await sentence.fill('');
@@ -311,7 +304,7 @@ export const tests = [
     name: 'explorer: readable at 1280×800 and usable at 390×844',
     async run({ browser, baseUrl, artifacts }) {
       for (const [name, viewport] of [['wide', { width: 1280, height: 800 }], ['narrow', { width: 390, height: 844 }]]) {
-        const { page, context, problems, requests } = await ready(browser, baseUrl, viewport);
+        const { page, context, problems, requests } = await openReady(browser, baseUrl, viewport);
         await framesRendered(page);
         const overflow = await page.locator('.explorer').evaluate((e) => e.scrollWidth - e.clientWidth);
         assert(overflow <= 1, `${name}: the explorer overflows sideways by ${overflow}px`);

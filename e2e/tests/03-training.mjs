@@ -1,17 +1,12 @@
 // Live training, as a user does it: play, pause, step, history, reload, a real checkpoint, NaN.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert, pause, poll, keptSteps, waitKept, stepOf } from '../harness.mjs';
+import { openPage, ready, assert, pause, poll, keptSteps, waitKept, stepOf } from '../harness.mjs';
 
 
 const softmaxFigure = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first();
 const stepCount = stepOf;
 const latestLoss = async (page) => Number(await page.locator('.readout').first().getAttribute('data-loss'));
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 // Press Play and wait until the step counter reaches `steps`.
 async function playUntil(page, steps, timeout = 30000) {
@@ -246,8 +241,9 @@ export const tests = [
       const restoredFacts = await page.locator('header .model-facts').innerText();
       assert(facts.includes('word-level') && restoredFacts === facts, `header before: ${facts}; after the reload: ${restoredFacts}`);
       const playing = await page.getByRole('button', { name: 'Pause', exact: true }).isEnabled();
+      // The curves come back with the model (live.rs `ready`), and are drawn in a task of their own.
       await page.waitForFunction(() => Number(document.querySelector('[data-chart="loss"]')?.dataset.points) > 0, null, { timeout: 5000 })
-        .catch(() => {});
+        .catch(() => { throw new Error('the loss curves did not come back with the model'); });
       const lossChart = page.locator('figure.curve-chart').first();
       const curvePoints = Number(await lossChart.getAttribute('data-points'));
       const curveText = await lossChart.locator('.curve-readout').innerText();

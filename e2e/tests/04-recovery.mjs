@@ -2,16 +2,11 @@
 // Restart continues from the last kept model, with the curves and heatmaps still shown. The
 // crash comes from a test-only hook the page defines only under `?test-hooks`.
 import path from 'node:path';
-import { openPage, assert, pause, waitKept, framesRendered } from '../harness.mjs';
+import { openPage, ready, assert, pause, waitKept, framesRendered } from '../harness.mjs';
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 const curvePoints = async (page) => Number(await page.locator('figure.curve-chart').first().getAttribute('data-points'));
 const matrix = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first().getAttribute('data-matrix');
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 async function playUntil(page, steps, timeout = 30000) {
   await page.getByRole('button', { name: 'Play', exact: true }).click();

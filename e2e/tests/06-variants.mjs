@@ -2,7 +2,7 @@
 // Attention (Full/Tiled) on the same weights, and the training panel's Architecture (KV heads,
 // Positions, Attention) for a new model at Reset. Each choice must change what is drawn.
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, openReady, assert } from '../harness.mjs';
 
 const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
 
@@ -17,14 +17,6 @@ async function matrix(page, caption) {
 // The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
 const stageFigure = (page, name) => page.locator(`.stage-panel figure.heatmap[data-figure="${name}"]`);
 const stageMatrix = async (page, name) => JSON.parse(await stageFigure(page, name).getAttribute('data-matrix'));
-
-async function ready(browser, baseUrl, viewport) {
-  const opened = await openPage(browser, baseUrl, viewport);
-  await opened.page.waitForSelector('ol.tokens li', { timeout: 30000 });
-  await opened.page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await opened.page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-  return opened;
-}
 
 // Waits until the figure captioned `caption` holds a matrix other than `before`.
 async function changed(page, caption, before, timeout = 15000) {
@@ -50,7 +42,7 @@ export const tests = [
   {
     name: 'variants: a window hides far keys, and Tiled adds a Tiles stage that ends equal to Full',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openReady(browser, baseUrl);
       const full = await matrix(page, WEIGHTS);
       const T = full.length;
       // Window 2: query i sees key j only if |i − j| < 2.
@@ -104,7 +96,7 @@ export const tests = [
   {
     name: 'variants: each Architecture choice builds a model that the explorer shows and that trains',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openReady(browser, baseUrl);
       // Head 4: its K/V group changes with every KV-heads choice below (head 1 keeps group 1,
       // whose weights a fresh model of the same seed draws alike).
       await page.getByRole('button', { name: 'Layer 1 · Head 4', exact: true }).click();
@@ -114,7 +106,7 @@ export const tests = [
 
       // Multi-query: one K/V group for every head, banded in the model view.
       await resetWith(page, 'KV heads', '1', 'multi-query');
-      await page.locator('.mv-kv').first().waitFor({ timeout: 10000 }).catch(() => {});
+      await page.waitForFunction(() => document.querySelectorAll('.mv-kv').length === 1, null, { timeout: 10000 });
       const mqa = await changed(page, HEAD4, before);
       await page.locator('.model-card').screenshot({ path: path.join(artifacts, 'variants-mqa-model.png') });
 
@@ -157,7 +149,7 @@ export const tests = [
   {
     name: 'variants: ALiBi positions show their bias at "+ M" and refuse linear attention',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openReady(browser, baseUrl);
       const offered = await architecture(page, 'Positions').locator('option').allTextContents();
       assert(offered.includes('ALiBi'), `Positions offers ${offered}`);
       await resetWith(page, 'Positions', 'alibi', 'ALiBi');

@@ -2,13 +2,12 @@
 // read back and checked against the claim; Cancel stops a run and the page stays responsive.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert, framesRendered } from '../harness.mjs';
+import { openPage, openReady, assert, framesRendered } from '../harness.mjs';
 
 
-async function ready(browser, baseUrl, viewport) {
-  const opened = await openPage(browser, baseUrl, viewport);
-  await opened.page.waitForSelector('ol.tokens li', { timeout: 30000 });
-  await opened.page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
+/// A fresh page, ready, that records its long main-thread tasks from here on.
+async function openWatched(browser, baseUrl, viewport) {
+  const opened = await openReady(browser, baseUrl, viewport);
   await opened.page.evaluate(() => {
     window.__longTasks = [];
     new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__longTasks.push(e.duration)))
@@ -48,7 +47,7 @@ export const tests = [
   {
     name: 'claims: every claim runs to completion and its data-series bears the claim out',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openWatched(browser, baseUrl);
       await page.getByLabel('Sentence', { exact: true }).fill('the dog chases a red ball');
       // The worker has the sentence once its tokens come back ("red" where the default has [MASK]).
       await page.waitForFunction(() => [...document.querySelectorAll('ol.tokens li')].some((li) => li.firstChild?.textContent === 'red'),
@@ -99,7 +98,7 @@ export const tests = [
       await page.waitForFunction(() => /of 270/.test(document.querySelector('article.claim[data-claim="Extrapolation"] .claim-count')?.textContent ?? ''), null, { timeout: 30000 });
       // It takes minutes: a claim run meanwhile goes first and ends, then it goes on.
       const done = (text) => Number(/(\d+) of 270/.exec(text)?.[1] ?? -1);
-      const extrapolationCount = () => card(page, 'Extrapolation').locator('.claim-count').textContent().catch(() => '');
+      const extrapolationCount = () => card(page, 'Extrapolation').locator('.claim-count').textContent();
       await page.waitForFunction(() => /[1-9]\d* of 270/.test(document.querySelector('article.claim[data-claim="Extrapolation"] .claim-count')?.textContent ?? ''), null, { timeout: 120000 });
       r = await run(page, 'Leakage', 60000);
       assert(r.state === 'done', `leakage while extrapolation trains: ${r.error}`);
@@ -127,7 +126,7 @@ export const tests = [
   {
     name: 'claims: Cancel stops a run, and the model is as it was',
     async run({ browser, baseUrl }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openWatched(browser, baseUrl);
       const weights = () => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first().getAttribute('data-matrix');
       const before = await weights();
       await card(page, 'Time').getByRole('button', { name: 'Run', exact: true }).click();
@@ -198,7 +197,7 @@ export const tests = [
     // Memory then Time at once used to leave Memory at "13 of 14" for ever.
     name: 'claims: Runs clicked one after another all end, the later ones waiting their turn visibly',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openWatched(browser, baseUrl);
       const all = ['Memory', 'Time', 'Leakage', 'KvCache'];
       for (const claim of all) await card(page, claim).getByRole('button', { name: 'Run', exact: true }).click();
       await page.waitForFunction(() => document.querySelector('article.claim[data-claim="Time"]')?.dataset.state === 'queued'
@@ -218,7 +217,7 @@ export const tests = [
   {
     name: 'claims: Scaling (√d_k) saturates softmax without ÷√d_k, and reads Compare\'s ÷√d_k and None models side by side',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openWatched(browser, baseUrl);
       // 1. Random q and k: four plots against d_k, each a figure with data-series.
       let r = await run(page, 'Scaling');
       assert(r.state === 'done', `scaling: ${r.error}`);
@@ -275,7 +274,7 @@ export const tests = [
   {
     name: 'claims: Heads measures roles, ablation and diversity, and its heatmap follows training',
     async run({ browser, baseUrl, artifacts }) {
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openWatched(browser, baseUrl);
       const step = async () => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
       // Steps per second over [from, to], the claim not yet run: training alone.
       const playTo = async (to) => {
@@ -347,7 +346,7 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       const dir = process.env.MINILM_DIR;
       assert(dir && fs.existsSync(path.join(dir, 'model.safetensors')), `MiniLM not found in MINILM_DIR=${dir}`);
-      const { page, context, problems } = await ready(browser, baseUrl);
+      const { page, context, problems } = await openWatched(browser, baseUrl);
       const files = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'].map((f) => path.join(dir, f));
       await page.locator('input[type=file]').first().setInputFiles(files);
       await page.waitForFunction(() => document.querySelectorAll('.model-view .thumb').length === 72, null, { timeout: 120000 });

@@ -3,14 +3,9 @@
 // reload cover both.
 import fs from 'node:fs';
 import path from 'node:path';
-import { openPage, assert, pause, poll, waitKept } from '../harness.mjs';
+import { openPage, ready, assert, pause, poll, waitKept } from '../harness.mjs';
 
 const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 const smoothedLoss = async (page, model) =>

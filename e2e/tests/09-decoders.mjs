@@ -4,14 +4,9 @@
 // the page's longest main-thread task meanwhile is reported (target 50 ms, measured by
 // e2e/bench/longtasks.mjs), not asserted: no clock decides a test.
 import path from 'node:path';
-import { openPage, assert } from '../harness.mjs';
+import { openPage, ready, assert } from '../harness.mjs';
 
 const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 const smoothedLoss = async (page) => Number(await page.locator('p.readout').first().getAttribute('data-smoothed-loss'));
 const generatedTokens = async (page) => JSON.parse(await page.locator('[data-generated]').getAttribute('data-generated'));

@@ -4,7 +4,7 @@
 // shows the anti-diagonal; the stepper walks cross-attention and says where Q and K, V come
 // from.
 import path from 'node:path';
-import { openPage, assert, pause, untilStep, waitKept } from '../harness.mjs';
+import { openPage, ready, assert, pause, untilStep, waitKept } from '../harness.mjs';
 
 const HELD_OUT = 'blue sky is warm'; // four corpus words, in no corpus sentence in this order
 const REVERSED = ['warm', 'is', 'sky', 'blue'];
@@ -15,11 +15,6 @@ const REVERSED_AND_STOP = [...REVERSED, '[SEP]'];
 const TARGET_MS = 60000;
 const STEP_BUDGET = 2400;
 const SLICE_STEPS = 300;
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 async function setField(page, label, value) {
   const input = page.getByLabel(label, { exact: true });

@@ -5,14 +5,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveDir, assert } from '../harness.mjs';
+import { ready, serveDir, assert } from '../harness.mjs';
 
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist');
 
 const stop = (server) => new Promise((resolve) => { server.close(resolve); server.closeAllConnections(); });
 
-async function ready(page) {
-  await page.waitForFunction(() => document.querySelector('figure.heatmap canvas') && !document.querySelector('.busy'), null, { timeout: 30000 });
+/// Ready, with no banner saying the trainer stopped or never started.
+async function readyAndRunning(page) {
+  await ready(page);
   const failed = await page.locator('.crashed, .boot-failed').allInnerTexts();
   assert(failed.length === 0, failed.join('\n'));
 }
@@ -30,7 +31,7 @@ export const tests = [
       page.on('pageerror', (e) => errors.push(e.message));
       try {
         await page.goto(url);
-        await ready(page);
+        await readyAndRunning(page);
         // The service worker is active once it has kept every file of this version.
         await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
         await stop(server);
@@ -38,7 +39,7 @@ export const tests = [
         assert(offline === 'no network', `the network is still on: ${offline}`);
 
         await page.reload();
-        await ready(page);
+        await readyAndRunning(page);
         await page.getByRole('button', { name: 'Play', exact: true }).click();
         await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 30, null, { timeout: 30000 });
         await page.getByRole('button', { name: 'Pause', exact: true }).click();
@@ -51,12 +52,12 @@ export const tests = [
         fs.writeFileSync(index, fs.readFileSync(index, 'utf8').replace('<title>Attention Lab</title>', '<title>Attention Lab, next</title>'));
         server = await serveDir(next, port);
         await page.reload();
-        await ready(page);
+        await readyAndRunning(page);
         assert(await page.title() === 'Attention Lab, next', `online, the old version opened: ${await page.title()}`);
         // …and it is the one kept for the next time offline.
         await stop(server);
         await page.reload();
-        await ready(page);
+        await readyAndRunning(page);
         assert(await page.title() === 'Attention Lab, next', `offline after the update: ${await page.title()}`);
         fs.rmSync(next, { recursive: true, force: true });
         assert(errors.length === 0, errors.join('\n'));

@@ -3,15 +3,10 @@
 // in part says so in one line and keeps what it could read; a link for another model offers a
 // Reset and keeps the model trained here until the user accepts it. Every test name holds
 // "links": `node e2e/run.mjs links` runs them all.
-import { openPage, assert, waitKept } from '../harness.mjs';
+import { openPage, ready, assert, waitKept } from '../harness.mjs';
 
 // Slow steps (building the small preset, restoring a kept model) on a busy 2-core machine.
 const MODEL_MS = 90000;
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: MODEL_MS });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: MODEL_MS });
-}
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 const dataLink = (page) => page.locator('button.copy-link').getAttribute('data-link');
@@ -123,13 +118,13 @@ async function acceptOffer(page, factsText) {
   await offer(page).getByRole('button', { name: "Reset to the link's model" }).click();
   await offer(page).waitFor({ state: 'detached', timeout: 5000 });
   await page.waitForFunction((t) => document.querySelector('header .model-facts')?.textContent.includes(t), factsText, { timeout: MODEL_MS });
-  await ready(page);
+  await ready(page, { timeout: MODEL_MS });
 }
 
 /// A fresh browser keeps no model, so a link's model is built at once: no offer, nothing lost.
 async function builtByLink(page, factsText) {
   await page.waitForFunction((t) => document.querySelector('header .model-facts')?.textContent.includes(t), factsText, { timeout: MODEL_MS });
-  await ready(page);
+  await ready(page, { timeout: MODEL_MS });
   assert(await offer(page).count() === 0, 'a fresh browser, with nothing kept, is offered a Reset');
 }
 
@@ -142,7 +137,7 @@ const main = [
     name: 'links: a BERT view with Compare, set through the page, comes back field by field in a fresh browser from Copy link',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       assert(new URL(await dataLink(page)).search === '', `a plain visit's link: ${await dataLink(page)}`);
 
       // The model: small, grouped-query rotary A, and a multi-query rotary linear B to compare.
@@ -156,7 +151,7 @@ const main = [
       await resetButton(page).click();
       await page.waitForSelector('.model-switch', { timeout: MODEL_MS });
       await page.waitForFunction((t) => document.querySelector('header .model-facts')?.textContent.includes(t), SMALL, { timeout: MODEL_MS });
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
 
       // The tour at chapter 4 (each chapter sets the page up: the view is set after it).
       await page.locator('button.tour-button').click();
@@ -228,12 +223,12 @@ const main = [
     name: 'links: an encoder–decoder view (target, cross-attention) and a decoder view come back in a fresh browser',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       await panelSelect(page, 'Objective').selectOption('seq2seq');
       await panelSelect(page, 'Task').selectOption('copy');
       await resetButton(page).click();
       await probeField(page, 'Target').waitFor({ timeout: MODEL_MS });
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       await probeField(page, 'Sentence').fill('the dog runs');
       await probeField(page, 'Target').fill('the dog runs');
       // Cross-attention's layer 2, head 3, from the model view; its "· V" stage.
@@ -281,7 +276,7 @@ const main = [
     name: 'links: a bad link table — each bad field says so in one notice, keeps its default and the good fields, and loses nothing kept',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       // What this browser keeps: a setting and a model trained some steps.
       const rate = page.getByLabel('Learning rate', { exact: true });
       await rate.fill('0.005');
@@ -317,7 +312,7 @@ const main = [
         const where = `?${row.query.slice(0, 60)}`;
         const started = Date.now();
         await page.goto(`${baseUrl}?${row.query}`);
-        await ready(page);
+        await ready(page, { timeout: MODEL_MS });
         // The kept model came back, not a fresh one.
         await page.waitForFunction((n) => Number(document.querySelector('[data-step]')?.dataset.step) === n, trained, { timeout: MODEL_MS });
         await page.waitForFunction((text) => document.querySelector('[data-link-notice]')?.textContent.includes(text), row.says, { timeout: 10000 })
@@ -356,7 +351,7 @@ const main = [
     name: 'links: a link to another preset keeps the trained model until "Reset to the link\'s model"; "Keep this model" keeps it',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       const trained = await trainAndKeep(page, 20);
       // Layer 4: small has 4 layers, tiny 2.
       const toSmall = `${baseUrl}?preset=small&layer=4&head=2`;
@@ -364,7 +359,7 @@ const main = [
       // Opened where a tiny model has trained: the offer, and the kept model meanwhile.
       const offered = async (step) => {
         await page.goto(toSmall);
-        await ready(page);
+        await ready(page, { timeout: MODEL_MS });
         await offer(page).waitFor({ timeout: 10000 });
         const text = await offer(page).innerText();
         assert(text.startsWith('This link is for another model: preset small (here tiny).'), text);
@@ -407,7 +402,7 @@ const main = [
       // Its own link reopens it as it is: no offer, the small model.
       await waitKept(page, 0);
       await page.goto(link);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       await page.waitForFunction((t) => document.querySelector('header .model-facts')?.textContent.includes(t), SMALL, { timeout: MODEL_MS });
       assert(await offer(page).count() === 0, 'the link of the model here offers a Reset');
       expectView(await shownView(page), { preset: 'small', summary: 'Layer 4 · Head 2 · softmax weights' }, 'reopened');
@@ -428,7 +423,7 @@ main.push(
       await page.waitForSelector('.error-box, figure.heatmap canvas', { timeout: MODEL_MS });
       const error = await page.locator('.explorer .error-box').allInnerTexts();
       assert(error.length === 0, `the explorer shows: ${error.join(' | ')}`);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       expectView(await shownView(page), { window: '', summary: 'Layer 1 · Head 2 · softmax weights' }, '?window=500');
       assert((await noticeLines(page)).some((l) => l.includes('Window')), `notice: ${await noticeLines(page)}`);
       assert(problems.length === 0, problems.join('\n'));
@@ -439,12 +434,12 @@ main.push(
     name: 'links: the page\'s own link for a sentence longer than a link carries reopens with its first 2,000 characters, quietly',
     async run({ browser, baseUrl }) {
       const { page, context } = await openPage(browser, baseUrl);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       const long = 'the dog . '.repeat(401).trim();
       await probeField(page, 'Sentence').fill(long);
       const link = await dataLink(page);
       const fresh = await openPage(browser, link);
-      await ready(fresh.page);
+      await ready(fresh.page, { timeout: MODEL_MS });
       const lines = await noticeLines(fresh.page);
       assert(lines.length === 0, `the page's own link (${long.length} characters) reopens with: ${lines.join(' | ')}`);
       expectView(await shownView(fresh.page), { sentence: long.slice(0, 2000) }, 'reopened');
@@ -456,7 +451,7 @@ main.push(
     name: 'links: an encoder–decoder link with Compare drops Compare when read, with a notice, and builds the encoder–decoder',
     async run({ browser, baseUrl }) {
       const { page, context } = await openPage(browser, `${baseUrl}?objective=seq2seq&task=copy&compare=on&b-attention=linear`);
-      await ready(page);
+      await ready(page, { timeout: MODEL_MS });
       const lines = await noticeLines(page);
       assert(lines.some((l) => l.includes('an encoder–decoder is built with BERT\'s attention and trains alone')), `notice: ${lines.join(' | ')}`);
       await builtByLink(page, 'encoder–decoder');

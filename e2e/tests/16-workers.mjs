@@ -3,14 +3,9 @@
 // (the same batches, losses equal to float rounding), the same every time for two, and a
 // gradient worker that dies is noticed and Restart continues with two.
 import path from 'node:path';
-import { openPage, assert, pause, poll, keptSteps } from '../harness.mjs';
+import { openPage, ready, assert, pause, poll, keptSteps } from '../harness.mjs';
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 async function setWorkers(page, value) {
   await page.locator('.controls label.workers select').selectOption(value);

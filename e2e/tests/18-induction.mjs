@@ -4,7 +4,7 @@
 // Repeat example in the explorer shows the induction head's stripe. Bounded by steps and
 // measurements, never by the clock: the timeouts are watchdogs.
 import path from 'node:path';
-import { openPage, assert, framesRendered, pause, poll, stepOf } from '../harness.mjs';
+import { openPage, ready, assert, framesRendered, pause, poll, stepOf } from '../harness.mjs';
 
 const CLAIM = 'article.claim[data-claim="InductionHeads"]';
 // Repeat's model: 2 layers of 8 heads (engine::repeat::RepeatTask::HEADS).
@@ -14,11 +14,6 @@ const ALL_HEADS = 2 * HEADS;
 const STEP_BUDGET = 3000;
 // Steps the test trains on past the change for the heads' scores to settle, at most.
 const AFTER_CHANGE = 600;
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 /// The claim's plots' series, in order (accuracy, previous, duplicate, induction[, ablation]).
 async function plots(page) {

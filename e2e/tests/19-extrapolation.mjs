@@ -4,17 +4,12 @@
 // checks the verdict's form against the spreads, whichever way they come out. Bounded by the
 // claim's own units (270 checks at most), never by the clock: the timeout is a watchdog.
 import path from 'node:path';
-import { openPage, assert, framesRendered } from '../harness.mjs';
+import { openPage, ready, assert, framesRendered } from '../harness.mjs';
 
 const CLAIM = 'article.claim[data-claim="Extrapolation"]';
 // engine::experiments::extrapolation: TRAINED.max_len and LONGEST.
 const TRAINED_MAX = 8;
 const LONGEST = 16;
-
-async function ready(page) {
-  await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 30000 });
-}
 
 const mean = (v) => v.reduce((a, b) => a + b, 0) / v.length;
 

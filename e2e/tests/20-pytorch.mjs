@@ -2,12 +2,10 @@
 // names the figure's tensor with shapes that match the figure, follows the model (rotary,
 // linear, a decoder's causal mask), and fits a phone without moving the page sideways.
 import path from 'node:path';
-import { openPage, assert, framesRendered, openCode } from '../harness.mjs';
+import { openPage, ready, assert, framesRendered, openCode } from '../harness.mjs';
 
-async function ready(page) {
-  await page.waitForSelector('.stage-panel figure.heatmap canvas', { timeout: 60000 });
-  await page.waitForFunction(() => !document.querySelector('.busy'), null, { timeout: 60000 });
-}
+// Ready once the stepper's stage has drawn a figure.
+const STAGE_DRAWN = { figure: '.stage-panel figure.heatmap canvas', timeout: 60000 };
 
 /// The code view of the stage on screen, as the page lays it out.
 function codeView(page) {
@@ -32,14 +30,17 @@ function codeView(page) {
   });
 }
 
-/// Clicks stage `short` in the stepper and waits for the code to quote its figure.
+/// Clicks stage `short` in the stepper and waits until it is the stage on screen and the code
+/// quotes one of its figures.
 async function stage(page, short) {
-  await page.locator('.stepper .step', { has: page.locator('.short', { hasText: short }) }).first().click();
-  await page.waitForFunction(() => {
+  const step = page.locator('.stepper .step', { has: page.locator('.short', { hasText: short }) }).first();
+  await step.click();
+  await page.waitForFunction((clicked) => {
     const pre = document.querySelector('pre[data-code="pytorch"]');
     const figures = [...document.querySelectorAll('.stage-panel figure.heatmap[data-figure]')].map((f) => f.dataset.figure);
-    return pre && (pre.dataset.figure === 'tiles' || figures.includes(pre.dataset.figure));
-  }, null, { timeout: 15000 });
+    return clicked.getAttribute('aria-current') === 'step'
+      && pre && (pre.dataset.figure === 'tiles' || figures.includes(pre.dataset.figure));
+  }, await step.elementHandle(), { timeout: 15000 });
   return codeView(page);
 }
 
@@ -61,7 +62,7 @@ export const tests = [
     name: 'pytorch: every stage of a BERT quotes its lines and names its tensor with the figure\'s shape',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?layer=2&head=3`);
-      await ready(page);
+      await ready(page, STAGE_DRAWN);
       await openCode(page);
       const shorts = await page.locator('.stepper .step .short').allInnerTexts();
       assert(shorts.length === 13, `stages: ${shorts}`);
@@ -106,7 +107,7 @@ export const tests = [
       ];
       for (const [query, short, holds, what] of cases) {
         const { page, context, problems } = await openPage(browser, `${baseUrl}?${query}`);
-        await ready(page);
+        await ready(page, STAGE_DRAWN);
         await openCode(page);
         const v = await stage(page, short);
         checkView(v, `${query} ${short}`);
@@ -120,7 +121,7 @@ export const tests = [
     name: 'pytorch: at 390 px the code scrolls inside itself and the page never sideways',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openPage(browser, `${baseUrl}?stage=scaled`, { width: 390, height: 844 });
-      await ready(page);
+      await ready(page, STAGE_DRAWN);
       await openCode(page);
       const v = await codeView(page);
       checkView(v, 'phone');

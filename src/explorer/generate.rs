@@ -193,6 +193,7 @@ fn candidates(steps: &[GenerationStep]) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     #[test]
     fn fields_read_as_settings_and_bad_text_names_its_field() {

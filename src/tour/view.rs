@@ -4,7 +4,7 @@
 //! its lower part on a phone.
 
 use super::chapters::{Chapter, Focus, ModelNeed, CHAPTERS};
-use super::question::{Live as Shown, Margin, Posed, DECIDED_LEAD};
+use super::question::{Live as Shown, Margin, Posed, Question, DECIDED_LEAD};
 use super::Tour;
 use leptos::prelude::*;
 use protocol::view::Showing;
@@ -44,57 +44,98 @@ pub fn TourButton(tour: Tour) -> impl IntoView {
     }
 }
 
-#[component]
-pub fn TourPanel(tour: Tour) -> impl IntoView {
-    let outcome = RwSignal::new(None::<Outcome>);
-    let chapter = Memo::new(move |_| tour.chapter.get());
-    // A new chapter asks a new question.
-    Effect::watch(
-        move || chapter.get(),
-        move |_, _, _| outcome.set(None),
-        false,
-    );
-    let heading = NodeRef::<leptos::html::H2>::new();
-    // Focus moves into the panel when a chapter opens, so the arrows and Esc reach it.
-    Effect::watch(
-        move || chapter.get(),
-        move |c, _, _| {
-            if c.is_some() {
-                if let Some(h) = heading.get_untracked() {
-                    let _ = h.focus();
-                    // A new chapter is read from its start.
-                    if let Some(panel) = h.closest("aside.tour").ok().flatten() {
-                        panel.set_scroll_top(0);
-                    }
+/// The open chapter's question as the numbers on screen answer it now, and how the learner's
+/// answer went.
+#[derive(Clone, Copy)]
+struct Asking {
+    /// Whether the model here is the one the chapter speaks of.
+    need_met: Memo<bool>,
+    /// The question posed now, or what the page needs first (None: no chapter open).
+    posed: Memo<Option<Result<Posed, String>>>,
+    /// The buttons are rebuilt only when the choices change, not at every snapshot that moves
+    /// the numbers behind the answer: a click or the keyboard's focus must not be lost.
+    asked: Memo<Option<Asked>>,
+    margin: Memo<Option<Margin>>,
+    decided: Memo<Option<bool>>,
+    outcome: RwSignal<Option<Outcome>>,
+}
+
+impl Asking {
+    fn new(tour: Tour, chapter: Memo<Option<usize>>) -> Asking {
+        let need_met = Memo::new(move |_| {
+            chapter
+                .get()
+                .is_none_or(|n| model_meets(tour, CHAPTERS[n - 1].scene.model))
+        });
+        let posed = posed(tour, chapter, need_met);
+        let asked = Memo::new(move |_| {
+            posed.get().map(|r| match r {
+                Ok(p) if p.margin.decided() => Asked::Choices(p.choices),
+                Ok(_) => Asked::Undecided,
+                Err(why) => Asked::Needs(why),
+            })
+        });
+        let margin =
+            Memo::new(move |_| posed.with(|p| p.as_ref()?.as_ref().ok().map(|p| p.margin)));
+        let decided = Memo::new(move |_| margin.get().map(Margin::decided));
+        Asking {
+            need_met,
+            posed,
+            asked,
+            margin,
+            decided,
+            outcome: RwSignal::new(None),
+        }
+    }
+
+    /// The learner chose `label` in chapter `n`: checked against the numbers on screen at the
+    /// moment of the answer, and only while they decide it.
+    fn answer(self, n: usize, label: &str) {
+        let result = match self.posed.get_untracked() {
+            Some(Ok(Posed {
+                choices,
+                answer,
+                why,
+                margin,
+            })) if margin.decided() => {
+                if choices[answer] == label {
+                    Outcome::Right(why)
+                } else {
+                    Outcome::Wrong(CHAPTERS[n - 1].hint.to_string())
                 }
             }
-        },
-        false,
-    );
-    // Whether the model here is the one the chapter speaks of; its question waits until it is.
-    let need_met = Memo::new(move |_| {
-        let Some(n) = chapter.get() else {
-            return true;
+            _ => return,
         };
-        tour.live
-            .info
-            .with(|i| match (CHAPTERS[n - 1].scene.model, i) {
-                (_, None) => true,
-                // A Repeat decoder's words are its symbols: it cannot read the chapters' sentence.
-                (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder && i.repeat.is_none(),
-                (ModelNeed::PreTraining, Some(i)) => {
-                    !i.encoder_decoder && !i.decoder && i.has_heads
-                }
-                (ModelNeed::Repeat, Some(i)) => i.repeat.is_some(),
-                (ModelNeed::Reverse, Some(i)) => {
-                    i.encoder_decoder
-                        && tour
-                            .settings
-                            .with(|s| s.task == Some(engine::seq2seq::Task::Reverse))
-                }
-            })
-    });
-    let posed = Memo::new(move |_| {
+        self.outcome.set(Some(result));
+    }
+}
+
+/// Whether the model here is the one a chapter needing `need` speaks of (true before there is
+/// a model); its question waits until it is.
+fn model_meets(tour: Tour, need: ModelNeed) -> bool {
+    tour.live.info.with(|i| match (need, i) {
+        (_, None) => true,
+        // A Repeat decoder's words are its symbols: it cannot read the chapters' sentence.
+        (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder && i.repeat.is_none(),
+        (ModelNeed::PreTraining, Some(i)) => !i.encoder_decoder && !i.decoder && i.has_heads,
+        (ModelNeed::Repeat, Some(i)) => i.repeat.is_some(),
+        (ModelNeed::Reverse, Some(i)) => {
+            i.encoder_decoder
+                && tour
+                    .settings
+                    .with(|s| s.task == Some(engine::seq2seq::Task::Reverse))
+        }
+    })
+}
+
+/// The open chapter's question posed against what the explorer shows (model A, or B while B is
+/// shown), or what the page needs first.
+fn posed(
+    tour: Tour,
+    chapter: Memo<Option<usize>>,
+    need_met: Memo<bool>,
+) -> Memo<Option<Result<Posed, String>>> {
+    Memo::new(move |_| {
         let n = chapter.get()?;
         let c = &CHAPTERS[n - 1];
         if !need_met.get() {
@@ -121,31 +162,23 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
             })
         };
         // Only the loss question reads the curve: the others need not follow every point.
-        Some(if c.question == super::question::Question::LossFell {
+        Some(if c.question == Question::LossFell {
             tour.live.curves.with(pose)
         } else {
             pose(&empty)
         })
-    });
-    // The buttons are rebuilt only when the choices change, not at every snapshot that moves
-    // the numbers behind the answer: a click or the keyboard's focus must not be lost.
-    let asked = Memo::new(move |_| {
-        posed.get().map(|r| match r {
-            Ok(p) if p.margin.decided() => Asked::Choices(p.choices),
-            Ok(_) => Asked::Undecided,
-            Err(why) => Asked::Needs(why),
-        })
-    });
-    let margin = Memo::new(move |_| posed.with(|p| p.as_ref()?.as_ref().ok().map(|p| p.margin)));
-    let decided = Memo::new(move |_| margin.get().map(Margin::decided));
-    // The chapter plays the model while its question is undecided: the answer is a pattern the
-    // model has yet to learn, so a pause then (the learner's, or one that lands on a snapshot
-    // below the line) is followed by Play; to stop training there, leave the tour. When the
-    // question becomes decided, training pauses (chapter 1's included), so the numbers hold
-    // still at a decided answer while the learner reads them: a playing head's lead wobbles
-    // from one snapshot to the next, and the choices would come and go. A chapter that opens
-    // decided keeps its scene, the loss chapter plays on, and once decided the learner's own
-    // Play or Pause stands.
+    })
+}
+
+/// The chapter plays the model while its question is undecided: the answer is a pattern the
+/// model has yet to learn, so a pause then (the learner's, or one that lands on a snapshot
+/// below the line) is followed by Play; to stop training there, leave the tour. When the
+/// question becomes decided, training pauses (chapter 1's included), so the numbers hold
+/// still at a decided answer while the learner reads them: a playing head's lead wobbles
+/// from one snapshot to the next, and the choices would come and go. A chapter that opens
+/// decided keeps its scene, the loss chapter plays on, and once decided the learner's own
+/// Play or Pause stands.
+fn play_until_decided(tour: Tour, chapter: Memo<Option<usize>>, decided: Memo<Option<bool>>) {
     Effect::watch(
         move || (chapter.get(), decided.get(), tour.live.playing.get()),
         move |&(n, now, playing), before, _| {
@@ -160,7 +193,7 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
             // chapter is about watching the curve play.
             let turned_decided = before.is_some_and(|b| b.1 == Some(false))
                 && now == Some(true)
-                && CHAPTERS[n - 1].question != super::question::Question::LossFell;
+                && CHAPTERS[n - 1].question != Question::LossFell;
             match now {
                 Some(false) if !playing && can_train => tour.live.send(ToWorker::Play),
                 Some(true) if turned_decided && playing => tour.live.send(ToWorker::Pause),
@@ -169,8 +202,34 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         },
         false,
     );
-    // A decided question's choices come into the sheet's view (on a phone the sheet is short,
-    // and they sit below its fold): the panel scrolls, not the page, once they are drawn.
+}
+
+/// Focus moves into the panel when a chapter opens, so the arrows and Esc reach it; a new
+/// chapter is read from its start.
+fn focus_when_opened(chapter: Memo<Option<usize>>, heading: NodeRef<leptos::html::H2>) {
+    Effect::watch(
+        move || chapter.get(),
+        move |c, _, _| {
+            if c.is_some() {
+                if let Some(h) = heading.get_untracked() {
+                    let _ = h.focus();
+                    if let Some(panel) = h.closest("aside.tour").ok().flatten() {
+                        panel.set_scroll_top(0);
+                    }
+                }
+            }
+        },
+        false,
+    );
+}
+
+/// A decided question's choices come into the sheet's view (on a phone the sheet is short,
+/// and they sit below its fold): the panel scrolls, not the page, once they are drawn.
+fn choices_into_view_when_decided(
+    chapter: Memo<Option<usize>>,
+    decided: Memo<Option<bool>>,
+    heading: NodeRef<leptos::html::H2>,
+) {
     Effect::watch(
         move || (chapter.get(), decided.get()),
         move |&(n, now), _, _| {
@@ -187,62 +246,39 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         },
         true,
     );
-    let answer = move |label: String| {
-        let Some(n) = chapter.get_untracked() else {
-            return;
-        };
-        // Checked against the numbers on screen at the moment of the answer, and only while
-        // they decide it.
-        let result = match posed.get_untracked() {
-            Some(Ok(Posed {
-                choices,
-                answer,
-                why,
-                margin,
-            })) if margin.decided() => {
-                if choices[answer] == label {
-                    Outcome::Right(why)
-                } else {
-                    Outcome::Wrong(CHAPTERS[n - 1].hint.to_string())
-                }
-            }
-            _ => return,
-        };
-        outcome.set(Some(result));
-    };
-    // How far an undecided question is: "The model has not decided yet: the top weight leads
-    // the runner-up by 1.1×; the question opens at 1.5×. Training… step 340".
-    let undecided = move || {
-        let Some(Margin::Lead { ratio, of }) = margin.get() else {
-            return String::new();
-        };
-        let how = if let Err(e) = tour.live.trainable.get() {
-            format!("this model cannot train here ({e}), so its answer stays undecided.")
-        } else if tour.live.playing.get() {
-            format!("Training… step {}", tour.live.step.get())
-        } else {
-            format!(
-                "Paused at step {}: press Play to train on.",
-                tour.live.step.get()
-            )
-        };
-        format!("The model has not decided yet: {of} {ratio:.1}×; the question opens at {DECIDED_LEAD}×. {how}")
-    };
-    let step = move |by: isize| {
-        if let Some(n) = chapter.get_untracked() {
-            let next = (n as isize + by).clamp(1, CHAPTERS.len() as isize) as usize;
-            if next != n {
-                tour.open(next);
-            }
+}
+
+/// Turns the tour's page `by` chapters (within the first and the last).
+fn turn(tour: Tour, by: isize) {
+    if let Some(n) = tour.chapter.get_untracked() {
+        let next = (n as isize + by).clamp(1, CHAPTERS.len() as isize) as usize;
+        if next != n {
+            tour.open(next);
         }
-    };
+    }
+}
+
+#[component]
+pub fn TourPanel(tour: Tour) -> impl IntoView {
+    let chapter = Memo::new(move |_| tour.chapter.get());
+    let asking = Asking::new(tour, chapter);
+    // A new chapter asks a new question.
+    Effect::watch(
+        move || chapter.get(),
+        move |_, _, _| asking.outcome.set(None),
+        false,
+    );
+    let heading = NodeRef::<leptos::html::H2>::new();
+    focus_when_opened(chapter, heading);
+    play_until_decided(tour, chapter, asking.decided);
+    choices_into_view_when_decided(chapter, asking.decided, heading);
     let keydown = move |ev: web_sys::KeyboardEvent| {
         if crate::keys::is_editing(&ev) {
             return;
         }
         match ev.key().as_str() {
-            "ArrowRight" => step(1),
-            "ArrowLeft" => step(-1),
+            "ArrowRight" => turn(tour, 1),
+            "ArrowLeft" => turn(tour, -1),
             "Escape" => tour.chapter.set(None),
             _ => return,
         }
@@ -250,80 +286,17 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
         ev.stop_propagation();
         ev.prevent_default();
     };
-    let need = move || {
-        let n = chapter.get()?;
-        let need = CHAPTERS[n - 1].scene.model;
-        let met = need_met.get();
-        (!met).then(|| {
-            let what = match need {
-                ModelNeed::OneModel => "one BERT or decoder that reads the corpus's words",
-                ModelNeed::PreTraining => "BERT with its MLM and NSP heads",
-                ModelNeed::Reverse => "an encoder–decoder trained on Reverse",
-                ModelNeed::Repeat => "a decoder trained on Repeat (Next token, Task Repeat)",
-            };
-            view! {
-                <div class="tour-need" role="status">
-                    <p>{format!("This chapter needs {what}. Build it, and the model here is replaced (keep or download it first if you want it).")}</p>
-                    <button type="button" class="primary" data-tour-build="" on:click=move |_| tour.build(need)>"Build it"</button>
-                </div>
-            }
-        })
-    };
     let body = move || {
-        let n = chapter.get()?;
-        let c: &Chapter = &CHAPTERS[n - 1];
-        let question = c.question.prompt();
-        let choices = move || {
-            match asked.get() {
-            Some(Asked::Choices(choices)) => choices
-                .into_iter()
-                .map(|label| {
-                    let (attribute, text) = (label.clone(), label.clone());
-                    view! { <button type="button" class="tour-choice" data-tour-choice=attribute on:click=move |_| answer(label.clone())>{text}</button> }
-                })
-                .collect_view()
-                .into_any(),
-            Some(Asked::Undecided) => view! { <p class="tour-undecided" role="status">{undecided}</p> }.into_any(),
-            Some(Asked::Needs(why)) => view! { <p class="hint">{why}</p> }.into_any(),
-            None => ().into_any(),
-        }
-        };
-        Some(view! {
-            <p class="tour-text">{c.text}</p>
-            <p class="tour-formula">{c.formula}</p>
-            {need}
-            <div class="tour-question"
-                data-decided=move || decided.get().unwrap_or(false).to_string()
-                data-margin=move || margin.get().map(|m| match m {
-                    Margin::Exact => "exact".to_string(),
-                    // As JavaScript's Number() reads it.
-                    Margin::Lead { ratio, .. } if ratio.is_infinite() => "Infinity".to_string(),
-                    Margin::Lead { ratio, .. } => format!("{ratio:.3}"),
-                })>
-                <p><strong>"Question: "</strong>{question}</p>
-                <div class="tour-choices" role="group" aria-label="Answers">{choices}</div>
-                <p class="tour-outcome" aria-live="polite">
-                    {move || outcome.get().map(|o| match o {
-                        Outcome::Right(why) => view! { <span class="right">"✓ "{why}</span> }.into_any(),
-                        Outcome::Wrong(hint) => view! { <span class="wrong" data-tour-hint="">"Not this one. "{hint}</span> }.into_any(),
-                    })}
-                </p>
-            </div>
-        })
-    };
-    let play_state = move || {
-        if tour.live.playing.get() {
-            "Training: playing"
-        } else {
-            "Training: paused"
-        }
+        chapter
+            .get()
+            .map(|n| view! { <ChapterBody tour=tour n=n asking=asking/> })
     };
     view! {
         <Show when=move || chapter.get().is_some()>
             <aside class="tour" role="dialog" aria-modal="false" aria-labelledby="tour-title"
                 data-tour-chapter=move || chapter.get().unwrap_or(0).to_string()
                 data-tour-chapters=CHAPTERS.len().to_string()
-                data-tour-answered=move || matches!(outcome.get(), Some(Outcome::Right(_))).to_string()
+                data-tour-answered=move || matches!(asking.outcome.get(), Some(Outcome::Right(_))).to_string()
                 on:keydown=keydown>
                 <div class="tour-head">
                     <h2 id="tour-title" tabindex="-1" node_ref=heading>
@@ -334,17 +307,119 @@ pub fn TourPanel(tour: Tour) -> impl IntoView {
                         on:click=move |_| tour.chapter.set(None)>"×"</button>
                 </div>
                 {body}
-                <div class="tour-nav">
-                    <button type="button" disabled=move || chapter.get() == Some(1) on:click=move |_| step(-1)>"Back"</button>
-                    <span class="tour-playing">{play_state}
-                        <button type="button" class="tour-play" on:click=move |_| tour.live.send(if tour.live.playing.get_untracked() { ToWorker::Pause } else { ToWorker::Play })>
-                            {move || if tour.live.playing.get() { "Pause" } else { "Play" }}
-                        </button>
-                    </span>
-                    <button type="button" class="primary" disabled=move || chapter.get() == Some(CHAPTERS.len()) on:click=move |_| step(1)>"Next"</button>
-                </div>
+                <TourNav tour=tour chapter=chapter/>
             </aside>
         </Show>
+    }
+}
+
+/// Chapter `n`'s text and formula, the model it needs, and its question.
+#[component]
+fn ChapterBody(tour: Tour, n: usize, asking: Asking) -> impl IntoView {
+    let c: &Chapter = &CHAPTERS[n - 1];
+    view! {
+        <p class="tour-text">{c.text}</p>
+        <p class="tour-formula">{c.formula}</p>
+        {move || (!asking.need_met.get()).then(|| view! { <BuildIt tour=tour need=c.scene.model/> })}
+        <div class="tour-question"
+            data-decided=move || asking.decided.get().unwrap_or(false).to_string()
+            data-margin=move || asking.margin.get().map(|m| match m {
+                Margin::Exact => "exact".to_string(),
+                // As JavaScript's Number() reads it.
+                Margin::Lead { ratio, .. } if ratio.is_infinite() => "Infinity".to_string(),
+                Margin::Lead { ratio, .. } => format!("{ratio:.3}"),
+            })>
+            <p><strong>"Question: "</strong>{c.question.prompt()}</p>
+            <div class="tour-choices" role="group" aria-label="Answers">
+                <Choices tour=tour n=n asking=asking/>
+            </div>
+            <p class="tour-outcome" aria-live="polite">
+                {move || asking.outcome.get().map(|o| match o {
+                    Outcome::Right(why) => view! { <span class="right">"✓ "{why}</span> }.into_any(),
+                    Outcome::Wrong(hint) => view! { <span class="wrong" data-tour-hint="">"Not this one. "{hint}</span> }.into_any(),
+                })}
+            </p>
+        </div>
+    }
+}
+
+/// What a chapter whose model is not the one here says, with "Build it".
+#[component]
+fn BuildIt(tour: Tour, need: ModelNeed) -> impl IntoView {
+    let what = match need {
+        ModelNeed::OneModel => "one BERT or decoder that reads the corpus's words",
+        ModelNeed::PreTraining => "BERT with its MLM and NSP heads",
+        ModelNeed::Reverse => "an encoder–decoder trained on Reverse",
+        ModelNeed::Repeat => "a decoder trained on Repeat (Next token, Task Repeat)",
+    };
+    view! {
+        <div class="tour-need" role="status">
+            <p>{format!("This chapter needs {what}. Build it, and the model here is replaced (keep or download it first if you want it).")}</p>
+            <button type="button" class="primary" data-tour-build="" on:click=move |_| tour.build(need)>"Build it"</button>
+        </div>
+    }
+}
+
+/// The question's choices once the numbers decide it; until then how far they are, or what the
+/// page needs first.
+#[component]
+fn Choices(tour: Tour, n: usize, asking: Asking) -> impl IntoView {
+    move || {
+        match asking.asked.get() {
+        Some(Asked::Choices(choices)) => choices
+            .into_iter()
+            .map(|label| {
+                let (attribute, text) = (label.clone(), label.clone());
+                view! { <button type="button" class="tour-choice" data-tour-choice=attribute on:click=move |_| asking.answer(n, &label)>{text}</button> }
+            })
+            .collect_view()
+            .into_any(),
+        Some(Asked::Undecided) => view! { <p class="tour-undecided" role="status">{move || undecided(tour, asking.margin.get())}</p> }.into_any(),
+        Some(Asked::Needs(why)) => view! { <p class="hint">{why}</p> }.into_any(),
+        None => ().into_any(),
+    }
+    }
+}
+
+/// How far an undecided question is: "The model has not decided yet: the top weight leads
+/// the runner-up by 1.1×; the question opens at 1.5×. Training… step 340".
+fn undecided(tour: Tour, margin: Option<Margin>) -> String {
+    let Some(Margin::Lead { ratio, of }) = margin else {
+        return String::new();
+    };
+    let how = if let Err(e) = tour.live.trainable.get() {
+        format!("this model cannot train here ({e}), so its answer stays undecided.")
+    } else if tour.live.playing.get() {
+        format!("Training… step {}", tour.live.step.get())
+    } else {
+        format!(
+            "Paused at step {}: press Play to train on.",
+            tour.live.step.get()
+        )
+    };
+    format!("The model has not decided yet: {of} {ratio:.1}×; the question opens at {DECIDED_LEAD}×. {how}")
+}
+
+/// Back, the training's state with its own Play/Pause, and Next.
+#[component]
+fn TourNav(tour: Tour, chapter: Memo<Option<usize>>) -> impl IntoView {
+    let play_state = move || {
+        if tour.live.playing.get() {
+            "Training: playing"
+        } else {
+            "Training: paused"
+        }
+    };
+    view! {
+        <div class="tour-nav">
+            <button type="button" disabled=move || chapter.get() == Some(1) on:click=move |_| turn(tour, -1)>"Back"</button>
+            <span class="tour-playing">{play_state}
+                <button type="button" class="tour-play" on:click=move |_| tour.live.send(if tour.live.playing.get_untracked() { ToWorker::Pause } else { ToWorker::Play })>
+                    {move || if tour.live.playing.get() { "Pause" } else { "Play" }}
+                </button>
+            </span>
+            <button type="button" class="primary" disabled=move || chapter.get() == Some(CHAPTERS.len()) on:click=move |_| turn(tour, 1)>"Next"</button>
+        </div>
     }
 }
 

@@ -1,8 +1,9 @@
 //! Handing files to the user as downloads.
 
 use crate::js::js_message;
+use engine::checkpoint::{CONFIG_FILE, TOKENIZER_CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE};
 use js_sys::Uint8Array;
-use protocol::{LabError, LabResult};
+use protocol::{LabError, LabResult, ModelBundle};
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, BlobPropertyBag, HtmlAnchorElement, Url};
 
@@ -44,6 +45,42 @@ pub fn download_files(files: &[(&str, &[u8], &str)]) -> LabResult<()> {
             .map_err(fail)?;
     }
     Ok(())
+}
+
+/// A model's checkpoint files as downloads; with Compare, both models', told apart by an "A-"
+/// or "B-" in front (which the checkpoint picker reads past).
+pub fn download_checkpoint(bundle: &ModelBundle, compare: Option<&ModelBundle>) -> LabResult<()> {
+    let prefix = |which: &str| match compare {
+        Some(_) => format!("{which}-"),
+        None => String::new(),
+    };
+    download_bundle(bundle, &prefix("A"))?;
+    match compare {
+        Some(b) => download_bundle(b, &prefix("B")),
+        None => Ok(()),
+    }
+}
+
+/// A bundle's checkpoint files as downloads, their names after `prefix`.
+fn download_bundle(bundle: &ModelBundle, prefix: &str) -> LabResult<()> {
+    let tokenizer_config = bundle.tokenizer_config_json.clone().unwrap_or_default();
+    let name = |file: &str| format!("{prefix}{file}");
+    let names = [
+        name(CONFIG_FILE),
+        name(WEIGHTS_FILE),
+        name(VOCAB_FILE),
+        name(TOKENIZER_CONFIG_FILE),
+    ];
+    download_files(&[
+        (&names[0], bundle.config_json.as_bytes(), "application/json"),
+        (
+            &names[1],
+            bundle.safetensors.as_slice(),
+            "application/octet-stream",
+        ),
+        (&names[2], bundle.vocab_txt.as_bytes(), "text/plain"),
+        (&names[3], tokenizer_config.as_bytes(), "application/json"),
+    ])
 }
 
 #[cfg(test)]

@@ -125,30 +125,30 @@ fn readout_view(when: String, values: Vec<(Series, String, String)>) -> AnyView 
     view! { <span class="curve-step">{when}</span>{values} }.into_any()
 }
 
-#[component]
-fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
-    let Record { curves, smooth } = a;
-    let comparing = move || b.curves.with(|c| !c.is_empty());
-    let canvas = NodeRef::<leptos::html::Canvas>::new();
-    let holder = NodeRef::<leptos::html::Div>::new();
-    let width = RwSignal::new(0.0f64);
-    Effect::new(move |_| {
-        if let Some(div) = holder.get() {
-            watch_width(&div, width);
-        }
-    });
-    let (drawn, set_drawn) = signal(0usize);
-    let (problem, set_problem) = signal(None::<String>);
-    let (frame, set_frame) = signal(None::<Frame>);
-    let (hover, set_hover) = signal(None::<usize>);
+/// What the last paint of a chart left: the plot's frame (for hovering), how many of A's
+/// points it drew, and why it could not draw.
+#[derive(Clone, Copy)]
+struct Painted {
+    frame: RwSignal<Option<Frame>>,
+    points: RwSignal<usize>,
+    problem: RwSignal<Option<String>>,
+}
 
-    // Drawn in a task of its own (see `paint`), with the record as it is then.
+/// Paints `chart` on `canvas` whenever the records or the width change, in a task of its own
+/// (see `paint`), with the records as they are then.
+fn paint_on_change(
+    canvas: NodeRef<leptos::html::Canvas>,
+    chart: Chart,
+    (a, b): (Record, Record),
+    width: RwSignal<f64>,
+    painted: Painted,
+) {
     let slot = PaintSlot::new();
     Effect::new(move |_| {
         let Some(canvas) = canvas.get() else { return };
         width.track();
-        curves.track();
-        smooth.track();
+        a.curves.track();
+        a.smooth.track();
         b.smooth.track();
         slot.paint(&canvas.clone(), move || {
             let Some(known) = width.try_get_untracked() else {
@@ -171,33 +171,127 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
             });
             match result {
                 Some(Ok((f, n))) => {
-                    set_frame.try_set(Some(f));
-                    set_drawn.try_set(n);
-                    set_problem.try_set(None);
+                    painted.frame.try_set(Some(f));
+                    painted.points.try_set(n);
+                    painted.problem.try_set(None);
                 }
                 Some(Err(e)) => {
-                    set_problem.try_set(Some(e.to_string()));
+                    painted.problem.try_set(Some(e.to_string()));
                 }
                 None => {}
             }
         });
     });
+}
+
+/// What the canvas shows, for screen readers.
+fn summary(chart: Chart, curves: &Curves) -> String {
+    match curves.last() {
+        None => format!("{} chart: no training steps yet", chart.caption()),
+        Some(p) => {
+            let values: Vec<String> = chart
+                .series()
+                .iter()
+                .map(|&s| format!("{} {}", s.label(), chart::format_value(s.value(p) as f64)))
+                .collect();
+            format!(
+                "{} over {} steps; at step {}: {}",
+                chart.caption(),
+                p.step,
+                p.step,
+                values.join(", ")
+            )
+        }
+    }
+}
+
+#[component]
+fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
+    let curves = a.curves;
+    let comparing = Signal::derive(move || b.curves.with(|c| !c.is_empty()));
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let holder = NodeRef::<leptos::html::Div>::new();
+    let width = RwSignal::new(0.0f64);
+    Effect::new(move |_| {
+        if let Some(div) = holder.get() {
+            watch_width(&div, width);
+        }
+    });
+    let painted = Painted {
+        frame: RwSignal::new(None),
+        points: RwSignal::new(0),
+        problem: RwSignal::new(None),
+    };
+    let hover = RwSignal::new(None::<usize>);
+    paint_on_change(canvas, chart, (a, b), width, painted);
 
     let on_move = move |ev: leptos::ev::MouseEvent| {
-        let at = frame
+        let at = painted
+            .frame
             .get_untracked()
             .and_then(|f| f.step_at(ev.offset_x() as f64));
-        set_hover.set(at.and_then(|step| curves.with_untracked(|c| c.nearest(step))));
+        hover.set(at.and_then(|step| curves.with_untracked(|c| c.nearest(step))));
     };
     // The vertical line at the hovered step, over the canvas.
     let marker = move || {
-        let (i, f) = (hover.get()?, frame.get()?);
+        let (i, f) = (hover.get()?, painted.frame.get()?);
         let step = curves.with(|c| c.points().get(i).map(|p| p.step))? as f64;
         Some(view! {
             <div class="curve-marker" style:left=format!("{:.0}px", f.x_of(step))
                 style:top=format!("{}px", f.top) style:height=format!("{}px", f.bottom - f.top)></div>
         })
     };
+    view! {
+        <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || painted.points.get().to_string()
+            data-points-b=move || b.curves.with(Curves::len).to_string()
+            data-first=move || curves.with(|c| c.points().first().map(|p| format!("{},{}", p.step, p.loss)))>
+            <figcaption>{chart.caption()}</figcaption>
+            <CurveLegend chart=chart comparing=comparing/>
+            <div class="curve-canvas" node_ref=holder>
+                <canvas node_ref=canvas role="img" aria-label=move || curves.with(|c| summary(chart, c))
+                    on:mousemove=on_move on:mouseleave=move |_| hover.set(None)></canvas>
+                {marker}
+            </div>
+            <CurveReadout chart=chart a=a b=b hover=hover comparing=comparing/>
+            <ChartTools chart=chart canvas=canvas a=a b=b/>
+            {move || painted.problem.get().map(|p| view! { <p class="error">{p}</p> })}
+        </figure>
+    }
+}
+
+/// Each series' swatch and name, and how A's and B's lines differ.
+#[component]
+fn CurveLegend(chart: Chart, comparing: Signal<bool>) -> impl IntoView {
+    let legend = chart
+        .series()
+        .iter()
+        .map(|&s| {
+            // The line sample (::before) inherits this border colour; the li draws no border.
+            view! { <li class="swatch" style:border-color=css_colour(s)>{s.label()}</li> }
+        })
+        .collect_view();
+    view! {
+        <ul class="curve-legend">{legend}
+            <li class="legend-note">{move || if comparing.get() {
+                "A: thin raw, bold smoothed · B: dashed smoothed"
+            } else {
+                "thin: raw · bold: smoothed"
+            }}</li>
+        </ul>
+    }
+}
+
+/// The values at the hovered step (else the latest), and with Compare, model B's at the same
+/// step.
+#[component]
+fn CurveReadout(
+    chart: Chart,
+    a: Record,
+    b: Record,
+    hover: RwSignal<Option<usize>>,
+    comparing: Signal<bool>,
+) -> impl IntoView {
+    let Record { curves, smooth } = a;
     let readout = move || {
         // The hovered point while it exists (the record may have been cleared or thinned since).
         let len = curves.with(Curves::len);
@@ -220,7 +314,7 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
         } else {
             String::new()
         };
-        let model = if comparing() { "A · " } else { "" };
+        let model = if comparing.get() { "A · " } else { "" };
         readout_view(
             format!("{model}{when} {}{span}", raw.step),
             readout_values(chart, &sm, &raw),
@@ -240,33 +334,27 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
             </p>
         })
     };
-    // What the canvas shows, for screen readers.
-    let summary = move || {
-        curves.with(|c| match c.last() {
-            None => format!("{} chart: no training steps yet", chart.caption()),
-            Some(p) => {
-                let values: Vec<String> = chart
-                    .series()
-                    .iter()
-                    .map(|&s| format!("{} {}", s.label(), chart::format_value(s.value(p) as f64)))
-                    .collect();
-                format!(
-                    "{} over {} steps; at step {}: {}",
-                    chart.caption(),
-                    p.step,
-                    p.step,
-                    values.join(", ")
-                )
-            }
-        })
-    };
-    let (status, set_status) = signal(None::<String>);
+    view! {
+        <p class="curve-readout" aria-live="off">{readout}</p>
+        {readout_b}
+    }
+}
+
+/// Save PNG (the canvas) and Save SVG (the same plot drawn again as SVG), and how it went.
+#[component]
+fn ChartTools(
+    chart: Chart,
+    canvas: NodeRef<leptos::html::Canvas>,
+    a: Record,
+    b: Record,
+) -> impl IntoView {
+    let status = RwSignal::new(None::<String>);
     let save_png = move |_| {
         let Some(canvas) = canvas.get_untracked() else {
             return;
         };
         let caption = chart.caption();
-        set_status.set(Some(match export::save_png(&canvas, caption) {
+        status.set(Some(match export::save_png(&canvas, caption) {
             Ok(()) => format!("Saved {}.png", export::slug(caption)),
             Err(e) => format!("Could not save: {e}"),
         }));
@@ -279,45 +367,17 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
         let saved = Record::with_runs(a, b, |run_a, run_b| chart::svg(chart, run_a, run_b, size))
             .unwrap_or_else(|| Err(protocol::LabError::browser("the chart is gone")));
         let saved = saved.and_then(|svg| export::save_svg(&svg, chart.caption()));
-        set_status.set(Some(match saved {
+        status.set(Some(match saved {
             Ok(name) => format!("Saved {name}"),
             Err(e) => format!("Could not save: {e}"),
         }));
     };
-    let legend = chart
-        .series()
-        .iter()
-        .map(|&s| {
-            // The line sample (::before) inherits this border colour; the li draws no border.
-            view! { <li class="swatch" style:border-color=css_colour(s)>{s.label()}</li> }
-        })
-        .collect_view();
-
     view! {
-        <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || drawn.get().to_string()
-            data-points-b=move || b.curves.with(Curves::len).to_string()
-            data-first=move || curves.with(|c| c.points().first().map(|p| format!("{},{}", p.step, p.loss)))>
-            <figcaption>{chart.caption()}</figcaption>
-            <ul class="curve-legend">{legend}
-                <li class="legend-note">{move || if comparing() {
-                    "A: thin raw, bold smoothed · B: dashed smoothed"
-                } else {
-                    "thin: raw · bold: smoothed"
-                }}</li>
-            </ul>
-            <div class="curve-canvas" node_ref=holder>
-                <canvas node_ref=canvas role="img" aria-label=summary on:mousemove=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
-                {marker}
-            </div>
-            <p class="curve-readout" aria-live="off">{readout}</p>
-            {readout_b}
-            <div class="figure-tools">
-                <button type="button" class="small" on:click=save_png title="Download this chart as a PNG image">"Save PNG"</button>
-                <button type="button" class="small" on:click=save_svg title="Download this chart as an SVG (vector) image">"Save SVG"</button>
-                <span class="export-status" role="status">{move || status.get()}</span>
-            </div>
-            {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
-        </figure>
+        <div class="figure-tools">
+            <button type="button" class="small" on:click=save_png title="Download this chart as a PNG image">"Save PNG"</button>
+            <button type="button" class="small" on:click=save_svg title="Download this chart as an SVG (vector) image">"Save SVG"</button>
+            <span class="export-status" role="status">{move || status.get()}</span>
+        </div>
     }
 }
 
