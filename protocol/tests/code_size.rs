@@ -16,7 +16,13 @@ const MOST_FN_LINES: usize = 120;
 const MOST_FILE_LINES: usize = 600;
 
 /// The crates' source folders, from the workspace root.
-const SOURCES: [&str; 5] = ["engine/src", "protocol/src", "worker-core/src", "cli/src", "src"];
+const SOURCES: [&str; 5] = [
+    "engine/src",
+    "protocol/src",
+    "worker-core/src",
+    "cli/src",
+    "src",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -182,7 +188,10 @@ fn measure() -> (Vec<Function>, Vec<(PathBuf, usize)>) {
             }
             let shown = path.strip_prefix(root).unwrap().to_path_buf();
             files.push((shown.clone(), code));
-            functions.extend(fns.into_iter().map(|f| Function { file: shown.clone(), ..f }));
+            functions.extend(fns.into_iter().map(|f| Function {
+                file: shown.clone(),
+                ..f
+            }));
         }
     }
     (functions, files)
@@ -195,7 +204,13 @@ fn no_function_or_file_is_over_its_size() {
     files.sort_by_key(|f| std::cmp::Reverse(f.1));
     println!("longest functions (lines of code):");
     for f in functions.iter().take(12) {
-        println!("  {:4}  {}:{} {}", f.lines, f.file.display(), f.line, f.name);
+        println!(
+            "  {:4}  {}:{} {}",
+            f.lines,
+            f.file.display(),
+            f.line,
+            f.name
+        );
     }
     println!("largest files (lines of non-test code):");
     for (file, lines) in files.iter().take(8) {
@@ -204,7 +219,15 @@ fn no_function_or_file_is_over_its_size() {
     let long: Vec<String> = functions
         .iter()
         .filter(|f| f.lines > MOST_FN_LINES)
-        .map(|f| format!("{}:{} {} ({} lines)", f.file.display(), f.line, f.name, f.lines))
+        .map(|f| {
+            format!(
+                "{}:{} {} ({} lines)",
+                f.file.display(),
+                f.line,
+                f.name,
+                f.lines
+            )
+        })
         .collect();
     let large: Vec<String> = files
         .iter()
