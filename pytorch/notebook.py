@@ -110,9 +110,11 @@ fig.colorbar(image, ax=ax)
 plt.show()
 
 # %%
-# A few more training steps, as the page trains: Adam, the learning rate warmed up linearly
-# over the first `warmup` steps of the run, the mask but no window. Batches follow the engine's recipe, with Python's
-# random draws (seeded) rather than the engine's generator, so the losses are not the page's.
+# A few more training steps, as the page trains: the run's optimizer (torch's Adam or SGD with
+# their defaults), the learning rate warmed up linearly over the first `warmup` steps of the run
+# (Repeat's setting has one), the mask but no window. Batches follow the engine's recipe, with
+# Python's random draws (seeded) rather than the engine's generator, so the losses are not the
+# page's.
 torch.manual_seed(0)
 random.seed(0)
 TRAINING = DATA["training"]
@@ -192,7 +194,8 @@ def cannot_train():
 if cannot_train():
     print(f"no training: {cannot_train()}")
 else:
-    optimizer = torch.optim.Adam(model.parameters(), lr=TRAINING["lr"])
+    OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+    optimizer = OPTIMIZERS[TRAINING["optimizer"]](model.parameters(), lr=TRAINING["lr"])
     model.train()  # dropout as the config says
     for k in range(TRAINING["steps"]):
         step = DATA["step"] + k + 1

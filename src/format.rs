@@ -27,10 +27,10 @@ pub fn facts(info: &ModelInfo) -> String {
         info.tokenizer,
         millions(info.parameters),
     );
-    if info.decoder {
+    if info.kind.decoder() {
         facts += " · decoder (causal, next token)";
     }
-    if info.encoder_decoder {
+    if info.kind.encoder_decoder() {
         facts += " · encoder–decoder (two of these; the decoder's layers add cross-attention)";
     }
     let kept_words = info
@@ -110,13 +110,10 @@ mod tests {
             max_positions: 128,
             vocab_size,
             parameters: 234_567,
-            has_heads: true,
             tokenizer: "word-level".into(),
             corpus_words,
             architecture: Default::default(),
-            decoder: false,
-            encoder_decoder: false,
-            repeat: None,
+            kind: protocol::ModelKind::Encoder,
         }
     }
 

@@ -11,14 +11,13 @@ use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
 use engine::repeat::RepeatTask;
 use engine::seq2seq::Task;
-use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::fields::{self, Field};
 use protocol::messages::FilesFor;
 use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE, REPEAT_SENTENCE};
 use protocol::{
-    rules, Architecture, Curves, LabResult, LabSettings, ModelBundle, Preset, ProbeInput, ToWorker,
-    WorkerCount,
+    rules, Architecture, Curves, LabResult, LabSettings, ModelBundle, ModelKind, Preset,
+    ProbeInput, ToWorker, WorkerCount,
 };
 
 #[component]
@@ -34,16 +33,11 @@ pub fn TrainingPanel(
         applied_corpus.set(corpus.get_untracked());
         live.reset(corpus.get_untracked(), settings.get_untracked());
     };
-    let next_token = Memo::new(move |_| {
-        live.info
-            .with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder))
-    });
     // Memos: the Batch section is rebuilt only when the kind of model changes.
-    let encoder_decoder = Memo::new(move |_| {
-        live.info
-            .with(|i| i.as_ref().is_some_and(|i| i.encoder_decoder))
-    });
-    let decoder = Memo::new(move |_| next_token.get() && !encoder_decoder.get());
+    let kind = Memo::new(move |_| live.info.with(|i| i.as_ref().map(|i| i.kind)));
+    let next_token = Memo::new(move |_| kind.get().is_some_and(ModelKind::next_token));
+    let encoder_decoder = Memo::new(move |_| kind.get().is_some_and(ModelKind::encoder_decoder));
+    let decoder = Memo::new(move |_| kind.get().is_some_and(ModelKind::decoder));
     view! {
         <aside class="training">
             <Controls live=live on_reset=reset/>
@@ -117,9 +111,10 @@ fn Controls(live: Live, on_reset: impl Fn() + Copy + Send + Sync + 'static) -> i
                     <option value="1">"1 step/s"</option>
                 </select>
             </label>
-            <label class="workers" title="How many workers compute each step's gradients, each on a share of the batch. Auto uses all but one of this device's cores (at most 4), and fewer when a step is too small to gain.">"Workers"
+            <label class="workers" title="How many workers compute each step's gradients, each on a share of the batch. Auto uses all but one of this device's cores (at most 4), and fewer when a step is too small to gain.">{fields::WORKERS.label}
                 <select disabled=no_worker on:change=move |ev| {
-                    if let Ok(count) = WorkerCount::parse(&event_target_value(&ev)) {
+                    let mut count = live.worker_count.get_untracked();
+                    if fields::WORKERS.apply(&mut count, &event_target_value(&ev), ()).is_ok() {
                         live.send(ToWorker::Workers(count));
                     }
                 }>
@@ -202,7 +197,7 @@ fn Readout(live: Live) -> impl IntoView {
         };
         let decoder = live
             .info
-            .with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder));
+            .with(|i| i.as_ref().is_some_and(|i| i.kind.next_token()));
         match curves.with(|c| c.last().copied()) {
             Some(p) if decoder => view! {
                 <p class="readout" data-model=model data-loss=p.loss.to_string() data-smoothed-loss=smoothed.unwrap_or(p.loss).to_string()>
@@ -282,6 +277,9 @@ fn CorpusEditor(corpus: RwSignal<String>, applied: RwSignal<String>) -> impl Int
     }
 }
 
+/// An edit of the settings, as the panel's inputs make it: the change, or why not.
+type Edit<'a> = &'a dyn Fn(&mut LabSettings) -> LabResult<()>;
+
 #[component]
 fn Settings(
     live: Live,
@@ -293,7 +291,7 @@ fn Settings(
     // The sentence (and pair) used before Repeat, given back when the task is left.
     let corpus_sentence = StoredValue::new(None::<(String, String)>);
     // Apply a change: architecture → a new model now; seed → at the next Reset; the rest live.
-    let change = move |edit: &dyn Fn(&mut LabSettings) -> LabResult<()>| {
+    let change = move |edit: Edit| {
         let before = settings.get_untracked();
         let mut after = before.clone();
         if let Err(e) = edit(&mut after) {
@@ -318,150 +316,19 @@ fn Settings(
             }),
             _ => {}
         }
-        if after.objective != before.objective
-            || after.task != before.task
-            || after.repeat_task() != before.repeat_task()
-        {
-            // Another objective is another model (a decoder has no NSP head): reset now.
-            on_reset();
-            live.notice
-                .set(Some("A new objective means a new model: reset.".into()));
-        } else if after.preset != before.preset {
-            // The other preset may have other heads: a KV-heads choice that no longer divides
-            // them goes back to one per head.
-            let heads = after.preset.config().num_attention_heads;
-            let mut architectures = vec![&mut after.architecture];
-            architectures.extend(after.compare.as_mut());
-            for architecture in architectures {
-                if let Some(g) = architecture
-                    .kv_heads
-                    .filter(|&g| rules::kv_heads(g as f64, heads).is_err())
-                {
-                    architecture.kv_heads = None;
-                    problem.set(Some(format!("KV heads {g} does not divide the {heads} heads of this preset: back to {heads}.")));
-                }
-            }
-            settings.set(after.clone());
-            on_reset();
-            live.notice
-                .set(Some("A new architecture means a new model: reset.".into()));
-        } else if after.architecture != before.architecture || after.compare != before.compare {
-            live.notice.set(Some(
-                "The new architecture takes effect at the next Reset (a new model is built with it).".into(),
-            ));
-        } else if after.seed != before.seed {
-            live.notice
-                .set(Some("The new seed takes effect at the next Reset.".into()));
-        } else {
-            live.send(ToWorker::Tune(after));
-        }
-    };
-    // Every input applies its text by its row's rule (`protocol::fields`).
-    let apply = move |field: &'static Field<LabSettings>| {
-        move |ev| {
-            let text = event_target_value(&ev);
-            change(&|s: &mut LabSettings| field.apply(s, &text, ()))
-        }
+        take_effect(live, settings, problem, on_reset, &before, after);
     };
     view! {
         <fieldset class="settings">
             <legend>"Model and settings"</legend>
             <label>{fields::PRESET.label}
-                <select on:change=apply(&fields::PRESET)>
+                <select on:change=apply(change, &fields::PRESET)>
                     <option value="tiny" selected=move || settings.with(|s| s.preset == Preset::Tiny)>{format!("tiny ({})", Preset::Tiny.describe())}</option>
                     <option value="small" selected=move || settings.with(|s| s.preset == Preset::Small)>{format!("small ({})", Preset::Small.describe())}</option>
                 </select>
             </label>
-            <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate. Sequence to sequence: an encoder–decoder (EncoderDecoderModel) that turns a sentence into another.">{fields::OBJECTIVE.label}
-                <select on:change=move |ev| { let v = event_target_value(&ev); change(&|s| {
-                    if v == fields::SEQ2SEQ {
-                        s.task = Some(s.task.unwrap_or(Task::Reverse));
-                    } else {
-                        fields::OBJECTIVE.apply(s, &v, ())?;
-                        s.task = None;
-                    }
-                    Ok(())
-                }) }>
-                    <option value="mlm-nsp" selected=move || settings.with(|s| s.task.is_none() && s.objective == Objective::MlmNsp)>"MLM + NSP"</option>
-                    <option value="next-token" selected=move || settings.with(|s| s.task.is_none() && s.objective == Objective::NextToken)>"Next token"</option>
-                    <option value="seq2seq" selected=move || settings.with(|s| s.task.is_some())>"Sequence to sequence"</option>
-                </select>
-            </label>
-            <Show when=move || settings.with(|s| s.task.is_some())>
-                <label title="Copy: a sentence to itself. Reverse: a sentence to its words in reverse order. Reply: each line to the line that follows it.">{fields::TASK.label}
-                    <select on:change=apply(&fields::TASK)>
-                        <option value="copy" selected=move || settings.with(|s| s.task == Some(Task::Copy))>"Copy"</option>
-                        <option value="reverse" selected=move || settings.with(|s| s.task == Some(Task::Reverse))>"Reverse"</option>
-                        <option value="reply" selected=move || settings.with(|s| s.task == Some(Task::Reply))>"Reply"</option>
-                    </select>
-                </label>
-                <p class="why">"Cross-attention's matrix is not square: its rows are the target's tokens (queries from the decoder) and its columns the source's (keys and values from the encoder), and the two sentences need not be the same length."</p>
-            </Show>
-            <Show when=move || settings.with(|s| s.task.is_none() && s.objective == Objective::NextToken)>
-                <label title="Corpus: the corpus's sentences. Repeat: a segment of random symbols, then the same segment again; the second copy can be predicted by copying, and induction heads form to do it (the claim Induction heads).">{fields::REPEAT.label}
-                    <select data-next-token-task on:change=move |ev| {
-                        let repeat = event_target_value(&ev) == fields::REPEAT_TASK;
-                        change(&|s| {
-                            if repeat {
-                                s.choose_repeat();
-                            } else {
-                                s.repeat = false;
-                            }
-                            Ok(())
-                        });
-                    }>
-                        <option value="corpus" selected=move || settings.with(|s| s.repeat_task().is_none())>"Corpus"</option>
-                        <option value=fields::REPEAT_TASK selected=move || settings.with(|s| s.repeat_task().is_some())>"Repeat"</option>
-                    </select>
-                </label>
-                <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
-                <Show when=move || settings.with(|s| s.repeat_task().is_some())>
-                    <p class="why">{format!(
-                        "Repeat trains a model of {} heads on segments of {}–{} symbols at batch {}, learning rate {} after {} warm-up steps, {} positions, no dropout and seed {}: the setting where induction heads formed on tiny within {} steps in {} of {} seeds it was not chosen on (by step {} in the median, {} at worst); seed {} changes soonest. Another seed may take longer, or copy another way. The batch size, learning rate, positions and seed can be changed.",
-                        RepeatTask::HEADS, RepeatTask::default().min_len, RepeatTask::default().max_len, RepeatTask::BATCH_SIZE, RepeatTask::LEARNING_RATE, RepeatTask::WARMUP_STEPS, RepeatTask::POSITIONS.label().to_lowercase(), RepeatTask::SEED,
-                        protocol::claims::thousands(RepeatTask::UNSEEN.steps), RepeatTask::UNSEEN.changed, RepeatTask::UNSEEN.count(), protocol::claims::thousands(RepeatTask::UNSEEN.median_step), protocol::claims::thousands(RepeatTask::UNSEEN.worst_step), RepeatTask::SEED
-                    )}</p>
-                </Show>
-            </Show>
-            <label>{fields::LEARNING_RATE.label}
-                <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())
-                    on:change=apply(&fields::LEARNING_RATE)/>
-            </label>
-            <label>{fields::BATCH_SIZE.label}
-                <input type="number" min="1" max="64" step="1" prop:value=move || settings.with(|s| s.batch_size.to_string())
-                    on:change=apply(&fields::BATCH_SIZE)/>
-            </label>
-            <label title="T: tokens per training example, padded or cut to it (BERT's max_seq_length)">{fields::MAX_LEN.label}
-                <input type="number" min=rules::MAX_LEN.start().to_string() max=rules::MAX_LEN.end().to_string() step="1" prop:value=move || settings.with(|s| s.max_len.to_string())
-                    on:change=apply(&fields::MAX_LEN)/>
-            </label>
-            <label>{fields::MASK_PROB.label}
-                <input type="number" min="0.01" max="1" step="0.01" prop:value=move || settings.with(|s| s.mask_prob.to_string())
-                    on:change=apply(&fields::MASK_PROB)/>
-            </label>
-            <label>{fields::SEED.label}
-                <input type="number" min="0" step="1" prop:value=move || settings.with(|s| s.seed.to_string())
-                    on:change=apply(&fields::SEED)/>
-            </label>
-            <label>{fields::OPTIMIZER.label}
-                <select on:change=apply(&fields::OPTIMIZER)>
-                    <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Adam)>"Adam"</option>
-                    <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Sgd)>"SGD"</option>
-                </select>
-            </label>
-            <label>{fields::TRAIN_MASK.label}
-                <select on:change=apply(&fields::TRAIN_MASK)>
-                    <option value="none" selected=move || settings.with(|s| s.train_mask == MaskMode::None)>"None"</option>
-                    <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
-                    <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
-                </select>
-            </label>
-            <TrainingMaskNote mask=Signal::derive(move || settings.with(|s| s.train_mask))/>
-            <label class="check" title="Train on one batch again and again, as the tutorial's loop does: the model memorises it">
-                <input type="checkbox" prop:checked=move || settings.with(|s| s.fixed_batch)
-                    on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| fields::FIXED_BATCH.toggle(s, on)) }/>
-                {fields::FIXED_BATCH.label}
-            </label>
+            <KindChoice settings=settings change=change/>
+            <RunSettings settings=settings change=change/>
             <ArchitectureGroup settings=settings change=change model=Model::A/>
             <label class="check" title="Train a second model, B, with its own architecture, beside this one: the same corpus, seed and batches, step for step">
                 <input type="checkbox" prop:checked=move || settings.with(|s| s.compare.is_some())
@@ -474,6 +341,193 @@ fn Settings(
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
             {move || live.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
         </fieldset>
+    }
+}
+
+/// What a change of the settings from `before` to `after` does: another kind of model or
+/// preset is a new model now; another architecture or seed waits for the next Reset; the rest
+/// the worker takes live.
+fn take_effect(
+    live: Live,
+    settings: RwSignal<LabSettings>,
+    problem: RwSignal<Option<String>>,
+    on_reset: impl Fn(),
+    before: &LabSettings,
+    mut after: LabSettings,
+) {
+    if after.kind() != before.kind() {
+        // Another objective is another model (a decoder has no NSP head): reset now.
+        on_reset();
+        live.notice
+            .set(Some("A new objective means a new model: reset.".into()));
+    } else if after.preset != before.preset {
+        // The other preset may have other heads: a KV-heads choice that no longer divides
+        // them goes back to one per head.
+        let heads = after.preset.config().num_attention_heads;
+        let mut architectures = vec![&mut after.architecture];
+        architectures.extend(after.compare.as_mut());
+        for architecture in architectures {
+            if let Some(g) = architecture
+                .kv_heads
+                .filter(|&g| rules::kv_heads(g as f64, heads).is_err())
+            {
+                architecture.kv_heads = None;
+                problem.set(Some(format!("KV heads {g} does not divide the {heads} heads of this preset: back to {heads}.")));
+            }
+        }
+        settings.set(after);
+        on_reset();
+        live.notice
+            .set(Some("A new architecture means a new model: reset.".into()));
+    } else if after.architecture != before.architecture || after.compare != before.compare {
+        live.notice.set(Some(
+            "The new architecture takes effect at the next Reset (a new model is built with it)."
+                .into(),
+        ));
+    } else if after.seed != before.seed {
+        live.notice
+            .set(Some("The new seed takes effect at the next Reset.".into()));
+    } else {
+        live.send(ToWorker::Tune(after));
+    }
+}
+
+/// An input's change handler: its text applied by its row's rule (`protocol::fields`).
+fn apply(
+    change: impl Fn(Edit) + Copy + 'static,
+    field: &'static Field<LabSettings>,
+) -> impl Fn(leptos::ev::Event) + Copy {
+    move |ev| {
+        let text = event_target_value(&ev);
+        change(&|s: &mut LabSettings| field.apply(s, &text, ()))
+    }
+}
+
+/// The kind of model a Reset builds: the Objective, and the task that goes with it (an
+/// encoder–decoder's, or Next token's corpus or Repeat). Every choice is a name and label of
+/// `protocol::fields`.
+#[component]
+fn KindChoice(
+    settings: RwSignal<LabSettings>,
+    change: impl Fn(Edit) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let kind = Memo::new(move |_| settings.with(LabSettings::kind));
+    let objective = move |ev| {
+        let v = event_target_value(&ev);
+        change(&|s| {
+            if v == fields::SEQ2SEQ.name {
+                s.task = Some(s.task.unwrap_or(Task::Reverse));
+            } else {
+                fields::OBJECTIVE.apply(s, &v, ())?;
+                s.task = None;
+            }
+            Ok(())
+        })
+    };
+    let next_token_task = move |ev| {
+        let repeat = event_target_value(&ev) == fields::REPEAT_TASK.name;
+        change(&|s| {
+            if repeat {
+                s.choose_repeat();
+            } else {
+                s.repeat = false;
+            }
+            Ok(())
+        });
+    };
+    view! {
+        <label title="MLM + NSP: BERT's pre-training. Next token: a decoder (BertLMHeadModel) that predicts each next token and can generate. Sequence to sequence: an encoder–decoder (EncoderDecoderModel) that turns a sentence into another.">{fields::OBJECTIVE.label}
+            <select on:change=objective>
+                {fields::OBJECTIVES.map(|c| view! {
+                    <option value=c.name selected=move || fields::objective_of(kind.get()) == Some(c)>{c.label}</option>
+                })}
+            </select>
+        </label>
+        <Show when=move || kind.get().encoder_decoder()>
+            <label title="Copy: a sentence to itself. Reverse: a sentence to its words in reverse order. Reply: each line to the line that follows it.">{fields::TASK.label}
+                <select on:change=apply(change, &fields::TASK)>
+                    {fields::TASKS.map(|(task, c)| view! {
+                        <option value=c.name selected=move || kind.get().task() == Some(task)>{c.label}</option>
+                    })}
+                </select>
+            </label>
+            <p class="why">"Cross-attention's matrix is not square: its rows are the target's tokens (queries from the decoder) and its columns the source's (keys and values from the encoder), and the two sentences need not be the same length."</p>
+        </Show>
+        <Show when=move || kind.get().decoder()>
+            <label title="Corpus: the corpus's sentences. Repeat: a segment of random symbols, then the same segment again; the second copy can be predicted by copying, and induction heads form to do it (the claim Induction heads).">{fields::REPEAT.label}
+                <select data-next-token-task on:change=next_token_task>
+                    {[(fields::CORPUS, false), (fields::REPEAT_TASK, true)].map(|(c, repeat)| view! {
+                        <option value=c.name selected=move || kind.get().repeat().is_some() == repeat>{c.label}</option>
+                    })}
+                </select>
+            </label>
+            <p class="why">"The mask is causal: position t must not see token t + 1, the very token it learns to predict (and, when generating, the tokens after it do not exist yet)."</p>
+            <Show when=move || kind.get().repeat().is_some()>
+                <p class="why">{repeat_setting()}</p>
+            </Show>
+        </Show>
+    }
+}
+
+/// Repeat's setting, as measured (`engine::repeat`), and what may be changed.
+fn repeat_setting() -> String {
+    let task = RepeatTask::default();
+    let unseen = RepeatTask::UNSEEN;
+    let thousands = protocol::claims::thousands;
+    format!(
+        "Repeat trains a model of {} heads on segments of {}–{} symbols at batch {}, learning rate {} after {} warm-up steps, {} positions, no dropout and seed {}: the setting where induction heads formed on tiny within {} steps in {} of {} seeds it was not chosen on (by step {} in the median, {} at worst); seed {} changes soonest. Another seed may take longer, or copy another way. The batch size, learning rate, positions and seed can be changed.",
+        RepeatTask::HEADS, task.min_len, task.max_len, RepeatTask::BATCH_SIZE, RepeatTask::LEARNING_RATE, RepeatTask::WARMUP_STEPS, RepeatTask::POSITIONS.label().to_lowercase(), RepeatTask::SEED,
+        thousands(unseen.steps), unseen.changed, unseen.count(), thousands(unseen.median_step), thousands(unseen.worst_step), RepeatTask::SEED
+    )
+}
+
+/// How the model trains: learning rate, batch, length, masking, seed, optimiser, training
+/// mask, fixed batch.
+#[component]
+fn RunSettings(
+    settings: RwSignal<LabSettings>,
+    change: impl Fn(Edit) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <label>{fields::LEARNING_RATE.label}
+            <input type="number" step="any" min="0" prop:value=move || settings.with(|s| s.learning_rate.to_string())
+                on:change=apply(change, &fields::LEARNING_RATE)/>
+        </label>
+        <label>{fields::BATCH_SIZE.label}
+            <input type="number" min="1" max="64" step="1" prop:value=move || settings.with(|s| s.batch_size.to_string())
+                on:change=apply(change, &fields::BATCH_SIZE)/>
+        </label>
+        <label title="T: tokens per training example, padded or cut to it (BERT's max_seq_length)">{fields::MAX_LEN.label}
+            <input type="number" min=rules::MAX_LEN.start().to_string() max=rules::MAX_LEN.end().to_string() step="1" prop:value=move || settings.with(|s| s.max_len.to_string())
+                on:change=apply(change, &fields::MAX_LEN)/>
+        </label>
+        <label>{fields::MASK_PROB.label}
+            <input type="number" min="0.01" max="1" step="0.01" prop:value=move || settings.with(|s| s.mask_prob.to_string())
+                on:change=apply(change, &fields::MASK_PROB)/>
+        </label>
+        <label>{fields::SEED.label}
+            <input type="number" min="0" step="1" prop:value=move || settings.with(|s| s.seed.to_string())
+                on:change=apply(change, &fields::SEED)/>
+        </label>
+        <label>{fields::OPTIMIZER.label}
+            <select on:change=apply(change, &fields::OPTIMIZER)>
+                <option value="adam" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Adam)>"Adam"</option>
+                <option value="sgd" selected=move || settings.with(|s| s.optimizer == OptimizerKind::Sgd)>"SGD"</option>
+            </select>
+        </label>
+        <label>{fields::TRAIN_MASK.label}
+            <select on:change=apply(change, &fields::TRAIN_MASK)>
+                <option value="none" selected=move || settings.with(|s| s.train_mask == MaskMode::None)>"None"</option>
+                <option value="padding" selected=move || settings.with(|s| s.train_mask == MaskMode::Padding)>"Padding"</option>
+                <option value="causal" selected=move || settings.with(|s| s.train_mask == MaskMode::Causal)>"Causal"</option>
+            </select>
+        </label>
+        <TrainingMaskNote mask=Signal::derive(move || settings.with(|s| s.train_mask))/>
+        <label class="check" title="Train on one batch again and again, as the tutorial's loop does: the model memorises it">
+            <input type="checkbox" prop:checked=move || settings.with(|s| s.fixed_batch)
+                on:change=move |ev| { let on = event_target_checked(&ev); change(&|s| fields::FIXED_BATCH.toggle(s, on)) }/>
+            {fields::FIXED_BATCH.label}
+        </label>
     }
 }
 
@@ -513,7 +567,7 @@ impl Model {
 #[component]
 fn ArchitectureGroup(
     settings: RwSignal<LabSettings>,
-    change: impl Fn(&dyn Fn(&mut LabSettings) -> LabResult<()>) + Copy + Send + Sync + 'static,
+    change: impl Fn(Edit) + Copy + Send + Sync + 'static,
     model: Model,
 ) -> impl IntoView {
     let heads = move || settings.with(|s| s.preset.config().num_attention_heads);

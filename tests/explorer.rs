@@ -628,13 +628,10 @@ fn mount_seq2seq_explorer() -> (HtmlElement, impl Drop) {
         max_positions: 128,
         vocab_size: tokenizer.vocab().len(),
         parameters: 0,
-        has_heads: true,
         tokenizer: "word-level".into(),
         corpus_words: None,
         architecture: Default::default(),
-        decoder: false,
-        encoder_decoder: true,
-        repeat: None,
+        kind: protocol::ModelKind::EncoderDecoder(engine::seq2seq::Task::Reverse),
     };
     let handle = leptos::mount::mount_to(container.clone(), move || {
         let probe = RwSignal::new(ProbeInput {

@@ -11,7 +11,7 @@ use engine::tokenizer::Tokenizer;
 use engine::{BertConfig, BertForPreTraining, MaskMode, Rng};
 use protocol::pytorch::{ModelShape, PytorchModule};
 use protocol::stage::Stages;
-use protocol::{Architecture, ModelInfo, DEFAULT_CORPUS};
+use protocol::{Architecture, ModelInfo, ModelKind, DEFAULT_CORPUS};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -29,7 +29,6 @@ fn info_of(config: &BertConfig, decoder: bool) -> ModelInfo {
         max_positions: config.max_position_embeddings,
         vocab_size: config.vocab_size,
         parameters: 0,
-        has_heads: true,
         tokenizer: "word-level".into(),
         corpus_words: None,
         architecture: Architecture {
@@ -38,9 +37,10 @@ fn info_of(config: &BertConfig, decoder: bool) -> ModelInfo {
             attention: config.attention_type,
             scaling: config.attention_scaling,
         },
-        decoder,
-        encoder_decoder: false,
-        repeat: None,
+        kind: match decoder {
+            true => ModelKind::Decoder { repeat: None },
+            false => ModelKind::Encoder,
+        },
     }
 }
 

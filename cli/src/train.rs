@@ -20,6 +20,7 @@ use engine::seq2seq::Task;
 use engine::step::{train_step, Trainable};
 use engine::train::{Objective, TrainSettings, Trainer};
 use engine::{BertConfig, EngineError, MaskMode, Rng};
+use protocol::fields;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -117,11 +118,11 @@ pub struct Args {
     pub(crate) mask: Mask,
     /// What to train: mlm-nsp (BERT), next-token (a decoder), seq2seq (an encoder–decoder).
     /// Default: --init mlm-nsp; --model the checkpoint's
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = objective_flag())]
     objective: Option<ObjectiveFlag>,
     /// The seq2seq task built from the corpus (--init --objective seq2seq; default copy), or
     /// repeat: next-token training on repeated random symbols (--init, no corpus)
-    #[arg(long, value_enum, conflicts_with = "model")]
+    #[arg(long, value_parser = task_flag(), conflicts_with = "model")]
     pub(crate) task: Option<TaskFlag>,
     /// --task repeat: how many symbols (2 to 36)
     #[arg(long, value_name = "A", allow_hyphen_values = true, value_parser = value::<usize>("a whole number"))]
@@ -181,31 +182,40 @@ fn optimizer_kind() -> impl TypedValueParser<Value = OptimizerKind> {
         .map(|name| OptimizerKind::from_name(&name).expect("clap let through a listed name only"))
 }
 
-/// `--objective`: the engine's `Objective`s, and seq2seq (`engine::seq2seq`).
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// `--objective`: one model's `Objective`, or seq2seq (`engine::seq2seq`), by the names the
+/// page's Objective select and its links use (`protocol::fields`).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum ObjectiveFlag {
-    MlmNsp,
-    NextToken,
+    Single(Objective),
     Seq2seq,
 }
 
 impl ObjectiveFlag {
+    pub(crate) const NEXT_TOKEN: ObjectiveFlag = ObjectiveFlag::Single(Objective::NextToken);
+
     /// The one-model trainer's objective (None for seq2seq, which has its own).
     fn single(self) -> Option<Objective> {
         match self {
-            ObjectiveFlag::MlmNsp => Some(Objective::MlmNsp),
-            ObjectiveFlag::NextToken => Some(Objective::NextToken),
+            ObjectiveFlag::Single(objective) => Some(objective),
             ObjectiveFlag::Seq2seq => None,
         }
     }
 }
 
-/// `--task`: `engine::seq2seq::Task`, or the next-token task Repeat (`engine::repeat`).
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+fn objective_flag() -> impl TypedValueParser<Value = ObjectiveFlag> {
+    PossibleValuesParser::new(fields::OBJECTIVES.map(|c| c.name)).map(|name| {
+        match fields::objective_named(&name) {
+            Ok(objective) => ObjectiveFlag::Single(objective),
+            Err(_) => ObjectiveFlag::Seq2seq,
+        }
+    })
+}
+
+/// `--task`: `engine::seq2seq::Task`, or the next-token task Repeat (`engine::repeat`), by the
+/// names of the page's Task selects and its links (`protocol::fields`).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum TaskFlag {
-    Copy,
-    Reverse,
-    Reply,
+    Seq2seq(Task),
     Repeat,
 }
 
@@ -213,12 +223,19 @@ impl TaskFlag {
     /// The seq2seq task (None for Repeat, a next-token task).
     pub(crate) fn seq2seq(self) -> Option<Task> {
         match self {
-            TaskFlag::Copy => Some(Task::Copy),
-            TaskFlag::Reverse => Some(Task::Reverse),
-            TaskFlag::Reply => Some(Task::Reply),
+            TaskFlag::Seq2seq(task) => Some(task),
             TaskFlag::Repeat => None,
         }
     }
+}
+
+fn task_flag() -> impl TypedValueParser<Value = TaskFlag> {
+    let names = fields::TASKS.map(|(_, c)| c.name);
+    let names = names.into_iter().chain([fields::REPEAT_TASK.name]);
+    PossibleValuesParser::new(names).map(|name| match fields::task_named(&name) {
+        Ok(task) => TaskFlag::Seq2seq(task),
+        Err(_) => TaskFlag::Repeat,
+    })
 }
 
 pub(crate) fn usage_error(message: impl Into<String>) -> CliError {
@@ -271,9 +288,10 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             .as_deref()
             .is_some_and(crate::is_encoder_decoder_dir);
     if seq2seq && a.objective.is_some_and(|o| o != ObjectiveFlag::Seq2seq) {
-        return Err(usage_error(
-            "an encoder–decoder checkpoint trains with --objective seq2seq",
-        ));
+        return Err(usage_error(format!(
+            "an encoder–decoder checkpoint trains with --objective {}",
+            fields::SEQ2SEQ.name
+        )));
     }
     let repeat = a.task == Some(TaskFlag::Repeat);
     if repeat {
@@ -291,9 +309,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         ));
     }
     if a.task.is_some() && !seq2seq {
-        return Err(usage_error(
-            "--task copy|reverse|reply is for --objective seq2seq",
-        ));
+        let tasks = fields::TASKS.map(|(_, c)| c.name).join("|");
+        return Err(usage_error(format!(
+            "--task {tasks} is for --objective {}",
+            fields::SEQ2SEQ.name
+        )));
     }
     // Training runs inside the pool, so this thread works on every split too. Either --model
     // or --init is given (the `form` group).

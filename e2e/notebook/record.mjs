@@ -7,9 +7,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 
 export const RECORD = path.join(root, 'pytorch/record.json');
 
-/// What the notebooks depend on besides the page: the module, the template, and the code
-/// that writes the notebook. protocol/tests/pytorch_record.rs hashes the same files.
-export const HASHED = ['pytorch/attention_lab.py', 'pytorch/notebook.py', 'protocol/src/notebook.rs'];
+/// Every file that shapes a notebook: the module (pasted whole), the template, the code that
+/// writes the notebook, and the page's code that gathers what it holds (the input, the view,
+/// the run's training). protocol/tests/pytorch_record.rs checks the same files.
+export const HASHED = [
+  'pytorch/attention_lab.py',
+  'pytorch/notebook.py',
+  'protocol/src/notebook.rs',
+  'src/pytorch/notebook.rs',
+];
 
 /// FNV-1a, 64 bits, as 16 hex digits: a fingerprint of a file's bytes (not a defence against
 /// anyone: it tells an edit from the file the record was made for).

@@ -665,7 +665,6 @@ fn link_seeds() -> Vec<Vec<u8>> {
     use protocol::link;
     let mut view = link::example();
     let full = link::write(&view, &["test-hooks"]);
-    view.shape.task = None;
     view.showing = protocol::view::Showing::B;
     vec![
         full.into_bytes(),

@@ -6,14 +6,15 @@
 //! The names are contracts: stored records and old links must read as they always did.
 
 use crate::rules;
-use crate::{Architecture, LabError, LabResult, LabSettings, ProbeInput};
+use crate::{Architecture, LabError, LabResult, LabSettings, ModelKind, ProbeInput, WorkerCount};
 use engine::batch::MaskMode;
 use engine::seq2seq::Task;
 use engine::train::Objective;
 use std::fmt::Debug;
 
 /// One setting of `S`. `C` is what its rule reads beside the value: for an architecture, the
-/// preset's heads (KV heads must divide them).
+/// preset's heads (KV heads must divide them); for the probe, the T of the text last read
+/// (None before one is read: a link's, a record's), which a window must not exceed.
 pub struct Field<S, C = ()> {
     /// Its name in a kept record: serde's name for its field of `S`.
     pub stored: &'static str,
@@ -48,7 +49,7 @@ pub enum Kind<S, C> {
     OptionalNumber(fn(&mut S, Option<f64>, C) -> LabResult<()>),
     /// A text box where blank is none and anything else a whole number: a record keeps a
     /// number or null, a link the text.
-    Blank(fn(&mut S, &str) -> LabResult<()>),
+    Blank(fn(&mut S, &str, C) -> LabResult<()>),
     /// Text as typed.
     Text(fn(&mut S, String)),
     /// A checkbox.
@@ -68,7 +69,7 @@ impl<S, C> Field<S, C> {
             Kind::Name(set) => set(s, text),
             Kind::OptionalName(set) => set(s, Some(text)),
             Kind::OptionalNumber(set) => set(s, Some(number()?), c),
-            Kind::Blank(set) => set(s, text),
+            Kind::Blank(set) => set(s, text, c),
             Kind::Text(set) => {
                 set(s, text.to_string());
                 Ok(())
@@ -203,22 +204,17 @@ pub const TRAIN_MASK: Field<LabSettings> = Field {
     }),
     shown: |s| shown(&s.train_mask),
 };
-/// A record keeps the objective and the task apart; a link, as the panel's select, says
-/// "seq2seq" for an encoder–decoder (and then gives its task).
+/// A record keeps the objective and the task apart; a link, as the panel's select, names the
+/// kind's objective: "seq2seq" for an encoder–decoder (and then gives its task).
 pub const OBJECTIVE: Field<LabSettings> = Field {
     stored: "objective",
     link: Some(Link {
         key: "objective",
-        write: |s| {
-            Some(match s.task {
-                Some(_) => SEQ2SEQ.into(),
-                None => objective_name(s.objective).into(),
-            })
-        },
+        write: |s| objective_of(s.kind()).map(|c| c.name.into()),
     }),
     label: "Objective",
     value: Kind::Name(|s, v| {
-        s.objective = rules::objective(v)?;
+        s.objective = objective_named(v)?;
         Ok(())
     }),
     shown: |s| shown(&s.objective),
@@ -228,14 +224,11 @@ pub const TASK: Field<LabSettings> = Field {
     link: Some(Link {
         key: "task",
         // One key for both kinds of task: a seq2seq task's name, or Next token's Repeat.
-        write: |s| match s.task {
-            Some(t) => Some(task_name(t).into()),
-            None => s.repeat_task().map(|_| REPEAT_TASK.into()),
-        },
+        write: |s| task_of(s.kind()).map(|c| c.name.into()),
     }),
     label: "Task",
     value: Kind::OptionalName(|s, v| {
-        s.task = v.map(rules::task).transpose()?;
+        s.task = v.map(task_named).transpose()?;
         Ok(())
     }),
     shown: |s| shown(&s.task),
@@ -249,8 +242,6 @@ pub const REPEAT: Field<LabSettings> = Field {
     value: Kind::Switch(|s, on| s.repeat = on),
     shown: |s| shown(&s.repeat),
 };
-/// The Task select's and a link's value for Next token's Repeat.
-pub const REPEAT_TASK: &str = "repeat";
 pub const FIXED_BATCH: Field<LabSettings> = Field {
     stored: "fixed_batch",
     link: None,
@@ -274,9 +265,6 @@ pub const SETTINGS: [&Field<LabSettings>; 12] = [
     &REPEAT,
     &FIXED_BATCH,
 ];
-
-/// The Objective select's and a link's value for an encoder–decoder.
-pub const SEQ2SEQ: &str = "seq2seq";
 
 /// Where a record keeps the architecture, and Compare's model B's (null: Compare off).
 pub const ARCHITECTURE: &str = "architecture";
@@ -361,7 +349,7 @@ pub fn positions_and_attention() -> String {
     format!("{} and {}", POSITIONS.label, ATTENTION.label)
 }
 
-pub const TEXT: Field<ProbeInput> = Field {
+pub const TEXT: Field<ProbeInput, Option<usize>> = Field {
     stored: "text",
     link: Some(Link {
         key: "sentence",
@@ -371,7 +359,7 @@ pub const TEXT: Field<ProbeInput> = Field {
     value: Kind::Text(|p, t| p.text = t),
     shown: |p| shown(&p.text),
 };
-pub const PAIR: Field<ProbeInput> = Field {
+pub const PAIR: Field<ProbeInput, Option<usize>> = Field {
     stored: "pair",
     link: Some(Link {
         key: "pair",
@@ -381,7 +369,7 @@ pub const PAIR: Field<ProbeInput> = Field {
     value: Kind::Text(|p, t| p.pair = t),
     shown: |p| shown(&p.pair),
 };
-pub const TARGET: Field<ProbeInput> = Field {
+pub const TARGET: Field<ProbeInput, Option<usize>> = Field {
     stored: "target",
     link: Some(Link {
         key: "target",
@@ -391,20 +379,20 @@ pub const TARGET: Field<ProbeInput> = Field {
     value: Kind::Text(|p, t| p.target = t),
     shown: |p| shown(&p.target),
 };
-pub const PAD_TO: Field<ProbeInput> = Field {
+pub const PAD_TO: Field<ProbeInput, Option<usize>> = Field {
     stored: "pad_to",
     link: Some(Link {
         key: "pad",
         write: |p| p.pad_to.map(|n| n.to_string()),
     }),
     label: "Pad to",
-    value: Kind::Blank(|p, v| {
+    value: Kind::Blank(|p, v, _| {
         p.pad_to = rules::pad_to(v)?;
         Ok(())
     }),
     shown: |p| shown(&p.pad_to),
 };
-pub const MASK: Field<ProbeInput> = Field {
+pub const MASK: Field<ProbeInput, Option<usize>> = Field {
     stored: "mask",
     link: Some(Link {
         key: "mask",
@@ -417,21 +405,22 @@ pub const MASK: Field<ProbeInput> = Field {
     }),
     shown: |p| shown(&p.mask),
 };
-/// T is not known until the text is read: here only 0 and non-numbers are refused.
-pub const WINDOW: Field<ProbeInput> = Field {
+/// Against the T of the text last read, when known (the explorer's); a link and a record,
+/// read before any text, refuse only 0 and non-numbers.
+pub const WINDOW: Field<ProbeInput, Option<usize>> = Field {
     stored: "window",
     link: Some(Link {
         key: "window",
         write: |p| p.window.map(|w| w.to_string()),
     }),
     label: "Window",
-    value: Kind::Blank(|p, v| {
-        p.window = rules::window(v, None)?;
+    value: Kind::Blank(|p, v, tokens| {
+        p.window = rules::window(v, tokens)?;
         Ok(())
     }),
     shown: |p| shown(&p.window),
 };
-pub const KERNEL: Field<ProbeInput> = Field {
+pub const KERNEL: Field<ProbeInput, Option<usize>> = Field {
     stored: "attention",
     link: Some(Link {
         key: "kernel",
@@ -446,8 +435,21 @@ pub const KERNEL: Field<ProbeInput> = Field {
 };
 
 /// What the explorer reads, in a link's order.
-pub const PROBE: [&Field<ProbeInput>; 7] =
+pub const PROBE: [&Field<ProbeInput, Option<usize>>; 7] =
     [&TEXT, &PAIR, &TARGET, &PAD_TO, &MASK, &WINDOW, &KERNEL];
+
+/// The Workers setting (beside Speed), which the browser keeps in a record of its own: the
+/// select's value (`WorkerCount::key`).
+pub const WORKERS: Field<WorkerCount> = Field {
+    stored: "workers",
+    link: None,
+    label: "Workers",
+    value: Kind::Name(|w, v| {
+        *w = WorkerCount::parse(v)?;
+        Ok(())
+    }),
+    shown: |w| w.key(),
+};
 
 /// The names the selects and links use, which `rules` reads back.
 pub fn mask_name(m: MaskMode) -> &'static str {
@@ -458,18 +460,156 @@ pub fn mask_name(m: MaskMode) -> &'static str {
     }
 }
 
-pub fn objective_name(o: Objective) -> &'static str {
+/// One choice of a select: the name the page and a link write (and the command line reads),
+/// and the label the panel shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    pub name: &'static str,
+    pub label: &'static str,
+}
+
+/// The Objective select's choices (a link's `objective`, `attention-lab train --objective`):
+/// one model's objective, or an encoder–decoder.
+pub const MLM_NSP: Choice = Choice {
+    name: "mlm-nsp",
+    label: "MLM + NSP",
+};
+pub const NEXT_TOKEN: Choice = Choice {
+    name: "next-token",
+    label: "Next token",
+};
+pub const SEQ2SEQ: Choice = Choice {
+    name: "seq2seq",
+    label: "Sequence to sequence",
+};
+/// In the select's order.
+pub const OBJECTIVES: [Choice; 3] = [MLM_NSP, NEXT_TOKEN, SEQ2SEQ];
+
+/// Next token's Task select: the corpus's sentences, or Repeat (a link's `task=repeat`, as
+/// `attention-lab train --task repeat`).
+pub const CORPUS: Choice = Choice {
+    name: "corpus",
+    label: "Corpus",
+};
+pub const REPEAT_TASK: Choice = Choice {
+    name: "repeat",
+    label: "Repeat",
+};
+
+/// An encoder–decoder's Task select (a link's `task`, `--task`), in its order.
+pub const TASKS: [(Task, Choice); 3] = [
+    (
+        Task::Copy,
+        Choice {
+            name: "copy",
+            label: "Copy",
+        },
+    ),
+    (
+        Task::Reverse,
+        Choice {
+            name: "reverse",
+            label: "Reverse",
+        },
+    ),
+    (
+        Task::Reply,
+        Choice {
+            name: "reply",
+            label: "Reply",
+        },
+    ),
+];
+
+/// One model's objective: the choice of the Objective select that trains on it.
+pub fn objective_choice(o: Objective) -> Choice {
     match o {
-        Objective::MlmNsp => "mlm-nsp",
-        Objective::NextToken => "next-token",
+        Objective::MlmNsp => MLM_NSP,
+        Objective::NextToken => NEXT_TOKEN,
     }
 }
 
+pub fn objective_name(o: Objective) -> &'static str {
+    objective_choice(o).name
+}
+
+/// The Objective select's choice for a model of `kind`; None for one loaded without heads.
+pub fn objective_of(kind: ModelKind) -> Option<Choice> {
+    match kind.task() {
+        Some(_) => Some(SEQ2SEQ),
+        None => kind.objective().map(objective_choice),
+    }
+}
+
+/// A one-model objective by its name (the Objective select's, a record's, a link's).
+pub fn objective_named(v: &str) -> LabResult<Objective> {
+    [Objective::MlmNsp, Objective::NextToken]
+        .into_iter()
+        .find(|&o| objective_name(o) == v)
+        .ok_or_else(|| {
+            LabError::setting(format!(
+                "the objective must be {} or {}",
+                MLM_NSP.label, NEXT_TOKEN.label
+            ))
+        })
+}
+
+pub fn task_choice(t: Task) -> Choice {
+    TASKS
+        .iter()
+        .find(|(task, _)| *task == t)
+        .map_or(CORPUS, |(_, c)| *c)
+}
+
 pub fn task_name(t: Task) -> &'static str {
-    match t {
-        Task::Copy => "copy",
-        Task::Reverse => "reverse",
-        Task::Reply => "reply",
+    task_choice(t).name
+}
+
+/// A sequence-to-sequence task by its name (the Task select's, a record's, a link's).
+pub fn task_named(v: &str) -> LabResult<Task> {
+    TASKS
+        .iter()
+        .find(|(_, c)| c.name == v)
+        .map(|(t, _)| *t)
+        .ok_or_else(|| {
+            let labels: Vec<&str> = TASKS.iter().map(|(_, c)| c.label).collect();
+            LabError::setting(format!(
+                "the task must be {} or {}",
+                labels[..labels.len() - 1].join(", "),
+                labels[labels.len() - 1]
+            ))
+        })
+}
+
+/// What a link's `task` says for a model of `kind`: an encoder–decoder's task, or Next token's
+/// Repeat; None for the corpus.
+pub fn task_of(kind: ModelKind) -> Option<Choice> {
+    match (kind.task(), kind.repeat()) {
+        (Some(task), _) => Some(task_choice(task)),
+        (None, Some(_)) => Some(REPEAT_TASK),
+        (None, None) => None,
+    }
+}
+
+/// A fresh model of `kind` as its name says it: "BERT", "decoder", "decoder · Repeat",
+/// "encoder–decoder · Reverse".
+pub fn kind_name(kind: ModelKind) -> String {
+    match (kind.task(), kind.decoder(), kind.repeat()) {
+        (Some(task), _, _) => format!("encoder–decoder · {}", task_choice(task).label),
+        (None, true, Some(_)) => format!("decoder · {}", REPEAT_TASK.label),
+        (None, true, None) => "decoder".into(),
+        (None, false, _) => "BERT".into(),
+    }
+}
+
+/// `kind` in a sentence, as a link's differences name it: "MLM + NSP", "a next-token decoder",
+/// "a next-token decoder on Repeat", "an encoder–decoder trained on reverse".
+pub fn kind_words(kind: ModelKind) -> String {
+    match (kind.task(), kind.decoder(), kind.repeat()) {
+        (Some(task), _, _) => format!("an encoder–decoder trained on {}", task_name(task)),
+        (None, true, Some(_)) => format!("a {} decoder on {}", NEXT_TOKEN.name, REPEAT_TASK.label),
+        (None, true, None) => format!("a {} decoder", NEXT_TOKEN.name),
+        (None, false, _) => MLM_NSP.label.into(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod curves;
 pub mod error;
 pub mod fields;
 pub mod generation;
+pub mod kind;
 pub mod link;
 pub mod messages;
 pub mod model_info;
@@ -31,6 +32,7 @@ pub use claims::{Claim, ClaimResult};
 pub use curves::{CurvePoint, Curves, Series};
 pub use error::{LabError, LabResult};
 pub use generation::{GenerationSettings, GenerationStep};
+pub use kind::ModelKind;
 pub use messages::{
     Crash, FromClaimWorker, FromGradientWorker, FromWorker, Role, ToClaimWorker, ToGradientWorker,
     ToWorker, WorkerSays,

@@ -6,12 +6,12 @@
 //! An address is anything anyone typed or pasted: a field that cannot be read keeps its
 //! default and says why, and the good fields around it stay.
 
-use crate::fields::{self, task_name, Field, Kind};
+use crate::fields::{self, Field, Kind};
 use crate::restore::Restored;
 use crate::rules;
 use crate::stage::Stage;
 use crate::view::{Embed, Part, Selection, Showing};
-use crate::{Architecture, LabSettings, Preset, ProbeInput, ProbeKernel};
+use crate::{Architecture, LabSettings, ModelKind, Preset, ProbeInput, ProbeKernel};
 use engine::batch::MaskMode;
 use engine::config::{AttentionScaling, AttentionType};
 use engine::seq2seq::Task;
@@ -19,7 +19,7 @@ use engine::train::Objective;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 // What the tests check the rules read back.
 #[cfg(test)]
-use crate::fields::{mask_name, objective_name};
+use crate::fields::{mask_name, objective_name, task_name};
 
 /// The longest sentence a link may carry, in characters: about as much as a model reads
 /// (MiniLM reads 512 tokens), and short enough that the address stays within what servers take
@@ -42,10 +42,7 @@ pub const MAX_INDEX: usize = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ModelShape {
     pub preset: Preset,
-    pub objective: Objective,
-    pub task: Option<Task>,
-    /// Next token on the Repeat task (`LabSettings::repeat_task`).
-    pub repeat: bool,
+    pub kind: ModelKind,
     pub architecture: Architecture,
     pub compare: Option<Architecture>,
 }
@@ -54,18 +51,11 @@ impl ModelShape {
     /// The shape of the model `settings` build. An encoder–decoder is built with BERT's
     /// attention and trains alone, so for one the Architecture group and Compare do not count.
     pub fn of(settings: &LabSettings) -> ModelShape {
-        let alone = settings.task.is_some();
+        let kind = settings.kind();
+        let alone = kind.encoder_decoder();
         ModelShape {
             preset: settings.preset,
-            // The objective does not apply to an encoder–decoder either (and a link leaves it
-            // out).
-            objective: if alone {
-                Objective::default()
-            } else {
-                settings.objective
-            },
-            task: settings.task,
-            repeat: settings.repeat_task().is_some(),
+            kind,
             architecture: if alone {
                 Architecture::default()
             } else {
@@ -86,13 +76,11 @@ impl ModelShape {
     pub fn applied_to(self, settings: &LabSettings) -> LabSettings {
         let mut applied = LabSettings {
             preset: self.preset,
-            objective: self.objective,
-            task: self.task,
-            repeat: self.repeat,
             architecture: self.architecture,
             compare: self.compare,
             ..settings.clone()
         };
+        applied.set_kind(self.kind);
         if applied.repeat_task().is_some() && settings.repeat_task().is_none() {
             applied.repeat_training();
         }
@@ -112,7 +100,11 @@ impl ModelShape {
             self.preset.name().into(),
             here.preset.name().into(),
         );
-        differ("model", self.kind(), here.kind());
+        differ(
+            "model",
+            fields::kind_words(self.kind),
+            fields::kind_words(here.kind),
+        );
         let (a, b) = (self.architecture, here.architecture);
         let (heads, here_heads) = (self.heads(), here.heads());
         let (da, db) = (a.describe(heads), b.describe(here_heads));
@@ -140,17 +132,6 @@ impl ModelShape {
     /// H of the preset.
     fn heads(self) -> usize {
         self.preset.config().num_attention_heads
-    }
-
-    fn kind(self) -> String {
-        match self.task {
-            Some(task) => format!("an encoder–decoder trained on {}", task_name(task)),
-            None => match (self.objective, self.repeat) {
-                (Objective::MlmNsp, _) => "MLM + NSP".to_string(),
-                (Objective::NextToken, false) => "a next-token decoder".to_string(),
-                (Objective::NextToken, true) => "a next-token decoder on Repeat".to_string(),
-            },
-        }
     }
 }
 
@@ -431,7 +412,7 @@ impl Reader {
     fn read_probe(&mut self) {
         let mut p = self.view.probe.clone();
         for f in fields::PROBE {
-            self.field(f, "", "", &mut p, ());
+            self.field(f, "", "", &mut p, None);
         }
         self.view.probe = p;
     }
@@ -486,46 +467,7 @@ impl Reader {
         let mut s = shape.settings();
         self.field(&fields::PRESET, "", "", &mut s, ());
         shape.preset = s.preset;
-        let (objective, task) = (&fields::OBJECTIVE, &fields::TASK);
-        let seq2seq = self.get(
-            objective.link_key("").as_deref().unwrap_or_default(),
-            objective.label,
-            |v| match v {
-                fields::SEQ2SEQ => Ok(None),
-                v => rules::objective(v)
-                    .map(Some)
-                    .map_err(|_| format!("it must be mlm-nsp, next-token or {}", fields::SEQ2SEQ)),
-            },
-        );
-        match seq2seq {
-            Some(Some(objective)) => shape.objective = objective,
-            Some(None) => shape.task = Some(Task::Reverse),
-            None => {}
-        }
-        // `None` is Next token's Repeat.
-        let task = self.get(
-            task.link_key("").as_deref().unwrap_or_default(),
-            task.label,
-            |v| match v {
-                fields::REPEAT_TASK => Ok(None),
-                v => rules::task(v).map(Some).map_err(|e| e.to_string()),
-            },
-        );
-        match (task, shape.task) {
-            (Some(Some(t)), Some(_)) => shape.task = Some(t),
-            (Some(None), None) if shape.objective == Objective::NextToken => shape.repeat = true,
-            (Some(Some(_)), None) => self.notices.push(format!(
-                "{}: a task needs the objective {}, so it is ignored.",
-                fields::TASK.label,
-                fields::SEQ2SEQ
-            )),
-            (Some(None), _) => self.notices.push(format!(
-                "{}: {} needs the objective next-token, so it is ignored.",
-                fields::TASK.label,
-                fields::REPEAT_TASK
-            )),
-            (None, _) => {}
-        }
+        shape.kind = self.read_kind();
         let heads = shape.preset.config().num_attention_heads;
         shape.architecture = self.architecture("", "", heads);
         let compare = &fields::COMPARE;
@@ -553,7 +495,7 @@ impl Reader {
             Some(false) => None,
             _ => (compare_on.is_some() || b_given).then_some(b),
         };
-        if shape.task.is_some() {
+        if shape.kind.encoder_decoder() {
             let ignored: Vec<&str> = [
                 (
                     shape.architecture != Architecture::default(),
@@ -575,6 +517,57 @@ impl Reader {
             shape.compare = None;
         }
         self.view.shape = shape;
+    }
+
+    /// The kind of model a link's `objective` and `task` give: "seq2seq" alone is an
+    /// encoder–decoder on Reverse; a task that does not go with the objective is ignored, and
+    /// said so.
+    fn read_kind(&mut self) -> ModelKind {
+        let (objective, task) = (&fields::OBJECTIVE, &fields::TASK);
+        let mut s = LabSettings::default();
+        // `None` is an encoder–decoder.
+        let seq2seq = self.get(
+            objective.link_key("").as_deref().unwrap_or_default(),
+            objective.label,
+            |v| match v {
+                v if v == fields::SEQ2SEQ.name => Ok(None),
+                v => fields::objective_named(v).map(Some).map_err(|_| {
+                    let names: Vec<&str> = fields::OBJECTIVES.iter().map(|c| c.name).collect();
+                    format!("it must be {} or {}", names[..2].join(", "), names[2])
+                }),
+            },
+        );
+        match seq2seq {
+            Some(Some(objective)) => s.objective = objective,
+            Some(None) => s.task = Some(Task::Reverse),
+            None => {}
+        }
+        // `None` is Next token's Repeat.
+        let task = self.get(
+            task.link_key("").as_deref().unwrap_or_default(),
+            task.label,
+            |v| match v {
+                v if v == fields::REPEAT_TASK.name => Ok(None),
+                v => fields::task_named(v).map(Some).map_err(|e| e.to_string()),
+            },
+        );
+        match (task, s.task) {
+            (Some(Some(t)), Some(_)) => s.task = Some(t),
+            (Some(None), None) if s.objective == Objective::NextToken => s.repeat = true,
+            (Some(Some(_)), None) => self.notices.push(format!(
+                "{}: a task needs the objective {}, so it is ignored.",
+                fields::TASK.label,
+                fields::SEQ2SEQ.name
+            )),
+            (Some(None), _) => self.notices.push(format!(
+                "{}: {} needs the objective {}, so it is ignored.",
+                fields::TASK.label,
+                fields::REPEAT_TASK.name,
+                fields::NEXT_TOKEN.name
+            )),
+            (None, _) => {}
+        }
+        s.kind()
     }
 
     fn architecture(&mut self, prefix: &str, who: &str, heads: usize) -> Architecture {
@@ -670,9 +663,9 @@ pub fn example() -> View {
         chapter: Some(6),
         shape: ModelShape {
             preset: Preset::Small,
-            objective: Objective::NextToken,
-            task: None,
-            repeat: true,
+            kind: ModelKind::Decoder {
+                repeat: Some(engine::repeat::RepeatTask::default()),
+            },
             architecture: Architecture {
                 kv_heads: Some(2),
                 positions: engine::config::PositionEmbeddingType::Rotary,
@@ -702,13 +695,12 @@ mod tests {
         assert_eq!(back.notices, Vec::<String>::new());
         assert_eq!(back.value, view);
         // A decoder's objective and each task too.
-        for (objective, task) in [
-            (Objective::NextToken, None),
-            (Objective::MlmNsp, Some(Task::Reply)),
+        for kind in [
+            ModelKind::Decoder { repeat: None },
+            ModelKind::EncoderDecoder(Task::Reply),
         ] {
             let mut v = View::default();
-            v.shape.objective = objective;
-            v.shape.task = task;
+            v.shape.kind = kind;
             assert_eq!(read(&write(&v, &[]), 14).unwrap().value, v);
         }
     }
@@ -716,7 +708,7 @@ mod tests {
     #[test]
     fn repeat_is_a_next_token_task_and_ignored_elsewhere() {
         let repeat = read("?objective=next-token&task=repeat", 14).unwrap();
-        assert!(repeat.value.shape.repeat);
+        assert!(repeat.value.shape.kind.repeat().is_some());
         assert_eq!(
             repeat.value.shape.settings().repeat_task(),
             Some(engine::repeat::RepeatTask::default())
@@ -736,13 +728,13 @@ mod tests {
             "?objective=next-token&task=repeat"
         );
         let ignored = read("?task=repeat", 14).unwrap();
-        assert!(!ignored.value.shape.repeat);
+        assert_eq!(ignored.value.shape.kind, ModelKind::Encoder);
         assert_eq!(
             ignored.notices,
             vec!["Task: repeat needs the objective next-token, so it is ignored."]
         );
         let mut here = View::default().shape;
-        here.objective = Objective::NextToken;
+        here.kind = ModelKind::Decoder { repeat: None };
         assert_eq!(
             repeat.value.shape.differences(here),
             vec!["model a next-token decoder on Repeat (here a next-token decoder)"]
@@ -857,7 +849,7 @@ mod tests {
     #[test]
     fn an_encoder_decoder_link_drops_what_such_a_model_ignores_and_says_so() {
         let r = read("?objective=seq2seq&task=copy&kv=2&compare=on", 14).unwrap();
-        assert_eq!(r.value.shape.task, Some(Task::Copy));
+        assert_eq!(r.value.shape.kind, ModelKind::EncoderDecoder(Task::Copy));
         assert_eq!(r.value.shape.architecture, Architecture::default());
         assert_eq!(r.value.shape.compare, None);
         assert_eq!(r.notices.len(), 1, "{:?}", r.notices);
@@ -986,9 +978,9 @@ mod tests {
     #[test]
     fn seq2seq_without_a_task_is_reverse_and_a_task_alone_is_ignored() {
         let r = read("?objective=seq2seq", 14).unwrap();
-        assert_eq!(r.value.shape.task, Some(Task::Reverse));
+        assert_eq!(r.value.shape.kind, ModelKind::EncoderDecoder(Task::Reverse));
         let r = read("?task=copy", 14).unwrap();
-        assert_eq!(r.value.shape.task, None);
+        assert_eq!(r.value.shape.kind, ModelKind::Encoder);
         assert_eq!(r.notices.len(), 1);
     }
 
@@ -1002,7 +994,7 @@ mod tests {
             ..LabSettings::default()
         };
         let shape = example().shape;
-        assert!(shape.repeat);
+        assert!(shape.kind.repeat().is_some());
         settings = shape.applied_to(&settings);
         assert_eq!(ModelShape::of(&settings), shape);
         assert_eq!(settings.learning_rate, 0.01);
@@ -1035,10 +1027,10 @@ mod tests {
             assert_eq!(rules::mask(mask_name(m)).unwrap(), m);
         }
         for o in [Objective::MlmNsp, Objective::NextToken] {
-            assert_eq!(rules::objective(objective_name(o)).unwrap(), o);
+            assert_eq!(fields::objective_named(objective_name(o)).unwrap(), o);
         }
         for t in [Task::Copy, Task::Reverse, Task::Reply] {
-            assert_eq!(rules::task(task_name(t)).unwrap(), t);
+            assert_eq!(fields::task_named(task_name(t)).unwrap(), t);
         }
         for s in Stage::ALL {
             assert_eq!(Stage::from_slug(s.slug()), Some(s));

@@ -1,6 +1,6 @@
 //! The shape of the current model, as the worker tells the page (selectors, model view, header).
 
-use crate::Architecture;
+use crate::{Architecture, ModelKind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -14,8 +14,6 @@ pub struct ModelInfo {
     pub max_positions: usize,
     pub vocab_size: usize,
     pub parameters: usize,
-    /// False for a checkpoint without pre-training heads.
-    pub has_heads: bool,
     /// "word-level" for a model made here, "WordPiece" for a loaded checkpoint.
     pub tokenizer: String,
     /// Distinct words in the corpus a word-level vocabulary was built from (None otherwise).
@@ -25,16 +23,10 @@ pub struct ModelInfo {
     /// them.
     #[serde(default)]
     pub architecture: Architecture,
-    /// A decoder (`is_decoder`, next-token objective): causal attention, and it can generate.
-    #[serde(default)]
-    pub decoder: bool,
-    /// An encoder–decoder (`EncoderDecoderModel`): the sizes above are each half's; the
-    /// Sentence is the source, the Target the decoder's, and it can generate.
-    #[serde(default)]
-    pub encoder_decoder: bool,
-    /// A decoder that trains on the Repeat task (`engine::repeat`).
-    #[serde(default)]
-    pub repeat: Option<engine::repeat::RepeatTask>,
+    /// What it is: BERT, a decoder (on the corpus or Repeat), an encoder–decoder (then the
+    /// sizes above are each half's; the Sentence is the source, the Target the decoder's), or
+    /// a checkpoint loaded to inspect (with or without its pre-training heads).
+    pub kind: ModelKind,
 }
 
 impl ModelInfo {

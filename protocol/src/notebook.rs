@@ -4,6 +4,7 @@
 //! weights and what the page shows. Plain text and bytes in, the notebook's JSON out.
 
 use crate::error::{LabError, LabResult};
+use crate::{fields, LabSettings, ModelKind};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -15,7 +16,8 @@ pub struct NotebookData {
     pub step: u64,
     /// The page's address for this view.
     pub link: String,
-    /// "mlm-nsp", "next-token" or "seq2seq".
+    /// The model's objective as the Objective select names it (`objective`): "mlm-nsp",
+    /// "next-token" or "seq2seq"; "none" for a model without heads.
     pub objective: &'static str,
     /// The model's config.json.
     pub config: Value,
@@ -57,15 +59,58 @@ pub struct NotebookView {
 /// A few steps more of the run's training in the notebook.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct NotebookTraining {
-    /// "corpus", "repeat", or a sequence-to-sequence task: "copy", "reverse", "reply".
+    /// "corpus", "repeat", or a sequence-to-sequence task: "copy", "reverse", "reply" (`task`).
     pub task: &'static str,
     pub corpus: Vec<String>,
     pub repeat: Option<engine::repeat::RepeatTask>,
     pub batch_size: usize,
     pub max_len: usize,
+    /// The run's optimiser, "adam" or "sgd" (torch's, with torch's defaults, as the run's).
+    pub optimizer: &'static str,
     pub lr: f64,
+    /// The run's linear warm-up: step t (from 1) uses lr·min(1, t/warmup); 0 = none.
     pub warmup: u64,
     pub steps: usize,
+}
+
+impl NotebookTraining {
+    /// How a model of `kind` trains on under `settings`, for `steps` steps; the corpus comes
+    /// with the page's text (none for Repeat, which makes its own sequences).
+    pub fn of(kind: ModelKind, settings: &LabSettings, corpus: &str) -> NotebookTraining {
+        let optimizer = settings.optimizer_for(kind);
+        let task = task(kind);
+        NotebookTraining {
+            task,
+            corpus: match kind.repeat() {
+                Some(_) => Vec::new(),
+                None => corpus
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            },
+            repeat: kind.repeat(),
+            batch_size: settings.batch_size,
+            max_len: settings.max_len,
+            optimizer: optimizer.kind.name(),
+            lr: optimizer.lr,
+            warmup: optimizer.warmup_steps,
+            steps: NOTEBOOK_STEPS,
+        }
+    }
+}
+
+/// What the template reads as a model of `kind`'s objective (the links' names, `fields`), or
+/// "none" for a BERT without heads.
+pub fn objective(kind: ModelKind) -> &'static str {
+    fields::objective_of(kind).map_or("none", |c| c.name)
+}
+
+/// What the template reads as a model of `kind`'s task: an encoder–decoder's, Repeat, or the
+/// corpus (the links' names, `fields`).
+pub fn task(kind: ModelKind) -> &'static str {
+    fields::task_of(kind).unwrap_or(fields::CORPUS).name
 }
 
 /// The steps the notebook trains: enough to see the loss move, few enough to run in seconds.

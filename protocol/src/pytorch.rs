@@ -76,7 +76,8 @@ impl Feature {
             Feature::Window => "window",
             Feature::Gqa => "gqa",
             Feature::Decoder => "decoder",
-            Feature::Seq2seq => "seq2seq",
+            // The kind's name, as the Objective select and a link say it.
+            Feature::Seq2seq => crate::fields::SEQ2SEQ.name,
             Feature::Cross => "cross",
         }
     }
@@ -284,8 +285,8 @@ impl ModelShape {
             let optional = [
                 (window, Feature::Window),
                 (info.kv_groups() < info.heads, Feature::Gqa),
-                (info.decoder, Feature::Decoder),
-                (info.encoder_decoder, Feature::Seq2seq),
+                (info.kind.decoder(), Feature::Decoder),
+                (info.kind.encoder_decoder(), Feature::Seq2seq),
             ];
             features.extend(optional.into_iter().filter(|(on, _)| *on).map(|(_, f)| f));
             features

@@ -81,7 +81,7 @@ pub fn probe(kept: Option<&str>) -> Restored<ProbeInput> {
     let notices = match fields(kept, "probe") {
         Ok(kept) => fields::PROBE
             .iter()
-            .filter_map(|f| check(f, &kept, &mut value, ()))
+            .filter_map(|f| check(f, &kept, &mut value, None))
             .collect(),
         Err(notice) => notice.into_iter().collect(),
     };
@@ -112,30 +112,36 @@ pub fn corpus(kept: Option<&str>) -> Restored<String> {
     }
 }
 
-/// The Workers setting, kept as the select writes it (`WorkerCount::key`); anything else is
-/// auto again, and says so.
+/// The Workers setting (`fields::WORKERS`), kept as the select writes it; anything else is
+/// the default again, and says so.
 pub fn workers(kept: Option<&str>) -> Restored<WorkerCount> {
+    let field = &fields::WORKERS;
+    let mut value = WorkerCount::default();
     let Some(kept) = kept else {
         return Restored {
-            value: WorkerCount::Auto,
+            value,
             notices: Vec::new(),
         };
     };
     let read = serde_json::from_str::<String>(kept)
         .map_err(|_| "unreadable".to_string())
-        .and_then(|text| WorkerCount::parse(&text).map_err(|e| e.to_string()));
-    match read {
-        Ok(value) => Restored {
-            value,
-            notices: Vec::new(),
-        },
-        Err(why) => Restored {
-            value: WorkerCount::Auto,
-            notices: vec![format!(
-                "Workers kept from the last visit: {why}, so Workers is auto again."
-            )],
-        },
-    }
+        .and_then(|text| {
+            field
+                .apply(&mut value, &text, ())
+                .map_err(|e| e.to_string())
+        });
+    let notices = match read {
+        Ok(()) => Vec::new(),
+        Err(why) => {
+            let label = field.label;
+            value = WorkerCount::default();
+            vec![format!(
+                "{label} kept from the last visit: {why}, so {label} is {} again.",
+                (field.shown)(&value)
+            )]
+        }
+    };
+    Restored { value, notices }
 }
 
 /// The kept JSON object's fields; an unreadable one is the notice to show instead.
@@ -154,7 +160,7 @@ fn fields(kept: Option<&str>, what: &str) -> Result<Map<String, Value>, Option<S
 /// `field` as `kept` holds it, set on `value` if it passes the field's rule. A field absent (an
 /// older version) keeps its default quietly; one that fails keeps its default, and the notice
 /// says which and why.
-fn check<S, C>(
+fn check<S, C: Copy>(
     field: &Field<S, C>,
     kept: &Map<String, Value>,
     value: &mut S,
@@ -174,9 +180,9 @@ fn check<S, C>(
         (Kind::OptionalNumber(set), v) => v
             .as_f64()
             .map_or_else(|| not("a number"), |n| set(value, Some(n), c)),
-        (Kind::Blank(set), Value::Null) => set(value, ""),
+        (Kind::Blank(set), Value::Null) => set(value, "", c),
         // The text box's own rule, on the number as the user would have typed it.
-        (Kind::Blank(set), Value::Number(n)) => set(value, &n.to_string()),
+        (Kind::Blank(set), Value::Number(n)) => set(value, &n.to_string(), c),
         (Kind::Blank(_), _) => not("a number"),
         (Kind::Text(set), Value::String(t)) => {
             set(value, t.clone());

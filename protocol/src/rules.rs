@@ -1,12 +1,12 @@
 //! What each setting accepts, in one place: the settings panel checks what the user types with
 //! these, and `restore` checks what an earlier visit left in the browser with the same rules.
+//! The choices that are names of a kind of model (objective, task) are read where they are
+//! written, in `fields`.
 
 use crate::{Architecture, LabError, LabResult, Preset, ProbeKernel};
 use engine::batch::MaskMode;
 use engine::config::{AttentionScaling, AttentionType, PositionEmbeddingType};
 use engine::optim::OptimizerKind;
-use engine::seq2seq::Task;
-use engine::train::Objective;
 
 /// Largest batch the panel offers (memory and step time grow with it).
 pub const MAX_BATCH: usize = 64;
@@ -70,25 +70,6 @@ pub fn preset(v: &str) -> LabResult<Preset> {
 
 pub fn optimizer(v: &str) -> LabResult<OptimizerKind> {
     OptimizerKind::from_name(v).map_or_else(|| bad("the optimizer must be Adam or SGD"), Ok)
-}
-
-/// The "Objective" select: "mlm-nsp" or "next-token" (the engine's names).
-pub fn objective(v: &str) -> LabResult<Objective> {
-    match v {
-        "mlm-nsp" => Ok(Objective::MlmNsp),
-        "next-token" => Ok(Objective::NextToken),
-        _ => bad("the objective must be MLM + NSP or Next token"),
-    }
-}
-
-/// The "Task" select of "Sequence to sequence": "copy", "reverse" or "reply".
-pub fn task(v: &str) -> LabResult<Task> {
-    match v {
-        "copy" => Ok(Task::Copy),
-        "reverse" => Ok(Task::Reverse),
-        "reply" => Ok(Task::Reply),
-        _ => bad("the task must be Copy, Reverse or Reply"),
-    }
 }
 
 /// The masks the page offers (training and probe alike): None, Padding or Causal.

@@ -1,10 +1,11 @@
 //! What the user sets: the run (`LabSettings`) and what the explorer shows (`ProbeInput`).
 
+use crate::ModelKind;
 use engine::batch::MaskMode;
 use engine::config::{AttentionScaling, AttentionType, BertConfig, PositionEmbeddingType};
 use engine::data::{max_predictions, BatchConfig};
 use engine::ops::attention::AttentionKernel;
-use engine::optim::OptimizerKind;
+use engine::optim::{OptimizerConfig, OptimizerKind};
 use engine::repeat::RepeatTask;
 use engine::seq2seq::Task;
 use engine::train::{Objective, TrainSettings};
@@ -332,9 +333,9 @@ impl LabSettings {
     /// measured to form induction heads (`engine::repeat`; the heads, warm-up and no dropout
     /// come with the task); the learner may change them after.
     pub fn choose_repeat(&mut self) {
-        self.objective = Objective::NextToken;
-        self.task = None;
-        self.repeat = true;
+        self.set_kind(ModelKind::Decoder {
+            repeat: Some(RepeatTask::default()),
+        });
         self.repeat_training();
         self.architecture.positions = RepeatTask::POSITIONS;
     }
@@ -346,11 +347,27 @@ impl LabSettings {
         self.learning_rate = RepeatTask::LEARNING_RATE;
     }
 
+    /// The kind of model a Reset builds: an encoder–decoder when a task is chosen, else the
+    /// objective's model, a decoder on Repeat when that is its task.
+    pub fn kind(&self) -> ModelKind {
+        match self.task {
+            Some(task) => ModelKind::EncoderDecoder(task),
+            None => ModelKind::trained_on(self.objective, self.repeat.then(RepeatTask::default)),
+        }
+    }
+
+    /// These settings building a model of `kind` (a link's, a tour chapter's); the rest as
+    /// they were.
+    pub fn set_kind(&mut self, kind: ModelKind) {
+        self.objective = kind.objective().unwrap_or_default();
+        self.task = kind.task();
+        self.repeat = kind.repeat().is_some();
+    }
+
     /// The Repeat task a fresh model trains on, when these settings choose it: Next token,
     /// Task Repeat.
     pub fn repeat_task(&self) -> Option<RepeatTask> {
-        (self.repeat && self.task.is_none() && self.objective == Objective::NextToken)
-            .then(RepeatTask::default)
+        self.kind().repeat()
     }
 
     /// These settings for Compare's model B: its architecture, everything else shared.
@@ -363,17 +380,21 @@ impl LabSettings {
         })
     }
 
-    /// The engine's training settings for a model with `max_positions` positions (the batches'
-    /// T is at most that).
-    pub fn train_settings(&self, max_positions: usize) -> TrainSettings {
-        let mut optimizer = self.optimizer.config(self.learning_rate);
-        // Repeat's setting warms its learning rate up.
-        if self.repeat_task().is_some() {
-            optimizer.warmup_steps = RepeatTask::WARMUP_STEPS;
+    /// The optimiser a model of `kind` trains with: the chosen one, and on Repeat the linear
+    /// warm-up of Repeat's setting (the notebook trains on with the same).
+    pub fn optimizer_for(&self, kind: ModelKind) -> OptimizerConfig {
+        OptimizerConfig {
+            warmup_steps: kind.repeat().map_or(0, |_| RepeatTask::WARMUP_STEPS),
+            ..self.optimizer.config(self.learning_rate)
         }
+    }
+
+    /// The engine's training settings for a model of `kind` with `max_positions` positions
+    /// (the batches' T is at most that).
+    pub fn train_settings(&self, kind: ModelKind, max_positions: usize) -> TrainSettings {
         let max_len = self.max_len.min(max_positions);
         TrainSettings {
-            optimizer,
+            optimizer: self.optimizer_for(kind),
             batch: BatchConfig {
                 batch_size: self.batch_size,
                 max_len,
@@ -381,7 +402,8 @@ impl LabSettings {
                 max_predictions: max_predictions(max_len, self.mask_prob),
             },
             mask: self.train_mask,
-            objective: self.objective,
+            // An encoder–decoder's training is its task; the field is one model's.
+            objective: kind.objective().unwrap_or_default(),
         }
     }
 }

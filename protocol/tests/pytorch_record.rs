@@ -114,10 +114,12 @@ fn notebooks_from_the_page_printed_the_pages_weights_and_saved_checkpoints_it_op
     let record = record();
     let notebooks = &record["notebooks"];
     assert_current(notebooks, "notebook runs");
+    // Every file that shapes a notebook (e2e/notebook/record.mjs hashes the same).
     for file in [
         "pytorch/attention_lab.py",
         "pytorch/notebook.py",
         "protocol/src/notebook.rs",
+        "src/pytorch/notebook.rs",
     ] {
         assert!(
             notebooks["hashes"].get(file).is_some(),

@@ -12,7 +12,7 @@ fn a_tiny_snapshot_at_t32_stays_within_its_budget() {
     let t = Trainer::from_corpus(
         DEFAULT_CORPUS,
         config.clone(),
-        settings.train_settings(config.max_position_embeddings),
+        settings.train_settings(settings.kind(), config.max_position_embeddings),
         0,
     )
     .unwrap();

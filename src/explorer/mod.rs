@@ -335,7 +335,7 @@ pub fn Explorer(
     });
 
     let seq2seq_model =
-        Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.encoder_decoder)));
+        Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.kind.encoder_decoder())));
     // An encoder–decoder's generation ends as its Target, so what comes next (a snapshot while
     // training, another head) reads the target it wrote.
     Effect::watch(
@@ -423,11 +423,9 @@ pub fn Explorer(
         <section class="explorer">
             <div class="probe-card">
                 <ProbeForm probe=probe tokens=tokens linear=linear
-                    decoder=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.decoder)))
-                    encoder_decoder=seq2seq_model
-                    repeat=Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.repeat.is_some())))/>
+                    kind=Signal::derive(move || info.with(|i| i.as_ref().map(|i| i.kind).unwrap_or_default()))/>
                 {move || {
-                    let generates = info.with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder));
+                    let generates = info.with(|i| i.as_ref().is_some_and(|i| i.kind.next_token()));
                     let (Some(on_generate), Some(on_stop)) = (on_generate, on_stop_generating) else {
                         return None;
                     };

@@ -21,11 +21,11 @@ pub fn Predictions(
     ins: Memo<Option<Arc<Inspection>>>,
     info: Signal<Option<ModelInfo>>,
 ) -> impl IntoView {
-    let has_heads = move || info.with(|i| i.as_ref().is_none_or(|i| i.has_heads));
+    let has_heads = move || info.with(|i| i.as_ref().is_none_or(|i| i.kind.has_heads()));
     let body = move || {
         ins.with(|ins| {
             let ins = ins.as_ref()?;
-            if info.with(|i| i.as_ref().is_some_and(|i| i.decoder || i.encoder_decoder)) {
+            if info.with(|i| i.as_ref().is_some_and(|i| i.kind.next_token())) {
                 return Some(
                     view! { <p class="hint">"A decoder predicts the token after each position, not a masked one: use Generate to see its next-token candidates."</p> }
                         .into_any(),

@@ -183,7 +183,7 @@ impl Opened {
         self.unchecked.set_value(None);
         let (layers, heads) = (info.layers, info.heads);
         let mut sel = self.shown.get_untracked();
-        if asked.part != Part::SelfAttention && !info.encoder_decoder {
+        if asked.part != Part::SelfAttention && !info.kind.encoder_decoder() {
             self.add_notice(format!(
                 "Attention part: \"{}\" needs an encoder–decoder, and this model has only self-attention, which is shown.",
                 asked.part.slug()

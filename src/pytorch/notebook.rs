@@ -3,10 +3,7 @@
 
 use super::files::Fetched;
 use engine::inspect::Inspection;
-use engine::objective::Objective;
-use protocol::notebook::{
-    self, NotebookData, NotebookInput, NotebookTraining, NotebookView, NOTEBOOK_STEPS,
-};
+use protocol::notebook::{self, NotebookData, NotebookInput, NotebookTraining, NotebookView};
 use protocol::view::Selection;
 use protocol::{fields, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput};
 
@@ -48,24 +45,10 @@ pub fn data(shown: &Shown) -> NotebookData {
             (input_of(ins, &probe.text, pair), None)
         }
     };
-    // The links' names (`protocol::fields`), which the notebook template reads too.
-    let objective = if info.encoder_decoder {
-        "seq2seq"
-    } else if info.decoder {
-        fields::objective_name(Objective::NextToken)
-    } else if info.has_heads {
-        fields::objective_name(Objective::MlmNsp)
-    } else {
-        "none"
-    };
-    let task = match settings.task {
-        _ if !info.encoder_decoder && info.repeat.is_some() => fields::REPEAT_TASK,
-        Some(task) if info.encoder_decoder => fields::task_name(task),
-        _ => "corpus",
-    };
+    // The links' names for the model's kind (`protocol::fields`), which the template reads too.
     NotebookData {
         link: shown.link.to_string(),
-        objective,
+        objective: notebook::objective(info.kind),
         input,
         source,
         mask: fields::mask_name(ins.mask),
@@ -77,25 +60,8 @@ pub fn data(shown: &Shown) -> NotebookData {
             stage: shown.stage.to_string(),
             figure: shown.figure.to_string(),
         },
-        training: NotebookTraining {
-            task,
-            corpus: match task {
-                fields::REPEAT_TASK => Vec::new(),
-                _ => shown
-                    .corpus
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            },
-            repeat: info.repeat,
-            batch_size: settings.batch_size,
-            max_len: settings.max_len,
-            lr: settings.learning_rate,
-            warmup: 0,
-            steps: NOTEBOOK_STEPS,
-        },
+        // The run's optimiser and warm-up, as the worker trains a model of this kind.
+        training: NotebookTraining::of(info.kind, settings, shown.corpus),
         ..NotebookData::default()
     }
 }

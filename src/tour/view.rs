@@ -6,6 +6,8 @@
 use super::chapters::{Chapter, Focus, ModelNeed, CHAPTERS};
 use super::question::{Live as Shown, Margin, Posed, Question, DECIDED_LEAD};
 use super::Tour;
+use engine::seq2seq::Task;
+use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::view::Showing;
 use protocol::ToWorker;
@@ -116,15 +118,10 @@ fn model_meets(tour: Tour, need: ModelNeed) -> bool {
     tour.live.info.with(|i| match (need, i) {
         (_, None) => true,
         // A Repeat decoder's words are its symbols: it cannot read the chapters' sentence.
-        (ModelNeed::OneModel, Some(i)) => !i.encoder_decoder && i.repeat.is_none(),
-        (ModelNeed::PreTraining, Some(i)) => !i.encoder_decoder && !i.decoder && i.has_heads,
-        (ModelNeed::Repeat, Some(i)) => i.repeat.is_some(),
-        (ModelNeed::Reverse, Some(i)) => {
-            i.encoder_decoder
-                && tour
-                    .settings
-                    .with(|s| s.task == Some(engine::seq2seq::Task::Reverse))
-        }
+        (ModelNeed::OneModel, Some(i)) => !i.kind.encoder_decoder() && i.kind.repeat().is_none(),
+        (ModelNeed::PreTraining, Some(i)) => i.kind.objective() == Some(Objective::MlmNsp),
+        (ModelNeed::Repeat, Some(i)) => i.kind.repeat().is_some(),
+        (ModelNeed::Reverse, Some(i)) => i.kind.task() == Some(Task::Reverse),
     })
 }
 

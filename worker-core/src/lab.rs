@@ -1,9 +1,11 @@
 //! The model the worker trains, and the only place the app calls the engine's training and
-//! inspection. Plain Rust (no DOM): it runs inside the training worker, and in tests.
+//! inspection. Plain Rust (no DOM): it runs inside the training worker, and in tests. Which
+//! kind of model it is (`Model`) is decided where one is built, here; the rest asks the model.
 
 use crate::history::WeightHistory;
+pub use crate::model::{Inspected, Model, Seq2Seq};
 use engine::batch_view::{BatchView, MaskingCounts};
-use engine::checkpoint::{self, Checkpoint};
+use engine::checkpoint::{self, Checkpoint, CheckpointFiles};
 use engine::data::Corpus;
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
@@ -13,9 +15,10 @@ use engine::rng::Rng;
 use engine::run::Run;
 use engine::seq2seq::{self, EncoderDecoder, Seq2SeqTrainer, Task};
 use engine::tokenizer::Tokenizer;
-use engine::train::{Objective, StepReport, Trainer};
+use engine::train::{StepReport, Trainer};
 use protocol::{
-    Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ProbeInput,
+    fields, Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo,
+    ModelKind, ProbeInput,
 };
 
 fn curve_point(report: &StepReport) -> CurvePoint {
@@ -28,29 +31,6 @@ fn curve_point(report: &StepReport) -> CurvePoint {
         mlm_accuracy: l.mlm_accuracy,
         nsp_accuracy: l.nsp_accuracy,
     }
-}
-
-/// A model that can be trained, or one that can only be looked at (no pre-training heads).
-// One Model lives per Lab, so the size gap between variants costs nothing.
-#[allow(clippy::large_enum_variant)]
-pub enum Model {
-    Trainable(Trainer),
-    /// An encoder–decoder training on a sequence-to-sequence task. `Lab::history` keeps its
-    /// decoder; `encoder_history` follows it, keeping the encoder at the same steps (as
-    /// Compare's model B follows model A).
-    Seq2Seq {
-        trainer: Box<Seq2SeqTrainer>,
-        encoder_history: WeightHistory,
-    },
-    InspectOnly {
-        model: BertForPreTraining,
-        tokenizer: Tokenizer,
-        reason: String,
-        /// The page's corpus read with the model's tokenizer (None when it reads nothing), and
-        /// the settings' sentence length: what the claims that read sentences read.
-        corpus: Option<Corpus>,
-        max_len: usize,
-    },
 }
 
 pub struct Lab {
@@ -67,21 +47,25 @@ const HISTORY_BUDGET: usize = 64 << 20;
 /// or twice are too rare to learn anyway.
 pub const WORD_VOCAB_LIMIT: usize = 8192;
 
+/// Why a checkpoint without pre-training heads does not train.
+const NO_HEADS: &str = "it has no pre-training heads (cls.predictions, cls.seq_relationship), so it can be inspected but not pre-trained";
+
 impl Lab {
-    /// A fresh model of `settings.preset` with the chosen architecture on `corpus`, with a
-    /// word-level vocabulary built from it.
+    /// A fresh model of the kind `settings` choose, of `settings.preset` with the chosen
+    /// architecture on `corpus`, with a word-level vocabulary built from it.
     pub fn fresh(corpus: &str, settings: &LabSettings) -> LabResult<Lab> {
-        let config = settings.model_config();
-        if let Some(task) = settings.task {
+        let kind = settings.kind();
+        if let Some(task) = kind.task() {
             return Lab::fresh_seq2seq(corpus, settings, task);
         }
+        let config = settings.model_config();
         // The page offers only divisors; a kept setting was checked by `restore`. Checked
         // again here so a bad one is this message, not the engine's config error.
         if let Some(g) = settings.architecture.kv_heads {
             protocol::rules::kv_heads(g as f64, config.num_attention_heads)?;
         }
-        let train = settings.train_settings(config.max_position_embeddings);
-        let mut trainer = match settings.repeat_task() {
+        let train = settings.train_settings(kind, config.max_position_embeddings);
+        let mut trainer = match kind.repeat() {
             Some(task) => Trainer::repeat(task, config, train, settings.seed)?,
             None => Trainer::from_corpus_with_vocab_limit(
                 corpus,
@@ -92,16 +76,7 @@ impl Lab {
             )?,
         };
         trainer.fixed_batch = settings.fixed_batch;
-        let kind = match (settings.objective, trainer.repeat.is_some()) {
-            (Objective::MlmNsp, _) => "BERT",
-            (Objective::NextToken, false) => "decoder",
-            (Objective::NextToken, true) => "decoder · Repeat",
-        };
-        let name = format!(
-            "{} {kind} (fresh, seed {})",
-            settings.preset.name(),
-            settings.seed
-        );
+        let name = fresh_name(settings, kind);
         Ok(Lab::with_model(
             Model::Trainable(trainer),
             name,
@@ -118,7 +93,8 @@ impl Lab {
             ));
         }
         let config = settings.preset.config();
-        let train = settings.train_settings(config.max_position_embeddings);
+        let kind = ModelKind::EncoderDecoder(task);
+        let train = settings.train_settings(kind, config.max_position_embeddings);
         let trainer = Seq2SeqTrainer::from_corpus_with_vocab_limit(
             corpus,
             WORD_VOCAB_LIMIT,
@@ -128,22 +104,11 @@ impl Lab {
             task,
             settings.seed,
         )?;
-        let name = format!(
-            "{} encoder–decoder · {} (fresh, seed {})",
-            settings.preset.name(),
-            task_name(task),
-            settings.seed
-        );
-        Ok(Lab::with_seq2seq(trainer, name))
+        Ok(Lab::with_seq2seq(trainer, fresh_name(settings, kind)))
     }
 
     fn with_seq2seq(trainer: Seq2SeqTrainer, name: String) -> Lab {
-        let mut encoder_history = WeightHistory::follower();
-        encoder_history.record_first(trainer.stepper.step, &trainer.model.encoder);
-        let model = Model::Seq2Seq {
-            trainer: Box::new(trainer),
-            encoder_history,
-        };
+        let model = Model::Seq2Seq(Box::new(Seq2Seq::new(trainer)));
         // Half the budget for the decoders: the encoders kept beside them take about as much.
         Lab::with_model(model, name, HISTORY_BUDGET / 2)
     }
@@ -151,7 +116,7 @@ impl Lab {
     /// An encoder–decoder checkpoint, training on `corpus` with the settings' task (Reverse
     /// when none is chosen).
     fn load_seq2seq(
-        files: &engine::checkpoint::CheckpointFiles,
+        files: &CheckpointFiles,
         bundle: &ModelBundle,
         corpus: &str,
         settings: &LabSettings,
@@ -166,8 +131,8 @@ impl Lab {
             .config
             .max_position_embeddings
             .min(checkpoint.model.decoder.config.max_position_embeddings);
-        let train = settings.train_settings(positions);
         let task = settings.task.unwrap_or(Task::Reverse);
+        let train = settings.train_settings(ModelKind::EncoderDecoder(task), positions);
         let mut trainer = Seq2SeqTrainer::from_checkpoint(
             checkpoint,
             corpus,
@@ -178,12 +143,7 @@ impl Lab {
         )?;
         trainer.stepper.step = bundle.step;
         // A model kept by this page comes with its run, as a BERT's does (`Lab::load`).
-        let notice = bundle
-            .training_state
-            .as_deref()
-            .map(|s| trainer.resume(s))
-            .and_then(Result::err)
-            .map(|e| format!("The optimiser starts afresh from this model: {e}."));
+        let notice = resumed(&mut trainer, bundle);
         Ok((Lab::with_seq2seq(trainer, bundle.name.clone()), notice))
     }
 
@@ -207,57 +167,13 @@ impl Lab {
             Ok(c)
         };
         let loaded = read()?;
-        let mut train = settings.train_settings(loaded.model.config.max_position_embeddings);
-        // A checkpoint is what it is: a decoder trains on next tokens, BERT on MLM + NSP.
-        train.objective = if loaded.model.config.is_decoder {
-            Objective::NextToken
-        } else {
-            Objective::MlmNsp
-        };
-        let inspect_only = |checkpoint: Checkpoint, why: String| {
-            let reason = format!("Training is off for this model: {why}");
-            let Checkpoint {
-                model, tokenizer, ..
-            } = checkpoint;
-            let max_len = settings.max_len.min(model.config.max_input_tokens());
-            (
-                Model::InspectOnly {
-                    corpus: Corpus::parse(corpus, &tokenizer).ok(),
-                    max_len,
-                    model,
-                    tokenizer,
-                    reason: reason.clone(),
-                },
-                Some(reason),
-            )
-        };
         let (model, notice) = if loaded.model.cls.is_none() {
-            let why = "it has no pre-training heads (cls.predictions, cls.seq_relationship), so it can be \
-                       inspected but not pre-trained";
-            inspect_only(loaded, why.into())
+            inspect_only(loaded, corpus, settings, NO_HEADS.into())
         } else {
-            // A decoder made on Repeat goes on with Repeat while the settings say so.
-            let trainer = match settings.repeat_task() {
-                Some(task) if loaded.model.config.is_decoder => {
-                    Trainer::repeat_from_checkpoint(task, loaded, train, settings.seed)
-                }
-                _ => Trainer::from_checkpoint(loaded, corpus, train, settings.seed),
-            };
-            match trainer {
-                Ok(mut trainer) => {
-                    trainer.stepper.step = bundle.step;
-                    trainer.fixed_batch = settings.fixed_batch;
-                    // A model kept by this page comes with its run: it trains on exactly as
-                    // before. If the settings changed since (another optimiser), it starts its
-                    // moments afresh, and says so.
-                    let resumed = bundle.training_state.as_deref().map(|s| trainer.resume(s));
-                    let notice = resumed
-                        .and_then(Result::err)
-                        .map(|e| format!("The optimiser starts afresh from this model: {e}."));
-                    (Model::Trainable(trainer), notice)
-                }
+            match trainer_of(loaded, &bundle, corpus, settings) {
+                Ok((trainer, notice)) => (Model::Trainable(trainer), notice),
                 // The trainer took the model; read it again rather than keep a second copy.
-                Err(e) => inspect_only(read()?, e.to_string()),
+                Err(e) => inspect_only(read()?, corpus, settings, e.to_string()),
             }
         };
         let lab = Lab::with_model(model, bundle.name.clone(), HISTORY_BUDGET);
@@ -285,34 +201,21 @@ impl Lab {
         self.history = history;
     }
 
-    /// The trainer, for a model that trains.
+    /// The trainer, for one BERT or decoder that trains.
     pub fn trainer(&self) -> Option<&Trainer> {
-        match &self.model {
-            Model::Trainable(t) => Some(t),
-            Model::Seq2Seq { .. } | Model::InspectOnly { .. } => None,
-        }
+        self.model.trainer()
     }
 
     /// An inspect-only model (a checkpoint without pre-training heads) with the page's corpus
     /// as its tokenizer reads it and the sentence length to read it at.
     pub fn inspected_only(&self) -> Option<(&BertForPreTraining, Option<&Corpus>, usize)> {
-        match &self.model {
-            Model::InspectOnly {
-                model,
-                corpus,
-                max_len,
-                ..
-            } => Some((model, corpus.as_ref(), *max_len)),
-            _ => None,
-        }
+        let i = self.model.inspected()?;
+        Some((&i.model, i.corpus.as_ref(), i.max_len))
     }
 
     /// The encoder–decoder, for one.
     pub fn encoder_decoder(&self) -> Option<&EncoderDecoder> {
-        match &self.model {
-            Model::Seq2Seq { trainer, .. } => Some(&trainer.model),
-            _ => None,
-        }
+        self.model.seq2seq().map(|s| &s.trainer.model)
     }
 
     /// A Lab of `model`, its History (within `budget` bytes) starting at the run's step, for
@@ -323,8 +226,8 @@ impl Lab {
             name,
             history: WeightHistory::new(budget),
         };
-        if let Some(step) = lab.run().map(|r| r.steps()) {
-            lab.history.record_first(step, parts(&lab.model).0);
+        if let Some(step) = lab.model.run().map(|r| r.steps()) {
+            lab.history.record_first(step, lab.model.parts().0);
         }
         lab
     }
@@ -332,7 +235,7 @@ impl Lab {
     /// The current weights and their tokenizer: an encoder–decoder's decoder, the half
     /// `history` keeps (the claims measure it as they would any BERT).
     pub fn parts(&self) -> (&BertForPreTraining, &Tokenizer) {
-        parts(&self.model)
+        self.model.parts()
     }
 
     /// Whole-word tokens (a vocabulary built from the corpus), not WordPiece.
@@ -340,38 +243,22 @@ impl Lab {
         matches!(self.parts().1, Tokenizer::WordLevel { .. })
     }
 
-    /// The training run, for a model that trains (either kind).
-    fn run(&self) -> Option<&dyn Run> {
-        match &self.model {
-            Model::Trainable(t) => Some(t),
-            Model::Seq2Seq { trainer, .. } => Some(trainer.as_ref()),
-            Model::InspectOnly { .. } => None,
-        }
-    }
-
-    fn run_mut(&mut self) -> Option<&mut dyn Run> {
-        match &mut self.model {
-            Model::Trainable(t) => Some(t),
-            Model::Seq2Seq { trainer, .. } => Some(trainer.as_mut()),
-            Model::InspectOnly { .. } => None,
-        }
-    }
-
     pub fn step_count(&self) -> u64 {
-        self.run().map_or(0, |r| r.steps())
+        self.model.run().map_or(0, |r| r.steps())
     }
 
     /// Ok when the model can train, else why not.
     pub fn trainable(&self) -> LabResult<()> {
-        match &self.model {
-            Model::Trainable(_) | Model::Seq2Seq { .. } => Ok(()),
-            Model::InspectOnly { reason, .. } => Err(LabError::unavailable(reason.clone())),
+        match self.model.inspected() {
+            Some(i) => Err(LabError::unavailable(i.reason.clone())),
+            None => Ok(()),
         }
     }
 
     pub fn info(&self) -> ModelInfo {
         let (model, tokenizer) = self.parts();
         let c = &model.config;
+        let encoder = self.encoder_decoder().map_or(0, |m| m.encoder.num_params());
         ModelInfo {
             name: self.name.clone(),
             layers: c.num_hidden_layers,
@@ -381,36 +268,27 @@ impl Lab {
             intermediate: c.intermediate_size,
             max_positions: c.max_position_embeddings,
             vocab_size: c.vocab_size,
-            parameters: model.num_params()
-                + self.encoder_decoder().map_or(0, |m| m.encoder.num_params()),
-            has_heads: model.cls.is_some(),
+            parameters: model.num_params() + encoder,
             tokenizer: match tokenizer {
                 Tokenizer::WordLevel { .. } => "word-level".into(),
                 Tokenizer::WordPiece { .. } => "WordPiece".into(),
             },
-            corpus_words: self.run().and_then(|r| r.run_state().corpus_words),
+            corpus_words: self.model.run().and_then(|r| r.run_state().corpus_words),
             architecture: Architecture {
                 kv_heads: c.num_key_value_heads,
                 positions: c.position_embedding_type,
                 attention: c.attention_type,
                 scaling: c.attention_scaling,
             },
-            // An encoder–decoder's decoder is not one that generates alone.
-            decoder: c.is_decoder && !c.add_cross_attention,
-            encoder_decoder: self.encoder_decoder().is_some(),
-            repeat: self.trainer().and_then(|t| t.repeat),
+            kind: self.model.kind(),
         }
     }
 
     /// The probe through the current weights, or through those kept at `at` (a step in the
     /// History).
     pub fn inspect(&self, probe: &ProbeInput, at: Option<u64>) -> LabResult<Inspection> {
-        if let Model::Seq2Seq {
-            trainer,
-            encoder_history,
-        } = &self.model
-        {
-            return self.inspect_seq2seq(trainer, encoder_history, probe, at);
+        if let Some(s) = self.model.seq2seq() {
+            return inspect_seq2seq(s, &self.history, probe, at);
         }
         let (current, tokenizer) = self.parts();
         let model = match at {
@@ -450,46 +328,10 @@ impl Lab {
         Ok(without_logits(inspection))
     }
 
-    /// The probe's Sentence as the source and its Target after [CLS] as the decoder's input,
-    /// through the current weights or those kept at step `at`.
-    fn inspect_seq2seq(
-        &self,
-        trainer: &Seq2SeqTrainer,
-        encoder_history: &WeightHistory,
-        probe: &ProbeInput,
-        at: Option<u64>,
-    ) -> LabResult<Inspection> {
-        let kept;
-        let model = match at {
-            None => &trainer.model,
-            Some(step) => {
-                let missing = || LabError::unavailable(format!("no weights kept at step {step}"));
-                let decoder =
-                    &self.history.entries()[self.history.position(step).ok_or_else(missing)?].1;
-                let encoder = &encoder_history.entries()
-                    [encoder_history.position(step).ok_or_else(missing)?]
-                .1;
-                kept = EncoderDecoder {
-                    encoder: encoder.clone(),
-                    decoder: decoder.clone(),
-                    decoder_start_token_id: trainer.model.decoder_start_token_id,
-                    pad_token_id: trainer.model.pad_token_id,
-                    extra: trainer.model.extra.clone(),
-                };
-                &kept
-            }
-        };
-        let tokenizer = &trainer.tokenizer;
-        let target = seq2seq::decoder_input(model, tokenizer, &probe.target);
-        let inspection =
-            seq2seq::inspect_ids(model, tokenizer, &probe.text, &target, probe.pad_to)?;
-        Ok(without_logits(inspection))
-    }
-
     /// One training step; an error (NaN/∞ loss, inspect-only model) leaves the weights as they were.
     pub fn step(&mut self) -> LabResult<CurvePoint> {
         self.trainable()?;
-        let run = self.run_mut().ok_or_else(LabError::no_model)?;
+        let run = self.model.run_mut().ok_or_else(LabError::no_model)?;
         let report = run.step()?;
         Ok(self.stepped(&report, None))
     }
@@ -497,8 +339,7 @@ impl Lab {
     /// Compare's model B: one step on the batch `leader` (model A) just trained on, keeping its
     /// weights at the steps A keeps them.
     pub fn step_following(&mut self, leader: &Lab) -> LabResult<CurvePoint> {
-        let (Model::Trainable(trainer), Model::Trainable(led)) = (&mut self.model, &leader.model)
-        else {
+        let (Some(trainer), Some(led)) = (self.model.trainer_mut(), leader.trainer()) else {
             return Err(LabError::unavailable("Compare trains two trainable models"));
         };
         let report = trainer.step_following(led)?;
@@ -515,19 +356,16 @@ impl Lab {
         leader: Option<&WeightHistory>,
     ) -> CurvePoint {
         let step = report.step;
-        let kept = parts(&self.model).0;
+        let kept = self.model.parts().0;
         match leader {
             Some(leader) => self.history.follow(leader, step, kept),
             None => {
                 self.history.record(step, kept);
             }
         }
-        if let Model::Seq2Seq {
-            trainer,
-            encoder_history,
-        } = &mut self.model
-        {
-            encoder_history.follow(&self.history, step, &trainer.model.encoder);
+        if let Some(s) = self.model.seq2seq_mut() {
+            let encoder = &s.trainer.model.encoder;
+            s.encoder_history.follow(&self.history, step, encoder);
         }
         curve_point(report)
     }
@@ -547,8 +385,9 @@ impl Lab {
     /// training mask, fixed batch. A new optimiser starts with fresh state.
     pub fn tune(&mut self, settings: &LabSettings) -> LabResult<()> {
         // An encoder–decoder's positions are its decoder's (`parts`).
-        let wanted = settings.train_settings(self.parts().0.config.max_position_embeddings);
-        let Some(run) = self.run_mut() else {
+        let positions = self.parts().0.config.max_position_embeddings;
+        let wanted = settings.train_settings(self.model.kind(), positions);
+        let Some(run) = self.model.run_mut() else {
             return Ok(());
         };
         wanted.batch.validate()?;
@@ -559,7 +398,7 @@ impl Lab {
         }
         run.set_batch_config(wanted.batch);
         // The training mask and Fixed batch are one BERT's (an encoder–decoder's are fixed).
-        if let Model::Trainable(trainer) = &mut self.model {
+        if let Some(trainer) = self.model.trainer_mut() {
             trainer.mask = wanted.mask;
             trainer.fixed_batch = settings.fixed_batch;
         }
@@ -583,23 +422,15 @@ impl Lab {
             .get(at)
             .cloned()
             .ok_or_else(|| LabError::unavailable(format!("no history entry {at}")))?;
-        if let Model::Seq2Seq {
-            trainer,
-            encoder_history,
-        } = &mut self.model
-        {
-            let encoder = encoder_history
-                .get(at)
-                .filter(|(s, _)| *s == step)
-                .map(|(_, m)| m.clone())
-                .ok_or_else(|| LabError::unavailable(format!("no encoder kept at step {step}")))?;
-            trainer.model.decoder = weights;
-            trainer.model.encoder = encoder;
-            encoder_history.truncate_after(at);
-        } else if let Model::Trainable(trainer) = &mut self.model {
-            trainer.model = weights;
+        match self.model.seq2seq_mut() {
+            Some(s) => s.rewind(at, step, weights)?,
+            None => {
+                if let Some(trainer) = self.model.trainer_mut() {
+                    trainer.model = weights;
+                }
+            }
         }
-        if let Some(run) = self.run_mut() {
+        if let Some(run) = self.model.run_mut() {
             run.rewound_to(step)?;
         }
         self.history.truncate_after(at);
@@ -626,19 +457,13 @@ impl Lab {
     /// on exactly as before (`engine::resume`).
     pub fn bundle(&self) -> LabResult<ModelBundle> {
         let mut bundle = self.files_bundle()?;
-        bundle.training_state = self.run().map(|r| r.training_state());
+        bundle.training_state = self.model.run().map(|r| r.training_state());
         Ok(bundle)
     }
 
     /// The current model's files alone, without its optimiser's state (what claims read).
     pub fn files_bundle(&self) -> LabResult<ModelBundle> {
-        let files = match &self.model {
-            Model::Trainable(t) => checkpoint::to_files(&t.checkpoint()),
-            Model::Seq2Seq { trainer, .. } => seq2seq::to_files(&trainer.checkpoint()),
-            Model::InspectOnly {
-                model, tokenizer, ..
-            } => checkpoint::to_files(&Checkpoint::new(model.clone(), tokenizer.clone())?),
-        };
+        let files = self.model.files()?;
         Ok(ModelBundle {
             name: self.name.clone(),
             step: self.step_count(),
@@ -653,12 +478,7 @@ impl Lab {
 
     /// The weights kept beside `history`'s at each step: an encoder–decoder's encoder.
     pub fn paired_history(&self) -> Option<&WeightHistory> {
-        match &self.model {
-            Model::Seq2Seq {
-                encoder_history, ..
-            } => Some(encoder_history),
-            _ => None,
-        }
+        self.model.seq2seq().map(|s| &s.encoder_history)
     }
 
     /// An encoder–decoder's encoder weights kept by `weights_bytes`, for its paired History.
@@ -677,25 +497,102 @@ impl Lab {
         older_paired: Vec<(u64, BertForPreTraining)>,
     ) {
         self.history.prepend(interval, older);
-        if let Model::Seq2Seq {
-            encoder_history, ..
-        } = &mut self.model
-        {
-            encoder_history.prepend(interval, older_paired);
-            encoder_history.keep_only(&self.history);
+        if let Some(s) = self.model.seq2seq_mut() {
+            s.encoder_history.prepend(interval, older_paired);
+            s.encoder_history.keep_only(&self.history);
         }
     }
 }
 
-/// The current weights and their tokenizer (`Lab::parts`).
-fn parts(model: &Model) -> (&BertForPreTraining, &Tokenizer) {
-    match model {
-        Model::Trainable(t) => (&t.model, &t.tokenizer),
-        Model::Seq2Seq { trainer, .. } => (&trainer.model.decoder, &trainer.tokenizer),
-        Model::InspectOnly {
-            model, tokenizer, ..
-        } => (model, tokenizer),
-    }
+/// A fresh model's name: "tiny decoder · Repeat (fresh, seed 4)".
+fn fresh_name(settings: &LabSettings, kind: ModelKind) -> String {
+    format!(
+        "{} {} (fresh, seed {})",
+        settings.preset.name(),
+        fields::kind_name(kind),
+        settings.seed
+    )
+}
+
+/// A checkpoint with its pre-training heads, training on: a decoder on next tokens (on Repeat
+/// while the settings say so), BERT on MLM + NSP. A model kept by this page comes with its
+/// run: it trains on exactly as before.
+fn trainer_of(
+    loaded: Checkpoint,
+    bundle: &ModelBundle,
+    corpus: &str,
+    settings: &LabSettings,
+) -> LabResult<(Trainer, Option<String>)> {
+    // A checkpoint is what it is, whatever the settings' objective.
+    let kind = match loaded.model.config.is_decoder {
+        true => ModelKind::Decoder {
+            repeat: settings.repeat_task(),
+        },
+        false => ModelKind::Encoder,
+    };
+    let train = settings.train_settings(kind, loaded.model.config.max_position_embeddings);
+    let mut trainer = match kind.repeat() {
+        Some(task) => Trainer::repeat_from_checkpoint(task, loaded, train, settings.seed),
+        None => Trainer::from_checkpoint(loaded, corpus, train, settings.seed),
+    }?;
+    trainer.stepper.step = bundle.step;
+    trainer.fixed_batch = settings.fixed_batch;
+    let notice = resumed(&mut trainer, bundle);
+    Ok((trainer, notice))
+}
+
+/// `run` going on with the run `bundle` kept (`engine::resume`); if the settings changed since
+/// (another optimiser), its moments start afresh, and the notice says so.
+fn resumed(run: &mut dyn Run, bundle: &ModelBundle) -> Option<String> {
+    let state = bundle.training_state.as_deref()?;
+    let why = run.resume(state).err()?;
+    Some(format!(
+        "The optimiser starts afresh from this model: {why}."
+    ))
+}
+
+/// `checkpoint` to look at only, and the notice that says why it does not train.
+fn inspect_only(
+    checkpoint: Checkpoint,
+    corpus: &str,
+    settings: &LabSettings,
+    why: String,
+) -> (Model, Option<String>) {
+    let reason = format!("Training is off for this model: {why}");
+    let Checkpoint {
+        model, tokenizer, ..
+    } = checkpoint;
+    let inspected = Inspected {
+        corpus: Corpus::parse(corpus, &tokenizer).ok(),
+        max_len: settings.max_len.min(model.config.max_input_tokens()),
+        model,
+        tokenizer,
+        reason: reason.clone(),
+    };
+    (Model::InspectOnly(inspected), Some(reason))
+}
+
+/// An encoder–decoder's probe: the Sentence as the source and the Target after [CLS] as the
+/// decoder's input, through the current weights or those `history` (its decoder's) and its
+/// encoder's History kept at step `at`.
+fn inspect_seq2seq(
+    s: &Seq2Seq,
+    history: &WeightHistory,
+    probe: &ProbeInput,
+    at: Option<u64>,
+) -> LabResult<Inspection> {
+    let kept;
+    let model = match at {
+        None => &s.trainer.model,
+        Some(step) => {
+            kept = s.kept_at(history, step)?;
+            &kept
+        }
+    };
+    let tokenizer = &s.trainer.tokenizer;
+    let target = seq2seq::decoder_input(model, tokenizer, &probe.target);
+    let inspection = seq2seq::inspect_ids(model, tokenizer, &probe.text, &target, probe.pad_to)?;
+    Ok(without_logits(inspection))
 }
 
 /// `model` (zeros of the right shape) filled with weights kept by `Lab::weights_bytes`; an
@@ -726,15 +623,6 @@ fn without_logits(inspection: Inspection) -> Inspection {
     }
 }
 
-/// The "Task" select's label.
-pub fn task_name(task: Task) -> &'static str {
-    match task {
-        Task::Copy => "Copy",
-        Task::Reverse => "Reverse",
-        Task::Reply => "Reply",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -754,9 +642,7 @@ mod tests {
     fn history_weights_read_back_exactly_and_others_are_refused() {
         let mut lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
         lab.step().unwrap();
-        let Model::Trainable(t) = &lab.model else {
-            panic!("fresh models train")
-        };
+        let t = lab.trainer().expect("fresh models train");
         let bytes = Lab::weights_bytes(&t.model);
         assert_eq!(lab.model_from_weights(&bytes).unwrap(), t.model);
         assert!(lab.model_from_weights(&bytes[4..]).is_err());

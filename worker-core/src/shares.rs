@@ -5,17 +5,18 @@
 //! `finish`). One worker runs the same engine code with one share (`Trainer::step`).
 
 use crate::history::WeightHistory;
-use crate::lab::{Lab, Model};
+use crate::lab::Lab;
 use engine::batch::Batch;
 use engine::forward::Losses;
 use engine::model::Params;
 use engine::seq2seq::Seq2SeqBatch;
-use engine::step::PlannedStep;
+use engine::step::{PlannedStep, Share};
 use ndarray::ArrayViewD;
 use protocol::workers::{GradientJob, ReplicaShape, ShareBatch, Stack};
 use protocol::{CurvePoint, LabError, LabResult};
 
-/// A step planned for one Lab's model. One lives per step, moved once: its size does not matter.
+/// A step planned for one Lab's model, of the model's kind. One lives per step, moved once: its
+/// size does not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum Planned {
     Bert(PlannedStep<Batch>),
@@ -30,18 +31,33 @@ impl Planned {
             Planned::EncoderDecoder(p) => p.plan.len(),
         }
     }
+
+    /// Share `i` and its rows of the batch, as a gradient job carries them.
+    fn share(&self, i: usize) -> (Share, ShareBatch) {
+        match self {
+            Planned::Bert(p) => (p.plan.share(i), ShareBatch::bert(&p.share_batch(i))),
+            Planned::EncoderDecoder(p) => (
+                p.plan.share(i),
+                ShareBatch::encoder_decoder(&p.share_batch(i)),
+            ),
+        }
+    }
+}
+
+/// The error of a plan taken to another kind of model than it was planned for.
+fn another_model() -> LabError {
+    LabError::unavailable("the step was planned for another model")
 }
 
 impl Lab {
     /// The next step cut into `parts` shares (fewer when the batch has fewer rows).
     pub fn plan(&mut self, parts: usize) -> LabResult<Planned> {
-        match &mut self.model {
-            Model::Trainable(t) => Ok(Planned::Bert(t.plan(parts)?)),
-            Model::Seq2Seq { trainer, .. } => Ok(Planned::EncoderDecoder(trainer.plan(parts)?)),
-            Model::InspectOnly { .. } => {
-                Err(self.trainable().err().unwrap_or_else(LabError::no_model))
-            }
+        self.trainable()?;
+        if let Some(s) = self.model.seq2seq_mut() {
+            return Ok(Planned::EncoderDecoder(s.trainer.plan(parts)?));
         }
+        let t = self.model.trainer_mut().ok_or_else(LabError::no_model)?;
+        Ok(Planned::Bert(t.plan(parts)?))
     }
 
     /// Compare's model B: its step on the batch model A (`leader`) planned, cut into `parts`
@@ -52,8 +68,8 @@ impl Lab {
         planned: &Planned,
         parts: usize,
     ) -> LabResult<Planned> {
-        match (&mut self.model, &leader.model, planned) {
-            (Model::Trainable(t), Model::Trainable(led), Planned::Bert(a)) => {
+        match (self.model.trainer_mut(), leader.trainer(), planned) {
+            (Some(t), Some(led), Planned::Bert(a)) => {
                 Ok(Planned::Bert(t.plan_following(led, a, parts)?))
             }
             _ => Err(LabError::unavailable("Compare trains two trainable models")),
@@ -62,50 +78,41 @@ impl Lab {
 
     /// What a gradient worker needs to build a copy of this model.
     pub fn replica_shape(&self) -> Option<ReplicaShape> {
-        match &self.model {
-            Model::Trainable(t) => Some(ReplicaShape::Bert(Stack::new(
-                &t.model.config,
-                t.model.parts(),
-            ))),
-            Model::Seq2Seq { trainer, .. } => {
-                let m = &trainer.model;
-                Some(ReplicaShape::EncoderDecoder {
-                    encoder: Stack::new(&m.encoder.config, m.encoder.parts()),
-                    decoder: Stack::new(&m.decoder.config, m.decoder.parts()),
-                })
-            }
-            Model::InspectOnly { .. } => None,
+        if let Some(s) = self.model.seq2seq() {
+            let m = &s.trainer.model;
+            return Some(ReplicaShape::EncoderDecoder {
+                encoder: Stack::new(&m.encoder.config, m.encoder.parts()),
+                decoder: Stack::new(&m.decoder.config, m.decoder.parts()),
+            });
         }
+        let t = self.trainer()?;
+        Some(ReplicaShape::Bert(Stack::new(
+            &t.model.config,
+            t.model.parts(),
+        )))
     }
 
-    /// Every parameter, in order (what a gradient job carries as its weights).
+    /// Every parameter, in order (what a gradient job carries as its weights): an
+    /// encoder–decoder's both halves.
     pub fn params(&self) -> Vec<(String, ArrayViewD<'_, f32>)> {
-        match &self.model {
-            Model::Trainable(t) => t.model.params(),
-            Model::Seq2Seq { trainer, .. } => trainer.model.params(),
-            Model::InspectOnly { model, .. } => model.params(),
+        match self.encoder_decoder() {
+            Some(m) => m.params(),
+            None => self.parts().0.params(),
         }
     }
 
     /// Share `i` of `planned` as a job for the gradient worker holding replica `replica`.
     pub fn job(&self, planned: &Planned, i: usize, replica: u64) -> LabResult<GradientJob> {
-        let (opts, share, batch) = match (&self.model, planned) {
-            (Model::Trainable(t), Planned::Bert(p)) => (
-                t.forward_options(),
-                p.plan.share(i),
-                ShareBatch::bert(&p.share_batch(i)),
-            ),
-            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => (
-                trainer.forward_options(),
-                p.plan.share(i),
-                ShareBatch::encoder_decoder(&p.share_batch(i)),
-            ),
-            _ => {
-                return Err(LabError::unavailable(
-                    "the step was planned for another model",
-                ))
-            }
+        let opts = match planned {
+            Planned::Bert(_) => self.trainer().ok_or_else(another_model)?.forward_options(),
+            Planned::EncoderDecoder(_) => self
+                .model
+                .seq2seq()
+                .ok_or_else(another_model)?
+                .trainer
+                .forward_options(),
         };
+        let (share, batch) = planned.share(i);
         Ok(GradientJob {
             replica,
             opts,
@@ -117,16 +124,18 @@ impl Lab {
     /// Share `i` computed here, into this model's own gradient buffer (the training worker's
     /// own share: 0 of model A; every share of model B when no gradient worker takes it).
     pub fn own_share(&mut self, planned: &Planned, i: usize) -> LabResult<Losses> {
-        Ok(match (&mut self.model, planned) {
-            (Model::Trainable(t), Planned::Bert(p)) => t.share_gradients(p, i)?,
-            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => {
-                trainer.share_gradients(p, i)?
-            }
-            _ => {
-                return Err(LabError::unavailable(
-                    "the step was planned for another model",
-                ))
-            }
+        Ok(match planned {
+            Planned::Bert(p) => self
+                .model
+                .trainer_mut()
+                .ok_or_else(another_model)?
+                .share_gradients(p, i)?,
+            Planned::EncoderDecoder(p) => self
+                .model
+                .seq2seq_mut()
+                .ok_or_else(another_model)?
+                .trainer
+                .share_gradients(p, i)?,
         })
     }
 
@@ -140,16 +149,18 @@ impl Lab {
         others: &[(Losses, Vec<f32>)],
         leader: Option<&WeightHistory>,
     ) -> LabResult<CurvePoint> {
-        let report = match (&mut self.model, planned) {
-            (Model::Trainable(t), Planned::Bert(p)) => t.finish(p, own, others)?,
-            (Model::Seq2Seq { trainer, .. }, Planned::EncoderDecoder(p)) => {
-                trainer.finish(p, own, others)?
-            }
-            _ => {
-                return Err(LabError::unavailable(
-                    "the step was planned for another model",
-                ))
-            }
+        let report = match planned {
+            Planned::Bert(p) => self
+                .model
+                .trainer_mut()
+                .ok_or_else(another_model)?
+                .finish(p, own, others)?,
+            Planned::EncoderDecoder(p) => self
+                .model
+                .seq2seq_mut()
+                .ok_or_else(another_model)?
+                .trainer
+                .finish(p, own, others)?,
         };
         Ok(self.stepped(&report, leader))
     }

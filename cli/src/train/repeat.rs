@@ -12,6 +12,7 @@ use engine::repeat::RepeatTask;
 use engine::train::{Objective, TrainSettings, Trainer};
 use engine::BertConfig;
 use engine::MaskMode;
+use protocol::fields;
 use serde::Serialize;
 
 /// One evaluation: the mean training loss since the last one, the accuracy on each copy and
@@ -80,10 +81,12 @@ fn segment(text: &str) -> Result<(usize, usize), CliError> {
 }
 
 pub fn run(a: &Args) -> Result<(), CliError> {
-    if a.objective.is_some_and(|o| o != ObjectiveFlag::NextToken) {
-        return Err(usage_error(
-            "--task repeat trains a decoder: --objective next-token",
-        ));
+    if a.objective.is_some_and(|o| o != ObjectiveFlag::NEXT_TOKEN) {
+        return Err(usage_error(format!(
+            "--task {} trains a decoder: --objective {}",
+            fields::REPEAT_TASK.name,
+            fields::NEXT_TOKEN.name
+        )));
     }
     if a.corpus.is_some() || a.max_len.is_some() {
         return Err(usage_error(

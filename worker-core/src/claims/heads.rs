@@ -289,10 +289,7 @@ mod tests {
     }
 
     fn trainer(lab: &mut Lab) -> &mut Trainer {
-        match &mut lab.model {
-            crate::lab::Model::Trainable(t) => t,
-            _ => panic!("a fresh BERT trains"),
-        }
+        lab.model.trainer_mut().expect("a fresh BERT trains")
     }
 
     #[test]
@@ -499,10 +496,7 @@ mod tests {
     }
 
     fn trainer_of(lab: &Lab) -> &Trainer {
-        match &lab.model {
-            crate::lab::Model::Trainable(t) => t,
-            _ => panic!("a trainable model"),
-        }
+        lab.trainer().expect("a trainable model")
     }
 
     /// The Heads claim's verdict on models trained as the page trains them, natively

@@ -72,7 +72,7 @@ fn a_decoder_trains_then_generates_a_token_at_a_time() {
     let FromWorker::Ready { info, .. } = &replies[0].message else {
         panic!("not ready")
     };
-    assert!(info.decoder && info.has_heads);
+    assert!(info.kind.decoder() && info.kind.has_heads());
     let trained = losses(&s.train(30));
     assert!(
         trained.len() == 30 && trained[29] < trained[0],
@@ -141,7 +141,7 @@ fn an_encoder_decoder_trains_inspects_generates_and_keeps_both_halves() {
     else {
         panic!("not ready: {:?}", replies[0].message)
     };
-    assert!(info.encoder_decoder && !info.decoder && trainable.is_ok());
+    assert!(info.kind.encoder_decoder() && !info.kind.decoder() && trainable.is_ok());
     assert!(
         info.name.contains("encoder–decoder · Reverse"),
         "{}",
@@ -252,7 +252,7 @@ fn an_encoder_decoder_trains_inspects_generates_and_keeps_both_halves() {
         attachments,
     );
     assert!(
-        matches!(&replies[0].message, FromWorker::Ready { info, step: 30, .. } if info.encoder_decoder),
+        matches!(&replies[0].message, FromWorker::Ready { info, step: 30, .. } if info.kind.encoder_decoder()),
         "{:?}",
         replies[0].message
     );
