@@ -4,6 +4,7 @@ use attention_lab_web::components::heatmap_figure::{HeatmapData, HeatmapFigure};
 use attention_lab_web::testing::settled;
 use engine::Matrix;
 use leptos::prelude::*;
+use protocol::figure::{FigureName, HeadMatrix};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
@@ -46,7 +47,7 @@ async fn heatmap_figure_draws_pixels_and_carries_its_matrix() {
     };
     let _handle = leptos::mount::mount_to(
         container.clone(),
-        move || view! { <HeatmapFigure data=Signal::stored(data.clone())/> },
+        move || view! { <HeatmapFigure data=Signal::stored(data.clone()) figure=FigureName::Head(HeadMatrix::MaskedScores)/> },
     );
     settled().await;
 
@@ -113,7 +114,10 @@ async fn a_redraw_with_the_same_labels_equals_a_fresh_drawing() {
     let (first, second) = (data_for(0.0), data_for(1.3));
     let live = fresh_container();
     let data = RwSignal::new(first);
-    let _live = leptos::mount::mount_to(live.clone(), move || view! { <HeatmapFigure data=data/> });
+    let _live = leptos::mount::mount_to(
+        live.clone(),
+        move || view! { <HeatmapFigure data=data figure=FigureName::SummaryWeights/> },
+    );
     settled().await;
     let before = canvas_pixels(&live);
     data.set(second.clone());
@@ -123,7 +127,7 @@ async fn a_redraw_with_the_same_labels_equals_a_fresh_drawing() {
     let fresh = fresh_container();
     let _fresh = leptos::mount::mount_to(
         fresh.clone(),
-        move || view! { <HeatmapFigure data=Signal::stored(second.clone())/> },
+        move || view! { <HeatmapFigure data=Signal::stored(second.clone()) figure=FigureName::SummaryWeights/> },
     );
     settled().await;
     assert_ne!(before, redrawn, "the new values were not drawn");

@@ -14,9 +14,12 @@ Every loaded checkpoint must fill every parameter, use every tensor, and save ba
 same names.
 
 Stage marks (`# stage: NAME[, NAME] [if FEATURE, ...] [-> TENSOR (DIMS)]`, pytorch/README.md):
-the grammar, and for every figure and model kind exactly one applicable mark with `->`. The
-marked tensors are read while the module runs (sys.settrace), sliced as the page slices them,
-and compared with the fixtures' q/k/v and hidden states and with each other.
+the grammar, and for every figure of every view of every kind of model exactly one applicable
+mark with `->`. The names, features, dimensions and views are the project's own, read from
+protocol/names.json (generated from the Rust enums by protocol/tests/names.rs): this script
+spells none of them. The marked tensors are read while the module runs (sys.settrace), sliced
+as the page slices them, and compared with the fixtures' q/k/v and hidden states and with each
+other.
 
 --cli BINARY: trains small models from scratch with `attention-lab train` (absolute, rotary,
 ALiBi, GQA, linear, unscaled, a decoder, Repeat, an encoder–decoder), then compares every
@@ -30,7 +33,6 @@ non-zero on any failure.
 
 import argparse
 import importlib.util
-import itertools
 import json
 import platform
 import re
@@ -46,6 +48,7 @@ from safetensors.torch import load_file
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = ROOT / "pytorch" / "attention_lab.py"
 RECORD = ROOT / "pytorch" / "record.json"
+NAMES_FILE = ROOT / "protocol" / "names.json"
 
 
 def fnv1a64(data):
@@ -105,22 +108,18 @@ MARK = re.compile(
     r"(?: if (?P<features>[a-z-]+(?:, [a-z-]+)*))?"
     r"(?: -> (?P<tensor>[A-Za-z_][A-Za-z_0-9]*) \((?P<dims>[A-Za-z0-9]+(?:, [A-Za-z0-9]+)*)\))?$"
 )
-NAMES = {
-    "embeddings-token", "embeddings-position", "embeddings-segment", "embeddings-sum", "embeddings-norm",
-    "input", "queries", "rotated-queries", "keys", "rotated-keys", "values", "phi-queries", "phi-keys",
-    "raw-scores", "scaled-scores", "alibi-bias", "mask", "masked-scores", "weights", "context",
-    "concatenated-heads", "attention-output", "attention-add-norm", "ffn-pre-activation", "ffn-activation",
-    "ffn-output", "layer-output", "cross-decoder-input", "cross-encoder-output", "tiles",
-}
-FEATURES = {"absolute", "rotary", "alibi", "softmax", "linear", "padding", "causal", "no-mask", "window",
-            "gqa", "decoder", "seq2seq", "cross"}
-DIMS = {"B", "T", "Tq", "Tk", "C", "H", "G", "D", "I", "V"}
-HEAD_FIGURES = ["queries", "rotated-queries", "keys", "rotated-keys", "values", "phi-queries", "phi-keys",
-                "raw-scores", "scaled-scores", "alibi-bias", "mask", "masked-scores", "weights", "context"]
-LAYER_FIGURES = ["input", "concatenated-heads", "attention-output", "attention-add-norm", "ffn-pre-activation",
-                 "ffn-activation", "ffn-output", "layer-output"]
-EMBEDDING_FIGURES = ["embeddings-token", "embeddings-position", "embeddings-segment", "embeddings-sum",
-                     "embeddings-norm"]
+EXPORTED = json.loads(NAMES_FILE.read_text())
+# A figure is marked by the lines that compute it: cross-attention's head matrices by
+# self-attention's ("cross-weights" by those of "weights").
+COMPUTED_AS = {f["name"]: f["computed_as"] for f in EXPORTED["figures"]}
+# What a mark may name: a figure computed by lines of its own.
+NAMES = {name for name, own in COMPUTED_AS.items() if name == own}
+FEATURES = set(EXPORTED["mark_features"])
+DIMS = set(EXPORTED["mark_dims"])
+# Each attention the stepper walks, for every kind of model: its features, and the figures the
+# module computes for it (ModelShape::computed_figures), as the marks name them.
+VIEWS = [(", ".join(v["features"]), set(v["features"]), [COMPUTED_AS[f] for f in v["figures"]])
+         for v in EXPORTED["views"]]
 
 
 def parse_marks():
@@ -157,48 +156,21 @@ def arrow_lines(marks, name, features):
     return [m for m in marks.values() if name in m["names"] and m["tensor"] and applies(m, features)]
 
 
-def model_kinds():
-    """(description, features, figures) of every view of every model kind the page can show."""
-    for pos, attn, mask, window, gqa, kind in itertools.product(
-            ("absolute", "rotary", "alibi"), ("softmax", "linear"), ("padding", "causal", "no-mask"),
-            (False, True), (False, True), ("bert", "decoder", "seq2seq")):
-        if attn == "linear" and (pos == "alibi" or window):
-            continue
-        if kind != "bert" and mask != "causal":
-            continue  # a decoder's self-attention is causal whatever the setting
-        base = {pos, attn} | ({"window"} if window else set()) | ({"gqa"} if gqa else set())
-        parts = {"bert": [("self", base | {mask})], "decoder": [("self", base | {"causal", "decoder"})],
-                 "seq2seq": [("encoder", base | {"padding", "seq2seq"}),
-                             ("self", base | {"causal", "decoder", "seq2seq"}),
-                             ("cross", {"softmax", "padding", "cross", "seq2seq"})]}[kind]
-        for part, features in parts:
-            if part == "cross":
-                figures = ["queries", "keys", "values", "raw-scores", "scaled-scores", "mask", "masked-scores",
-                           "weights", "context", "cross-decoder-input", "cross-encoder-output"]
-            else:
-                figures = EMBEDDING_FIGURES + LAYER_FIGURES + HEAD_FIGURES + (["tiles"] if attn == "softmax" else [])
-                figures = [f for f in figures if not (
-                    (f == "embeddings-position" and pos != "absolute") or (f.startswith("rotated-") and pos != "rotary")
-                    or (f == "alibi-bias" and pos != "alibi") or (f.startswith("phi-") and attn != "linear")
-                    or (f in ("raw-scores", "scaled-scores", "masked-scores") and attn != "softmax"))]
-            yield f"{pos}/{attn}/{mask}/{'window' if window else '-'}/{'gqa' if gqa else '-'}/{kind}/{part}", features, figures
-
-
 def check_mark_contract(cases):
     marks, errors = parse_marks()
     cases.add(f"marks: grammar ({len(marks)} marked lines)", 0.0, ok=not errors)
     for e in errors:
         print("   ", e)
     problems = []
-    kinds = list(model_kinds())
-    for desc, features, figures in kinds:
+    for desc, features, figures in VIEWS:
         for f in figures:
             n = len(arrow_lines(marks, f, features))
             if n != 1:
                 problems.append(f"{desc}: {f} has {n} applicable marks with ->")
-    unused = NAMES - {n for m in marks.values() for n in m["names"]}
+    computed = {f for _, _, figures in VIEWS for f in figures}
+    unused = computed - {n for m in marks.values() for n in m["names"]}
     problems += [f"no mark names {n}" for n in sorted(unused)]
-    cases.add(f"marks: exactly one '->' per figure in each of {len(kinds)} views", 0.0, ok=not problems)
+    cases.add(f"marks: exactly one '->' per figure in each of {len(VIEWS)} views", 0.0, ok=not problems)
     for p in problems[:20]:
         print("   ", p)
     return marks
@@ -705,9 +677,11 @@ INPUTS = [
 ]
 REPEAT_INPUTS = [("c f a h c f a h", None, "padding", None, None), ("b d e b d e", None, "causal", 3, 9)]
 
+# `attention-lab inspect`'s key for each head figure (the command line's JSON names them).
 HEAD_KEYS = {"queries": "q", "keys": "k", "values": "v", "rotated-queries": "q_rotated", "rotated-keys": "k_rotated",
              "phi-queries": "phi_q", "phi-keys": "phi_k", "raw-scores": "scores", "scaled-scores": "scaled",
              "alibi-bias": "alibi_bias", "masked-scores": "masked", "weights": "weights", "context": "context"}
+assert set(HEAD_KEYS) <= NAMES, f"not figures of protocol/names.json: {set(HEAD_KEYS) - NAMES}"
 
 
 def matrix(m):
@@ -841,7 +815,8 @@ def main():
     fixtures = cases
 
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
-    module_hash = {"pytorch/attention_lab.py": fnv1a64((ROOT / "pytorch" / "attention_lab.py").read_bytes())}
+    # The marks were checked against the names the project exported.
+    module_hash = {path: fnv1a64((ROOT / path).read_bytes()) for path in ("pytorch/attention_lab.py", "protocol/names.json")}
     record["fixtures"] = {"hashes": module_hash, "torch": torch.__version__, "python": platform.python_version(),
                           "cases": fixtures.cases, "passed": fixtures.passed}
     passed = fixtures.passed

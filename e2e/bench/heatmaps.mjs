@@ -11,6 +11,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveDir, launch } from '../harness.mjs';
+import { figure, stage } from '../names.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = process.env.DIST || path.resolve(here, '..', '..', 'dist');
@@ -75,7 +76,8 @@ await page.evaluate(() => window.scrollTo(0, 0));
 await page.waitForTimeout(300);
 
 // Labelled: select each head of layer 1 in turn; the summary figure (T×T) redraws each time.
-await page.locator('.stepper .step', { hasText: 'QKᵀ' }).first().click();
+await page.locator(stage('scores')).click();
+const scores = `.stage-panel ${figure('raw-scores')}`;
 const labelledRounds = [];
 let labelledArea = 0;
 for (let r = 0; r < ROUNDS; r++) {
@@ -87,7 +89,7 @@ for (let r = 0; r < ROUNDS; r++) {
     const start = await logLength();
     await page.getByRole('button', { name: `Layer 1 · Head ${h}`, exact: true }).click();
     const caption = `Layer 1 · Head ${h} · scores QKᵀ`;
-    await page.waitForFunction((c) => [...document.querySelectorAll('figcaption')].some((f) => f.textContent === c), caption);
+    await page.waitForFunction(([css, c]) => document.querySelector(`${css} figcaption`)?.textContent === c, [scores, caption]);
     await page.waitForFunction((k) => window.__heatmapDraws.slice(k).filter((d) => d.labels).length >= 2, start);
     // The stage figure: the largest labelled draw of this selection.
     const drawn = (await drawsSince(start)).filter((d) => d.labels);
@@ -102,17 +104,17 @@ for (let r = 0; r < ROUNDS; r++) {
 // The stages around attention: each click on the stepper redraws that stage's labelled figures
 // (and, for the feed-forward stage, the GELU chart, which is not a heatmap and not in the log).
 // A stage's redraw = the sum of its heatmap draws; "to frame" = click to the next frame after them.
-const STAGES = [['Embeddings', 0, 5], ['Add & Norm', 0, 3], ['Feed-forward', 0, 3], ['Add & Norm', 1, 3]];
+const STAGES = [['embeddings', 5], ['attention-add-norm', 3], ['feed-forward', 3], ['output-add-norm', 3]];
 const stageRounds = STAGES.map(() => ({ draw: [], frame: [] }));
 for (let r = 0; r < 5; r++) {
-  for (const [k, [label, nth, figures]] of STAGES.entries()) {
-    await page.locator('.stepper .step', { hasText: 'QKᵀ' }).first().click();
+  for (const [k, [name, figures]] of STAGES.entries()) {
+    await page.locator(stage('scores')).click();
     await page.waitForTimeout(50);
     const start = await logLength();
     // Clicked in the page, and the frame awaited there: Playwright's own click waits for
     // frames (actionability) and its polling adds more, which is not the page's time.
-    const [t0, painted] = await page.evaluate(([label, nth, k, n]) => new Promise((res) => {
-      const button = [...document.querySelectorAll('.stepper .step')].filter((b) => b.textContent.includes(label))[nth];
+    const [t0, painted] = await page.evaluate(([css, k, n]) => new Promise((res) => {
+      const button = document.querySelector(css);
       const t0 = performance.now();
       button.click();
       const wait = () => {
@@ -123,7 +125,7 @@ for (let r = 0; r < 5; r++) {
         }
       };
       wait();
-    }), [label, nth, start, figures]);
+    }), [stage(name), start, figures]);
     const drawn = (await drawsSince(start)).filter((d) => d.labels);
     stageRounds[k].draw.push(drawn.reduce((s, d) => s + d.ms, 0));
     stageRounds[k].frame.push(painted - t0);
@@ -172,9 +174,9 @@ console.log(`  labelled, one layer (${heads} T×T figures with token labels and 
   + `  | putImageData of the same area: ${fmt(baseline.putLabelled)} ms  | ratio ${fmt(median(labelledRounds) / Math.max(baseline.putLabelled, 1e-3))}×`);
 console.log(`  naive canvas fillRect per cell (${heads}×${t}×${t} calls): ${fmt(baseline.fillRect)} ms`);
 console.log(`  mask switch → next frame, whole page (worker inspect + all ${layers * heads} thumbnails + figures): ${fmt(median(toggleToPaint))} ms`);
-for (const [k, [label, nth, figures]] of STAGES.entries()) {
+for (const [k, [name, figures]] of STAGES.entries()) {
   const draw = median(stageRounds[k].draw);
-  console.log(`  stage "${label}"${nth ? ' (the second)' : ''}: ${figures} labelled figures drawn in ${fmt(draw)} ms (target < 16 ms: ${draw < 16 ? 'met' : 'NOT met'}), click → next frame ${fmt(median(stageRounds[k].frame))} ms (median of 5)`);
+  console.log(`  stage "${name}": ${figures} labelled figures drawn in ${fmt(draw)} ms (target < 16 ms: ${draw < 16 ? 'met' : 'NOT met'}), click → next frame ${fmt(median(stageRounds[k].frame))} ms (median of 5)`);
 }
 const target = median(labelledRounds);
 console.log(`  target < 16 ms for all heads of one layer: ${target < 16 ? 'met' : 'NOT met'} (labelled ${fmt(target)} ms, thumbnails ${fmt(median(thumbLayer))} ms)`);

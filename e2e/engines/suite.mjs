@@ -5,6 +5,7 @@
 // text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
 import path from 'node:path';
 import { keptInPage } from '../harness.mjs';
+import { stageName } from '../names.mjs';
 import { WEBKIT_RENDERING } from './drivers.mjs';
 
 /// Helpers defined in the page for every check (serialised with the check's own source).
@@ -28,6 +29,8 @@ function pageHelpers() {
     b.click();
   };
   const step = () => Number(document.querySelector('[data-step]')?.dataset.step);
+  /// The stepper's stage on screen, by its data-stage (protocol::stage::Stage::name).
+  const stage = () => document.querySelector('.stepper .step[aria-current="step"]')?.dataset.stage;
   const ready = () => waitFor('the first heatmap, nothing busy', () =>
     document.querySelector('figure.heatmap canvas') && !document.querySelector('.busy') && document.querySelector('button.play'));
   const problems = () => {
@@ -46,14 +49,13 @@ function pageHelpers() {
   };
   /// Goes back to the stepper's first stage, each Previous awaited until its stage is on screen.
   const firstStage = async () => {
-    const title = () => document.querySelector('.stage-title').textContent;
     while (!button('Previous').disabled) {
-      const before = title();
+      const before = stage();
       button('Previous').click();
-      await waitFor('the stage before', () => title() !== before);
+      await waitFor('the stage before', () => stage() !== before);
     }
   };
-  return { waitFor, button, click, step, ready, problems, select, firstStage };
+  return { waitFor, button, click, step, stage, ready, problems, select, firstStage };
 }
 
 /// Records errors from here on (console.error, uncaught errors, rejections): the harness cannot
@@ -216,16 +218,18 @@ export const checks = [
         const seen = [];
         for (;;) {
           await h.waitFor('the stage\'s heatmaps', () => document.querySelector('.stage-panel figure.heatmap[data-figure]'));
-          seen.push(title());
+          seen.push({ stage: h.stage(), title: title() });
           if (h.button('Next').disabled) break;
-          const before = title();
+          const before = h.stage();
           h.button('Next').click();
-          await h.waitFor('the next stage', () => title() !== before);
+          await h.waitFor('the next stage', () => h.stage() !== before);
         }
         return { seen, problems: h.problems() };
       });
       const last = r.seen[r.seen.length - 1];
-      if (r.seen.length !== 13 || !/^Step 12 of 12/.test(last)) throw new Error(`stages: ${r.seen.join(' | ')}`);
+      if (r.seen.length !== 13 || last.stage !== stageName('output-add-norm') || !/^Step 12 of 12/.test(last.title)) {
+        throw new Error(`stages: ${r.seen.map((s) => `${s.stage}: ${s.title}`).join(' | ')}`);
+      }
       if (r.problems.length) throw new Error(r.problems.join('\n'));
       return `${r.seen.length} stages`;
     },
@@ -250,9 +254,9 @@ export const checks = [
           const lit = view.pre.querySelectorAll('.line.lit').length;
           seen.push({ figure: view.pre.dataset.figure, shape, size: [m.length, m[0].length], lit });
           if (h.button('Next').disabled) break;
-          const before = document.querySelector('.stage-title').textContent;
+          const before = h.stage();
           h.button('Next').click();
-          await h.waitFor('the next stage', () => document.querySelector('.stage-title').textContent !== before);
+          await h.waitFor('the next stage', () => h.stage() !== before);
         }
         // The notebook: caught as it is handed over, read as JSON.
         const blobs = new Map();

@@ -18,6 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { serveDir, launch, openPage, assert, pause, untilStep, openCode } from '../harness.mjs';
 import { fnv1a64, RECORD, HASHED } from './record.mjs';
+import { figure } from '../names.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -74,7 +75,7 @@ function largestDifference(a, b, what) {
 }
 
 const figureMatrix = async (page, name) =>
-  JSON.parse(await page.locator(`.stage-panel figure.heatmap[data-figure="${name}"]`).first().getAttribute('data-matrix'));
+  JSON.parse(await page.locator(`.stage-panel ${figure(name)}`).first().getAttribute('data-matrix'));
 
 async function ready(page) {
   await page.waitForSelector('figure.heatmap canvas', { timeout: 60000 });

@@ -2,20 +2,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openPage, openReady, assert, inkFraction, framesRendered } from '../harness.mjs';
+import { figure as figureCss, stage } from '../names.mjs';
 
 const WEIGHTS = (l, h) => `Layer ${l} · Head ${h} · softmax weights`;
+// The selected head's weights beside the model view.
+const SUMMARY = figureCss('summary-weights');
 
-function figure(page, caption) {
-  return page.locator('figure.heatmap', { has: page.locator('figcaption', { hasText: caption }) }).first();
+// The weights of the selected head beside the model view (Layer 1 · Head 1 when the page opens).
+function summary(page) {
+  return page.locator(SUMMARY);
 }
 
-async function matrix(page, caption) {
-  return JSON.parse(await figure(page, caption).getAttribute('data-matrix'));
+async function summaryMatrix(page) {
+  return JSON.parse(await summary(page).getAttribute('data-matrix'));
 }
 
-// The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
+// The stepper's figure named `name` (its data-figure: protocol::figure::FigureName).
 async function stageMatrix(page, name) {
-  return JSON.parse(await page.locator(`.stage-panel figure.heatmap[data-figure="${name}"]`).getAttribute('data-matrix'));
+  return JSON.parse(await page.locator(`.stage-panel ${figureCss(name)}`).getAttribute('data-matrix'));
 }
 
 async function tokens(page) {
@@ -66,30 +70,31 @@ export const tests = [
     name: 'explorer: switching the mask to Causal zeroes the upper triangle, same weights otherwise',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems, requests } = await openReady(browser, baseUrl);
-      const before = await matrix(page, WEIGHTS(1, 1));
+      assert(await summary(page).locator('figcaption').textContent() === WEIGHTS(1, 1), 'the first head is shown');
+      const before = await summaryMatrix(page);
       const t = before.length;
       assert(before[0][t - 1] > 0, 'padding mask: query 0 sees the last key');
       await page.getByRole('radio', { name: 'Causal' }).check();
-      await page.waitForFunction((c) => {
-        const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.querySelector('figcaption').textContent === c);
+      await page.waitForFunction((css) => {
+        const f = document.querySelector(css);
         return f && JSON.parse(f.dataset.matrix)[0][1] === 0;
-      }, WEIGHTS(1, 1), { timeout: 15000 });
-      const after = await matrix(page, WEIGHTS(1, 1));
+      }, SUMMARY, { timeout: 15000 });
+      const after = await summaryMatrix(page);
       for (let i = 0; i < t; i++) {
         for (let j = i + 1; j < t; j++) assert(after[i][j] === 0, `causal weight[${i}][${j}] = ${after[i][j]}`);
       }
       assert(after[0][0] === 1, `query 0 sees only itself: ${after[0][0]}`);
       // Step to the mask stage: M is hatched above the diagonal, masked scores are null there.
-      await page.locator('.stepper .step', { hasText: '+ M' }).click();
+      await page.locator(stage('masked')).click();
       const masked = await stageMatrix(page, 'masked-scores');
       assert(masked[0][1] === null && masked[1][0] !== null, 'masked scores: null above the diagonal');
       await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, 'explorer-causal-mask.png') });
       await page.getByRole('radio', { name: 'Padding' }).check();
-      await page.waitForFunction((c) => {
-        const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.querySelector('figcaption').textContent === c);
+      await page.waitForFunction((css) => {
+        const f = document.querySelector(css);
         return f && JSON.parse(f.dataset.matrix)[0][1] > 0;
-      }, WEIGHTS(1, 1), { timeout: 15000 });
-      const again = await matrix(page, WEIGHTS(1, 1));
+      }, SUMMARY, { timeout: 15000 });
+      const again = await summaryMatrix(page);
       assert(JSON.stringify(again) === JSON.stringify(before), 'back to Padding: the same weights as before');
       clean(problems, requests, baseUrl);
       await context.close();
@@ -103,12 +108,14 @@ export const tests = [
       assert(await cells.count() >= 2, 'model view has cells');
       for (const i of [0, 1]) { const ink = await inkFraction(cells.nth(i).locator('canvas')); assert(ink > 0.5, `thumbnail ${i} is drawn (ink ${ink})`); }
       await page.getByRole('button', { name: 'Layer 2 · Head 3' }).click();
-      await page.waitForSelector(`figure.heatmap figcaption:text-is("${WEIGHTS(2, 3)}")`, { timeout: 5000 });
+      await page.waitForFunction(([css, c]) => document.querySelector(`${css} figcaption`)?.textContent === c,
+        [SUMMARY, WEIGHTS(2, 3)], { timeout: 5000 });
       assert(await page.getByLabel('Layer', { exact: true }).inputValue() === '1', 'Layer selector shows 2');
       assert(await page.getByLabel('Head', { exact: true }).inputValue() === '2', 'Head selector shows 3');
       assert(await page.locator('.thumb.selected').getAttribute('aria-label') === 'Layer 2 · Head 3', 'cell marked');
       await page.getByLabel('Head', { exact: true }).selectOption('0');
-      await page.waitForSelector(`figure.heatmap figcaption:text-is("${WEIGHTS(2, 1)}")`, { timeout: 5000 });
+      await page.waitForFunction(([css, c]) => document.querySelector(`${css} figcaption`)?.textContent === c,
+        [SUMMARY, WEIGHTS(2, 1)], { timeout: 5000 });
       await page.locator('.overview').screenshot({ path: path.join(artifacts, 'explorer-model-view.png') });
       clean(problems, requests, baseUrl);
       await context.close();
@@ -118,7 +125,7 @@ export const tests = [
     name: 'explorer: hovering a cell shows its tokens and exact value',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems, requests } = await openReady(browser, baseUrl);
-      const fig = figure(page, WEIGHTS(1, 1));
+      const fig = summary(page);
       const canvas = fig.locator('canvas');
       const box = await canvas.boundingBox();
       await page.mouse.move(box.x + box.width * 0.45, box.y + box.height * 0.6);
@@ -127,7 +134,7 @@ export const tests = [
       const text = await tip.innerText();
       const m = text.match(/#(\d+) → .* #(\d+) = (.*)$/);
       assert(m, `tooltip reads "row #i → col #j = value": ${text}`);
-      const data = await matrix(page, WEIGHTS(1, 1));
+      const data = await summaryMatrix(page);
       const v = data[+m[1]][+m[2]];
       const shown = m[3] === '0 (exactly)' ? 0 : parseFloat(m[3]);
       assert(Math.abs(shown - v) < 5e-7, `tooltip ${m[3]} vs data-matrix ${v}`);
@@ -190,7 +197,7 @@ export const tests = [
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems, requests } = await openReady(browser, baseUrl);
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
-      const fig = figure(page, WEIGHTS(1, 1));
+      const fig = summary(page);
       const [download] = await Promise.all([
         page.waitForEvent('download', { timeout: 5000 }),
         fig.getByRole('button', { name: 'Save PNG' }).click(),
@@ -208,7 +215,7 @@ export const tests = [
       const svgFile = path.join(artifacts, 'explorer-export.svg');
       await svgDownload.saveAs(svgFile);
       const svg = fs.readFileSync(svgFile, 'utf8');
-      const cells = (await matrix(page, WEIGHTS(1, 1))).flat().length;
+      const cells = (await summaryMatrix(page)).flat().length;
       assert(svg.startsWith('<svg') && svg.trimEnd().endsWith('</svg>'), 'an SVG document');
       assert(svg.includes('Layer 1 · Head 1 · softmax weights') && svg.includes('[CLS]'), 'caption and labels as text');
       assert((svg.match(/<rect /g) || []).length > cells, `a rect per cell (${cells} cells)`);
@@ -230,7 +237,7 @@ export const tests = [
       await fig.locator('.export-status', { hasText: 'Copied' }).waitFor({ timeout: 5000 });
       const csv = await page.evaluate(() => navigator.clipboard.readText());
       const lines = csv.trim().split('\n');
-      const data = await matrix(page, WEIGHTS(1, 1));
+      const data = await summaryMatrix(page);
       assert(lines.length === data.length + 1, `CSV has a header and ${data.length} rows`);
       assert(lines[0].startsWith('query \\ key,[CLS],'), lines[0]);
       assert(Math.abs(parseFloat(lines[1].split(',')[1]) - data[0][0]) < 1e-7, 'CSV values are exact');
@@ -247,13 +254,13 @@ export const tests = [
         await page.getByLabel('Pad to').fill(String(real + 3));
         await page.waitForFunction((n) => document.querySelectorAll('ol.tokens li').length === n, real + 3, { timeout: 15000 });
         await page.locator('.mask-choice input[value=None]').check();
-        await page.waitForFunction(({ caption, real }) => {
-          const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.querySelector('figcaption')?.textContent === caption);
+        await page.waitForFunction(({ css, real }) => {
+          const f = document.querySelector(css);
           const m = f && JSON.parse(f.dataset.matrix);
           return m && m.length === real + 3 && m.every((row) => row.slice(real).every((w) => w > 0));
-        }, { caption: WEIGHTS(1, 1), real }, { timeout: 15000 });
+        }, { css: SUMMARY, real }, { timeout: 15000 });
         for (let k = 0; k < 4; k++) await page.getByRole('button', { name: 'Next' }).click();
-        await page.waitForFunction(() => document.querySelector('.stage-title').textContent.startsWith('Step 5 of 12'));
+        await page.locator(`${stage('masked')}[aria-current="step"]`).waitFor();
         const equation = await page.locator('.equation').innerText();
         assert(equation.includes('0 everywhere'), `${name}: ${equation}`);
         const overflow = await page.locator('.explorer').evaluate((e) => e.scrollWidth - e.clientWidth);
@@ -261,11 +268,11 @@ export const tests = [
         await page.screenshot({ path: path.join(artifacts, `explorer-mask-none-${name}.png`) });
         await page.locator('.stage-panel').screenshot({ path: path.join(artifacts, `explorer-mask-none-stage-${name}.png`) });
         await page.locator('.mask-choice input[value=Padding]').check();
-        await page.waitForFunction(({ caption, real }) => {
-          const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.querySelector('figcaption')?.textContent === caption);
+        await page.waitForFunction(({ css, real }) => {
+          const f = document.querySelector(css);
           const m = f && JSON.parse(f.dataset.matrix);
           return m && m.every((row) => row.slice(real).every((w) => w === 0));
-        }, { caption: WEIGHTS(1, 1), real }, { timeout: 15000 });
+        }, { css: SUMMARY, real }, { timeout: 15000 });
         clean(problems, requests, baseUrl);
         await context.close();
       }

@@ -2,9 +2,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openPage, ready, assert, pause, poll, keptSteps, waitKept, stepOf } from '../harness.mjs';
+import { figure } from '../names.mjs';
 
 
-const softmaxFigure = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first();
+// The selected head's softmax weights beside the model view.
+const softmaxFigure = (page) => page.locator(figure('summary-weights'));
 const stepCount = stepOf;
 const latestLoss = async (page) => Number(await page.locator('.readout').first().getAttribute('data-loss'));
 

@@ -3,10 +3,11 @@
 // crash comes from a test-only hook the page defines only under `?test-hooks`.
 import path from 'node:path';
 import { openPage, ready, assert, pause, waitKept, framesRendered } from '../harness.mjs';
+import { figure } from '../names.mjs';
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 const curvePoints = async (page) => Number(await page.locator('figure.curve-chart').first().getAttribute('data-points'));
-const matrix = (page) => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first().getAttribute('data-matrix');
+const matrix = (page) => page.locator(figure('summary-weights')).getAttribute('data-matrix');
 
 async function playUntil(page, steps, timeout = 30000) {
   await page.getByRole('button', { name: 'Play', exact: true }).click();

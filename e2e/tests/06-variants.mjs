@@ -3,28 +3,29 @@
 // Positions, Attention) for a new model at Reset. Each choice must change what is drawn.
 import path from 'node:path';
 import { openPage, openReady, assert } from '../harness.mjs';
+import { figure, stage } from '../names.mjs';
 
 const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
+// The selected head's weights beside the model view.
+const SUMMARY = figure('summary-weights');
 
-function figure(page, caption) {
-  return page.locator('figure.heatmap', { has: page.locator('figcaption', { hasText: caption }) }).first();
+async function matrix(page, css) {
+  return JSON.parse(await page.locator(css).getAttribute('data-matrix'));
 }
 
-async function matrix(page, caption) {
-  return JSON.parse(await figure(page, caption).getAttribute('data-matrix'));
-}
-
-// The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
-const stageFigure = (page, name) => page.locator(`.stage-panel figure.heatmap[data-figure="${name}"]`);
+// The stepper's figure named `name` (its data-figure: protocol::figure::FigureName).
+const stageFigure = (page, name) => page.locator(`.stage-panel ${figure(name)}`);
 const stageMatrix = async (page, name) => JSON.parse(await stageFigure(page, name).getAttribute('data-matrix'));
+// The Tiles panel's figure named `name`.
+const tilesMatrix = (page, name) => matrix(page, `.tiles-panel ${figure(name)}`);
 
-// Waits until the figure captioned `caption` holds a matrix other than `before`.
+// Waits until the summary's caption says `caption` and it holds a matrix other than `before`.
 async function changed(page, caption, before, timeout = 15000) {
-  await page.waitForFunction(([c, b]) => {
-    const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.querySelector('figcaption')?.textContent.includes(c));
-    return f && f.dataset.matrix !== b;
-  }, [caption, JSON.stringify(before)], { timeout });
-  return matrix(page, caption);
+  await page.waitForFunction(([css, c, b]) => {
+    const f = document.querySelector(css);
+    return f && f.querySelector('figcaption').textContent.includes(c) && f.dataset.matrix !== b;
+  }, [SUMMARY, caption, JSON.stringify(before)], { timeout });
+  return matrix(page, SUMMARY);
 }
 
 const explorerField = (page, label) => page.locator('.probe-form label.field', { has: page.locator('.field-label', { hasText: label }) });
@@ -43,7 +44,8 @@ export const tests = [
     name: 'variants: a window hides far keys, and Tiled adds a Tiles stage that ends equal to Full',
     async run({ browser, baseUrl, artifacts }) {
       const { page, context, problems } = await openReady(browser, baseUrl);
-      const full = await matrix(page, WEIGHTS);
+      assert(await page.locator(`${SUMMARY} figcaption`).textContent() === WEIGHTS, 'the first head is shown');
+      const full = await matrix(page, SUMMARY);
       const T = full.length;
       // Window 2: query i sees key j only if |i − j| < 2.
       await explorerField(page, 'Window').locator('input').fill('2');
@@ -54,14 +56,14 @@ export const tests = [
       // A window longer than the text is a message beside the field, and nothing changes.
       await explorerField(page, 'Window').locator('input').fill(String(T + 5));
       await page.waitForSelector('.window-error', { timeout: 5000 });
-      assert(JSON.stringify(await matrix(page, WEIGHTS)) === JSON.stringify(windowed), 'a bad window changed the weights');
+      assert(JSON.stringify(await matrix(page, SUMMARY)) === JSON.stringify(windowed), 'a bad window changed the weights');
       await explorerField(page, 'Window').locator('input').fill('');
       await changed(page, WEIGHTS, windowed);
 
       // Tiled: the same weights, and a Tiles stage after "· V".
       await explorerField(page, 'Attention').locator('select').selectOption('Tiled');
-      await page.locator('.stepper .step', { hasText: 'Tiles' }).waitFor({ timeout: 15000 });
-      await page.locator('.stepper .step', { hasText: 'Tiles' }).click();
+      await page.locator(stage('tiles')).waitFor({ timeout: 15000 });
+      await page.locator(stage('tiles')).click();
       const title = await page.locator('.stage-title').textContent();
       assert(title.startsWith('Step 8 of 13 — Tiles'), title);
       const panel = page.locator('.tiles-panel');
@@ -85,8 +87,8 @@ export const tests = [
       await check.waitFor({ timeout: 5000 });
       const diff = Number(await check.getAttribute('data-max-difference'));
       assert(diff < 1e-5, `tiles against full: ${diff}`);
-      const fromTiles = await matrix(page, 'weights from the tiles');
-      const fullAgain = await matrix(page, 'Full softmax weights');
+      const fromTiles = await tilesMatrix(page, 'tiles-weights');
+      const fullAgain = await tilesMatrix(page, 'weights');
       fromTiles.forEach((row, i) => row.forEach((w, j) => assert(Math.abs(w - fullAgain[i][j]) < 1e-5, `(${i}, ${j})`)));
       await page.locator('.tiles-panel').screenshot({ path: path.join(artifacts, 'variants-tiles-end.png') });
       assert(problems.length === 0, problems.join('\n'));
@@ -101,8 +103,9 @@ export const tests = [
       // whose weights a fresh model of the same seed draws alike).
       await page.getByRole('button', { name: 'Layer 1 · Head 4', exact: true }).click();
       const HEAD4 = 'Layer 1 · Head 4 · softmax weights';
-      await figure(page, HEAD4).waitFor({ timeout: 5000 });
-      const before = await matrix(page, HEAD4);
+      await page.waitForFunction(([css, c]) => document.querySelector(`${css} figcaption`)?.textContent === c,
+        [SUMMARY, HEAD4], { timeout: 5000 });
+      const before = await matrix(page, SUMMARY);
 
       // Multi-query: one K/V group for every head, banded in the model view.
       await resetWith(page, 'KV heads', '1', 'multi-query');
@@ -119,7 +122,7 @@ export const tests = [
       // Rotary: the projections stage shows the rotated q and k and a dial per position.
       await resetWith(page, 'Positions', 'rotary', 'rotary');
       const rotary = await changed(page, HEAD4, gqa);
-      await page.locator('.stepper .step', { hasText: 'Q K V' }).click();
+      await page.locator(stage('projections')).click();
       await stageFigure(page, 'rotated-queries').waitFor({ timeout: 10000 });
       const angles = JSON.parse(await page.locator('figure.rotation').getAttribute('data-angles'));
       assert(angles[0] === 0 && Math.abs(angles[3] - 3) < 1e-9, `pair 0 angles ${angles}`);
@@ -129,7 +132,7 @@ export const tests = [
       await resetWith(page, 'Attention', 'linear', 'linear attention');
       // The summary beside the model view: the weights linear attention implies, not rotary's.
       await changed(page, 'implied weights', rotary);
-      await page.locator('.stepper .step', { hasText: 'φ(Q) φ(K)' }).click();
+      await page.locator(stage('feature-maps')).click();
       await stageFigure(page, 'phi-queries').waitFor({ timeout: 10000 });
       const steps = await page.locator('.stepper .step .short').allTextContents();
       assert(!steps.includes('QKᵀ') && !steps.includes('softmax'), `linear stepper: ${steps}`);
@@ -156,7 +159,7 @@ export const tests = [
 
       // "+ M": head 1's bias −m·|i − j| with m = 1/4 (BLOOM's first slope of 4 heads), and
       // the masked scores are the scaled ones plus it.
-      await page.locator('.stepper .step', { hasText: '+ M' }).click();
+      await page.locator(stage('masked')).click();
       await stageFigure(page, 'alibi-bias').waitFor({ timeout: 10000 });
       const bias = await stageMatrix(page, 'alibi-bias');
       const t = bias.length;

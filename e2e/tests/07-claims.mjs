@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openPage, openReady, assert, framesRendered } from '../harness.mjs';
+import { figure } from '../names.mjs';
 
 
 /// A fresh page, ready, that records its long main-thread tasks from here on.
@@ -127,7 +128,8 @@ export const tests = [
     name: 'claims: Cancel stops a run, and the model is as it was',
     async run({ browser, baseUrl }) {
       const { page, context, problems } = await openWatched(browser, baseUrl);
-      const weights = () => page.locator('figure.heatmap', { hasText: 'softmax weights' }).first().getAttribute('data-matrix');
+      const summary = figure('summary-weights');
+      const weights = () => page.locator(summary).getAttribute('data-matrix');
       const before = await weights();
       await card(page, 'Time').getByRole('button', { name: 'Run', exact: true }).click();
       await card(page, 'Time').locator('progress').waitFor({ timeout: 10000 });
@@ -137,15 +139,15 @@ export const tests = [
       assert(note.startsWith('Cancelled'), note);
       // The explorer still answers, with the same weights.
       await page.getByLabel('Sentence', { exact: true }).fill('the ball rolls under the tree .');
-      await page.waitForFunction((b) => {
-        const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.textContent.includes('softmax weights'));
+      await page.waitForFunction(([css, b]) => {
+        const f = document.querySelector(css);
         return f && f.dataset.matrix !== b;
-      }, before, { timeout: 10000 });
+      }, [summary, before], { timeout: 10000 });
       await page.getByLabel('Sentence', { exact: true }).fill('the dog chases a [MASK] ball .');
-      await page.waitForFunction((b) => {
-        const f = [...document.querySelectorAll('figure.heatmap')].find((e) => e.textContent.includes('softmax weights'));
+      await page.waitForFunction(([css, b]) => {
+        const f = document.querySelector(css);
         return f && f.dataset.matrix === b;
-      }, before, { timeout: 10000 });
+      }, [summary, before], { timeout: 10000 });
       // Run again after a cancel: it completes.
       await card(page, 'KvCache').getByRole('button', { name: 'Run', exact: true }).click();
       await page.waitForFunction(() => document.querySelector('article.claim[data-claim="KvCache"]')?.dataset.state === 'done', null, { timeout: 10000 });

@@ -4,15 +4,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openPage, ready, assert, pause, poll, waitKept } from '../harness.mjs';
-
-const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
+import { figure } from '../names.mjs';
 
 const stepCount = async (page) => Number(await page.locator('[data-step]').first().getAttribute('data-step'));
 const smoothedLoss = async (page, model) =>
   Number(await page.locator(`.readout[data-model="${model}"]`).getAttribute('data-smoothed-loss'));
 const lossChart = (page) => page.locator('figure.curve-chart[data-chart="loss"]');
 const modelB = (page, label) => page.locator('fieldset.architecture[data-model="B"] label', { hasText: label }).locator('select');
-const matrixIn = (scope) => scope.locator('figure.heatmap').filter({ hasText: WEIGHTS }).first().getAttribute('data-matrix');
+// The selected head's weights beside the model view (Layer 1 · Head 1: the page's first).
+const matrixIn = (scope) => scope.locator(figure('summary-weights')).getAttribute('data-matrix');
 
 async function startComparing(page) {
   await page.getByLabel('Compare', { exact: true }).check();

@@ -5,8 +5,10 @@
 // e2e/bench/longtasks.mjs), not asserted: no clock decides a test.
 import path from 'node:path';
 import { openPage, ready, assert } from '../harness.mjs';
+import { figure } from '../names.mjs';
 
-const WEIGHTS = 'Layer 1 · Head 1 · softmax weights';
+// The selected head's weights beside the model view (Layer 1 · Head 1: the page's first).
+const SUMMARY = figure('summary-weights');
 
 const smoothedLoss = async (page) => Number(await page.locator('p.readout').first().getAttribute('data-smoothed-loss'));
 const generatedTokens = async (page) => JSON.parse(await page.locator('[data-generated]').getAttribute('data-generated'));
@@ -48,11 +50,11 @@ export const tests = [
       // among the generated ones.
       await page.locator('.probe-form input[type=text]').first().fill('the cat');
       await page.locator('.probe-form input[type=text]').nth(1).fill('');
-      await page.waitForFunction((weights) => {
-        const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.textContent.includes(weights));
+      await page.waitForFunction((css) => {
+        const f = document.querySelector(css);
         return f && JSON.parse(f.dataset.matrix || '[]').length === 4;
-      }, WEIGHTS, { timeout: 10000 });
-      await page.evaluate((weights) => {
+      }, SUMMARY, { timeout: 10000 });
+      await page.evaluate((css) => {
         window.__longTasks = [];
         new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__longTasks.push(e.duration)))
           .observe({ type: 'longtask', buffered: false });
@@ -61,11 +63,11 @@ export const tests = [
         new MutationObserver(() => {
           const kv = document.querySelector('.kv-cache')?.dataset.kvBytes;
           if (kv && window.__kv[window.__kv.length - 1] !== Number(kv)) window.__kv.push(Number(kv));
-          const f = [...document.querySelectorAll('figure.heatmap')].find((x) => x.textContent.includes(weights));
+          const f = document.querySelector(css);
           const rows = f ? JSON.parse(f.dataset.matrix || '[]').length : 0;
           if (rows && window.__rows[window.__rows.length - 1] !== rows) window.__rows.push(rows);
         }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-kv-bytes', 'data-matrix'] });
-      }, WEIGHTS);
+      }, SUMMARY);
       await page.locator('.generate-controls .max-new input').fill('10');
       await generate(page);
       const tokens = await generatedTokens(page);
@@ -84,7 +86,7 @@ export const tests = [
       // The weights gain a row per token: [CLS] the cat, then one more each time.
       assert(rows.at(-1) === promptLen + tokens.length, `weights end with ${rows.at(-1)} rows, expected ${promptLen + tokens.length}`);
       assert(rows.length >= 3 && rows.every((r, i) => i === 0 || r > rows[i - 1]), `rows did not grow one by one: ${rows}`);
-      const matrix = JSON.parse(await page.locator('figure.heatmap').filter({ hasText: WEIGHTS }).first().getAttribute('data-matrix'));
+      const matrix = JSON.parse(await page.locator(SUMMARY).getAttribute('data-matrix'));
       assert(matrix.every((row, i) => row.every((w, j) => j <= i || w === 0)), 'a generated row attends to a later token');
       const candidates = await page.locator('table.candidates tbody tr').count();
       assert(candidates === tokens.length, `${candidates} candidate rows for ${tokens.length} tokens`);

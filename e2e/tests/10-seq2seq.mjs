@@ -5,6 +5,7 @@
 // from.
 import path from 'node:path';
 import { openPage, ready, assert, pause, untilStep, waitKept } from '../harness.mjs';
+import { figure, stage } from '../names.mjs';
 
 const HELD_OUT = 'blue sky is warm'; // four corpus words, in no corpus sentence in this order
 const REVERSED = ['warm', 'is', 'sky', 'blue'];
@@ -33,8 +34,9 @@ async function generate(page) {
   return generatedTokens(page);
 }
 
-const figureMatrix = async (page, caption) =>
-  JSON.parse(await page.locator('figure.heatmap').filter({ hasText: caption }).first().getAttribute('data-matrix'));
+// The selected head's weights beside the model view.
+const SUMMARY = figure('summary-weights');
+const summaryMatrix = async (page) => JSON.parse(await page.locator(SUMMARY).getAttribute('data-matrix'));
 
 export const tests = [
   {
@@ -100,8 +102,9 @@ export const tests = [
         for (let head = 1; head <= 4; head++) {
           await page.getByRole('button', { name: `Cross · Layer ${layer} · Head ${head}`, exact: true }).click();
           const caption = `Layer ${layer} · Head ${head} · cross-attention weights`;
-          await page.locator('figure.heatmap').filter({ hasText: caption }).first().waitFor({ timeout: 10000 });
-          const m = await figureMatrix(page, caption);
+          await page.waitForFunction(([css, c]) => document.querySelector(`${css} figcaption`)?.textContent === c,
+            [SUMMARY, caption], { timeout: 10000 });
+          const m = await summaryMatrix(page);
           // [CLS] warm is sky blue ([SEP]) × [CLS] blue sky is warm [SEP]
           assert(m[0].length === 6 && (m.length === 5 || m.length === 6), `cross weights ${m.length} × ${m[0].length}`);
           assert(m.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-4), 'a cross-attention row does not sum to 1');
@@ -121,12 +124,12 @@ export const tests = [
       await page.locator('.summary figure.heatmap').screenshot({ path: path.join(artifacts, 'e2e-seq2seq-cross.png') });
 
       // The stepper on cross-attention: its formula says where Q and K, V come from.
-      await page.locator('.stepper .step', { hasText: 'softmax' }).first().click();
+      await page.locator(stage('softmax')).click();
       const sources = await page.locator('.formula-sources').innerText();
       assert(sources.includes('from the decoder') && sources.includes("from the encoder's output"), `formula: ${sources}`);
       const steps = await page.locator('.stepper .step .short').allInnerTexts();
       assert(JSON.stringify(steps) === JSON.stringify(['X', 'Q K V', 'QKᵀ', '÷√d_k', '+ M', 'softmax', '· V']), `cross steps: ${steps}`);
-      await page.locator('.stepper .step', { hasText: 'QKᵀ' }).first().click();
+      await page.locator(stage('scores')).click();
       const equation = await page.locator('.stage-panel .equation').innerText();
       assert(equation.includes('not square'), `scores equation: ${equation}`);
       await page.screenshot({ path: path.join(artifacts, 'e2e-seq2seq.png'), fullPage: true });

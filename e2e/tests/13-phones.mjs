@@ -4,7 +4,10 @@
 // and the claims at this size go to artifacts/ to be looked at.
 import path from 'node:path';
 import { assert } from '../harness.mjs';
+import { figure as figureCss, CURRENT_STAGE } from '../names.mjs';
 
+// The selected head's weights beside the model view.
+const SUMMARY = figureCss('summary-weights');
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
 export const tests = [
@@ -23,7 +26,7 @@ export const tests = [
       await page.screenshot({ path: path.join(artifacts, 'phone-explorer.png') });
 
       // A tap on a cell of the weights heatmap: its tokens and exact value, as the mouse's hover gives.
-      const figure = page.locator('figure.heatmap', { hasText: 'softmax weights' }).first();
+      const figure = page.locator(SUMMARY);
       const canvas = figure.locator('canvas');
       const box = await canvas.boundingBox();
       await canvas.tap({ position: { x: box.width * 0.45, y: box.height * 0.6 } });
@@ -39,14 +42,14 @@ export const tests = [
 
       // A tap on a thumbnail selects its head.
       await page.getByRole('button', { name: 'Layer 2 · Head 3' }).tap();
-      await page.waitForFunction(() => [...document.querySelectorAll('figure.heatmap figcaption')]
-        .some((c) => c.textContent.startsWith('Layer 2 · Head 3')), null, { timeout: 5000 });
+      await page.waitForFunction((css) => document.querySelector(`${css} figcaption`)?.textContent.startsWith('Layer 2 · Head 3'),
+        SUMMARY, { timeout: 5000 });
 
       // The stepper by tap.
-      const title = page.locator('.stage-title');
-      const before = await title.innerText();
+      const before = await page.locator(CURRENT_STAGE).getAttribute('data-stage');
       await page.getByRole('button', { name: 'Next' }).tap();
-      await page.waitForFunction((t) => document.querySelector('.stage-title').textContent !== t, before, { timeout: 5000 });
+      await page.waitForFunction(([css, was]) => document.querySelector(css)?.dataset.stage !== was,
+        [CURRENT_STAGE, before], { timeout: 5000 });
       await page.locator('.stage-panel').scrollIntoViewIfNeeded();
       await page.screenshot({ path: path.join(artifacts, 'phone-stepper.png') });
 

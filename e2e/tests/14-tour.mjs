@@ -6,7 +6,8 @@
 // Then the keyboard, Esc, resuming after a reload, and a screenshot of every chapter at
 // 1280 × 800 and 390 × 844.
 import path from 'node:path';
-import { openPage, ready, assert, poll, framesRendered } from '../harness.mjs';
+import { openPage, ready, assert, poll, framesRendered, stepOf } from '../harness.mjs';
+import { figure, CURRENT_STAGE } from '../names.mjs';
 
 // The lead the right choice needs over the runner-up (src/tour/question.rs, DECIDED_LEAD).
 // Kept here on its own, so that lowering it there fails here.
@@ -28,9 +29,11 @@ async function matrix(page, selector) {
   await fig.waitFor({ timeout: 30000 });
   return JSON.parse(await fig.getAttribute('data-matrix'));
 }
-const summary = (page) => matrix(page, '.summary figure.heatmap');
-// The stepper's figure named `name` (its data-figure: src/explorer/figure_name.rs).
-const stage = (page, name) => matrix(page, `.stage-panel figure.heatmap[data-figure="${name}"]`);
+const summary = (page) => matrix(page, figure('summary-weights'));
+// The stepper's figure named `name` (its data-figure: protocol::figure::FigureName).
+const stage = (page, name) => matrix(page, `.stage-panel ${figure(name)}`);
+// The stepper's stage on screen (its data-stage: protocol::stage::Stage::name).
+const currentStage = (page) => page.locator(CURRENT_STAGE).getAttribute('data-stage');
 
 // The chips: token text and whether it is padding.
 async function tokens(page) {
@@ -167,15 +170,15 @@ const visible = (m, row) => String(m[row].filter((v) => v !== null && v > 0).len
 // Margin::Exact), so it opens with its choices.
 const scenes = {
   1: { stage: 'softmax', mask: 'Padding', playing: true },
-  2: { stage: 'Embeddings', exact: true },
-  3: { stage: 'Q K V', exact: true },
-  4: { stage: 'QKᵀ' },
-  5: { stage: '÷√d_k', exact: true },
-  6: { stage: '+ M', pad: '20', exact: true },
-  7: { stage: '· V' },
+  2: { stage: 'embeddings', exact: true },
+  3: { stage: 'projections', exact: true },
+  4: { stage: 'scores' },
+  5: { stage: 'scaled', exact: true },
+  6: { stage: 'masked', pad: '20', exact: true },
+  7: { stage: 'context' },
   8: { stage: 'concat' },
-  9: { stage: 'Add & Norm' },
-  10: { stage: 'Add & Norm' },
+  9: { stage: 'attention-add-norm' },
+  10: { stage: 'output-add-norm' },
   11: { playing: true },
   12: { mask: 'Causal', playing: false, exact: true },
   13: { mask: 'Causal', build: true },
@@ -187,8 +190,8 @@ async function checkScene(page, n) {
   const want = scenes[n];
   await page.waitForSelector('[data-tour-focus]', { timeout: 30000 });
   if (want.stage) {
-    const current = (await page.locator('.stepper button.step[aria-current="step"]').innerText()).trim();
-    assert(current.includes(want.stage), `chapter ${n}: the stepper is at "${current}", not "${want.stage}"`);
+    const current = await currentStage(page);
+    assert(current === want.stage, `chapter ${n}: the stepper is at "${current}", not "${want.stage}"`);
   }
   if (want.mask) {
     const checked = await page.locator('.probe-card input[type="radio"]:checked').first().getAttribute('value');
@@ -360,8 +363,8 @@ export const tests = [
       await page.keyboard.press('ArrowRight');
       assert(await chapterOf(page) === 3, `ArrowRight twice: chapter ${await chapterOf(page)}`);
       // The explorer's own arrows did not move the stage: the tour took the keys.
-      const stage = (await page.locator('.stepper button.step[aria-current="step"]').innerText()).trim();
-      assert(stage.includes('Q K V'), `the stepper moved to ${stage}`);
+      const stage = await currentStage(page);
+      assert(stage === 'projections', `the stepper moved to ${stage}`);
       await page.keyboard.press('ArrowLeft');
       assert(await chapterOf(page) === 2, 'ArrowLeft');
       await page.keyboard.press('ArrowRight');
@@ -376,8 +379,8 @@ export const tests = [
       assert(await chapterOf(page) === 5, `after a reload: chapter ${await chapterOf(page)}`);
       await page.keyboard.press('Escape');
       await panel(page).waitFor({ state: 'detached', timeout: 5000 });
-      const after = (await page.locator('.stepper button.step[aria-current="step"]').innerText()).trim();
-      assert(after.includes('÷√d_k'), `Esc changed the page: the stepper is at ${after}`);
+      const after = await currentStage(page);
+      assert(after === 'scaled', `Esc changed the page: the stepper is at ${after}`);
       assert(await page.locator('[data-tour-focus]').count() === 0, 'the outline stayed after Esc');
       // "Tour" opens where it was left.
       await page.getByRole('button', { name: 'Tour', exact: true }).click();

@@ -4,6 +4,7 @@
 // Reset and keeps the model trained here until the user accepts it. Every test name holds
 // "links": `node e2e/run.mjs links` runs them all.
 import { openPage, ready, assert, waitKept } from '../harness.mjs';
+import { stage } from '../names.mjs';
 
 // Slow steps (building the small preset, restoring a kept model) on a busy 2-core machine.
 const MODEL_MS = 90000;
@@ -48,7 +49,7 @@ async function shownView(page) {
       mask: q('.probe-form .mask-choice input:checked')?.value ?? null,
       window: probe('Window'),
       kernel: probe('Attention'),
-      stage: [...document.querySelectorAll('.stepper .step.current')].map((b) => b.title),
+      stage: [...document.querySelectorAll('.stepper .step.current')].map((b) => b.dataset.stage),
       summary: q('.explorer .summary figcaption')?.textContent ?? null,
       captions: [...document.querySelectorAll('.explorer .model-column')]
         .map((c) => c.querySelector('.figures figure figcaption')?.textContent ?? null),
@@ -167,9 +168,9 @@ const main = [
       await probeField(page, 'Window').fill('3');
       await probeField(page, 'Attention').selectOption('Tiled');
       // Both models inspected again, tiled: a slow step on a busy machine.
-      await page.locator('.stepper .step', { hasText: 'Tiles' }).first().waitFor({ timeout: MODEL_MS });
+      await page.locator(stage('tiles')).first().waitFor({ timeout: MODEL_MS });
       // The stepper's softmax, layer 2, head 3, and both models side by side.
-      await page.locator('.stepper .step[title$=". softmax"]').first().click();
+      await page.locator(stage('softmax')).first().click();
       // The pickers' values count from 0 (their labels from 1).
       await page.getByLabel('Layer', { exact: true }).selectOption({ value: '1' });
       await page.getByLabel('Head', { exact: true }).selectOption({ value: '2' });
@@ -183,7 +184,7 @@ const main = [
       };
       const here = await shownView(page);
       expectView(here, want, 'the page set by hand');
-      assert(here.stage[0] === '6. softmax', `stepper: ${here.stage}`);
+      assert(here.stage[0] === 'softmax', `stepper: ${here.stage}`);
       assert(here.captions.every((c) => c?.startsWith('Layer 2 · Head 3 · ')), `captions: ${here.captions}`);
       assert(here.facts.includes(SMALL), here.facts);
 
@@ -233,14 +234,14 @@ const main = [
       await probeField(page, 'Target').fill('the dog runs');
       // Cross-attention's layer 2, head 3, from the model view; its "· V" stage.
       await page.getByRole('button', { name: 'Cross · Layer 2 · Head 3', exact: true }).click();
-      await page.locator('.stepper .step', { hasText: '· V' }).first().click();
+      await page.locator(stage('context')).first().click();
       await page.waitForFunction(() => document.querySelector('.explorer .summary figcaption')?.textContent.startsWith('Layer 2 · Head 3 · cross'), null, { timeout: 10000 });
       const here = await shownView(page);
       expectView(here, {
         sentence: 'the dog runs', target: 'the dog runs', pair: null, objective: 'seq2seq', task: 'copy',
         selected: ['Cross · Layer 2 · Head 3'], summary: 'Layer 2 · Head 3 · cross-attention weights', tour: null, showing: null,
       }, 'the encoder–decoder set by hand');
-      assert(here.stage[0]?.endsWith('. context: weights · V'), `stepper: ${here.stage}`);
+      assert(here.stage[0] === 'context', `stepper: ${here.stage}`);
       const link = await dataLink(page);
       const expected = query({
         sentence: 'the dog runs', target: 'the dog runs', stage: 'context', layer: 2, head: 3, part: 'cross',
@@ -264,7 +265,7 @@ const main = [
       await builtByLink(next.page, 'decoder (causal');
       await next.page.waitForSelector('.decoder-note', { timeout: MODEL_MS });
       expectView(await shownView(next.page), {
-        sentence: 'the dog', stage: ['3. scores QKᵀ'], summary: 'Layer 1 · Head 4 · softmax weights', objective: 'next-token',
+        sentence: 'the dog', stage: ['scores'], summary: 'Layer 1 · Head 4 · softmax weights', objective: 'next-token',
       }, 'the decoder link');
       assert(sameQuery(await dataLink(next.page), decoder), `the decoder page's link: ${await dataLink(next.page)}`);
       assert(next.problems.length === 0, next.problems.join('\n'));
@@ -298,7 +299,7 @@ const main = [
         { query: 'mask=sideways&head=2', says: 'Mask: the mask must be None, Padding or Causal, so the default applies.', want: { mask: 'Padding' } },
         { query: 'layer=zero&head=2', says: 'Layer: "zero" is not a whole number, so the default applies.' },
         { query: 'layer=0&head=2', says: 'Layer: 0 is not between 1 and 64, so the default applies.' },
-        { query: 'stage=nope&head=2', says: 'Stage: "nope" is not a stage, so the default applies.', want: { stage: ['1. input X'] } },
+        { query: 'stage=nope&head=2', says: 'Stage: "nope" is not a stage, so the default applies.', want: { stage: ['input'] } },
         { query: 'tour=99&head=2', says: 'Tour chapter: 99 is not between 1 and 15, so the default applies.', want: { tour: null } },
         { query: 'head=9&layer=2', says: 'Head: this model has 4 heads, so head 9 is shown as head 1.', summary: 'Layer 2 · Head 1', link: '?layer=2' },
         { query: 'layer=3&head=2', says: 'Layer: this model has 2 layers, so layer 3 is shown as layer 1.' },
@@ -327,7 +328,7 @@ const main = [
         // The good field beside the bad one is kept; the bad one has its default.
         expectView(shown, { summary: `${row.summary ?? 'Layer 1 · Head 2'} · softmax weights`, ...row.want }, where);
         expectView(shown, {
-          sentence: base.sentence, pair: base.pair, pad: '', mask: 'Padding', window: '', kernel: 'Full', stage: ['1. input X'],
+          sentence: base.sentence, pair: base.pair, pad: '', mask: 'Padding', window: '', kernel: 'Full', stage: ['input'],
           tour: null, facts: base.facts, preset: 'tiny', objective: 'mlm-nsp', architecture: base.architecture, compare: false,
         }, `${where} (defaults)`);
         // Nothing kept is lost: the trained model, its step and the settings.

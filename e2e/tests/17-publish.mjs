@@ -144,7 +144,7 @@ export const tests = [
           const shown = await frame.evaluate(() => ({
             embed: document.querySelector('.embed')?.dataset.embed,
             stepper: !!document.querySelector('.stepper'),
-            current: document.querySelector('.stepper .step.current')?.title,
+            current: document.querySelector('.stepper .step.current')?.dataset.stage,
             captions: [...document.querySelectorAll('figure.heatmap figcaption')].map((c) => c.textContent),
             others: ['aside.training', '.model-view', 'aside.tour', 'section.claims', 'header'].filter((s) => document.querySelector(s)),
             width: document.documentElement.clientWidth,
@@ -156,9 +156,9 @@ export const tests = [
           await trains(frame, 20);
           // The stepper works in the frame.
           await frame.getByRole('button', { name: 'Next', exact: true }).click();
-          await frame.waitForFunction((was) => document.querySelector('.stepper .step.current')?.title !== was, shown.current);
+          await frame.waitForFunction((was) => document.querySelector('.stepper .step.current')?.dataset.stage !== was, shown.current);
           await frame.getByRole('button', { name: 'Previous', exact: true }).click();
-          await frame.waitForFunction((was) => document.querySelector('.stepper .step.current')?.title === was, shown.current);
+          await frame.waitForFunction((was) => document.querySelector('.stepper .step.current')?.dataset.stage === was, shown.current);
           const sideways = await frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
           assert(sideways <= 0, `at ${width} px the embed scrolls ${sideways} px sideways`);
           // The embed code's script sizes the frame to the height the embed posts: the course
@@ -177,7 +177,7 @@ export const tests = [
           await drawn(full);
           assert(!queryParts(full.url()).some((p) => p.startsWith('embed')), full.url());
           const fullView = await full.evaluate(() => ({
-            current: document.querySelector('.stepper .step.current')?.title,
+            current: document.querySelector('.stepper .step.current')?.dataset.stage,
             caption: document.querySelector('.explorer .model-column .figures figure figcaption')?.textContent,
             sentence: [...document.querySelectorAll('.probe-form label')].find((l) => l.querySelector('.field-label')?.textContent === 'Sentence')?.querySelector('input, textarea, select')?.value,
             link: document.querySelector('button.copy-link')?.dataset.link,

@@ -3,6 +3,7 @@
 // linear, a decoder's causal mask), and fits a phone without moving the page sideways.
 import path from 'node:path';
 import { openPage, ready, assert, framesRendered, openCode } from '../harness.mjs';
+import { stage as stageButton, CURRENT_STAGE } from '../names.mjs';
 
 // Ready once the stepper's stage has drawn a figure.
 const STAGE_DRAWN = { figure: '.stage-panel figure.heatmap canvas', timeout: 60000 };
@@ -30,17 +31,15 @@ function codeView(page) {
   });
 }
 
-/// Clicks stage `short` in the stepper and waits until it is the stage on screen and the code
-/// quotes one of its figures.
-async function stage(page, short) {
-  const step = page.locator('.stepper .step', { has: page.locator('.short', { hasText: short }) }).first();
-  await step.click();
-  await page.waitForFunction((clicked) => {
+/// Clicks stage `name` (its data-stage) in the stepper and waits for it to be on screen with the
+/// code quoting one of its figures.
+async function stage(page, name) {
+  await page.locator(stageButton(name)).click();
+  await page.waitForFunction(([current, name]) => {
     const pre = document.querySelector('pre[data-code="pytorch"]');
     const figures = [...document.querySelectorAll('.stage-panel figure.heatmap[data-figure]')].map((f) => f.dataset.figure);
-    return clicked.getAttribute('aria-current') === 'step'
-      && pre && (pre.dataset.figure === 'tiles' || figures.includes(pre.dataset.figure));
-  }, await step.elementHandle(), { timeout: 15000 });
+    return document.querySelector(current)?.dataset.stage === name && pre && figures.includes(pre.dataset.figure);
+  }, [CURRENT_STAGE, name], { timeout: 15000 });
   return codeView(page);
 }
 
@@ -64,23 +63,23 @@ export const tests = [
       const { page, context, problems } = await openPage(browser, `${baseUrl}?layer=2&head=3`);
       await ready(page, STAGE_DRAWN);
       await openCode(page);
-      const shorts = await page.locator('.stepper .step .short').allInnerTexts();
-      assert(shorts.length === 13, `stages: ${shorts}`);
+      const names = await page.locator('.stepper .step').evaluateAll((steps) => steps.map((s) => s.dataset.stage));
+      assert(names.length === 13, `stages: ${names}`);
       const seen = {};
-      for (const short of shorts) {
-        const v = await stage(page, short);
-        checkView(v, short);
-        seen[short] = v;
+      for (const name of names) {
+        const v = await stage(page, name);
+        checkView(v, name);
+        seen[name] = v;
       }
       // The tutorial's classes, lit where the stage computes.
-      assert(seen['QKᵀ'].text.includes('class ScaledDotProductAttention'), 'QKᵀ quotes ScaledDotProductAttention');
-      assert(seen['QKᵀ'].slice === 'scores[0, 2]', `layer 2, head 3: ${seen['QKᵀ'].slice}`);
-      assert(JSON.stringify(seen['softmax'].shapes[seen['softmax'].tensor].slice(0, 2)) === '[1,4]', 'weights: batch, heads');
-      assert(seen['Q K V'].text.includes('class MultiHeadAttention'), 'Q K V quotes MultiHeadAttention');
-      assert(seen['Embeddings'].text.includes('class Embedding'), 'Embeddings quotes Embedding');
-      assert(seen['Feed-forward'].text.includes('class PoswiseFeedForwardNet'), 'Feed-forward quotes PoswiseFeedForwardNet');
-      assert(seen['+ M'].lit.some((l) => l.includes('get_attn_pad_mask(')), '+ M lights the padding mask');
-      assert(!seen['+ M'].lit.some((l) => l.includes('get_attn_subsequent_mask(')), 'a BERT has no causal mask');
+      assert(seen.scores.text.includes('class ScaledDotProductAttention'), 'QKᵀ quotes ScaledDotProductAttention');
+      assert(seen.scores.slice === 'scores[0, 2]', `layer 2, head 3: ${seen.scores.slice}`);
+      assert(JSON.stringify(seen.softmax.shapes[seen.softmax.tensor].slice(0, 2)) === '[1,4]', 'weights: batch, heads');
+      assert(seen.projections.text.includes('class MultiHeadAttention'), 'Q K V quotes MultiHeadAttention');
+      assert(seen.embeddings.text.includes('class Embedding'), 'Embeddings quotes Embedding');
+      assert(seen['feed-forward'].text.includes('class PoswiseFeedForwardNet'), 'Feed-forward quotes PoswiseFeedForwardNet');
+      assert(seen.masked.lit.some((l) => l.includes('get_attn_pad_mask(')), '+ M lights the padding mask');
+      assert(!seen.masked.lit.some((l) => l.includes('get_attn_subsequent_mask(')), 'a BERT has no causal mask');
       // It can be copied as text.
       await context.grantPermissions(['clipboard-read', 'clipboard-write']);
       await page.getByRole('button', { name: 'Copy code', exact: true }).click();
@@ -99,18 +98,18 @@ export const tests = [
     name: 'pytorch: the code follows the model: rotation for rotary, φ for linear, the causal mask for a decoder',
     async run({ browser, baseUrl }) {
       const cases = [
-        ['positions=rotary', 'Q K V', (v) => v.lit.some((l) => l.includes('apply_rotary')) && v.shapes.q_s, 'rotary lights apply_rotary'],
-        ['attention=linear', 'φ(Q) φ(K)', (v) => v.figure === 'phi-queries' && v.text.includes('class LinearAttention'), 'linear quotes LinearAttention'],
-        ['objective=next-token', '+ M', (v) => v.lit.some((l) => l.includes('get_attn_subsequent_mask(')), 'a decoder lights the causal mask'],
-        ['positions=alibi', '+ M', (v) => v.lit.some((l) => l.includes('bias')), 'ALiBi lights its bias'],
-        ['kv=2', 'Q K V', (v) => v.shapes.k_s?.[1] === 2 && v.text.includes('repeat_interleave'), 'GQA: 2 K/V groups'],
+        ['positions=rotary', 'projections', (v) => v.lit.some((l) => l.includes('apply_rotary')) && v.shapes.q_s, 'rotary lights apply_rotary'],
+        ['attention=linear', 'feature-maps', (v) => v.figure === 'phi-queries' && v.text.includes('class LinearAttention'), 'linear quotes LinearAttention'],
+        ['objective=next-token', 'masked', (v) => v.lit.some((l) => l.includes('get_attn_subsequent_mask(')), 'a decoder lights the causal mask'],
+        ['positions=alibi', 'masked', (v) => v.lit.some((l) => l.includes('bias')), 'ALiBi lights its bias'],
+        ['kv=2', 'projections', (v) => v.shapes.k_s?.[1] === 2 && v.text.includes('repeat_interleave'), 'GQA: 2 K/V groups'],
       ];
-      for (const [query, short, holds, what] of cases) {
+      for (const [query, name, holds, what] of cases) {
         const { page, context, problems } = await openPage(browser, `${baseUrl}?${query}`);
         await ready(page, STAGE_DRAWN);
         await openCode(page);
-        const v = await stage(page, short);
-        checkView(v, `${query} ${short}`);
+        const v = await stage(page, name);
+        checkView(v, `${query} ${name}`);
         assert(holds(v), `${what}: ${JSON.stringify({ figure: v.figure, lit: v.lit, shapes: v.shapes })}`);
         assert(problems.length === 0, problems.join('\n'));
         await context.close();

@@ -10,6 +10,7 @@ pub mod claims;
 pub mod curves;
 pub mod error;
 pub mod fields;
+pub mod figure;
 pub mod generation;
 pub mod kind;
 pub mod link;

@@ -7,13 +7,15 @@
 //! attn = torch.softmax(scores, dim=-1)  # stage: weights if softmax -> attn (B, H, Tq, Tk)
 //! ```
 //!
-//! A mark names figures (their `data-figure` names), may apply only to some models (`if` and
-//! features), and may name the tensor that holds the figure's values with its shape in symbols.
+//! A mark names figures (`figure::FigureName`, by their `data-figure` names), may apply only to
+//! some models (`if` and features), and may name the tensor that holds the figure's values with
+//! its shape in symbols. A mark naming no figure of the page is refused.
 //! This file reads the marks and, for a stage's figures and the live model, gives the blocks to
 //! quote with their lines lit, each figure's tensor, its shape in numbers and the slice drawn.
 //! Plain text in, plain data out: the page only lays it out.
 
 use crate::error::{LabError, LabResult};
+use crate::figure::FigureName;
 use crate::model_info::ModelInfo;
 use engine::config::AttentionType;
 use engine::inspect::Inspection;
@@ -107,20 +109,25 @@ pub enum Dim {
 }
 
 impl Dim {
+    /// The symbols a mark may use, besides integers.
+    pub const SYMBOLS: [(&'static str, Dim); 10] = [
+        ("B", Dim::Batch),
+        ("T", Dim::Tokens),
+        ("Tq", Dim::Queries),
+        ("Tk", Dim::Keys),
+        ("C", Dim::Hidden),
+        ("H", Dim::Heads),
+        ("G", Dim::Groups),
+        ("D", Dim::HeadSize),
+        ("I", Dim::Intermediate),
+        ("V", Dim::Vocab),
+    ];
+
     fn parse(symbol: &str) -> Option<Dim> {
-        Some(match symbol {
-            "B" => Dim::Batch,
-            "T" => Dim::Tokens,
-            "Tq" => Dim::Queries,
-            "Tk" => Dim::Keys,
-            "C" => Dim::Hidden,
-            "H" => Dim::Heads,
-            "G" => Dim::Groups,
-            "D" => Dim::HeadSize,
-            "I" => Dim::Intermediate,
-            "V" => Dim::Vocab,
-            n => Dim::Fixed(n.parse().ok()?),
-        })
+        match Dim::SYMBOLS.iter().find(|(s, _)| *s == symbol) {
+            Some(&(_, dim)) => Some(dim),
+            None => Some(Dim::Fixed(symbol.parse().ok()?)),
+        }
     }
 
     /// What the axis counts, as the view says it.
@@ -159,7 +166,9 @@ impl Dim {
 /// A mark: `# stage: NAME[, NAME…][ if FEATURE[, FEATURE…]][ -> TENSOR (DIM, …)]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mark {
-    pub figures: Vec<String>,
+    /// As self-attention names them: cross-attention's head matrices are computed by the same
+    /// lines (`FigureName::computed_as`).
+    pub figures: Vec<FigureName>,
     /// Empty: every model; otherwise a model with any of these.
     pub when: Vec<Feature>,
     /// The tensor holding the figure's values, with its shape.
@@ -187,16 +196,20 @@ impl Mark {
             Some((names, features)) => (names, Self::features(features)?),
             None => (rest, Vec::new()),
         };
-        let figures: Vec<String> = names
+        let names: Vec<&str> = names
             .split(',')
-            .map(|n| n.trim().to_string())
+            .map(str::trim)
             .filter(|n| !n.is_empty())
             .collect();
-        if figures.is_empty() || figures.iter().any(|f| f.contains(char::is_whitespace)) {
+        if names.is_empty() || names.iter().any(|f| f.contains(char::is_whitespace)) {
             return Err(format!(
                 "a mark names its figures, comma-separated: {rest:?}"
             ));
         }
+        let figures = names
+            .into_iter()
+            .map(Self::figure)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Some((
             code,
             Mark {
@@ -205,6 +218,18 @@ impl Mark {
                 tensor,
             },
         )))
+    }
+
+    /// A figure of the page, as self-attention's lines compute it.
+    fn figure(name: &str) -> Result<FigureName, String> {
+        match FigureName::from_name(name) {
+            Some(f) if f.computed_as() == f => Ok(f),
+            Some(f) => Err(format!(
+                "{name:?} is computed by the lines of {:?}: mark those",
+                f.computed_as().name()
+            )),
+            None => Err(format!("no figure {name:?} (figure::FigureName)")),
+        }
     }
 
     fn features(text: &str) -> Result<Vec<Feature>, String> {
@@ -233,8 +258,8 @@ impl Mark {
         self.when.is_empty() || self.when.iter().any(|f| features.contains(f))
     }
 
-    fn names(&self, figure: &str) -> bool {
-        self.figures.iter().any(|f| f == figure)
+    fn names(&self, figure: FigureName) -> bool {
+        self.figures.contains(&figure.computed_as())
     }
 }
 
@@ -359,22 +384,13 @@ pub struct CodeLine {
 /// What one figure draws: which tensor, its shape for this model, and the slice.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FigureTensor {
-    pub figure: String,
+    pub figure: FigureName,
     pub tensor: String,
     pub shape: Vec<usize>,
     /// What each axis counts: "batch", "heads", "queries", "keys".
     pub axes: Vec<&'static str>,
     /// `scores[0, 2]`: the figure's rows and columns are the last two axes.
     pub slice: String,
-}
-
-/// The name a figure is marked by: cross-attention's head matrices are computed by the same
-/// lines as self-attention's (`cross-weights` by those of `weights`), its two inputs by their own.
-pub fn mark_name(figure: &str) -> &str {
-    match figure.strip_prefix("cross-") {
-        Some(own) if !matches!(own, "decoder-input" | "encoder-output") => own,
-        _ => figure,
-    }
 }
 
 impl PytorchModule {
@@ -414,23 +430,22 @@ impl PytorchModule {
             .filter_map(|(i, (_, m))| m.as_ref().map(|m| (i + 1, m)))
     }
 
-    /// The code of a stage whose figures are `figures` (their `data-figure` names), for
-    /// `model`, with the figures of head `head` sliced. Figures without a mark for this model
-    /// are left out; an empty view when none has one.
-    pub fn code_view(&self, figures: &[String], model: &ModelShape, head: usize) -> CodeView {
-        let applies =
-            |m: &Mark, figure: &str| m.names(mark_name(figure)) && m.applies(&model.features);
+    /// The code of a stage whose figures are `figures`, for `model`, with the figures of head
+    /// `head` sliced. Figures without a mark for this model are left out; an empty view when
+    /// none has one.
+    pub fn code_view(&self, figures: &[FigureName], model: &ModelShape, head: usize) -> CodeView {
+        let applies = |m: &Mark, figure: FigureName| m.names(figure) && m.applies(&model.features);
         let lit: Vec<bool> = self
             .lines
             .iter()
             .map(|(_, m)| {
                 m.as_ref()
-                    .is_some_and(|m| figures.iter().any(|f| applies(m, f)))
+                    .is_some_and(|m| figures.iter().any(|&f| applies(m, f)))
             })
             .collect();
         let tensors = figures
             .iter()
-            .filter_map(|figure| {
+            .filter_map(|&figure| {
                 let (tensor, dims) = self
                     .lines
                     .iter()
@@ -500,7 +515,7 @@ fn block_title(first: &str) -> String {
 }
 
 fn figure_tensor(
-    figure: &str,
+    figure: FigureName,
     tensor: &str,
     dims: &[Dim],
     model: &ModelShape,
@@ -524,13 +539,16 @@ fn figure_tensor(
         format!("{tensor}[{}]", index.join(", "))
     };
     FigureTensor {
-        figure: figure.to_string(),
+        figure,
         tensor: tensor.to_string(),
         shape: dims.iter().map(|d| d.size(s)).collect(),
         axes: dims.iter().map(|d| d.meaning()).collect(),
         slice,
     }
 }
+
+mod computed;
+pub use computed::computed_figures;
 
 #[cfg(test)]
 mod tests;

@@ -225,6 +225,28 @@ impl Stage {
         Stage::ALL.into_iter().find(|s| s.slug() == slug)
     }
 
+    /// The stage's name on the page: the stepper button's `data-stage`, by which the tests find
+    /// it (kebab-case, stable). Links keep their shorter `slug`, fixed by the links already made.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Embeddings => "embeddings",
+            Stage::Input => "input",
+            Stage::Projections => "projections",
+            Stage::FeatureMaps => "feature-maps",
+            Stage::Scores => "scores",
+            Stage::Scaled => "scaled",
+            Stage::Masked => "masked",
+            Stage::Softmax => "softmax",
+            Stage::Context => "context",
+            Stage::Tiles => "tiles",
+            Stage::Concat => "concat",
+            Stage::Output => "output-projection",
+            Stage::AttentionAddNorm => "attention-add-norm",
+            Stage::FeedForward => "feed-forward",
+            Stage::OutputAddNorm => "output-add-norm",
+        }
+    }
+
     /// The stage's name, as the heading says it.
     pub fn title(self) -> &'static str {
         match self {
@@ -467,6 +489,24 @@ mod tests {
             (Stage::Embeddings, Stage::OutputAddNorm)
         );
         assert!(Stage::Scores.explain_cross().contains("not square"));
+    }
+
+    #[test]
+    fn every_stage_has_a_kebab_case_name_and_a_slug_of_its_own() {
+        let names: std::collections::HashSet<_> = Stage::ALL.map(Stage::name).into();
+        let slugs: std::collections::HashSet<_> = Stage::ALL.map(Stage::slug).into();
+        assert_eq!(
+            (names.len(), slugs.len()),
+            (Stage::ALL.len(), Stage::ALL.len())
+        );
+        for stage in Stage::ALL {
+            let kebab = stage
+                .name()
+                .split('-')
+                .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()));
+            assert!(kebab, "{stage:?}");
+            assert_eq!(Stage::from_slug(stage.slug()), Some(stage));
+        }
     }
 
     #[test]

@@ -103,7 +103,7 @@ fn ClaimHeatmapFigure(result: Memo<Option<Arc<ClaimResult>>>) -> impl IntoView {
     let shown = Signal::derive(move || data.get().unwrap_or_default());
     view! {
         <Show when=move || data.with(Option::is_some)>
-            <HeatmapFigure data=shown max_grid=220 options=options/>
+            <HeatmapFigure data=shown figure=protocol::figure::FigureName::ClaimHeatmap max_grid=220 options=options/>
         </Show>
     }
 }

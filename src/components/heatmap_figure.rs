@@ -1,12 +1,14 @@
 //! A heatmap as the page shows it: `<figure>` with a caption, the canvas, a hover tooltip, a
 //! legend for masked cells, export buttons, and its matrix as JSON in `data-matrix` (row =
-//! query token, column = key token, −∞ as null); a stage figure's name in `data-figure`.
+//! query token, column = key token, −∞ as null); what it shows in `data-figure`
+//! (`protocol::figure::FigureName`).
 
 use crate::components::export;
 use crate::heatmap::{self, label_room, CellBlock, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
 use crate::paint::PaintSlot;
 use engine::Matrix;
 use leptos::prelude::*;
+use protocol::figure::FigureName;
 
 /// Everything one heatmap shows; `PartialEq` so an unchanged matrix is not redrawn.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -186,6 +188,9 @@ fn mark_first_heatmap() {
 #[component]
 pub fn HeatmapFigure(
     #[prop(into)] data: Signal<HeatmapData>,
+    /// What the figure shows, as its `data-figure` name.
+    #[prop(into)]
+    figure: Signal<FigureName>,
     /// Largest side of the cell grid, in pixels.
     #[prop(default = 320)]
     max_grid: u32,
@@ -195,42 +200,13 @@ pub fn HeatmapFigure(
     /// Show the "Save PNG" / "Save SVG" / "Copy CSV" buttons.
     #[prop(default = true)]
     export: bool,
-    /// What the figure shows, as its `data-figure` name (a stage figure's `FigureName`).
-    #[prop(optional, into)]
-    name: MaybeProp<String>,
 ) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let (problem, set_problem) = signal(None::<String>);
     let (hover, set_hover) = signal(None::<Hover>);
-    let (status, set_status) = signal(None::<String>);
     let opts = Memo::new(move |_| options.get().unwrap_or_default());
     let layout = Memo::new(move |_| data.with(|d| layout_for(d, &opts.get(), max_grid)));
-
-    // Drawing is the one place this component talks to the outside world; it runs in a task
-    // of its own (see `paint`), with the data as it is then.
-    let slot = PaintSlot::new();
-    Effect::new(move |_| {
-        let Some(canvas) = canvas.get() else { return };
-        data.track();
-        layout.track();
-        opts.track();
-        slot.paint(&canvas.clone(), move || {
-            let (Some(layout), Some(opts)) = (layout.try_get_untracked(), opts.try_get_untracked())
-            else {
-                return;
-            };
-            let problem = data.try_with_untracked(|d| {
-                let spec = spec_for(d, &opts, layout);
-                heatmap::draw(&canvas, &spec).err().map(|e| e.to_string())
-            });
-            if let Some(problem) = problem {
-                if problem.is_none() {
-                    mark_first_heatmap();
-                }
-                set_problem.try_set(problem);
-            }
-        });
-    });
+    paint_when_changed(canvas, data, layout, opts, set_problem);
 
     let on_move = move |ev: leptos::ev::MouseEvent| {
         let Some(canvas) = canvas.get_untracked() else {
@@ -249,32 +225,89 @@ pub fn HeatmapFigure(
             place: Place::at(ev.client_x() as f64, viewport_width()),
         }));
     };
-    let tooltip = move || {
-        let h = hover.get()?;
-        data.with(|d| {
-            if h.row >= d.matrix.rows || h.col >= d.matrix.cols {
-                return None;
-            }
-            let v = d.matrix.get(h.row, h.col);
-            let (left, shift) = match h.place {
-                Place::Right => (h.x + 12.0, "none"),
-                Place::Left => (h.x - 12.0, "translateX(-100%)"),
-                Place::FromEdge => (8.0, "none"),
+    let tools =
+        export.then(|| view! { <ExportTools canvas=canvas data=data layout=layout opts=opts/> });
+
+    view! {
+        <figure class="heatmap" data-figure=move || figure.get().name() data-matrix=move || data.with(|d| matrix_json(&d.matrix))
+            data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))>
+            <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
+            <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
+                on:mousemove=on_move on:click=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+            {legend(data, opts)}
+            {tools}
+            {move || hover.get().and_then(|h| data.with(|d| tooltip(d, h)))}
+            {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
+        </figure>
+    }
+}
+
+/// Draws `data` on `canvas` whenever it, its layout or its options change. Drawing is the one
+/// place the figure talks to the outside world; it runs in a task of its own (see `paint`),
+/// with the data as it is then, and says what went wrong in `problem`.
+fn paint_when_changed(
+    canvas: NodeRef<leptos::html::Canvas>,
+    data: Signal<HeatmapData>,
+    layout: Memo<Layout>,
+    opts: Memo<HeatmapOptions>,
+    problem: WriteSignal<Option<String>>,
+) {
+    let slot = PaintSlot::new();
+    Effect::new(move |_| {
+        let Some(canvas) = canvas.get() else { return };
+        data.track();
+        layout.track();
+        opts.track();
+        slot.paint(&canvas.clone(), move || {
+            let (Some(layout), Some(opts)) = (layout.try_get_untracked(), opts.try_get_untracked())
+            else {
+                return;
             };
-            // Above a finger (it would hide the tooltip), beside a mouse pointer.
-            let top = if h.place == Place::FromEdge { h.y - 56.0 } else { h.y - 34.0 };
-            Some(view! {
-                <div class="tooltip" role="tooltip" class:from-edge=h.place == Place::FromEdge
-                    style:left=format!("{left}px") style:top=format!("{top}px") style:transform=shift>
-                    <span class="tip-row">{axis_text(&d.row_labels, h.row)}</span>" → "
-                    <span class="tip-col">{axis_text(&d.col_labels, h.col)}</span>" = "
-                    <span class="tip-value">{value_text(v)}</span>
-                </div>
-            })
-        })
+            let drawn = data.try_with_untracked(|d| {
+                let spec = spec_for(d, &opts, layout);
+                heatmap::draw(&canvas, &spec).err().map(|e| e.to_string())
+            });
+            if let Some(drawn) = drawn {
+                if drawn.is_none() {
+                    mark_first_heatmap();
+                }
+                problem.try_set(drawn);
+            }
+        });
+    });
+}
+
+/// The cell under the pointer, its row and column and exact value, beside the pointer.
+fn tooltip(d: &HeatmapData, h: Hover) -> Option<impl IntoView> {
+    if h.row >= d.matrix.rows || h.col >= d.matrix.cols {
+        return None;
+    }
+    let v = d.matrix.get(h.row, h.col);
+    let (left, shift) = match h.place {
+        Place::Right => (h.x + 12.0, "none"),
+        Place::Left => (h.x - 12.0, "translateX(-100%)"),
+        Place::FromEdge => (8.0, "none"),
     };
+    // Above a finger (it would hide the tooltip), beside a mouse pointer.
+    let top = if h.place == Place::FromEdge {
+        h.y - 56.0
+    } else {
+        h.y - 34.0
+    };
+    Some(view! {
+        <div class="tooltip" role="tooltip" class:from-edge=h.place == Place::FromEdge
+            style:left=format!("{left}px") style:top=format!("{top}px") style:transform=shift>
+            <span class="tip-row">{axis_text(&d.row_labels, h.row)}</span>" → "
+            <span class="tip-col">{axis_text(&d.col_labels, h.col)}</span>" = "
+            <span class="tip-value">{value_text(v)}</span>
+        </div>
+    })
+}
+
+/// What the plain and the hatched cells mean, when the figure has them.
+fn legend(data: Signal<HeatmapData>, opts: Memo<HeatmapOptions>) -> impl IntoView {
     let has_masked = move || data.with(|d| d.matrix.data.iter().any(|x| !x.is_finite()));
-    let legend = move || {
+    move || {
         let plain = !opts.get().bar;
         (plain || has_masked()).then(|| {
             view! {
@@ -284,8 +317,18 @@ pub fn HeatmapFigure(
                 </p>
             }
         })
-    };
+    }
+}
 
+/// "Save PNG", "Save SVG" and "Copy CSV", and what the last of them did.
+#[component]
+fn ExportTools(
+    canvas: NodeRef<leptos::html::Canvas>,
+    data: Signal<HeatmapData>,
+    layout: Memo<Layout>,
+    opts: Memo<HeatmapOptions>,
+) -> impl IntoView {
+    let (status, set_status) = signal(None::<String>);
     let save_png = move |_| {
         let Some(canvas) = canvas.get_untracked() else {
             return;
@@ -321,28 +364,13 @@ pub fn HeatmapFigure(
             }));
         });
     };
-    let tools = export.then(|| {
-        view! {
-            <div class="figure-tools">
-                <button type="button" class="small" on:click=save_png title="Download this heatmap as a PNG image">"Save PNG"</button>
-                <button type="button" class="small" on:click=save_svg title="Download this heatmap as an SVG (vector) image">"Save SVG"</button>
-                <button type="button" class="small" on:click=copy_csv title="Copy the exact values as CSV">"Copy CSV"</button>
-                <span class="export-status" role="status">{move || status.get()}</span>
-            </div>
-        }
-    });
-
     view! {
-        <figure class="heatmap" data-figure=move || name.get() data-matrix=move || data.with(|d| matrix_json(&d.matrix))
-            data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))>
-            <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
-            <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
-                on:mousemove=on_move on:click=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
-            {legend}
-            {tools}
-            {tooltip}
-            {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
-        </figure>
+        <div class="figure-tools">
+            <button type="button" class="small" on:click=save_png title="Download this heatmap as a PNG image">"Save PNG"</button>
+            <button type="button" class="small" on:click=save_svg title="Download this heatmap as an SVG (vector) image">"Save SVG"</button>
+            <button type="button" class="small" on:click=copy_csv title="Copy the exact values as CSV">"Copy CSV"</button>
+            <span class="export-status" role="status">{move || status.get()}</span>
+        </div>
     }
 }
 
@@ -388,7 +416,7 @@ mod tests {
         let shown = Signal::stored(d);
         let _handle = leptos::mount::mount_to(
             container.clone(),
-            move || view! { <HeatmapFigure data=shown/> },
+            move || view! { <HeatmapFigure data=shown figure=FigureName::SummaryWeights/> },
         );
         settled().await;
         let buttons = crate::testing::select_all(&doc, "figure.heatmap button");

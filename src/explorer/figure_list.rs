@@ -1,10 +1,10 @@
 //! Heatmaps from a list of `Figure`s, one `HeatmapFigure` each, keyed by (group, index): within
 //! a group (a stage) a figure redraws in place as its data changes; a new group mounts anew.
 
-use super::figure_name::FigureName;
 use super::figures::Figure;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
 use leptos::prelude::*;
+use protocol::figure::{FigureName, HeadMatrix};
 use std::hash::Hash;
 
 #[component]
@@ -30,11 +30,15 @@ where
                 .with(|f| pick(f).map(|f| f.options))
                 .unwrap_or_else(HeatmapOptions::default)
         });
-        let name = Memo::new(move |_| {
-            figures.with(|f| pick(f).and_then(|f| f.name).map(FigureName::name))
+        // A figure past the list's end is on its way out: it keeps the name it had.
+        let name = Memo::new(move |was: Option<&FigureName>| {
+            figures
+                .with(|f| pick(f).map(|f| f.name))
+                .or(was.copied())
+                .unwrap_or(FigureName::Head(HeadMatrix::Weights))
         });
         let max_grid = figures.with_untracked(|f| pick(f).map_or(300, |f| f.max_grid));
-        view! { <HeatmapFigure data=data options=options max_grid=max_grid name=name/> }
+        view! { <HeatmapFigure data=data figure=name options=options max_grid=max_grid/> }
     };
     view! { <For each=keys key=|k| *k children=figure/> }
 }

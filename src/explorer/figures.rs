@@ -3,23 +3,23 @@
 //! transform). The stepper's per-stage figures are `stage_figures`. Plain functions over an
 //! `Inspection`: they pick and label, they never compute.
 
-use super::figure_name::FigureName;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapOptions};
 use crate::heatmap::{ColumnAxis, Scale};
 use engine::config::AttentionType;
 use engine::inspect::Inspection;
 use engine::{HeadTrace, LayerTrace, Matrix};
+use protocol::figure::FigureName;
 pub use protocol::view::{Part, Selection};
 
-/// One heatmap of a stage: what it shows and how to draw it.
+/// One heatmap: what it shows and how to draw it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Figure {
+    /// Its `data-figure` name.
+    pub name: FigureName,
     pub data: HeatmapData,
     pub options: HeatmapOptions,
     /// Largest side of the cell grid, px: smaller when a stage shows several.
     pub max_grid: u32,
-    /// A stage figure's `data-figure` name.
-    pub name: Option<FigureName>,
 }
 
 /// The inspection whose trace `part` reads: the source's for the encoder.
@@ -178,6 +178,7 @@ pub fn weights_figure(ins: &Inspection, sel: Selection, max_grid: u32) -> Option
     let (_, head) = layer_and_head(ins, sel)?;
     let (rows, keys) = query_key_tokens(ins, sel)?;
     Some(labelled(
+        FigureName::SummaryWeights,
         head_caption(sel, part_weights_name(ins, sel.part)),
         &head.weights,
         rows.to_vec(),
@@ -199,6 +200,7 @@ pub fn part_weights_name(ins: &Inspection, part: Part) -> &'static str {
 
 /// A figure with its own row and column labels.
 pub(super) fn labelled(
+    name: FigureName,
     caption: String,
     m: &Matrix,
     row_labels: Vec<String>,
@@ -207,6 +209,7 @@ pub(super) fn labelled(
     max_grid: u32,
 ) -> Figure {
     Figure {
+        name,
         data: HeatmapData {
             caption,
             matrix: m.clone(),
@@ -215,7 +218,6 @@ pub(super) fn labelled(
         },
         options,
         max_grid,
-        name: None,
     }
 }
 
@@ -224,8 +226,15 @@ pub fn weights(ins: &Inspection, sel: Selection) -> Option<&Matrix> {
     layer_and_head(ins, sel).map(|(_, h)| &h.weights)
 }
 
-pub(crate) fn token_figure(ins: &Inspection, caption: String, m: &Matrix, max_grid: u32) -> Figure {
+pub(crate) fn token_figure(
+    name: FigureName,
+    ins: &Inspection,
+    caption: String,
+    m: &Matrix,
+    max_grid: u32,
+) -> Figure {
     figure(
+        name,
         ins,
         caption,
         m,
@@ -236,6 +245,7 @@ pub(crate) fn token_figure(ins: &Inspection, caption: String, m: &Matrix, max_gr
 }
 
 pub(crate) fn dimension_figure(
+    name: FigureName,
     ins: &Inspection,
     caption: String,
     m: &Matrix,
@@ -246,11 +256,20 @@ pub(crate) fn dimension_figure(
         max_w: Some(max_w),
         ..DIMS
     };
-    figure(ins, caption, m, dimension_labels(m.cols), options, max_grid)
+    figure(
+        name,
+        ins,
+        caption,
+        m,
+        dimension_labels(m.cols),
+        options,
+        max_grid,
+    )
 }
 
 /// A heatmap of `m`: rows are the tokens, columns `col_labels`.
 pub(super) fn figure(
+    name: FigureName,
     ins: &Inspection,
     caption: String,
     m: &Matrix,
@@ -259,6 +278,7 @@ pub(super) fn figure(
     max_grid: u32,
 ) -> Figure {
     labelled(
+        name,
         caption,
         m,
         ins.tokens.clone(),
@@ -277,6 +297,7 @@ pub fn heads_caption(what: &str) -> String {
 pub fn pooled_figure(ins: &Inspection) -> Option<Figure> {
     let pooled = ins.trace.heads.pooled.as_ref()?;
     let mut f = dimension_figure(
+        FigureName::PoolerOutput,
         ins,
         heads_caption("pooler tanh(W·h_[CLS] + b)"),
         pooled,
@@ -291,6 +312,7 @@ pub fn pooled_figure(ins: &Inspection) -> Option<Figure> {
 pub fn mlm_transform_figure(ins: &Inspection) -> Option<Figure> {
     let m = ins.trace.heads.mlm_transform.as_ref()?;
     Some(dimension_figure(
+        FigureName::MlmTransform,
         ins,
         heads_caption("MLM transform LayerNorm(GELU(h W_t + b_t))"),
         m,
@@ -302,6 +324,7 @@ pub fn mlm_transform_figure(ins: &Inspection) -> Option<Figure> {
 /// Attention rollout over all layers (T×T, rows = queries).
 pub fn rollout_figure(ins: &Inspection, max_grid: u32) -> Figure {
     token_figure(
+        FigureName::AttentionRollout,
         ins,
         "All layers · attention rollout".to_string(),
         &ins.rollout,

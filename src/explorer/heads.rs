@@ -8,10 +8,12 @@ use super::tokens::is_pair;
 use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptions};
 use engine::inspect::{Inspection, MaskPrediction};
 use leptos::prelude::*;
+use protocol::figure::FigureName;
 use std::sync::Arc;
 
-/// A figure that may be absent (no heads), as the heatmap component's two signals.
-fn figure_view(figure: Memo<Option<Figure>>) -> impl IntoView {
+/// A figure that may be absent (no heads), as the heatmap component's two signals; `name` is
+/// the figure's own (`pooled_figure`'s, `mlm_transform_figure`'s).
+fn figure_view(figure: Memo<Option<Figure>>, name: FigureName) -> impl IntoView {
     let data = Memo::new(move |_| {
         figure.with(|f| {
             f.as_ref()
@@ -27,7 +29,7 @@ fn figure_view(figure: Memo<Option<Figure>>) -> impl IntoView {
         })
     });
     let max_grid = figure.with_untracked(|f| f.as_ref().map_or(300, |f| f.max_grid));
-    view! { <HeatmapFigure data=data options=options max_grid=max_grid/> }
+    view! { <HeatmapFigure data=data figure=name options=options max_grid=max_grid/> }
 }
 
 /// "IsNext" and "NotNext" with their logits and probabilities, as the NSP head gives them.
@@ -125,7 +127,7 @@ pub fn HeadsView(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
                         <h3>"Next-sentence prediction"</h3>
                         <p class="formula">"pooled = tanh(W·h"<sub>"[CLS]"</sub>" + b) → logits = pooled W"<sub>"NSP"</sub>"ᵀ + b"<sub>"NSP"</sub>" → softmax"</p>
                         <p class="why">"Only [CLS]'s final vector reaches the NSP classifier: the pooler squashes it with tanh, and two logits decide IsNext against NotNext."</p>
-                        {figure_view(pooled)}
+                        {figure_view(pooled, FigureName::PoolerOutput)}
                         {nsp}
                     </div>
                     </Show>
@@ -133,7 +135,7 @@ pub fn HeadsView(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
                         <h3>{move || if decoder() { "Language-model head (next token)" } else { "Masked-language model" }}</h3>
                         <p class="formula">"t = LayerNorm(GELU(h W"<sub>"t"</sub>" + b"<sub>"t"</sub>")) → logits = t E"<sub>"token"</sub>"ᵀ + b → softmax"</p>
                         <p class="why tied-note">"The decoder's weights are the token embeddings: E_token of the Embeddings stage, shared (tied), not a matrix of its own. Each position's t is scored against every word's embedding, so the words whose embeddings it points along win."</p>
-                        {figure_view(transform)}
+                        {figure_view(transform, FigureName::MlmTransform)}
                         {top5}
                     </div>
                 </div>

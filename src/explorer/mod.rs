@@ -3,7 +3,6 @@
 //! answers with `inspection`, and everything drawn comes from that `Inspection`.
 
 pub mod figure_list;
-pub mod figure_name;
 pub mod figures;
 pub mod gelu_chart;
 pub mod generate;
@@ -30,6 +29,7 @@ use input::ProbeForm;
 use leptos::prelude::*;
 use model_view::{HeadPicker, ModelView};
 use predictions::Predictions;
+use protocol::figure::FigureName;
 use protocol::stage::{Stage, Stages};
 use protocol::view::Showing;
 use protocol::{GenerationSettings, LabError, ModelInfo, ProbeInput};
@@ -279,7 +279,7 @@ pub fn Overview(focus: Focus, #[prop(optional)] children: Option<Children>) -> i
             {children.map(|c| c())}
         </div>
         <div class="summary">
-            <HeatmapFigure data=summary max_grid=SUMMARY_GRID/>
+            <HeatmapFigure data=summary figure=FigureName::SummaryWeights max_grid=SUMMARY_GRID/>
         </div>
     }
 }
@@ -307,37 +307,59 @@ pub fn Explorer(
     #[prop(optional)]
     view: ExplorerView,
 ) -> impl IntoView {
-    let (inspection_a, info_a) = (inspection, info);
-    let focus = Focus::new(inspection_a, info_a, inspection_b, info_b, view);
-    let Focus {
-        comparing,
-        showing,
-        info,
-        ins,
-        encoder_decoder,
-        selection,
-        stage_ins,
-        stage_selection,
-        stages,
-        ..
-    } = focus;
-    let chosen_model = view.showing;
-    let stage = view.stage;
-    let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
-    // From the model info, or the trace itself (φ recorded) when there is none.
-    let linear = Signal::derive(move || {
-        let linear = |a: AttentionType| match a {
-            AttentionType::Softmax => false,
-            AttentionType::Linear => true,
-        };
-        info.with(|i| i.as_ref().is_some_and(|i| linear(i.architecture.attention)))
-            || ins.with(|i| i.as_ref().is_some_and(|i| linear(i.attention)))
+    let focus = Focus::new(inspection, info, inspection_b, info_b, view);
+    let seq2seq_model = Signal::derive(move || {
+        focus
+            .info
+            .with(|i| i.as_ref().is_some_and(|i| i.kind.encoder_decoder()))
     });
+    target_from_generation(generation, seq2seq_model, probe);
+    focus.listen_to_arrows();
+    let generate = GenerateRequests {
+        generation,
+        on_generate,
+        on_stop: on_stop_generating,
+    };
+    let ok = move || focus.ok();
+    let both = move || focus.showing.get() == Showing::Both;
+    let models = move || {
+        if both() {
+            view! { <SideBySide focus=focus a=(inspection, info) b=(inspection_b, info_b)/> }
+                .into_any()
+        } else {
+            view! { <SingleModel focus=focus/> }.into_any()
+        }
+    };
+    view! {
+        <section class="explorer">
+            <ProbeCard focus=focus probe=probe generate=generate/>
+            <InspectionStatus focus=focus no_trainer=no_trainer/>
+            <Show when=ok>
+                <div class="explorer-body">
+                    <div class="overview">
+                        <Overview focus=focus>
+                            {move || both().then(|| view! {
+                                <p class="hint">"Model A here and beside; the layer and head chosen apply to both models below."</p>
+                            })}
+                        </Overview>
+                        <Show when=move || !focus.encoder_decoder.get()>
+                            <Rollout ins=focus.ins/>
+                        </Show>
+                    </div>
+                    {models}
+                </div>
+            </Show>
+        </section>
+    }
+}
 
-    let seq2seq_model =
-        Signal::derive(move || info.with(|i| i.as_ref().is_some_and(|i| i.kind.encoder_decoder())));
-    // An encoder–decoder's generation ends as its Target, so what comes next (a snapshot while
-    // training, another head) reads the target it wrote.
+/// An encoder–decoder's generation ends as its Target, so what comes next (a snapshot while
+/// training, another head) reads the target it wrote.
+fn target_from_generation(
+    generation: Signal<Generation>,
+    seq2seq_model: Signal<bool>,
+    probe: RwSignal<ProbeInput>,
+) {
     Effect::watch(
         move || generation.with(|g| (g.running, g.steps.len())),
         move |&(running, _), previous, _| {
@@ -356,9 +378,72 @@ pub fn Explorer(
         },
         false,
     );
-    focus.listen_to_arrows();
+}
 
-    let notices = move || {
+/// Generate's state and the requests to start and stop it, as the Explorer was given them.
+#[derive(Clone, Copy)]
+struct GenerateRequests {
+    generation: Signal<Generation>,
+    on_generate: Option<Callback<(String, GenerationSettings)>>,
+    on_stop: Option<Callback<()>>,
+}
+
+/// The probe's form, Generate for a model that generates, the model switch while comparing,
+/// and what the text became: notices, token chips, predictions.
+#[component]
+fn ProbeCard(
+    focus: Focus,
+    probe: RwSignal<ProbeInput>,
+    generate: GenerateRequests,
+) -> impl IntoView {
+    let Focus { info, ins, .. } = focus;
+    let tokens = Signal::derive(move || ins.with(|i| i.as_ref().map(|i| i.tokens.len())));
+    // From the model info, or the trace itself (φ recorded) when there is none.
+    let linear = Signal::derive(move || {
+        let linear = |a: AttentionType| match a {
+            AttentionType::Softmax => false,
+            AttentionType::Linear => true,
+        };
+        info.with(|i| i.as_ref().is_some_and(|i| linear(i.architecture.attention)))
+            || ins.with(|i| i.as_ref().is_some_and(|i| linear(i.attention)))
+    });
+    let has = move |flag: fn(&ModelInfo) -> bool| {
+        Signal::derive(move || info.with(|i| i.as_ref().is_some_and(flag)))
+    };
+    let seq2seq_model = has(|i| i.kind.encoder_decoder());
+    let generate_panel = move || {
+        let generates = info.with(|i| i.as_ref().is_some_and(|i| i.kind.next_token()));
+        let (Some(on_generate), Some(on_stop)) = (generate.on_generate, generate.on_stop) else {
+            return None;
+        };
+        generates.then(|| {
+            let on_generate = Callback::new(move |settings| {
+                on_generate.run((probe.with_untracked(|p| p.text.clone()), settings));
+            });
+            view! { <GeneratePanel generation=generate.generation on_generate=on_generate on_stop=on_stop encoder_decoder=seq2seq_model/> }
+        })
+    };
+    view! {
+        <div class="probe-card">
+            <ProbeForm probe=probe tokens=tokens linear=linear
+                kind=Signal::derive(move || info.with(|i| i.as_ref().map(|i| i.kind).unwrap_or_default()))/>
+            {generate_panel}
+            <Show when=move || focus.comparing.get()>
+                <ModelSwitch chosen=focus.view.showing/>
+            </Show>
+            <Show when=move || focus.ok()>
+                {notices(focus, probe)}
+                <TokenChips ins=ins/>
+                <Predictions ins=ins info=info/>
+            </Show>
+        </div>
+    }
+}
+
+/// What happened to the text on its way in: truncated to the model's positions, or padded.
+fn notices(focus: Focus, probe: RwSignal<ProbeInput>) -> impl IntoView {
+    let Focus { info, ins, .. } = focus;
+    move || {
         let max = info.with(|i| i.as_ref().map(|i| i.max_positions));
         let pad_to = probe.with(|p| p.pad_to);
         ins.with(|i| {
@@ -374,7 +459,12 @@ pub fn Explorer(
                     .collect_view()
             })
         })
-    };
+    }
+}
+
+/// Attention rollout over all layers, with what it is and what it leaves out.
+#[component]
+fn Rollout(ins: Memo<Option<Arc<Inspection>>>) -> impl IntoView {
     let rollout = Memo::new(move |_| {
         ins.with(|i| {
             i.as_ref()
@@ -382,90 +472,67 @@ pub fn Explorer(
                 .unwrap_or_default()
         })
     });
-    let ok = move || focus.ok();
-    let both = move || showing.get() == Showing::Both;
-    let single = move || {
-        view! {
-            <div class="model-column">
-                <StagePanel ins=stage_ins selection=stage_selection stage=stage stages=stages info=info which=showing/>
-                <HeadsView ins=ins/>
-            </div>
-        }
-    };
-    let side_by_side = move || {
-        let column = |name: &'static str, shown: Signal<Shown>, info: Signal<Option<ModelInfo>>| {
-            let ins = inspection_of(shown);
-            let stages = stages_of(ins);
-            let error = move || shown.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned()));
-            let heading = move || {
-                let arch = info.with(|i| i.as_ref().map(format::architecture_name));
-                format!("Model {name} · {}", arch.unwrap_or_default())
-            };
-            view! {
-                <div class="model-column" data-model=name>
-                    <h2 class="model-heading">{heading}</h2>
-                    {move || error().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
-                    <StagePanel ins=ins selection=selection stage=stage stages=stages info=info
-                        which=Signal::stored(if name == "B" { Showing::B } else { Showing::A })/>
-                    <HeadsView ins=ins/>
-                </div>
-            }
-        };
-        view! {
-            <div class="side-by-side">
-                {column("A", inspection_a, info_a)}
-                {column("B", inspection_b, info_b)}
-            </div>
-        }
-    };
-
     view! {
-        <section class="explorer">
-            <div class="probe-card">
-                <ProbeForm probe=probe tokens=tokens linear=linear
-                    kind=Signal::derive(move || info.with(|i| i.as_ref().map(|i| i.kind).unwrap_or_default()))/>
-                {move || {
-                    let generates = info.with(|i| i.as_ref().is_some_and(|i| i.kind.next_token()));
-                    let (Some(on_generate), Some(on_stop)) = (on_generate, on_stop_generating) else {
-                        return None;
-                    };
-                    generates.then(|| {
-                        let on_generate = Callback::new(move |settings| {
-                            on_generate.run((probe.with_untracked(|p| p.text.clone()), settings));
-                        });
-                        view! { <GeneratePanel generation=generation on_generate=on_generate on_stop=on_stop encoder_decoder=seq2seq_model/> }
-                    })
-                }}
-                <Show when=move || comparing.get()>
-                    <ModelSwitch chosen=chosen_model/>
-                </Show>
-                <Show when=ok>
-                    {notices}
-                    <TokenChips ins=ins/>
-                    <Predictions ins=ins info=info/>
-                </Show>
-            </div>
-            <InspectionStatus focus=focus no_trainer=no_trainer/>
-            <Show when=ok>
-                <div class="explorer-body">
-                    <div class="overview">
-                        <Overview focus=focus>
-                            {move || both().then(|| view! {
-                                <p class="hint">"Model A here and beside; the layer and head chosen apply to both models below."</p>
-                            })}
-                        </Overview>
-                        <Show when=move || !encoder_decoder.get()>
-                        <div class="rollout">
-                            <HeatmapFigure data=rollout max_grid=SUMMARY_GRID/>
-                            <p class="why">"What each token draws on across all layers: the product over layers of 0.5·Ā + 0.5·I, where Ā is the layer's weights averaged over heads and 0.5·I stands for the residual connection (Abnar & Zuidema, 2020)."</p>
-                            <p class="why">"Only an approximation: it treats attention as plain mixing and ignores the values, W_O, the feed-forward network and LayerNorm."</p>
-                        </div>
-                        </Show>
-                    </div>
-                    {move || if both() { side_by_side().into_any() } else { single().into_any() }}
-                </div>
-            </Show>
-        </section>
+        <div class="rollout">
+            <HeatmapFigure data=rollout figure=FigureName::AttentionRollout max_grid=SUMMARY_GRID/>
+            <p class="why">"What each token draws on across all layers: the product over layers of 0.5·Ā + 0.5·I, where Ā is the layer's weights averaged over heads and 0.5·I stands for the residual connection (Abnar & Zuidema, 2020)."</p>
+            <p class="why">"Only an approximation: it treats attention as plain mixing and ignores the values, W_O, the feed-forward network and LayerNorm."</p>
+        </div>
+    }
+}
+
+/// One model's stepper and heads: A's, or B's while comparing.
+#[component]
+fn SingleModel(focus: Focus) -> impl IntoView {
+    view! {
+        <div class="model-column">
+            <StagePanel ins=focus.stage_ins selection=focus.stage_selection stage=focus.view.stage
+                stages=focus.stages info=focus.info which=focus.showing/>
+            <HeadsView ins=focus.ins/>
+        </div>
+    }
+}
+
+/// Compare's models A and B side by side, each its own stepper at the same stage, layer and
+/// head. `a` and `b` are each model's inspection and info.
+#[component]
+fn SideBySide(
+    focus: Focus,
+    a: (Signal<Shown>, Signal<Option<ModelInfo>>),
+    b: (Signal<Shown>, Signal<Option<ModelInfo>>),
+) -> impl IntoView {
+    view! {
+        <div class="side-by-side">
+            <ModelColumn focus=focus name="A" shown=a.0 info=a.1/>
+            <ModelColumn focus=focus name="B" shown=b.0 info=b.1/>
+        </div>
+    }
+}
+
+/// Model `name` (A or B) in its own column: its heading, error, stepper and heads.
+#[component]
+fn ModelColumn(
+    focus: Focus,
+    name: &'static str,
+    shown: Signal<Shown>,
+    info: Signal<Option<ModelInfo>>,
+) -> impl IntoView {
+    let ins = inspection_of(shown);
+    let stages = stages_of(ins);
+    let error = move || shown.with(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned()));
+    let heading = move || {
+        let arch = info.with(|i| i.as_ref().map(format::architecture_name));
+        format!("Model {name} · {}", arch.unwrap_or_default())
+    };
+    let which = Signal::stored(if name == "B" { Showing::B } else { Showing::A });
+    view! {
+        <div class="model-column" data-model=name>
+            <h2 class="model-heading">{heading}</h2>
+            {move || error().map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
+            <StagePanel ins=ins selection=focus.selection stage=focus.view.stage stages=stages info=info
+                which=which/>
+            <HeadsView ins=ins/>
+        </div>
     }
 }
 

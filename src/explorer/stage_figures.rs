@@ -3,13 +3,13 @@
 //! (rotary, ALiBi, linear). Plain functions over an `Inspection`: they pick and label, they never
 //! compute. Each figure carries its `FigureName` (`data-figure`), by which it is found.
 
-use super::figure_name::{FigureName, HeadMatrix};
 use super::figures::*;
 use crate::components::heatmap_figure::HeatmapOptions;
 use crate::heatmap::ColumnAxis;
 use engine::config::{AttentionScaling, AttentionType};
 use engine::inspect::Inspection;
 use engine::{HeadTrace, LayerTrace, MaskMode, Matrix};
+use protocol::figure::{FigureName, HeadMatrix};
 use protocol::stage::Stage;
 
 /// The heatmaps of `stage` for the selected layer and head, in reading order. Empty when the
@@ -31,32 +31,43 @@ pub fn stage_figures(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<Figu
         ) => walk.head_stage(stage),
         // The Tiles panel draws its own figures, one block at a time (`tiles::data`).
         (_, Stage::Tiles) => Vec::new(),
-        (Some(source), Stage::Input) => vec![
-            walk.dims(
-                FigureName::CrossDecoderInput,
-                layer_caption(
-                    sel.layer,
-                    "decoder X after self-attention (the queries' source)",
-                ),
-                &walk.layer.attention_norm,
-                walk.queries,
-                (260, 200),
-            ),
-            walk.dims(
-                FigureName::CrossEncoderOutput,
-                "Encoder output H (the keys' and values' source)".to_string(),
-                &source.hidden,
-                walk.keys,
-                (260, 200),
-            ),
-        ],
+        (Some(source), Stage::Input) => walk.cross_inputs(source),
         // The decoder layer's own stages are its self-attention walk's.
         (Some(_), _) => Vec::new(),
+        (None, Stage::Embeddings) => embeddings_stage(walk.ins),
         (None, stage) => layer_stage(walk.ins, sel.layer, walk.layer, walk.head, stage),
     }
 }
 
-/// The stages of one BERT layer around its attention, and the embeddings before every layer.
+/// The embeddings, before every layer: the three lookups, their sum and its LayerNorm.
+fn embeddings_stage(ins: &Inspection) -> Vec<Figure> {
+    use FigureName as F;
+    let e = &ins.trace;
+    [
+        (F::EmbeddingsToken, "token E_token[w]", &e.word_embeddings),
+        (
+            F::EmbeddingsPosition,
+            "position E_position[i]",
+            &e.position_embeddings,
+        ),
+        (
+            F::EmbeddingsSegment,
+            "segment E_segment[s]",
+            &e.token_type_embeddings,
+        ),
+        (F::EmbeddingsSum, "sum", &e.embeddings_sum),
+        (
+            F::EmbeddingsNorm,
+            "LayerNorm(sum) = X of layer 1",
+            &e.embeddings,
+        ),
+    ]
+    .into_iter()
+    .map(|(name, what, m)| dimension_figure(name, ins, embeddings_caption(what), m, 200, 150))
+    .collect()
+}
+
+/// The stages of one BERT layer around its attention.
 fn layer_stage(
     ins: &Inspection,
     l: usize,
@@ -65,63 +76,30 @@ fn layer_stage(
     stage: Stage,
 ) -> Vec<Figure> {
     use FigureName as F;
-    let lc = |what: &str| layer_caption(l, what);
-    let ec = embeddings_caption;
-    // (name, caption, matrix, (largest grid, largest width))
-    let rows = |figures: Vec<(FigureName, String, &Matrix, (u32, u32))>| {
+    // (name, caption's words, matrix, (largest grid, largest width)), each rows of dimensions.
+    let rows = |figures: Vec<(FigureName, &str, &Matrix, (u32, u32))>| -> Vec<Figure> {
         figures
             .into_iter()
-            .map(|(name, caption, m, (grid, w))| {
-                named(name, dimension_figure(ins, caption, m, grid, w))
+            .map(|(name, what, m, (grid, w))| {
+                dimension_figure(name, ins, layer_caption(l, what), m, grid, w)
             })
             .collect()
     };
-    let e = &ins.trace;
+    let concatenated =
+        |max_w, max_grid| concatenated_heads(ins, l, layer, head.q.cols, max_w, max_grid);
     match stage {
-        Stage::Embeddings => rows(vec![
-            (
-                F::EmbeddingsToken,
-                ec("token E_token[w]"),
-                &e.word_embeddings,
-                (200, 150),
-            ),
-            (
-                F::EmbeddingsPosition,
-                ec("position E_position[i]"),
-                &e.position_embeddings,
-                (200, 150),
-            ),
-            (
-                F::EmbeddingsSegment,
-                ec("segment E_segment[s]"),
-                &e.token_type_embeddings,
-                (200, 150),
-            ),
-            (F::EmbeddingsSum, ec("sum"), &e.embeddings_sum, (200, 150)),
-            (
-                F::EmbeddingsNorm,
-                ec("LayerNorm(sum) = X of layer 1"),
-                &e.embeddings,
-                (200, 150),
-            ),
-        ]),
-        Stage::Input => rows(vec![(F::Input, lc("input X"), &layer.input, (320, 520))]),
+        Stage::Input => rows(vec![(F::Input, "input X", &layer.input, (320, 520))]),
         Stage::AttentionAddNorm => rows(vec![
-            (
-                F::Input,
-                lc("input X (the residual)"),
-                &layer.input,
-                (220, 150),
-            ),
+            (F::Input, "input X (the residual)", &layer.input, (220, 150)),
             (
                 F::AttentionOutput,
-                lc("attention output"),
+                "attention output",
                 &layer.attention_output,
                 (220, 150),
             ),
             (
                 F::AttentionAddNorm,
-                lc("h = LayerNorm(X + attention output)"),
+                "h = LayerNorm(X + attention output)",
                 &layer.attention_norm,
                 (220, 150),
             ),
@@ -129,19 +107,19 @@ fn layer_stage(
         Stage::FeedForward => rows(vec![
             (
                 F::FfnPreActivation,
-                lc("h W₁ + b₁"),
+                "h W₁ + b₁",
                 &layer.intermediate_pre,
                 (220, 340),
             ),
             (
                 F::FfnActivation,
-                lc("GELU(h W₁ + b₁)"),
+                "GELU(h W₁ + b₁)",
                 &layer.intermediate,
                 (220, 340),
             ),
             (
                 F::FfnOutput,
-                lc("feed-forward output GELU(…) W₂ + b₂"),
+                "feed-forward output GELU(…) W₂ + b₂",
                 &layer.ffn_output,
                 (220, 150),
             ),
@@ -149,36 +127,38 @@ fn layer_stage(
         Stage::OutputAddNorm => rows(vec![
             (
                 F::AttentionAddNorm,
-                lc("h (the residual)"),
+                "h (the residual)",
                 &layer.attention_norm,
                 (220, 150),
             ),
             (
                 F::FfnOutput,
-                lc("feed-forward output"),
+                "feed-forward output",
                 &layer.ffn_output,
                 (220, 150),
             ),
             (
                 F::LayerOutput,
-                lc("output LayerNorm(h + feed-forward output)"),
+                "output LayerNorm(h + feed-forward output)",
                 &layer.output,
                 (220, 150),
             ),
         ]),
-        Stage::Concat => vec![concatenated_heads(ins, l, layer, head.q.cols, 560, 320)],
+        Stage::Concat => vec![concatenated(560, 320)],
         Stage::Output => {
-            let mut figs = vec![concatenated_heads(ins, l, layer, head.q.cols, 380, 300)];
+            let mut figs = vec![concatenated(380, 300)];
             figs.extend(rows(vec![(
                 F::AttentionOutput,
-                lc("attention output · W_O"),
+                "attention output · W_O",
                 &layer.attention_output,
                 (300, 380),
             )]));
             figs
         }
-        // A head's stages are `Walk::head_stage`'s, Tiles its panel's.
-        Stage::Projections
+        // The embeddings are `embeddings_stage`'s, a head's stages `Walk::head_stage`'s, Tiles
+        // its panel's.
+        Stage::Embeddings
+        | Stage::Projections
         | Stage::FeatureMaps
         | Stage::Scores
         | Stage::Scaled
@@ -186,14 +166,6 @@ fn layer_stage(
         | Stage::Softmax
         | Stage::Context
         | Stage::Tiles => Vec::new(),
-    }
-}
-
-/// A `Figure` with its `data-figure` name.
-fn named(name: FigureName, figure: Figure) -> Figure {
-    Figure {
-        name: Some(name),
-        ..figure
     }
 }
 
@@ -252,6 +224,11 @@ struct Walk<'a> {
     texts: &'static Texts,
 }
 
+/// The side of the grid of a head's T × T matrix where a stage shows two.
+const PAIR_GRID: u32 = 230;
+/// The side and width of a head's rows of dimensions (Q, K, V, φ).
+const HEAD_DIMS: (u32, u32) = (260, 200);
+
 impl<'a> Walk<'a> {
     fn new(ins: &'a Inspection, sel: Selection) -> Option<Walk<'a>> {
         match sel.part {
@@ -304,15 +281,20 @@ impl<'a> Walk<'a> {
         options: HeatmapOptions,
         max_grid: u32,
     ) -> Figure {
-        let figure = labelled(
+        labelled(
+            (self.texts.name)(m),
             self.caption(what),
             matrix,
             self.queries.to_vec(),
             self.keys.to_vec(),
             options,
             max_grid,
-        );
-        named((self.texts.name)(m), figure)
+        )
+    }
+
+    /// A head matrix of scores or weights, queries × keys, on the colour scale of its values.
+    fn tokens(&self, m: HeadMatrix, what: &str, matrix: &Matrix, max_grid: u32) -> Figure {
+        self.grid(m, what, matrix, HeatmapOptions::default(), max_grid)
     }
 
     /// A head matrix's rows of feature dimensions, one row per token of `rows`.
@@ -340,68 +322,66 @@ impl<'a> Walk<'a> {
             max_w: Some(max_w),
             ..DIMS
         };
-        let figure = labelled(
+        labelled(
+            name,
             caption,
             m,
             rows.to_vec(),
             dimension_labels(m.cols),
             options,
             max_grid,
+        )
+    }
+
+    /// Cross-attention's input: the decoder's X, the queries' source, and the encoder's
+    /// output H, the keys' and values'.
+    fn cross_inputs(&self, source: &Inspection) -> Vec<Figure> {
+        let decoder = layer_caption(
+            self.sel.layer,
+            "decoder X after self-attention (the queries' source)",
         );
-        named(name, figure)
+        let encoder = "Encoder output H (the keys' and values' source)".to_string();
+        vec![
+            self.dims(
+                FigureName::CrossDecoderInput,
+                decoder,
+                &self.layer.attention_norm,
+                self.queries,
+                HEAD_DIMS,
+            ),
+            self.dims(
+                FigureName::CrossEncoderOutput,
+                encoder,
+                &source.hidden,
+                self.keys,
+                HEAD_DIMS,
+            ),
+        ]
     }
 
     /// The stages from Q, K, V to the context, written once for both walks. What a head
     /// computes between them depends on its kind of attention.
     fn head_stage(&self, stage: Stage) -> Vec<Figure> {
-        use HeadMatrix as M;
-        let (head, t) = (self.head, self.texts);
-        let (queries, keys) = (self.queries, self.keys);
-        let tokens = HeatmapOptions::default();
-        let [q_caption, k_caption, v_caption] = t.projections;
+        let head = self.head;
         match (attention_type(head), stage) {
-            (_, Stage::Projections) => {
-                let mut figs = vec![
-                    self.head_dims(M::Queries, q_caption, &head.q, queries, (260, 200)),
-                    self.head_dims(M::Keys, k_caption, &head.k, keys, (260, 200)),
-                    self.head_dims(M::Values, v_caption, &head.v, keys, (260, 200)),
-                ];
-                if let (Some(q), Some(k)) = (&head.q_rotated, &head.k_rotated) {
-                    // Rotary: the scores are built from these, not from Q and K.
-                    let k =
-                        self.head_dims(M::RotatedKeys, "rotated keys R(t)k", k, keys, (260, 200));
-                    figs.insert(2, k);
-                    let q = self.head_dims(
-                        M::RotatedQueries,
-                        "rotated queries R(t)q",
-                        q,
-                        queries,
-                        (260, 200),
-                    );
-                    figs.insert(1, q);
-                }
-                figs
-            }
+            (_, Stage::Projections) => self.projections(),
             // Linear attention: no T×T scores exist; φ(Q) and φ(K) take their stages, and the
             // weights are the ones its formula implies (computed for display only).
-            (AttentionType::Linear, Stage::FeatureMaps | Stage::Scores | Stage::Scaled) => [
-                (M::PhiQueries, "φ(Q) = elu(Q) + 1", &head.phi_q, queries),
-                (M::PhiKeys, "φ(K) = elu(K) + 1", &head.phi_k, keys),
-            ]
-            .into_iter()
-            .filter_map(|(m, what, phi, rows)| {
-                phi.as_ref()
-                    .map(|phi| self.head_dims(m, what, phi, rows, (260, 200)))
-            })
-            .collect(),
+            (AttentionType::Linear, Stage::FeatureMaps | Stage::Scores | Stage::Scaled) => {
+                self.feature_maps()
+            }
             (AttentionType::Linear, Stage::Masked | Stage::Softmax) => vec![
-                self.grid(M::Mask, "mask M (allowed keys)", &head.mask, tokens, 230),
-                self.grid(
-                    M::Weights,
+                self.tokens(
+                    HeadMatrix::Mask,
+                    "mask M (allowed keys)",
+                    &head.mask,
+                    PAIR_GRID,
+                ),
+                self.tokens(
+                    HeadMatrix::Weights,
                     "implied weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)",
                     &head.weights,
-                    tokens,
-                    230,
+                    PAIR_GRID,
                 ),
             ],
             // A softmax head has no φ.
@@ -411,59 +391,28 @@ impl<'a> Walk<'a> {
                     Some(_) => "scores (R q)(R k)ᵀ of the rotated q and k",
                     None => "scores QKᵀ",
                 };
-                vec![self.grid(M::RawScores, what, &head.scores, tokens, 340)]
+                vec![self.tokens(HeadMatrix::RawScores, what, &head.scores, 340)]
             }
             (AttentionType::Softmax, Stage::Scaled) => vec![
-                self.grid(M::RawScores, "scores QKᵀ", &head.scores, tokens, 230),
-                self.grid(
-                    M::ScaledScores,
+                self.tokens(HeadMatrix::RawScores, "scores QKᵀ", &head.scores, PAIR_GRID),
+                self.tokens(
+                    HeadMatrix::ScaledScores,
                     score_captions(self.ins).0,
                     &head.scaled,
-                    tokens,
-                    230,
+                    PAIR_GRID,
                 ),
             ],
-            (AttentionType::Softmax, Stage::Masked) => {
-                let mut figs = vec![
-                    self.grid(M::Mask, t.mask, &head.mask, MASK_OPTIONS, 230),
-                    self.grid(
-                        M::MaskedScores,
-                        masked_caption(self.ins, head),
-                        &head.masked,
-                        tokens,
-                        230,
-                    ),
-                ];
-                if let (Some(bias), Some(m)) = (&head.alibi_bias, head.alibi_slope) {
-                    let what = format!("ALiBi bias −m·|i − j| (m = {})", crate::format::slope(m));
-                    figs.insert(0, self.grid(M::AlibiBias, &what, bias, tokens, 230));
-                }
-                figs
-            }
+            (AttentionType::Softmax, Stage::Masked) => self.masked(),
             (AttentionType::Softmax, Stage::Softmax) => vec![
-                self.grid(
-                    M::MaskedScores,
-                    masked_caption(self.ins, head),
-                    &head.masked,
-                    tokens,
-                    230,
+                self.masked_scores(),
+                self.tokens(
+                    HeadMatrix::Weights,
+                    "softmax weights",
+                    &head.weights,
+                    PAIR_GRID,
                 ),
-                self.grid(M::Weights, "softmax weights", &head.weights, tokens, 230),
             ],
-            // Linear attention's weights are the ones its formula implies; its context is not A·V
-            // of a softmax.
-            (kind, Stage::Context) => {
-                let (weights, context) = match kind {
-                    AttentionType::Linear => ("implied weights", "context"),
-                    AttentionType::Softmax => ("softmax weights", "context A·V"),
-                };
-                let size = (220, t.context_width);
-                vec![
-                    self.grid(M::Weights, weights, &head.weights, tokens, 220),
-                    self.head_dims(M::Values, t.values, &head.v, keys, size),
-                    self.head_dims(M::Context, context, &head.context, queries, size),
-                ]
-            }
+            (kind, Stage::Context) => self.context(kind),
             // The stages around a head are the layer's (`layer_stage`).
             (
                 _,
@@ -477,6 +426,111 @@ impl<'a> Walk<'a> {
                 | Stage::OutputAddNorm,
             ) => Vec::new(),
         }
+    }
+
+    /// Q, K and V; with rotary positions the rotated q and k beside them, from which the
+    /// scores are built.
+    fn projections(&self) -> Vec<Figure> {
+        let (head, (queries, keys)) = (self.head, (self.queries, self.keys));
+        let [q_caption, k_caption, v_caption] = self.texts.projections;
+        let mut figs = vec![
+            self.head_dims(HeadMatrix::Queries, q_caption, &head.q, queries, HEAD_DIMS),
+            self.head_dims(HeadMatrix::Keys, k_caption, &head.k, keys, HEAD_DIMS),
+            self.head_dims(HeadMatrix::Values, v_caption, &head.v, keys, HEAD_DIMS),
+        ];
+        if let (Some(q), Some(k)) = (&head.q_rotated, &head.k_rotated) {
+            let k = self.head_dims(
+                HeadMatrix::RotatedKeys,
+                "rotated keys R(t)k",
+                k,
+                keys,
+                HEAD_DIMS,
+            );
+            figs.insert(2, k);
+            let q = self.head_dims(
+                HeadMatrix::RotatedQueries,
+                "rotated queries R(t)q",
+                q,
+                queries,
+                HEAD_DIMS,
+            );
+            figs.insert(1, q);
+        }
+        figs
+    }
+
+    /// Linear attention's φ(Q) and φ(K).
+    fn feature_maps(&self) -> Vec<Figure> {
+        let head = self.head;
+        [
+            (
+                HeadMatrix::PhiQueries,
+                "φ(Q) = elu(Q) + 1",
+                &head.phi_q,
+                self.queries,
+            ),
+            (
+                HeadMatrix::PhiKeys,
+                "φ(K) = elu(K) + 1",
+                &head.phi_k,
+                self.keys,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(m, what, phi, rows)| {
+            phi.as_ref()
+                .map(|phi| self.head_dims(m, what, phi, rows, HEAD_DIMS))
+        })
+        .collect()
+    }
+
+    /// The scaled scores with the mask (and ALiBi's bias) added.
+    fn masked_scores(&self) -> Figure {
+        let what = masked_caption(self.ins, self.head);
+        self.tokens(HeadMatrix::MaskedScores, what, &self.head.masked, PAIR_GRID)
+    }
+
+    /// The mask M, the masked scores, and with ALiBi the bias before them.
+    fn masked(&self) -> Vec<Figure> {
+        let head = self.head;
+        let mask = self.grid(
+            HeadMatrix::Mask,
+            self.texts.mask,
+            &head.mask,
+            MASK_OPTIONS,
+            PAIR_GRID,
+        );
+        let mut figs = vec![mask, self.masked_scores()];
+        if let (Some(bias), Some(m)) = (&head.alibi_bias, head.alibi_slope) {
+            let what = format!("ALiBi bias −m·|i − j| (m = {})", crate::format::slope(m));
+            figs.insert(
+                0,
+                self.tokens(HeadMatrix::AlibiBias, &what, bias, PAIR_GRID),
+            );
+        }
+        figs
+    }
+
+    /// The weights, V and the context. Linear attention's weights are the ones its formula
+    /// implies; its context is not A·V of a softmax.
+    fn context(&self, kind: AttentionType) -> Vec<Figure> {
+        let (head, t) = (self.head, self.texts);
+        let (weights, context) = match kind {
+            AttentionType::Linear => ("implied weights", "context"),
+            AttentionType::Softmax => ("softmax weights", "context A·V"),
+        };
+        let size = (220, t.context_width);
+        vec![
+            self.tokens(HeadMatrix::Weights, weights, &head.weights, 220),
+            self.head_dims(HeadMatrix::Values, t.values, &head.v, self.keys, size),
+            self.head_dims(
+                HeadMatrix::Context,
+                context,
+                &head.context,
+                self.queries,
+                size,
+            ),
+        ]
     }
 }
 
@@ -516,15 +570,15 @@ fn concatenated_heads(
         ..DIMS
     };
     let labels = head_dimension_labels(layer.context.cols, d);
-    let figure = figure(
+    figure(
+        FigureName::ConcatenatedHeads,
         ins,
         layer_caption(l, "concatenated heads"),
         &layer.context,
         labels,
         options,
         max_grid,
-    );
-    named(FigureName::ConcatenatedHeads, figure)
+    )
 }
 
 /// Why a linear model's stages from the scores to the softmax show φ(Q) and φ(K) instead.
@@ -600,7 +654,7 @@ mod tests {
     fn names(ins: &Inspection, sel: Selection, stage: Stage) -> Vec<String> {
         stage_figures(ins, sel, stage)
             .into_iter()
-            .map(|f| f.name.map(FigureName::name).unwrap_or_default())
+            .map(|f| f.name.name())
             .collect()
     }
 
@@ -691,10 +745,7 @@ mod tests {
         let weights = stage_figures(&seq2seq, cross, Stage::Softmax)
             .pop()
             .unwrap();
-        assert_eq!(
-            weights.name.map(FigureName::name).as_deref(),
-            Some("cross-weights")
-        );
+        assert_eq!(weights.name.name(), "cross-weights");
         assert_eq!(
             weights.data.caption,
             "Layer 1 · Head 1 · cross · softmax weights"

@@ -3,8 +3,7 @@
 //! the part it adds highlighted, a plain reason, and its heatmaps.
 
 use super::figure_list::FigureList;
-use super::figure_name::FigureName;
-use super::figures::{dims, query_key_tokens, Dims, Part, Selection};
+use super::figures::{dims, query_key_tokens, Dims, Figure, Part, Selection};
 use super::gelu_chart::{traced_pairs, GeluChart};
 use super::rotation::RotationPicture;
 use super::stage_figures::{stage_figures, stage_hint};
@@ -13,8 +12,9 @@ use crate::pytorch::code_view::PytorchView;
 use crate::pytorch::{main_figure, NotebookSource, OpenInPytorch};
 use engine::config::{AttentionScaling, AttentionType};
 use engine::inspect::Inspection;
-use engine::MaskMode;
+use engine::{HeadTrace, MaskMode};
 use leptos::prelude::*;
+use protocol::figure::FigureName;
 use protocol::pytorch::ModelShape;
 use protocol::stage::{sqrt_text, FormulaKind, FormulaPart, Stage, Stages};
 use protocol::view::Showing;
@@ -214,7 +214,7 @@ pub fn Stepper(stage: RwSignal<Stage>, stages: Memo<Stages>) -> impl IntoView {
         let number = move || stages.get().number(s);
         view! {
             <li>
-                <button type="button" class="step" class:current=current
+                <button type="button" class="step" class:current=current data-stage=s.name()
                     aria-current=move || current().then_some("step")
                     title=move || format!("{}. {}", number(), s.title())
                     on:click=move |_| stage.set(s)>
@@ -238,6 +238,43 @@ pub fn Stepper(stage: RwSignal<Stage>, stages: Memo<Stages>) -> impl IntoView {
     }
 }
 
+/// What the stage's words and figures read of the inspection, each a memo of its own.
+#[derive(Clone, Copy)]
+struct Traced {
+    shape: Memo<Dims>,
+    mask: Memo<MaskMode>,
+    scaling: Memo<AttentionScaling>,
+    /// The first head's trace records rotated q and k, or ALiBi's bias.
+    rotary: Memo<bool>,
+    alibi: Memo<bool>,
+}
+
+impl Traced {
+    fn of(ins: Memo<Option<Arc<Inspection>>>) -> Traced {
+        let first_head = move |has: fn(&HeadTrace) -> bool| {
+            Memo::new(move |_| {
+                ins.with(|i| {
+                    i.as_ref()
+                        .and_then(|i| i.trace.layers.first())
+                        .and_then(|l| l.heads.first())
+                        .is_some_and(has)
+                })
+            })
+        };
+        Traced {
+            shape: Memo::new(move |_| {
+                ins.with(|i| i.as_ref().map(|i| dims(i)).unwrap_or_default())
+            }),
+            mask: Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| i.mask).unwrap_or_default())),
+            scaling: Memo::new(move |_| {
+                ins.with(|i| i.as_ref().map(|i| i.scaling).unwrap_or_default())
+            }),
+            rotary: first_head(|h| h.q_rotated.is_some()),
+            alibi: first_head(|h| h.alibi_bias.is_some()),
+        }
+    }
+}
+
 #[component]
 pub fn StagePanel(
     ins: Memo<Option<Arc<Inspection>>>,
@@ -251,22 +288,6 @@ pub fn StagePanel(
 ) -> impl IntoView {
     // The stage on screen: the one chosen, unless it no longer exists ("Tiles" without tiles).
     let shown = Memo::new(move |_| stages.get().shown(stage.get()));
-    let attention = Signal::derive(move || stages.get().attention);
-    let linear = Signal::derive(move || match attention.get() {
-        AttentionType::Softmax => false,
-        AttentionType::Linear => true,
-    });
-    let cross = Signal::derive(move || stages.get().cross);
-    // Cross-attention's keys: the source's tokens (Ts).
-    let cross_keys = Memo::new(move |_| {
-        let sel = selection.get();
-        ins.with(|i| {
-            i.as_ref()
-                .filter(|_| sel.part == Part::Cross)
-                .and_then(|i| query_key_tokens(i, sel))
-                .map(|(_, keys)| keys.len())
-        })
-    });
     let figures = Memo::new(move |_| {
         let (sel, s) = (selection.get(), shown.get());
         ins.with(|i| {
@@ -275,45 +296,12 @@ pub fn StagePanel(
                 .unwrap_or_default()
         })
     });
-    let shape = Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| dims(i)).unwrap_or_default()));
-    let mask = Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| i.mask).unwrap_or_default()));
-    let scaling =
-        Memo::new(move |_| ins.with(|i| i.as_ref().map(|i| i.scaling).unwrap_or_default()));
-    let unscaled = Signal::derive(move || scaling.get() == AttentionScaling::None);
-    let rotary = Memo::new(move |_| {
-        ins.with(|i| {
-            i.as_ref()
-                .and_then(|i| i.trace.layers.first())
-                .and_then(|l| l.heads.first())
-                .is_some_and(|h| h.q_rotated.is_some())
-        })
-    });
-    let alibi = Memo::new(move |_| {
-        ins.with(|i| {
-            i.as_ref()
-                .and_then(|i| i.trace.layers.first())
-                .and_then(|l| l.heads.first())
-                .is_some_and(|h| h.alibi_bias.is_some())
-        })
-    });
-    let gelu_pairs = Memo::new(move |_| {
-        let l = selection.get().layer;
-        ins.with(|i| {
-            i.as_ref()
-                .and_then(|i| i.trace.layers.get(l))
-                .map(|layer| traced_pairs(&layer.intermediate_pre, &layer.intermediate))
-                .unwrap_or_default()
-        })
-    });
-    // The code view: the names of the figures on screen ("tiles" for the Tiles panel's), and
-    // the model as the module's marks read it.
+    let traced = Traced::of(ins);
+    // The code view: the figures on screen (the Tiles panel's output for its own), and the
+    // model as the module's marks read it.
     let figure_names = Memo::new(move |_| match shown.get() {
-        Stage::Tiles => vec!["tiles".to_string()],
-        _ => figures.with(|f| {
-            f.iter()
-                .filter_map(|f| f.name.map(FigureName::name))
-                .collect()
-        }),
+        Stage::Tiles => vec![FigureName::Tiles],
+        _ => figures.with(|f| f.iter().map(|f| f.name).collect()),
     });
     let window = use_context::<NotebookSource>()
         .map(|s| Signal::derive(move || s.probe.with(|p| p.window.is_some())))
@@ -325,6 +313,50 @@ pub fn StagePanel(
     });
     let code_figure = Memo::new(move |_| main_figure(shown.get(), &figure_names.get()));
     let open = OpenInPytorch::in_context(which, shown, code_figure, selection);
+    view! {
+        <section class="stage-panel" aria-label="Stages of self-attention">
+            <Stepper stage=stage stages=stages/>
+            <StageText ins=ins selection=selection shown=shown stages=stages traced=traced/>
+            <PytorchView figures=figure_names figure=code_figure model=model selection=selection open=open/>
+            <StageFigures ins=ins selection=selection shown=shown figures=figures rotary=traced.rotary/>
+        </section>
+    }
+}
+
+/// The stage's heading, its formula with the parts it adds lit, its equation in this model's
+/// sizes, why it is there, and a hint when it shows nothing of interest for this text.
+#[component]
+fn StageText(
+    ins: Memo<Option<Arc<Inspection>>>,
+    selection: Memo<Selection>,
+    shown: Memo<Stage>,
+    stages: Memo<Stages>,
+    traced: Traced,
+) -> impl IntoView {
+    let Traced {
+        shape,
+        mask,
+        scaling,
+        alibi,
+        ..
+    } = traced;
+    let attention = Signal::derive(move || stages.get().attention);
+    let linear = Signal::derive(move || match attention.get() {
+        AttentionType::Softmax => false,
+        AttentionType::Linear => true,
+    });
+    let cross = Signal::derive(move || stages.get().cross);
+    let unscaled = Signal::derive(move || scaling.get() == AttentionScaling::None);
+    // Cross-attention's keys: the source's tokens (Ts).
+    let cross_keys = Memo::new(move |_| {
+        let sel = selection.get();
+        ins.with(|i| {
+            i.as_ref()
+                .filter(|_| sel.part == Part::Cross)
+                .and_then(|i| query_key_tokens(i, sel))
+                .map(|(_, keys)| keys.len())
+        })
+    });
     let title = move || {
         let (s, all) = (shown.get(), stages.get());
         format!(
@@ -335,36 +367,55 @@ pub fn StagePanel(
         )
     };
     view! {
-        <section class="stage-panel" aria-label="Stages of self-attention">
-            <Stepper stage=stage stages=stages/>
-            <div class="stage-text">
-                <h2 class="stage-title">{title}</h2>
-                {formula(shown.into(), linear, cross, unscaled)}
-                <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get(), scaling.get(), alibi.get(), cross_keys.get())}</p>
-                <p class="why">{move || if cross.get() {
-                    shown.get().explain_cross().to_string()
-                } else {
-                    shown.get().explain(shape.get().d, mask.get(), attention.get(), scaling.get())
-                }}</p>
-                {move || {
-                    let (sel, s) = (selection.get(), shown.get());
-                    ins.with(|i| i.as_ref().and_then(|i| stage_hint(i, sel, s)))
-                        .map(|h| view! { <p class="notice stage-hint">{h}</p> })
-                }}
-            </div>
-            <PytorchView figures=figure_names figure=code_figure model=model selection=selection open=open/>
-            <div class="figures">
-                <Show when=move || shown.get() == Stage::FeedForward>
-                    <GeluChart pairs=gelu_pairs/>
-                </Show>
-                <Show when=move || shown.get() == Stage::Projections && rotary.get()>
-                    <RotationPicture ins=ins selection=selection/>
-                </Show>
-                <Show when=move || shown.get() == Stage::Tiles>
-                    <TilesPanel ins=ins selection=selection/>
-                </Show>
-                <FigureList figures=figures group=shown/>
-            </div>
-        </section>
+        <div class="stage-text">
+            <h2 class="stage-title">{title}</h2>
+            {formula(shown.into(), linear, cross, unscaled)}
+            <p class="equation">{move || stage_equation(shown.get(), shape.get(), mask.get(), linear.get(), scaling.get(), alibi.get(), cross_keys.get())}</p>
+            <p class="why">{move || if cross.get() {
+                shown.get().explain_cross().to_string()
+            } else {
+                shown.get().explain(shape.get().d, mask.get(), attention.get(), scaling.get())
+            }}</p>
+            {move || {
+                let (sel, s) = (selection.get(), shown.get());
+                ins.with(|i| i.as_ref().and_then(|i| stage_hint(i, sel, s)))
+                    .map(|h| view! { <p class="notice stage-hint">{h}</p> })
+            }}
+        </div>
+    }
+}
+
+/// The stage's heatmaps, and the pictures some stages add: GELU's curve, the rotation of rotary
+/// positions, the Tiles panel.
+#[component]
+fn StageFigures(
+    ins: Memo<Option<Arc<Inspection>>>,
+    selection: Memo<Selection>,
+    shown: Memo<Stage>,
+    figures: Memo<Vec<Figure>>,
+    rotary: Memo<bool>,
+) -> impl IntoView {
+    let gelu_pairs = Memo::new(move |_| {
+        let l = selection.get().layer;
+        ins.with(|i| {
+            i.as_ref()
+                .and_then(|i| i.trace.layers.get(l))
+                .map(|layer| traced_pairs(&layer.intermediate_pre, &layer.intermediate))
+                .unwrap_or_default()
+        })
+    });
+    view! {
+        <div class="figures">
+            <Show when=move || shown.get() == Stage::FeedForward>
+                <GeluChart pairs=gelu_pairs/>
+            </Show>
+            <Show when=move || shown.get() == Stage::Projections && rotary.get()>
+                <RotationPicture ins=ins selection=selection/>
+            </Show>
+            <Show when=move || shown.get() == Stage::Tiles>
+                <TilesPanel ins=ins selection=selection/>
+            </Show>
+            <FigureList figures=figures group=shown/>
+        </div>
     }
 }

@@ -7,6 +7,7 @@ use super::OpenInPytorch;
 use crate::components::export::copy_text;
 use leptos::html::Pre;
 use leptos::prelude::*;
+use protocol::figure::FigureName;
 use protocol::pytorch::{CodeView, FigureTensor, ModelShape};
 use protocol::view::Selection;
 
@@ -44,8 +45,8 @@ fn code_text(view: &CodeView) -> String {
 #[component]
 pub fn PytorchView(
     /// The stage's figures' names, and the one the code is about (`super::main_figure`).
-    figures: Memo<Vec<String>>,
-    figure: Memo<Option<String>>,
+    figures: Memo<Vec<FigureName>>,
+    figure: Memo<Option<FigureName>>,
     /// The live model's features and sizes (None without a model).
     model: Memo<Option<ModelShape>>,
     selection: Memo<Selection>,
@@ -105,7 +106,7 @@ pub fn PytorchView(
 }
 
 fn code_body(
-    figure: Memo<Option<String>>,
+    figure: Memo<Option<FigureName>>,
     code: Memo<Option<CodeView>>,
     selection: Memo<Selection>,
     pre: NodeRef<Pre>,
@@ -119,7 +120,7 @@ fn code_body(
         let named = figure.get();
         v.tensors
             .iter()
-            .find(|t| Some(&t.figure) == named.as_ref())
+            .find(|t| Some(t.figure) == named)
             .or(v.tensors.last())
             .cloned()
     });
@@ -165,9 +166,9 @@ fn code_body(
                     .collect::<Vec<_>>()
                     .join(", ");
                 view! {
-                    <li data-tensor-of=t.figure.clone()>
+                    <li data-tensor-of=t.figure.name()>
                         <code>{format!("{}: {}", t.tensor, shape_text(&t.shape))}</code>
-                        {format!(" = {axes}; the figure “{}” draws ", t.figure)}
+                        {format!(" = {axes}; the figure “{}” draws ", t.figure.name())}
                         <code>{t.slice.clone()}</code>
                     </li>
                 }
@@ -191,7 +192,7 @@ fn code_body(
             <p class="pytorch-where">{where_text}</p>
             <pre class="pytorch-code" node_ref=pre tabindex="0"
                 data-code="pytorch"
-                data-figure=move || main.get().map(|t| t.figure)
+                data-figure=move || main.get().map(|t| t.figure.name())
                 data-tensor=move || main.get().map(|t| t.tensor)
                 data-slice=move || main.get().map(|t| t.slice)
                 data-shapes=move || shapes_json(&view_of().tensors)

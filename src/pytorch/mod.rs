@@ -11,6 +11,7 @@ use crate::training::checkpoint::download::download_files;
 use engine::inspect::Inspection;
 use files::PytorchFiles;
 use leptos::prelude::*;
+use protocol::figure::FigureName;
 use protocol::stage::Stage;
 use protocol::view::{Selection, Showing};
 use protocol::{LabResult, LabSettings, ModelBundle, ProbeInput};
@@ -19,10 +20,10 @@ use std::sync::Arc;
 /// The figure a stage's code is about, among its figures' names: the projections' and the
 /// feature maps' first (Q), every other stage's last (the scaled scores after the raw ones, the
 /// weights after the mask, the layer's output after its parts).
-pub fn main_figure(stage: Stage, names: &[String]) -> Option<String> {
+pub fn main_figure(stage: Stage, names: &[FigureName]) -> Option<FigureName> {
     match stage {
-        Stage::Projections | Stage::FeatureMaps => names.first().cloned(),
-        _ => names.last().cloned(),
+        Stage::Projections | Stage::FeatureMaps => names.first().copied(),
+        _ => names.last().copied(),
     }
 }
 
@@ -43,7 +44,7 @@ pub struct OpenInPytorch {
     source: NotebookSource,
     which: Signal<Showing>,
     stage: Memo<Stage>,
-    figure: Memo<Option<String>>,
+    figure: Memo<Option<FigureName>>,
     selection: Memo<Selection>,
     /// A notebook is being made.
     pub busy: RwSignal<bool>,
@@ -54,7 +55,7 @@ impl OpenInPytorch {
     pub fn in_context(
         which: Signal<Showing>,
         stage: Memo<Stage>,
-        figure: Memo<Option<String>>,
+        figure: Memo<Option<FigureName>>,
         selection: Memo<Selection>,
     ) -> Option<OpenInPytorch> {
         let source = use_context::<NotebookSource>()?;
@@ -101,7 +102,11 @@ impl OpenInPytorch {
             self.source.corpus.get_untracked(),
         );
         let link = absolute(&self.source.link.get_untracked());
-        let figure = self.figure.get_untracked().unwrap_or_default();
+        let figure = self
+            .figure
+            .get_untracked()
+            .map(FigureName::name)
+            .unwrap_or_default();
         let data = notebook::data(&notebook::Shown {
             info: &info,
             ins: &ins,

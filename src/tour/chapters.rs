@@ -2,9 +2,9 @@
 //! scene it sets on the page, the figure it outlines, and the question it asks. Plain data.
 
 use super::question::{Query, Question};
-use crate::explorer::figure_name::{FigureName, HeadMatrix};
 use crate::explorer::stepper::EMBEDDINGS_FORMULA;
 use engine::MaskMode;
+use protocol::figure::{FigureName, HeadMatrix};
 use protocol::settings::{DEFAULT_PAIR, DEFAULT_SENTENCE, REPEAT_SENTENCE};
 use protocol::stage::Stage;
 use protocol::view::Part;
@@ -298,7 +298,7 @@ mod tests {
             };
             let shown: Vec<_> = stage_figures(&inspection(probe), sel, s.stage)
                 .into_iter()
-                .filter_map(|f| f.name)
+                .map(|f| f.name)
                 .collect();
             assert!(
                 shown.contains(&name),

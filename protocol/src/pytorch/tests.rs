@@ -1,4 +1,5 @@
 use super::*;
+use crate::figure::HeadMatrix;
 
 const SMALL: &str = r#"import math
 
@@ -41,8 +42,11 @@ fn shape(features: &[Feature]) -> ModelShape {
     }
 }
 
-fn names(figures: &[&str]) -> Vec<String> {
-    figures.iter().map(|f| f.to_string()).collect()
+fn names(figures: &[&str]) -> Vec<FigureName> {
+    figures
+        .iter()
+        .map(|f| FigureName::from_name(f).unwrap())
+        .collect()
 }
 
 #[test]
@@ -79,11 +83,15 @@ fn a_stage_quotes_the_blocks_that_compute_its_figures_with_those_lines_lit() {
     assert_eq!(
         view.tensors
             .iter()
-            .map(|t| (t.figure.as_str(), t.slice.as_str(), t.shape.clone()))
+            .map(|t| (t.figure.name(), t.slice.as_str(), t.shape.clone()))
             .collect::<Vec<_>>(),
         [
-            ("raw-scores", "scores[0, 2]", vec![1, 4, 17, 17]),
-            ("scaled-scores", "scores[0, 2]", vec![1, 4, 17, 17]),
+            ("raw-scores".to_string(), "scores[0, 2]", vec![1, 4, 17, 17]),
+            (
+                "scaled-scores".to_string(),
+                "scores[0, 2]",
+                vec![1, 4, 17, 17]
+            ),
         ]
     );
     assert_eq!(view.tensors[0].axes, ["batch", "heads", "queries", "keys"]);
@@ -120,9 +128,9 @@ fn a_mark_with_if_applies_only_to_models_with_one_of_its_features() {
         linear_no_mask
             .tensors
             .iter()
-            .map(|t| t.figure.as_str())
+            .map(|t| t.figure)
             .collect::<Vec<_>>(),
-        ["mask"],
+        [FigureName::Head(HeadMatrix::Mask)],
         "linear attention's weights are not softmax's"
     );
 }
@@ -133,13 +141,10 @@ fn a_head_reads_its_group_on_a_g_axis_and_cross_figures_use_the_same_lines() {
     let mut model = shape(&[Feature::Softmax, Feature::Gqa, Feature::Cross]);
     model.sizes.keys = 9;
     let view = module.code_view(&names(&["cross-keys"]), &model, 3);
-    assert_eq!(view.tensors[0].figure, "cross-keys");
+    assert_eq!(view.tensors[0].figure, FigureName::Cross(HeadMatrix::Keys));
     // Heads 0, 1 read group 0; heads 2, 3 group 1.
     assert_eq!(view.tensors[0].slice, "k_s[0, 1]");
     assert_eq!(view.tensors[0].shape, [1, 2, 9, 16]);
-    assert_eq!(mark_name("cross-weights"), "weights");
-    assert_eq!(mark_name("cross-encoder-output"), "cross-encoder-output");
-    assert_eq!(mark_name("queries"), "queries");
 }
 
 #[test]
@@ -161,6 +166,14 @@ fn a_malformed_mark_is_refused_with_its_line() {
     for (bad, why) in [
         ("x = 1  # stage:", "names its figures"),
         ("x = 1  # stage: weights if sideways", "no feature"),
+        (
+            "x = 1  # stage: weights, sideways-scores",
+            "no figure \"sideways-scores\"",
+        ),
+        (
+            "x = 1  # stage: cross-weights",
+            "computed by the lines of \"weights\"",
+        ),
         ("x = 1  # stage: weights -> attn", "NAME (DIM"),
         ("x = 1  # stage: weights -> attn (B, H, Q)", "NAME (DIM"),
         ("x = 1  # stage: weights -> (B, H)", "NAME (DIM"),
@@ -169,4 +182,46 @@ fn a_malformed_mark_is_refused_with_its_line() {
         let e = PytorchModule::parse(&text).unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains(why), "{bad}: {e}");
     }
+}
+
+#[test]
+fn the_module_computes_each_models_own_figures() {
+    let names = |features: &[Feature]| -> Vec<String> {
+        computed_figures(features)
+            .into_iter()
+            .map(FigureName::name)
+            .collect()
+    };
+    let rotary = names(&[Feature::Rotary, Feature::Softmax, Feature::Causal]);
+    assert!(rotary.contains(&"rotated-queries".to_string()));
+    assert!(rotary.contains(&"tiles".to_string()));
+    assert!(!rotary.contains(&"embeddings-position".to_string()));
+    let linear = names(&[Feature::Absolute, Feature::Linear, Feature::Padding]);
+    assert!(
+        linear.contains(&"phi-keys".to_string())
+            && linear.contains(&"embeddings-position".to_string())
+    );
+    assert!(!linear.iter().any(|n| n.ends_with("scores") || n == "tiles"));
+    let cross = names(&[
+        Feature::Softmax,
+        Feature::Padding,
+        Feature::Seq2seq,
+        Feature::Cross,
+    ]);
+    assert_eq!(
+        cross,
+        [
+            "cross-decoder-input",
+            "cross-encoder-output",
+            "cross-queries",
+            "cross-keys",
+            "cross-values",
+            "cross-raw-scores",
+            "cross-scaled-scores",
+            "cross-mask",
+            "cross-masked-scores",
+            "cross-weights",
+            "cross-context"
+        ]
+    );
 }

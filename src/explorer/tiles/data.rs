@@ -10,6 +10,7 @@ use crate::heatmap::{CellBlock, Scale};
 use engine::inspect::Inspection;
 use engine::ops::flash::weights_from_tiles;
 use engine::{HeadTrace, Matrix};
+use protocol::figure::{FigureName, HeadMatrix};
 use std::ops::Range;
 
 /// Where a query row is in the schedule at the step shown.
@@ -201,6 +202,7 @@ pub fn tile_figures(
     };
     let hc = |what: &str| head_caption(sel, what);
     let mut scores = token_figure(
+        FigureName::Head(HeadMatrix::MaskedScores),
         ins,
         hc(&format!(
             "masked scores S = QKᵀ/√d_k + M, block (q {}, k {})",
@@ -212,6 +214,7 @@ pub fn tile_figures(
     );
     scores.options.outline = Some(frame.outline());
     let mut output = dimension_figure(
+        FigureName::Tiles,
         ins,
         hc("output rows O = acc / l, as their blocks finish"),
         &output_so_far(head, frame),
@@ -229,12 +232,14 @@ pub fn tile_figures(
     let mut figs = vec![scores, output];
     if let (true, Some(check)) = (frame.is_last(), check) {
         figs.push(token_figure(
+            FigureName::TilesWeights,
             ins,
             hc("weights from the tiles exp(S − m)/l"),
             &check.from_tiles,
             220,
         ));
         figs.push(token_figure(
+            FigureName::Head(HeadMatrix::Weights),
             ins,
             hc("Full softmax weights"),
             &head.weights,
