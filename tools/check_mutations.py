@@ -42,7 +42,7 @@ MUTATIONS = [
      ["forward_matches_transformers_tensor_by_tensor"]),
     ("GELU gradient without x*pdf", "ops/gelu.rs", r"cdf \+ x \* pdf", "cdf",
      ["loss_and_gradients_match_torch_padding_mask", "loss_and_gradients_match_torch_causal_mask"]),
-    ("no padding_idx on the word embeddings", "backward.rs", r"Some\(pad_token_id\)", "None",
+    ("no padding_idx on the word embeddings", "backward/embeddings.rs", r"Some\(pad_token_id\)", "None",
      ["loss_and_gradients_match_torch_no_mask"]),
     ("LayerNorm eps 1e-5 instead of the config's", "ops/layernorm.rs", r"\(var \+ eps as f32\)", "(var + 1e-5)",
      ["forward_matches_transformers_tensor_by_tensor"]),

@@ -344,8 +344,8 @@ fn prefill(
             cross_v: Vec::new(),
         };
         for layer in out.cache.layers {
-            cache.k.push(layer.k);
-            cache.v.push(layer.v);
+            cache.k.push(layer.attention.k);
+            cache.v.push(layer.attention.v);
             if let Some(cross) = layer.cross {
                 cache.cross_k.push(cross.k);
                 cache.cross_v.push(cross.v);

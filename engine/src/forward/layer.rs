@@ -1,8 +1,11 @@
-//! One encoder layer (`BertLayer`), post-LN, and the cache its backward reads:
+//! One encoder layer (`BertLayer`), post-LN, in blocks, each with the cache its backward
+//! (`backward/layer.rs`, the blocks in reverse) reads:
 //!
-//! q, k = x·W_Qᵀ + b_Q, x·W_Kᵀ + b_K   (rotated per head by RoPE in rotary models)
-//! a   = LN(dropout(attention(q, k, x·W_Vᵀ + b_V)·W_Oᵀ + b_O) + x)
-//! out = LN(dropout(GELU(a·W_Iᵀ + b_I)·W_2ᵀ + b_2) + a)
+//! attention:       q, k = x·W_Qᵀ + b_Q, x·W_Kᵀ + b_K   (rotated per head by RoPE in rotary models)
+//!                  a = LN(dropout(attention(q, k, x·W_Vᵀ + b_V)·W_Oᵀ + b_O) + x)
+//! cross-attention: f = LN(dropout(attention(a·W_Qᵀ + b_Q, e·W_Kᵀ + b_K, e·W_Vᵀ + b_V)·W_Oᵀ + b_O) + a)
+//!                  (a decoder's, e the encoder's output; without it f = a)
+//! feed-forward:    out = LN(dropout(GELU(f·W_Iᵀ + b_I)·W_2ᵀ + b_2) + f)
 
 use super::{as_sequences, gelu_reusing, linear_forward, linear_reusing, ln_forward, ln_reusing};
 use crate::batch::Batch;
@@ -35,81 +38,134 @@ pub(super) struct LayerSettings<'a, 'e> {
     pub head_factors: Option<&'a [f32]>,
 }
 
-/// Cross-attention's activations: f = LN(dropout(attention(a·W_Qᵀ, e·W_Kᵀ, e·W_Vᵀ)·W_Oᵀ + b_O) + a),
-/// a the self-attention's output, e the encoder's.
-pub(crate) struct CrossCache {
-    pub(crate) q: Array2<f32>,               // (N, C)
-    pub(crate) k: Array2<f32>,               // (B·Ts, C)
-    pub(crate) v: Array2<f32>,               // (B·Ts, C)
-    pub(crate) attention: AttentionCache,    // weights (B, H, Tt, Ts)
-    pub(crate) context: Array2<f32>,         // (N, C)
+/// An attention block's activations, the self-attention's or a decoder's cross-attention's:
+/// out = LN(dropout(attention(q, k, v)·W_Oᵀ + b_O) + residual). Tk = T for self-attention,
+/// the encoder's Ts for cross-attention.
+#[derive(Default)]
+pub(crate) struct AttentionBlockCache {
+    pub(crate) q: Array2<f32>, // (N, H·D) the attention op's input (rotated if rotary)
+    pub(crate) k: Array2<f32>, // (B·Tk, G·D) the attention op's input (rotated if rotary)
+    pub(crate) v: Array2<f32>, // (B·Tk, G·D)
+    /// The op's own, by kernel: weights (B, H, T, Tk) or each row's log-sum-exp.
+    pub(crate) kernel: AttentionCache,
+    pub(crate) context: Array2<f32>, // (N, C) merged heads, W_O input
     pub(crate) dropout: Option<Array2<f32>>, // (N, C)
-    pub(crate) sum: Array2<f32>,             // (N, C) LN input
+    pub(crate) sum: Array2<f32>,     // (N, C) LN input
     pub(crate) ln: LayerNormCache,
-    pub(crate) out: Array2<f32>, // (N, C) LN output: W_I input, residual
+    pub(crate) out: Array2<f32>, // (N, C) LN output: the next block's input, residual
 }
 
+/// The feed-forward block's activations: out = LN(dropout(GELU(f·W_Iᵀ + b_I)·W_2ᵀ + b_2) + f).
+/// Its output is the layer's, kept as the next layer's `input` (the last layer's is `hidden`).
 #[derive(Default)]
-pub(crate) struct LayerCache {
-    pub(crate) input: Array2<f32>,        // (N, C) X: Q/K/V input, residual
-    pub(crate) q: Array2<f32>,            // (N, H·D) attention's input (rotated if rotary)
-    pub(crate) k: Array2<f32>,            // (N, G·D) attention's input (rotated if rotary)
-    pub(crate) v: Array2<f32>,            // (N, G·D)
-    pub(crate) attention: AttentionCache, // by kernel: weights (B, H, T, T) or row log-sum-exp
-    pub(crate) context: Array2<f32>,      // (N, C) merged heads, W_O input
-    pub(crate) attention_dropout: Option<Array2<f32>>, // (N, C)
-    pub(crate) attention_sum: Array2<f32>, // (N, C) LN input
-    pub(crate) attention_ln: LayerNormCache,
-    pub(crate) attention_out: Array2<f32>, // (N, C) LN output: W_I (or cross-attention) input, residual
-    pub(crate) cross: Option<CrossCache>,
+pub(crate) struct FfnCache {
     pub(crate) intermediate_pre: Array2<f32>, // (N, I) GELU input
     pub(crate) intermediate: Array2<f32>,     // (N, I) GELU output, W_2 input
-    pub(crate) output_dropout: Option<Array2<f32>>, // (N, C)
-    pub(crate) output_sum: Array2<f32>,       // (N, C) LN input
-    pub(crate) output_ln: LayerNormCache,
+    pub(crate) dropout: Option<Array2<f32>>,  // (N, C)
+    pub(crate) sum: Array2<f32>,              // (N, C) LN input
+    pub(crate) ln: LayerNormCache,
 }
+
+/// One layer's activations, block by block.
+#[derive(Default)]
+pub(crate) struct LayerCache {
+    pub(crate) input: Array2<f32>, // (N, C) X: Q/K/V input, residual
+    pub(crate) attention: AttentionBlockCache,
+    /// A decoder's cross-attention, reading the attention block's output.
+    pub(crate) cross: Option<AttentionBlockCache>,
+    pub(crate) ffn: FfnCache,
+}
+
+impl LayerCache {
+    /// f, the feed-forward block's input (N, C): the cross-attention's output if the layer
+    /// has one, else the attention block's.
+    pub(crate) fn ffn_input(&self) -> &Array2<f32> {
+        self.cross.as_ref().map_or(&self.attention.out, |c| &c.out)
+    }
+}
+
 /// The layer's output and cache, written into the buffers of `spare`, this layer's cache from
 /// an earlier step (`ops::reuse`; `LayerCache::default()` for none). Its `input` holds the
-/// output: the same shape, and this step's input is `x`.
+/// output: the same shape, and this step's input is `x`. The blocks in order: attention,
+/// cross-attention (a decoder's, given an encoder), feed-forward.
 pub(super) fn layer_forward(
     layer: &BertLayer,
     x: Array2<f32>, // (N, C)
     batch: &Batch,
-    &LayerSettings {
-        attention: attention_opts,
-        rotary,
-        cross,
-        eps,
-        hidden_dropout: hidden_p,
-        head_factors,
-    }: &LayerSettings,
+    settings: &LayerSettings,
     noise: &mut dropout::Noise,
     mut trace: Option<&mut LayerTrace>,
     spare: LayerCache,
 ) -> (Array2<f32>, LayerCache) {
+    let attention = attention_block_forward(
+        &layer.attention,
+        &x,
+        batch,
+        settings,
+        noise,
+        trace.as_deref_mut(),
+        spare.attention,
+    );
+    let cross = match (settings.cross, &layer.crossattention) {
+        (Some(encoder), Some(weights)) => Some(cross_forward(
+            weights,
+            &attention.out,
+            encoder,
+            batch.input_ids.dim(),
+            (settings.eps, settings.hidden_dropout),
+            noise,
+            trace.as_deref_mut().map(|tr| &mut tr.cross_heads),
+        )),
+        _ => None,
+    };
+    let mut cache = LayerCache {
+        input: x,
+        attention,
+        cross,
+        ffn: FfnCache::default(),
+    };
+    let out;
+    (out, cache.ffn) = ffn_forward(
+        layer,
+        cache.ffn_input(),
+        (settings.eps, settings.hidden_dropout),
+        noise,
+        (trace, batch.seq_len()),
+        (spare.input, spare.ffn),
+    );
+    (out, cache)
+}
+
+/// The attention block: a = LN(dropout(attention(q, k, v)·W_Oᵀ + b_O) + x),
+/// q, k, v = x·W_Qᵀ + b_Q, x·W_Kᵀ + b_K, x·W_Vᵀ + b_V (q and k rotated per head by RoPE in
+/// rotary models), each head's context scaled by its factor (`head_factors`). Written into
+/// the buffers of `spare`.
+fn attention_block_forward(
+    weights: &BertAttention,
+    x: &Array2<f32>, // (N, C)
+    batch: &Batch,
+    &LayerSettings {
+        attention: attention_opts,
+        rotary,
+        eps,
+        hidden_dropout: hidden_p,
+        head_factors,
+        ..
+    }: &LayerSettings,
+    noise: &mut dropout::Noise,
+    mut trace: Option<&mut LayerTrace>,
+    spare: AttentionBlockCache,
+) -> AttentionBlockCache {
     let (b_size, t) = batch.input_ids.dim();
     let c = x.ncols();
-    let sa = &layer.attention.self_attention;
+    let sa = &weights.self_attention;
     let (mut q, mut k, v) = (
         linear_reusing(x.view(), &sa.query, spare.q),
         linear_reusing(x.view(), &sa.key, spare.k),
         linear_reusing(x.view(), &sa.value, spare.v),
     );
     let head_dim = c / attention_opts.heads.query();
-    let unrotated = if rotary {
-        let rotate = |a: &Array2<f32>| {
-            let r = rope::forward(as_sequences(a, b_size, t), head_dim);
-            r.into_shape_with_order((b_size * t, a.ncols()))
-                .expect("contiguous (B, T, ·)")
-        };
-        let (q_rot, k_rot) = (rotate(&q), rotate(&k));
-        Some((
-            std::mem::replace(&mut q, q_rot),
-            std::mem::replace(&mut k, k_rot),
-        ))
-    } else {
-        None
-    };
+    let unrotated = rotary.then(|| rotate(&mut q, &mut k, (b_size, t), head_dim));
     let as3 = |a| as_sequences(a, b_size, t);
     let input = Qkv {
         q: as3(&q),
@@ -117,14 +173,14 @@ pub(super) fn layer_forward(
         v: as3(&v),
         key_mask: batch.attention_mask.view(),
     };
-    let (mut context, attention) = attention::forward(
+    let (mut context, kernel) = attention::forward(
         input,
         attention_opts,
         noise,
         trace.as_deref_mut().map(|tr| &mut tr.heads),
         attention::Spare {
             context: spare.context,
-            cache: spare.attention,
+            cache: spare.kernel,
         },
     );
     if let Some(factors) = head_factors {
@@ -150,82 +206,51 @@ pub(super) fn layer_forward(
         .into_shape_with_order((b_size * t, c))
         .expect("contiguous (B, T, C)");
 
-    let mut attention_sum = linear_reusing(
-        context.view(),
-        &layer.attention.output.dense,
-        spare.attention_sum,
-    );
+    let mut sum = linear_reusing(context.view(), &weights.output.dense, spare.sum);
     if let Some(tr) = trace.as_deref_mut() {
         tr.input = Matrix::from_view(x.slice(s![..t, ..]));
         tr.context = Matrix::from_view(context.slice(s![..t, ..]));
-        tr.attention_output = Matrix::from_view(attention_sum.slice(s![..t, ..]));
+        tr.attention_output = Matrix::from_view(sum.slice(s![..t, ..]));
     }
-    let attention_dropout =
-        dropout::forward(&mut attention_sum, hidden_p, noise, spare.attention_dropout);
-    attention_sum += &x;
-    let (attention_out, attention_ln) = ln_reusing(
-        attention_sum.view(),
-        &layer.attention.output.layer_norm,
+    let dropout = dropout::forward(&mut sum, hidden_p, noise, spare.dropout);
+    sum += x;
+    let (out, ln) = ln_reusing(
+        sum.view(),
+        &weights.output.layer_norm,
         eps,
-        (spare.attention_out, spare.attention_ln),
-    );
-
-    let cross = match (cross, &layer.crossattention) {
-        (Some(encoder), Some(weights)) => Some(cross_forward(
-            weights,
-            &attention_out,
-            encoder,
-            (b_size, t),
-            (eps, hidden_p),
-            noise,
-            trace.as_deref_mut().map(|tr| &mut tr.cross_heads),
-        )),
-        _ => None,
-    };
-    let ffn_input = cross.as_ref().map_or(&attention_out, |c| &c.out);
-    let intermediate_pre = linear_reusing(
-        ffn_input.view(),
-        &layer.intermediate.dense,
-        spare.intermediate_pre,
-    );
-    let intermediate = gelu_reusing(intermediate_pre.view(), spare.intermediate);
-    let mut output_sum = linear_reusing(intermediate.view(), &layer.output.dense, spare.output_sum);
-    if let Some(tr) = trace.as_deref_mut() {
-        tr.attention_norm = Matrix::from_view(attention_out.slice(s![..t, ..]));
-        tr.intermediate_pre = Matrix::from_view(intermediate_pre.slice(s![..t, ..]));
-        tr.intermediate = Matrix::from_view(intermediate.slice(s![..t, ..]));
-        tr.ffn_output = Matrix::from_view(output_sum.slice(s![..t, ..]));
-    }
-    let output_dropout = dropout::forward(&mut output_sum, hidden_p, noise, spare.output_dropout);
-    output_sum += ffn_input;
-    let (out, output_ln) = ln_reusing(
-        output_sum.view(),
-        &layer.output.layer_norm,
-        eps,
-        (spare.input, spare.output_ln),
+        (spare.out, spare.ln),
     );
     if let Some(tr) = trace {
-        tr.output = Matrix::from_view(out.slice(s![..t, ..]));
+        tr.attention_norm = Matrix::from_view(out.slice(s![..t, ..]));
     }
-    let cache = LayerCache {
-        input: x,
+    AttentionBlockCache {
         q,
         k,
         v,
-        attention,
+        kernel,
         context,
-        attention_dropout,
-        attention_sum,
-        attention_ln,
-        attention_out,
-        cross,
-        intermediate_pre,
-        intermediate,
-        output_dropout,
-        output_sum,
-        output_ln,
+        dropout,
+        sum,
+        ln,
+        out,
+    }
+}
+
+/// Rotary positions: q (N, H·D) and k (N, G·D) rotated per head, in their place. Returns them
+/// as they were, for the trace.
+fn rotate(
+    q: &mut Array2<f32>,
+    k: &mut Array2<f32>,
+    (b_size, t): (usize, usize),
+    head_dim: usize,
+) -> (Array2<f32>, Array2<f32>) {
+    let rotated = |a: &Array2<f32>| {
+        let r = rope::forward(as_sequences(a, b_size, t), head_dim);
+        r.into_shape_with_order((b_size * t, a.ncols()))
+            .expect("contiguous (B, T, ·)")
     };
-    (out, cache)
+    let (q_rot, k_rot) = (rotated(q), rotated(k));
+    (std::mem::replace(q, q_rot), std::mem::replace(k, k_rot))
 }
 
 /// f = LN(dropout(attention(a·W_Qᵀ + b_Q, e·W_Kᵀ + b_K, e·W_Vᵀ + b_V)·W_Oᵀ + b_O) + a): the
@@ -238,7 +263,7 @@ fn cross_forward(
     (eps, hidden_p): (f64, f32),
     noise: &mut dropout::Noise,
     trace: Option<&mut Vec<crate::trace::HeadTrace>>,
-) -> CrossCache {
+) -> AttentionBlockCache {
     let sa = &weights.self_attention;
     let ts = encoder.mask.ncols();
     let c = a.ncols();
@@ -251,7 +276,7 @@ fn cross_forward(
         v: as_sequences(&v, b_size, ts),
         key_mask: encoder.mask,
     };
-    let (context, attention) =
+    let (context, kernel) =
         attention::forward(input, opts, noise, trace, attention::Spare::default());
     let context = context
         .into_shape_with_order((b_size * t, c))
@@ -260,15 +285,55 @@ fn cross_forward(
     let dropout = dropout::forward(&mut sum, hidden_p, noise, None);
     sum += a;
     let (out, ln) = ln_forward(sum.view(), &weights.output.layer_norm, eps);
-    CrossCache {
+    AttentionBlockCache {
         q,
         k,
         v,
-        attention,
+        kernel,
         context,
         dropout,
         sum,
         ln,
         out,
     }
+}
+
+/// The feed-forward block: out = LN(dropout(GELU(f·W_Iᵀ + b_I)·W_2ᵀ + b_2) + f), written into
+/// the buffers of `spare_out` and `spare`. The trace shows batch row 0: the first T rows.
+fn ffn_forward(
+    layer: &BertLayer,
+    f: &Array2<f32>, // (N, C)
+    (eps, hidden_p): (f64, f32),
+    noise: &mut dropout::Noise,
+    (mut trace, t): (Option<&mut LayerTrace>, usize),
+    (spare_out, spare): (Array2<f32>, FfnCache),
+) -> (Array2<f32>, FfnCache) {
+    let intermediate_pre =
+        linear_reusing(f.view(), &layer.intermediate.dense, spare.intermediate_pre);
+    let intermediate = gelu_reusing(intermediate_pre.view(), spare.intermediate);
+    let mut sum = linear_reusing(intermediate.view(), &layer.output.dense, spare.sum);
+    if let Some(tr) = trace.as_deref_mut() {
+        tr.intermediate_pre = Matrix::from_view(intermediate_pre.slice(s![..t, ..]));
+        tr.intermediate = Matrix::from_view(intermediate.slice(s![..t, ..]));
+        tr.ffn_output = Matrix::from_view(sum.slice(s![..t, ..]));
+    }
+    let dropout = dropout::forward(&mut sum, hidden_p, noise, spare.dropout);
+    sum += f;
+    let (out, ln) = ln_reusing(
+        sum.view(),
+        &layer.output.layer_norm,
+        eps,
+        (spare_out, spare.ln),
+    );
+    if let Some(tr) = trace {
+        tr.output = Matrix::from_view(out.slice(s![..t, ..]));
+    }
+    let cache = FfnCache {
+        intermediate_pre,
+        intermediate,
+        dropout,
+        sum,
+        ln,
+    };
+    (out, cache)
 }

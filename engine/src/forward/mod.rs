@@ -7,8 +7,8 @@
 //! pooler:     tanh(dense(x[CLS]));  MLM: LN(GELU(dense(x)))·word_embeddingsᵀ + bias;  NSP: dense(pooled)
 //!
 //! Here: the options, the outputs and `forward`, which calls the parts in that order. The parts,
-//! each with the cache its backward reads: `embeddings`, `layer`, `heads` (MLM); the checks made
-//! before any of them run: `validate`.
+//! each with the cache its backward reads: `embeddings`, `layer`, `heads` (MLM, and the
+//! losses); the checks made before any of them run: `validate`.
 
 mod embeddings;
 mod heads;
@@ -20,9 +20,9 @@ mod validate;
 pub(crate) use embeddings::{position_ids, EmbeddingsCache};
 pub(crate) use heads::{mlm_head_forward, mlm_targets, MlmHeadCache};
 pub use layer::EncoderStates;
-pub(crate) use layer::{CrossCache, LayerCache};
+pub(crate) use layer::{AttentionBlockCache, FfnCache, LayerCache};
 
-use crate::batch::{Batch, MaskMode, IGNORE_INDEX};
+use crate::batch::{Batch, MaskMode};
 use crate::config::{BertConfig, PositionEmbeddingType};
 use crate::error::EngineError;
 use crate::error::Result;
@@ -35,6 +35,7 @@ use crate::ops::{gelu, linear, reuse, tanh};
 use crate::rng::Rng;
 use crate::trace::{AttentionTrace, HeadsTrace, LayerTrace, Matrix};
 use embeddings::embeddings_forward;
+use heads::{losses, mlm_rows};
 use layer::{layer_forward, LayerSettings};
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayView3, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
@@ -274,6 +275,55 @@ impl From<ForwardOutput> for Spare {
     }
 }
 
+/// What every layer of one pass shares, from the model's config and the call's options:
+/// checked, with the input, before anything of the input's size is allocated.
+struct PassSettings {
+    attention: AttentionOptions,
+    /// q and k are rotated (rotary positions).
+    rotary: bool,
+    /// A decoder's cross-attention, given an encoder's output.
+    cross: Option<AttentionOptions>,
+    /// Dropout after each sublayer (0 outside training).
+    hidden_dropout: f32,
+}
+
+fn pass_settings(
+    model: &BertForPreTraining,
+    batch: &Batch,
+    opts: &ForwardOptions,
+    encoder: Option<&EncoderStates>,
+    head_mask: Option<&HeadMask>,
+) -> Result<PassSettings> {
+    check_model(model)?;
+    validate(model, batch)?;
+    if let Some(mask) = head_mask {
+        mask.check(&model.config)?;
+    }
+    let cross = cross_options(model, batch, opts, encoder)?;
+    let (attention, rotary) = attention_options(&model.config, opts)?;
+    let (b_size, t) = (batch.batch_size(), batch.seq_len());
+    let layer_count = model.bert.layers.len();
+    attention.check_weight_bytes((layer_count, b_size, t, t), "this input")?;
+    if let (Some(cross), Some(encoder)) = (&cross, encoder) {
+        let source_len = encoder.mask.ncols(); // Ts
+        cross.check_weight_bytes(
+            (layer_count, b_size, t, source_len),
+            "this input and its source",
+        )?;
+    }
+    Ok(PassSettings {
+        attention,
+        rotary,
+        cross,
+        hidden_dropout: if opts.train {
+            model.config.hidden_dropout_prob
+        } else {
+            0.0
+        },
+    })
+}
+
+/// The pass in the order of the module's formulas: embeddings, layers, pooler, heads, losses.
 fn run(
     model: &BertForPreTraining,
     batch: &Batch,
@@ -283,72 +333,37 @@ fn run(
     spare: Spare,
     head_mask: Option<&HeadMask>,
 ) -> Result<ForwardOutput> {
-    check_model(model)?;
-    validate(model, batch)?;
-    if let Some(mask) = head_mask {
-        mask.check(&model.config)?;
-    }
-    let cross_opts = cross_options(model, batch, opts, encoder)?;
-    let (attention_opts, rotary) = attention_options(&model.config, opts)?;
-    let config = &model.config;
-    let (b_size, t) = (batch.batch_size(), batch.seq_len());
-    // Before anything of the input's size is allocated.
-    let layer_count = model.bert.layers.len();
-    attention_opts.check_weight_bytes((layer_count, b_size, t, t), "this input")?;
-    if let (Some(cross), Some(encoder)) = (&cross_opts, encoder) {
-        let source_len = encoder.mask.ncols(); // Ts
-        cross.check_weight_bytes(
-            (layer_count, b_size, t, source_len),
-            "this input and its source",
-        )?;
-    }
-    let hidden_p = if opts.train {
-        config.hidden_dropout_prob
-    } else {
-        0.0
-    };
+    let settings = pass_settings(model, batch, opts, encoder, head_mask)?;
+    let eps = model.config.layer_norm_eps;
+    let t = batch.seq_len();
     let mut trace = opts.trace.then(AttentionTrace::default);
 
-    let (mut hidden, embeddings) = embeddings_forward(
+    let (hidden, embeddings) = embeddings_forward(
         &model.bert.embeddings,
         batch,
-        config.layer_norm_eps,
-        hidden_p,
+        eps,
+        settings.hidden_dropout,
         noise,
         trace.as_mut(),
         (spare.hidden, spare.embeddings),
     );
-    let settings = LayerSettings {
-        attention: &attention_opts,
-        rotary,
-        cross: encoder.zip(cross_opts.as_ref()),
-        eps: config.layer_norm_eps,
-        hidden_dropout: hidden_p,
+    let layer_settings = LayerSettings {
+        attention: &settings.attention,
+        rotary: settings.rotary,
+        cross: encoder.zip(settings.cross.as_ref()),
+        eps,
+        hidden_dropout: settings.hidden_dropout,
         head_factors: None,
     };
-    let mut layers = Vec::with_capacity(layer_count);
-    let mut spare_layers = spare.layers.into_iter();
-    for (index, layer) in model.bert.layers.iter().enumerate() {
-        let settings = LayerSettings {
-            head_factors: head_mask.map(|m| m.layer(index)),
-            ..settings
-        };
-        let layer_trace = trace.as_mut().map(|tr| {
-            tr.layers.push(LayerTrace::default());
-            tr.layers.last_mut().expect("just pushed")
-        });
-        let cache;
-        (hidden, cache) = layer_forward(
-            layer,
-            hidden,
-            batch,
-            &settings,
-            noise,
-            layer_trace,
-            spare_layers.next().unwrap_or_default(),
-        );
-        layers.push(cache);
-    }
+    let (hidden, layers) = layers_forward(
+        model,
+        (hidden, batch),
+        layer_settings,
+        head_mask,
+        noise,
+        trace.as_mut(),
+        spare.layers,
+    );
 
     // Pooler: tanh(dense(h_[CLS])), [CLS] = position 0 of each sequence.
     let (cls_rows, pooled) = match &model.bert.pooler {
@@ -359,17 +374,7 @@ fn run(
         }
         None => (None, None),
     };
-
-    let mlm_rows: Vec<usize> = match (opts.mlm_scope, &batch.mlm_labels) {
-        (MlmScope::AllPositions, _) => (0..b_size * t).collect(),
-        (MlmScope::LabelledOnly, Some(labels)) => labels
-            .iter()
-            .enumerate()
-            .filter(|(_, &l)| l != IGNORE_INDEX)
-            .map(|(n, _)| n)
-            .collect(),
-        (MlmScope::LabelledOnly, None) => Vec::new(),
-    };
+    let mlm_rows = mlm_rows(opts.mlm_scope, batch);
     let (mut mlm_logits, mut mlm_head, mut nsp_logits) = (None, None, None);
     if let Some(cls) = &model.cls {
         let (logits, head) = mlm_head_forward(
@@ -394,44 +399,23 @@ fn run(
         );
     }
 
-    // Losses, from whichever labels the batch has and heads the model has.
-    let mlm_ce = mlm_logits
-        .as_ref()
-        .zip(batch.mlm_labels.as_ref())
-        .map(|(logits, labels)| {
-            let targets = mlm_targets(labels, &mlm_rows);
-            loss::forward(logits.view(), &targets, counts.mlm)
-        });
-    let nsp_ce = nsp_logits
-        .as_ref()
-        .zip(batch.nsp_labels.as_ref())
-        .map(|(logits, labels)| {
-            let targets: Vec<i64> = labels.iter().map(|&l| l as i64).collect();
-            loss::forward(logits.view(), &targets, counts.nsp)
-        });
-    let losses = (mlm_ce.is_some() || nsp_ce.is_some()).then(|| {
-        let mlm = mlm_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
-        let nsp = nsp_ce.as_ref().map(|(ce, _)| *ce).unwrap_or_default();
-        Losses {
-            total: mlm.loss + nsp.loss,
-            mlm: mlm.loss,
-            nsp: nsp.loss,
-            mlm_accuracy: mlm.accuracy(),
-            nsp_accuracy: nsp.accuracy(),
-        }
-    });
-
+    let (losses, mlm_log_sum_exp, nsp_log_sum_exp) = losses(
+        batch,
+        (mlm_logits.as_ref(), &mlm_rows),
+        nsp_logits.as_ref(),
+        counts,
+    );
     let cache = ForwardCache {
         head_masked: head_mask.is_some(),
         embeddings,
         layers,
-        attention_opts,
-        rotary,
-        cross_opts,
+        attention_opts: settings.attention,
+        rotary: settings.rotary,
+        cross_opts: settings.cross,
         cls_rows,
         mlm_head,
-        mlm_log_sum_exp: mlm_ce.map(|(_, lse)| lse),
-        nsp_log_sum_exp: nsp_ce.map(|(_, lse)| lse),
+        mlm_log_sum_exp,
+        nsp_log_sum_exp,
         loss_counts: counts,
     };
     Ok(ForwardOutput {
@@ -444,6 +428,43 @@ fn run(
         trace,
         cache,
     })
+}
+
+/// The layers in order from the embeddings' output `x`, each writing into its cache of `spare`
+/// (an earlier pass's), each under its factors of `head_mask`. Returns the last one's output.
+fn layers_forward(
+    model: &BertForPreTraining,
+    (mut x, batch): (Array2<f32>, &Batch), // x (N, C)
+    settings: LayerSettings,
+    head_mask: Option<&HeadMask>,
+    noise: &mut Noise,
+    mut trace: Option<&mut AttentionTrace>,
+    spare: Vec<LayerCache>,
+) -> (Array2<f32>, Vec<LayerCache>) {
+    let mut layers = Vec::with_capacity(model.bert.layers.len());
+    let mut spare_layers = spare.into_iter();
+    for (index, layer) in model.bert.layers.iter().enumerate() {
+        let settings = LayerSettings {
+            head_factors: head_mask.map(|m| m.layer(index)),
+            ..settings
+        };
+        let layer_trace = trace.as_deref_mut().map(|tr| {
+            tr.layers.push(LayerTrace::default());
+            tr.layers.last_mut().expect("just pushed")
+        });
+        let cache;
+        (x, cache) = layer_forward(
+            layer,
+            x,
+            batch,
+            &settings,
+            noise,
+            layer_trace,
+            spare_layers.next().unwrap_or_default(),
+        );
+        layers.push(cache);
+    }
+    (x, layers)
 }
 
 /// The traced sequence's (row 0's) pooled vector, NSP logits and softmax, and MLM transform.

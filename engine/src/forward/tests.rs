@@ -2,6 +2,7 @@
 //! determinism, and bad input as errors.
 
 use super::*;
+use crate::batch::IGNORE_INDEX;
 use crate::config::BertConfig;
 use crate::error::EngineError;
 use ndarray::{array, Array1, Array2};

@@ -7,7 +7,7 @@
 //! the logits at t against labels[t] (no further shift: the shift is in the inputs).
 //!
 //! One file a job, each beside its one-BERT counterpart's role: `model` (`model.rs`), `batch`
-//! and `task` (`batch.rs`, `data.rs`), `pass` (`forward/`, `backward.rs`, and the shared step
+//! and `task` (`batch.rs`, `data.rs`), `pass` (`forward/`, `backward/`, and the shared step
 //! `step.rs`), `generate`, `inspect`, `checkpoint` (`checkpoint/`), `train` (`train.rs`).
 
 mod batch;
