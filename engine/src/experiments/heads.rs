@@ -10,6 +10,7 @@ use crate::error::{EngineError, Result};
 use crate::forward::{
     attention_options, forward_with_head_mask, ForwardOptions, HeadMask, MlmScope,
 };
+use crate::trace::Matrix;
 use crate::{BertForPreTraining, Rng};
 use ndarray::Array2;
 
@@ -247,27 +248,12 @@ pub fn head_stats(
             for (total, share) in baseline.iter_mut().zip(uniform) {
                 *total += share;
             }
-            for (a, w) in weights.iter().enumerate() {
-                let row = w.row(i);
-                let (mut row_entropy, mut weighed) = (0.0, 0);
-                for (j, &p) in row.iter().enumerate() {
-                    let p = f64::from(p);
-                    in_sentence[a][role(ids, i, j, cls, sep)] += p;
-                    if p > 0.0 {
-                        row_entropy -= p * p.ln();
-                        weighed += 1;
-                    }
-                }
-                entropy[a] += row_entropy;
-                if weighed > 1 {
-                    spread[a] += row_entropy / (weighed as f64).ln();
-                }
-                for b in a + 1..n {
-                    let d = js_distance(row, weights[b].row(i));
-                    distance[a][b] += d;
-                    distance[b][a] += d;
-                }
-            }
+            add_row(
+                &weights,
+                (ids, i, (cls, sep)),
+                (&mut in_sentence, &mut entropy, &mut spread),
+                &mut distance,
+            );
         }
         for (by_sentence, shares) in sentence_roles.iter_mut().zip(in_sentence) {
             by_sentence.push(shares);
@@ -313,6 +299,38 @@ pub fn head_stats(
         role_error,
         baseline: baseline.map(|share| share * per_row),
     })
+}
+
+/// Adds query row `i` of every head's weights (l·H + h) to the sums, head by head: its shares
+/// of the roles of `ids`' keys (`roles`), its entropy and spread, and its JS distance to each
+/// other head's row (`distance`, (L·H, L·H)).
+fn add_row(
+    weights: &[&Matrix],
+    (ids, i, (cls, sep)): (&[u32], usize, (u32, u32)),
+    (roles, entropy, spread): (&mut [[f64; 6]], &mut [f64], &mut [f64]),
+    distance: &mut [Vec<f64>],
+) {
+    for (a, w) in weights.iter().enumerate() {
+        let row = w.row(i);
+        let (mut row_entropy, mut weighed) = (0.0, 0);
+        for (j, &p) in row.iter().enumerate() {
+            let p = f64::from(p);
+            roles[a][role(ids, i, j, cls, sep)] += p;
+            if p > 0.0 {
+                row_entropy -= p * p.ln();
+                weighed += 1;
+            }
+        }
+        entropy[a] += row_entropy;
+        if weighed > 1 {
+            spread[a] += row_entropy / (weighed as f64).ln();
+        }
+        for b in a + 1..weights.len() {
+            let d = js_distance(row, weights[b].row(i));
+            distance[a][b] += d;
+            distance[b][a] += d;
+        }
+    }
 }
 
 /// A head takes a role when one relation (of [`ROLES`] but "rest") holds at least this share

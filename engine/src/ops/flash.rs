@@ -20,13 +20,15 @@
 //! would draw in the same call.
 
 use crate::batch::MaskMode;
-use crate::ops::attention_options::{fill_allowed, AttentionOptions, Dims, Qkv, QkvGrads};
+use crate::ops::attention_options::{
+    fill_allowed, AttentionOptions, Dims, HeadBias, Qkv, QkvGrads,
+};
 use crate::ops::dropout;
 use crate::ops::full_attention::{masked_softmax_row, softmax_head_trace, HeadQkv};
 use crate::ops::math::{self, exp};
 use crate::ops::matmul::gemm;
 use crate::trace::{HeadTrace, Matrix, TileStep};
-use ndarray::{s, Array2, Array3, ArrayView3};
+use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, ArrayViewMut1, ArrayViewMut2};
 
 #[derive(Clone, Debug)]
 pub struct TiledCache {
@@ -180,49 +182,16 @@ pub(crate) fn forward(
                         });
                     }
                 }
-                for r in 0..br {
-                    let inv = if l[r] > 0.0 { 1.0 / l[r] } else { 0.0 };
-                    let mut out = context.slice_mut(s![b, q0 + r, h * dv..(h + 1) * dv]);
-                    out.assign(&acc.row(r));
-                    out *= inv;
-                    log_sum_exp[[b, h, q0 + r]] = if l[r] > 0.0 {
-                        m[r] + l[r].ln()
-                    } else {
-                        f32::INFINITY
-                    };
-                }
+                finish_block(
+                    (acc.view(), &m[..br], &l[..br]),
+                    context.slice_mut(s![b, q0..q1, h * dv..(h + 1) * dv]),
+                    log_sum_exp.slice_mut(s![b, h, q0..q1]),
+                );
             }
             if let (Some(heads), Some(tiles)) = (trace.as_deref_mut(), tiles) {
-                // For display only: the full matrices, as the full kernel would show them.
-                let mut allowed = Vec::new();
-                fill_allowed(&mut allowed, opts, &key_row, tq);
-                let mut w = Array2::zeros((tq, tk));
-                gemm(1.0, &qh, &kh.t(), 0.0, &mut w);
-                let scores = Matrix::from_view(w.view());
-                let w_rows = w.as_slice_mut().expect("contiguous");
-                for (i, (row, allowed)) in w_rows
-                    .chunks_exact_mut(tk)
-                    .zip(allowed.chunks_exact(tk))
-                    .enumerate()
-                {
-                    masked_softmax_row(row, allowed, opts.scale, bias.map(|b| (b, i)));
-                }
-                let head = HeadQkv {
-                    q: qh,
-                    k: kh,
-                    v: vh,
-                    kv_group: g,
-                };
-                let mut t = softmax_head_trace(
-                    head,
-                    scores,
-                    &allowed,
-                    (opts.scale, bias),
-                    w.view(),
-                    context.slice(s![b, .., h * dv..(h + 1) * dv]),
-                );
-                t.tiles = Some(tiles);
-                heads.push(t);
+                let context = context.slice(s![b, .., h * dv..(h + 1) * dv]);
+                let head = head_trace((qh, kh, vh, g), opts, (&key_row, bias), context, tiles);
+                heads.push(head);
             }
         }
     }
@@ -234,6 +203,62 @@ pub(crate) fn forward(
             block,
         },
     )
+}
+
+/// The end of a query block: O = acc / l and L = m + ln l for each of its Br rows; a row no
+/// key reached (l = 0) gets O = 0 and L = +∞.
+fn finish_block(
+    (acc, m, l): (ArrayView2<f32>, &[f32], &[f32]), // (Br, Dv), (Br), (Br)
+    mut out: ArrayViewMut2<f32>,                    // (Br, Dv) the head's context rows
+    mut log_sum_exp: ArrayViewMut1<f32>,            // (Br)
+) {
+    for (r, (mut out, lse)) in out.rows_mut().into_iter().zip(&mut log_sum_exp).enumerate() {
+        let inv = if l[r] > 0.0 { 1.0 / l[r] } else { 0.0 };
+        out.assign(&acc.row(r));
+        out *= inv;
+        *lse = if l[r] > 0.0 {
+            m[r] + l[r].ln()
+        } else {
+            f32::INFINITY
+        };
+    }
+}
+
+/// One head's trace, for display only: the full matrices, as the full kernel would show them,
+/// and the tile schedule the kernel ran (`tiles`). q (Tq, Dk), k (Tk, Dk), v (Tk, Dv) and the
+/// head's K/V group; `key_row` the sequence's key mask (Tk); `context` (Tq, Dv) its output.
+fn head_trace(
+    (q, k, v, kv_group): (ArrayView2<f32>, ArrayView2<f32>, ArrayView2<f32>, usize),
+    opts: &AttentionOptions,
+    (key_row, bias): (&[u8], Option<HeadBias>),
+    context: ArrayView2<f32>,
+    tiles: Vec<TileStep>,
+) -> HeadTrace {
+    let (tq, tk) = (q.nrows(), k.nrows());
+    let mut allowed = Vec::new();
+    fill_allowed(&mut allowed, opts, key_row, tq);
+    let mut w = Array2::zeros((tq, tk));
+    gemm(1.0, &q, &k.t(), 0.0, &mut w);
+    let scores = Matrix::from_view(w.view());
+    let w_rows = w.as_slice_mut().expect("contiguous");
+    for (i, (row, allowed)) in w_rows
+        .chunks_exact_mut(tk)
+        .zip(allowed.chunks_exact(tk))
+        .enumerate()
+    {
+        masked_softmax_row(row, allowed, opts.scale, bias.map(|b| (b, i)));
+    }
+    let head = HeadQkv { q, k, v, kv_group };
+    let mut t = softmax_head_trace(
+        head,
+        scores,
+        &allowed,
+        (opts.scale, bias),
+        w.view(),
+        context,
+    );
+    t.tiles = Some(tiles);
+    t
 }
 
 /// The weights one head's tiled attention stands for, from its trace alone: with each row's
