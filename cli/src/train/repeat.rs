@@ -80,7 +80,9 @@ fn segment(text: &str) -> Result<(usize, usize), CliError> {
     ))
 }
 
-pub fn run(a: &Args) -> Result<(), CliError> {
+/// The task the flags ask for (`--alphabet`, `--segment`), the Repeat task's defaults
+/// otherwise; an error for a flag `--task repeat` does not take.
+fn repeat_task(a: &Args) -> Result<RepeatTask, CliError> {
     if a.objective.is_some_and(|o| o != ObjectiveFlag::NEXT_TOKEN) {
         return Err(usage_error(format!(
             "--task {} trains a decoder: --objective {}",
@@ -93,7 +95,6 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             "--task repeat makes its own sequences: no --corpus or --max-len (see --segment)",
         ));
     }
-    let config_path = required(a.init.as_deref());
     let defaults = RepeatTask::default();
     let (min_len, max_len) = match &a.segment {
         Some(text) => segment(text)?,
@@ -105,6 +106,12 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         max_len,
     };
     task.validate()?;
+    Ok(task)
+}
+
+pub fn run(a: &Args) -> Result<(), CliError> {
+    let task = repeat_task(a)?;
+    let config_path = required(a.init.as_deref());
     let every = a.eval_every.unwrap_or(100);
     if every == 0 {
         return Err(usage_error("--eval-every must be at least 1"));
@@ -205,8 +212,19 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         task.evaluation_len(),
         induction::EVALUATION_ROWS
     );
+    train_measuring(&mut trainer, &task, (steps, every))?;
+    super::save(&trainer.checkpoint(), a.save.as_deref())
+}
+
+/// `steps` training steps, the induction scores measured every `every` steps (and at the first
+/// and last), each a JSON line; then the ablations' line.
+fn train_measuring(
+    trainer: &mut Trainer,
+    task: &RepeatTask,
+    (steps, every): (u64, u64),
+) -> Result<(), CliError> {
     let evaluate = |trainer: &Trainer, loss| -> Result<InductionMeasure, CliError> {
-        let m = induction::measure(&trainer.model, &task, &trainer.forward_options())?;
+        let m = induction::measure(&trainer.model, task, &trainer.forward_options())?;
         json::print(&Evaluation {
             step: trainer.stepper.step,
             loss,
@@ -225,7 +243,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         });
         Ok(m)
     };
-    let mut last = evaluate(&trainer, None)?;
+    let mut last = evaluate(trainer, None)?;
     let mut loss_sum = 0.0;
     for step in 1..=steps {
         let r = trainer
@@ -234,11 +252,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         loss_sum += r.losses.total;
         if step % every == 0 || step == steps {
             let since = (step - 1) % every + 1;
-            last = evaluate(&trainer, Some(loss_sum / since as f32))?;
+            last = evaluate(trainer, Some(loss_sum / since as f32))?;
             loss_sum = 0.0;
         }
     }
-    let without = induction::ablations(&trainer.model, &task, &trainer.forward_options())?;
+    let without = induction::ablations(&trainer.model, task, &trainer.forward_options())?;
     json::print(&Ablations {
         step: trainer.stepper.step,
         copy2_accuracy: last.copy2_accuracy,
@@ -252,5 +270,5 @@ pub fn run(a: &Args) -> Result<(), CliError> {
             })
             .collect(),
     });
-    super::save(&trainer.checkpoint(), a.save.as_deref())
+    Ok(())
 }
