@@ -183,6 +183,9 @@ export async function framesRendered(page) {
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
 }
 
+/// The WCAG rule sets axe-core checks: 2.0, 2.1 and 2.2, levels A and AA.
+export const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+
 /// Opens the PyTorch view of the stage on screen and waits for its code.
 export async function openCode(page) {
   // Opened in one step in the page (its toggle event fetches the code), not read and then clicked.

@@ -171,6 +171,7 @@ fn PageHeader(
     embed_href: Memo<String>,
 ) -> impl IntoView {
     view! {
+        <SkipLinks/>
         <header>
             <h1>"Attention Lab"</h1>
             <nav class="header-actions" aria-label="Tour and link">
@@ -191,6 +192,36 @@ fn PageHeader(
                 }
             }))}
         </header>
+    }
+}
+
+/// The page's first stops for the keyboard: links that jump past the header, the settings and
+/// each other to the sentence, Play, the figures and the claims. Shown only while focused.
+#[component]
+fn SkipLinks() -> impl IntoView {
+    const TARGETS: [(&str, &str); 4] = [
+        ("sentence", "Skip to the sentence"),
+        ("play", "Skip to Play"),
+        ("figures", "Skip to the figures"),
+        ("claims", "Skip to the claims"),
+    ];
+    // Focus moves by script, not by the address's #fragment, which the page's link keeps.
+    let skip = |id: &'static str| {
+        move |ev: leptos::ev::MouseEvent| {
+            ev.prevent_default();
+            let target = document().get_element_by_id(id);
+            if let Some(el) =
+                target.and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+            {
+                let _ = el.focus();
+                el.scroll_into_view();
+            }
+        }
+    };
+    view! {
+        <nav class="skip-links" aria-label="Skip to">
+            {TARGETS.map(|(id, text)| view! { <a href=format!("#{id}") on:click=skip(id)>{text}</a> })}
+        </nav>
     }
 }
 

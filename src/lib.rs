@@ -23,6 +23,7 @@ pub mod live;
 pub mod paint;
 mod panel;
 pub mod pytorch;
+pub mod reading;
 mod resize;
 pub mod storage;
 pub mod svg;

@@ -73,7 +73,7 @@ pub fn PlayControls(live: Live) -> impl IntoView {
             || live.crashed.with(|c| c.is_some())
     };
     view! {
-        <button class="play" disabled=move || untrainable() || live.playing.get()
+        <button class="play" id="play" disabled=move || untrainable() || live.playing.get()
             on:click=move |_| live.send(ToWorker::Play)>"Play"</button>
         <button disabled=move || !live.playing.get() on:click=move |_| live.send(ToWorker::Pause)>"Pause"</button>
         <button disabled=untrainable on:click=move |_| live.send(ToWorker::Step)>"Step"</button>

@@ -4,9 +4,13 @@
 // no page error on the way. Everything runs inside the page through the session's `run`, so one
 // text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
 import path from 'node:path';
-import { keptInPage } from '../harness.mjs';
+import fs from 'node:fs';
+import { keptInPage, WCAG } from '../harness.mjs';
 import { stageName } from '../names.mjs';
 import { WEBKIT_RENDERING } from './drivers.mjs';
+
+/// axe-core, run in each engine as in Chromium (e2e/tests/23-accessibility.mjs).
+const AXE_SOURCE = fs.readFileSync(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
 
 /// Helpers defined in the page for every check (serialised with the check's own source).
 /// `test` may return a promise (as `kept` does).
@@ -440,6 +444,45 @@ export const checks = [
       if (!r.link.endsWith(r.address)) throw new Error(`Copy link holds ${r.link}, the address is ${r.address}`);
       if (r.problems.length) throw new Error(r.problems.join('\n'));
       return `${r.label}: ${r.said.slice(0, 60)}…; ${r.address.slice(0, 60)}`;
+    },
+  },
+  {
+    name: 'axe-core finds no WCAG A/AA violation; a heatmap is read by keyboard, its cell announced with its data-matrix value',
+    async run({ run }) {
+      const r = await run(async (h, axeSource, tags) => {
+        await h.ready();
+        // The WebDriver script's own eval: the page's policy allows no script of its own.
+        (0, eval)(axeSource);
+        const result = await window.axe.run(document, { runOnly: { type: 'tag', values: tags } });
+        const violations = result.violations.map((v) => `${v.id} ×${v.nodes.length}: ${v.help} (${v.nodes[0].target.join(' ')})`);
+        const fig = document.querySelector('figure.heatmap[data-figure="summary-weights"]');
+        fig.focus();
+        const matrix = JSON.parse(fig.dataset.matrix);
+        const read = [];
+        for (const key of ['ArrowDown', 'ArrowRight', 'End']) {
+          fig.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true, cancelable: true }));
+          const out = await h.waitFor(`the readout after ${key}`, () => {
+            const o = fig.querySelector('[aria-live]');
+            return o && o.textContent && o;
+          });
+          read.push({ key, row: Number(out.dataset.row), col: Number(out.dataset.col), text: out.textContent });
+        }
+        return { violations, read, focusable: fig.tabIndex === 0, focused: document.activeElement === fig, matrix, problems: h.problems() };
+      }, AXE_SOURCE, WCAG);
+      if (r.violations.length) throw new Error(`${r.violations.length} violations:\n  ${r.violations.join('\n  ')}`);
+      if (!r.focusable || !r.focused) throw new Error(`the heatmap: tabindex 0 ${r.focusable}, focused ${r.focused}`);
+      const cols = r.matrix[0].length;
+      const want = [[1, 0], [1, 1], [1, cols - 1]];
+      r.read.forEach((got, i) => {
+        const [row, col] = want[i];
+        const v = r.matrix[row][col];
+        const value = v === null ? '−∞ (masked)' : v === 0 ? '0 (exactly)' : v.toFixed(6);
+        if (got.row !== row || got.col !== col || !got.text.endsWith(`= ${value}`)) {
+          throw new Error(`${got.key}: the readout is at ${got.row},${got.col} "${got.text}", not ${row},${col} = ${value}`);
+        }
+      });
+      if (r.problems.length) throw new Error(r.problems.join('\n'));
+      return `no violation; ${r.read.map((x) => x.text).join(' | ')}`;
     },
   },
   {

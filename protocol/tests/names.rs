@@ -22,7 +22,7 @@ use engine::{BertConfig, BertForPreTraining, MaskMode, Rng};
 use protocol::figure::FigureName;
 use protocol::pytorch::{Dim, Feature, ModelShape};
 use protocol::stage::Stage;
-use protocol::{Architecture, ModelInfo, DEFAULT_CORPUS};
+use protocol::{Architecture, ModelInfo, ModelKind, DEFAULT_CORPUS};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -48,7 +48,6 @@ fn info_of(config: &BertConfig, kind: Kind) -> ModelInfo {
         max_positions: config.max_position_embeddings,
         vocab_size: config.vocab_size,
         parameters: 0,
-        has_heads: true,
         tokenizer: "word-level".into(),
         corpus_words: None,
         architecture: Architecture {
@@ -57,9 +56,11 @@ fn info_of(config: &BertConfig, kind: Kind) -> ModelInfo {
             attention: config.attention_type,
             scaling: config.attention_scaling,
         },
-        decoder: kind == Kind::Decoder,
-        encoder_decoder: kind == Kind::EncoderDecoder,
-        repeat: None,
+        kind: match kind {
+            Kind::Bert => ModelKind::Encoder,
+            Kind::Decoder => ModelKind::Decoder { repeat: None },
+            Kind::EncoderDecoder => ModelKind::EncoderDecoder(engine::seq2seq::Task::Reverse),
+        },
     }
 }
 

@@ -219,7 +219,7 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
 #[component]
 pub fn ClaimsPanel(live: Live) -> impl IntoView {
     view! {
-        <section class="claims" aria-labelledby="claims-title">
+        <section class="claims" id="claims" tabindex="-1" aria-labelledby="claims-title">
             <h2 id="claims-title">"Claims"</h2>
             <p class="hint">"What the tutorial says about each attention variant, measured here, in this browser tab. Each Run is an experiment in a worker of its own, on a copy of the model, so training goes on meanwhile; Cancel stops it."</p>
             <div class="claim-list">

@@ -1,11 +1,14 @@
 //! A heatmap as the page shows it: `<figure>` with a caption, the canvas, a hover tooltip, a
 //! legend for masked cells, export buttons, and its matrix as JSON in `data-matrix` (row =
 //! query token, column = key token, −∞ as null); what it shows in `data-figure`
-//! (`protocol::figure::FigureName`).
+//! (`protocol::figure::FigureName`). The figure takes the keyboard's focus: a hidden sentence
+//! sums it up for a screen reader, the arrows move a cell cursor, and the cell under it is
+//! announced (`aria-live`) and shown as the tooltip shows a tapped cell.
 
 use crate::components::export;
 use crate::heatmap::{self, label_room, CellBlock, ColumnAxis, Fit, HeatmapSpec, Layout, Scale};
 use crate::paint::PaintSlot;
+use crate::reading::{self, axis_text, value_text, Cursor};
 use engine::Matrix;
 use leptos::prelude::*;
 use protocol::figure::FigureName;
@@ -106,27 +109,6 @@ pub fn scale_for(data: &HeatmapData, options: &HeatmapOptions) -> Scale {
     })
 }
 
-/// An exact value as the tooltip writes it: exact zeros and −∞ say so.
-pub fn value_text(v: f32) -> String {
-    if v == f32::NEG_INFINITY {
-        "−∞ (masked)".into()
-    } else if v == 0.0 {
-        "0 (exactly)".into()
-    } else if v.is_finite() {
-        format!("{v:.6}")
-    } else {
-        v.to_string()
-    }
-}
-
-/// The label of row or column `i`, with its position (tokens repeat: "the #1", "the #5").
-pub fn axis_text(labels: &[String], i: usize) -> String {
-    match labels.get(i) {
-        Some(l) => format!("{l} #{i}"),
-        None => format!("#{i}"),
-    }
-}
-
 /// The window's width in CSS px (wide when unknown).
 fn viewport_width() -> f64 {
     web_sys::window()
@@ -204,6 +186,7 @@ pub fn HeatmapFigure(
     let canvas = NodeRef::<leptos::html::Canvas>::new();
     let (problem, set_problem) = signal(None::<String>);
     let (hover, set_hover) = signal(None::<Hover>);
+    let (cursor, set_cursor) = signal(None::<Cursor>);
     let opts = Memo::new(move |_| options.get().unwrap_or_default());
     let layout = Memo::new(move |_| data.with(|d| layout_for(d, &opts.get(), max_grid)));
     paint_when_changed(canvas, data, layout, opts, set_problem);
@@ -227,19 +210,85 @@ pub fn HeatmapFigure(
     };
     let tools =
         export.then(|| view! { <ExportTools canvas=canvas data=data layout=layout opts=opts/> });
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        // Keys pressed on the figure's own buttons are theirs.
+        if ev.target() != ev.current_target() {
+            return;
+        }
+        let (rows, cols) = data.with_untracked(|d| (d.matrix.rows, d.matrix.cols));
+        let from = cursor.get_untracked().unwrap_or_default();
+        let Some(to) = from.moved(&ev.key(), rows, cols) else {
+            return;
+        };
+        // The arrows are the cursor's here, not the stepper's (the window's listener).
+        ev.prevent_default();
+        ev.stop_propagation();
+        set_cursor.set(Some(to));
+        set_hover.set(
+            canvas
+                .get_untracked()
+                .and_then(|c| hover_at(&c, layout.get_untracked(), to)),
+        );
+    };
+    let summary_id = next_figure_id();
+    let described_by = summary_id.clone();
+    let summary = move || {
+        data.with(|d| reading::summary(&d.caption, &d.matrix, &d.row_labels, &d.col_labels))
+    };
+    let readout = move || {
+        let c = cursor.get()?;
+        data.with(|d| {
+            Some(reading::cell_text(
+                &d.matrix,
+                &d.row_labels,
+                &d.col_labels,
+                c,
+            ))
+        })
+    };
 
     view! {
-        <figure class="heatmap" data-figure=move || figure.get().name() data-matrix=move || data.with(|d| matrix_json(&d.matrix))
-            data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))>
+        <figure class="heatmap" tabindex="0" aria-describedby=described_by
+            data-figure=move || figure.get().name() data-matrix=move || data.with(|d| matrix_json(&d.matrix))
+            data-outline=move || opts.get().outline.map(|b| format!("[{},{},{},{}]", b.rows.0, b.rows.1, b.cols.0, b.cols.1))
+            on:keydown=on_key on:blur=move |_| set_hover.set(None)>
             <figcaption>{move || data.with(|d| d.caption.clone())}</figcaption>
-            <canvas node_ref=canvas style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
+            <p class="visually-hidden" id=summary_id>{summary}</p>
+            <canvas node_ref=canvas aria-hidden="true" style:min-width=move || format!("{}px", layout.get().width * 7 / 10)
                 on:mousemove=on_move on:click=on_move on:mouseleave=move |_| set_hover.set(None)></canvas>
+            <p class="visually-hidden cell-readout" aria-live="polite"
+                data-row=move || cursor.get().map(|c| c.row) data-col=move || cursor.get().map(|c| c.col)>{readout}</p>
             {legend(data, opts)}
             {tools}
             {move || hover.get().and_then(|h| data.with(|d| tooltip(d, h)))}
             {move || problem.get().map(|p| view! { <p class="error">{p}</p> })}
         </figure>
     }
+}
+
+/// A page-wide unique id for a figure's summary, for `aria-describedby`.
+fn next_figure_id() -> String {
+    thread_local! {
+        static NEXT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    format!("heatmap-summary-{}", NEXT.replace(NEXT.get() + 1))
+}
+
+/// The tooltip of cell `c` as if a finger had tapped its centre: the cell's place in the
+/// viewport from the canvas's box (CSS may show the canvas smaller than its pixels).
+fn hover_at(canvas: &web_sys::HtmlCanvasElement, layout: Layout, c: Cursor) -> Option<Hover> {
+    let bounds = canvas.get_bounding_client_rect();
+    let k = bounds.width() / (canvas.width().max(1) as f64);
+    let x =
+        bounds.left() + (layout.grid_x as f64 + (c.col as f64 + 0.5) * layout.cell_w as f64) * k;
+    let y = bounds.top() + (layout.grid_y as f64 + (c.row as f64 + 0.5) * layout.cell_h as f64) * k;
+    (c.row < layout.rows && c.col < layout.cols).then_some(Hover {
+        row: c.row,
+        col: c.col,
+        x,
+        y,
+        place: Place::at(x, viewport_width()),
+    })
 }
 
 /// Draws `data` on `canvas` whenever it, its layout or its options change. Drawing is the one

@@ -58,6 +58,7 @@ fn text_field(
         <label class=format!("field text {class}") title=title>
             <span class="field-label">{row.label}</span>
             <input type="text" spellcheck="false" autocomplete="off" placeholder=placeholder
+                id=(row.stored == fields::TEXT.stored).then_some("sentence")
                 prop:value=move || probe.with(|p| text_of(row, p))
                 on:input=move |ev| set(probe, row, &event_target_value(&ev), None)/>
         </label>

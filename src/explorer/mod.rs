@@ -331,7 +331,7 @@ pub fn Explorer(
         }
     };
     view! {
-        <section class="explorer">
+        <section class="explorer" id="figures" tabindex="-1" aria-label="Figures">
             <ProbeCard focus=focus probe=probe generate=generate/>
             <InspectionStatus focus=focus no_trainer=no_trainer/>
             <Show when=ok>

@@ -327,6 +327,12 @@ fn ChapterBody(tour: Tour, n: usize, asking: Asking) -> impl IntoView {
                 Margin::Lead { ratio, .. } => format!("{ratio:.3}"),
             })>
             <p><strong>"Question: "</strong>{c.question.prompt()}</p>
+            // Said once the choices appear (they wait for the numbers to decide the question),
+            // so a learner who cannot see them appear hears the question and its answers.
+            <p class="visually-hidden" aria-live="polite" data-tour-announce="">{move || match asking.asked.get() {
+                Some(Asked::Choices(choices)) => format!("Question: {} Answers: {}.", c.question.prompt(), choices.join(", ")),
+                _ => String::new(),
+            }}</p>
             <div class="tour-choices" role="group" aria-label="Answers">
                 <Choices tour=tour n=n asking=asking/>
             </div>

@@ -4,6 +4,7 @@
 use super::chart::{self, css_colour, Chart, Frame, Run};
 use crate::components::export;
 use crate::paint::PaintSlot;
+use crate::reading;
 use leptos::prelude::*;
 use protocol::{CurvePoint, Curves, Series};
 
@@ -205,6 +206,19 @@ fn summary(chart: Chart, curves: &Curves) -> String {
     }
 }
 
+/// Point `i` of `curves` read aloud: "step 300: total 4.27 (raw 4.03), …".
+fn point_text(chart: Chart, curves: &Curves, smooth: Memo<Vec<CurvePoint>>, i: usize) -> String {
+    let Some(&raw) = curves.points().get(i) else {
+        return String::new();
+    };
+    let sm = smooth.with_untracked(|s| s.get(i).copied().unwrap_or(raw));
+    let values: Vec<String> = readout_values(chart, &sm, &raw)
+        .into_iter()
+        .map(|(s, smoothed, raw)| format!("{} {smoothed} (raw {raw})", s.label()))
+        .collect();
+    format!("step {}: {}", raw.step, values.join(", "))
+}
+
 #[component]
 fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
     let curves = a.curves;
@@ -225,6 +239,19 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
     let hover = RwSignal::new(None::<usize>);
     paint_on_change(canvas, chart, (a, b), width, painted);
 
+    // The arrows move the hovered point, as the pointer does; the point is said aloud.
+    let said = RwSignal::new(String::new());
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let len = curves.with_untracked(Curves::len);
+        let Some(i) = reading::along(&ev.key(), hover.get_untracked(), len) else {
+            return;
+        };
+        // The arrows are the point's here, not the stepper's (the window's listener).
+        ev.prevent_default();
+        ev.stop_propagation();
+        hover.set(Some(i));
+        said.set(curves.with_untracked(|c| point_text(chart, c, a.smooth, i)));
+    };
     let on_move = move |ev: leptos::ev::MouseEvent| {
         let at = painted
             .frame
@@ -242,7 +269,8 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
         })
     };
     view! {
-        <figure class="curve-chart" data-chart=chart.y_desc() data-points=move || painted.points.get().to_string()
+        <figure class="curve-chart" tabindex="0" on:keydown=on_key on:blur=move |_| hover.set(None)
+            data-chart=chart.y_desc() data-points=move || painted.points.get().to_string()
             data-points-b=move || b.curves.with(Curves::len).to_string()
             data-first=move || curves.with(|c| c.points().first().map(|p| format!("{},{}", p.step, p.loss)))>
             <figcaption>{chart.caption()}</figcaption>
@@ -253,6 +281,7 @@ fn CurveChart(chart: Chart, a: Record, b: Record) -> impl IntoView {
                 {marker}
             </div>
             <CurveReadout chart=chart a=a b=b hover=hover comparing=comparing/>
+            <p class="visually-hidden" aria-live="polite" data-point=move || hover.get()>{move || said.get()}</p>
             <ChartTools chart=chart canvas=canvas a=a b=b/>
             {move || painted.problem.get().map(|p| view! { <p class="error">{p}</p> })}
         </figure>
