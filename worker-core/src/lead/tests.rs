@@ -420,9 +420,15 @@ fn deliver_orders(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
     }
 }
 
-/// The claim worker's next unit, its report delivered.
+/// The claim worker's next unit, its report delivered. Its clock moves a millisecond a read, as
+/// the fake host's can: a clock that stands still makes every timing repeat its most
+/// (`engine::experiments::MAX_REPEATS`), minutes for the Time claim.
 fn claim_unit(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
-    let report = worker.unit(&|| 0.0);
+    let clock = Cell::new(0.0);
+    let report = worker.unit(&|| {
+        clock.set(clock.get() + 1.0);
+        clock.get()
+    });
     deliver(lead, host, report);
 }
 
@@ -503,8 +509,11 @@ fn claims_take_turns_in_the_claim_worker_while_training_goes_on() {
 fn claims_asked_for_while_one_runs_wait_their_turn_and_all_finish() {
     use Claim::{KvCache, Leakage, Memory, Time};
     for nested in [true, false] {
+        // A millisecond a clock read: the Time claim's timings, measured here, repeat a few
+        // times rather than their most.
         let mut host = Fake {
             no_nested_workers: !nested,
+            cost_per_read: 1.0,
             ..fake()
         };
         let mut lead = started(&mut host);
@@ -548,9 +557,10 @@ fn cancel_stops_the_claim_under_way_and_the_next_starts() {
         };
         let mut lead = started(&mut host);
         let mut worker = ClaimWorker::default();
+        // Memory starts (in the claim worker: its first report back), then KV cache waits.
         lead.message(&mut host, run(Claim::Memory), Vec::new());
-        lead.message(&mut host, run(Claim::KvCache), Vec::new());
         deliver_orders(&mut lead, &mut host, &mut worker);
+        lead.message(&mut host, run(Claim::KvCache), Vec::new());
         let cancel = ToWorker::CancelClaim {
             claim: Claim::Memory,
         };
@@ -580,6 +590,9 @@ fn cancel_stops_the_claim_under_way_and_the_next_starts() {
             ),
             "{said:?}"
         );
+        // A unit asked for before the Cancel (measured here) finds nothing to measure, and
+        // asks for no more.
+        run_wakes(&mut lead, &mut host, 10, 1.0);
         assert!(!worker.measuring() && host.wakes.is_empty());
     }
 }
