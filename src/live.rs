@@ -483,23 +483,7 @@ impl Live {
             }
             FromWorker::Crashed { message } => self.died(Death::Stopped(message), true),
             FromWorker::Workers(in_use) => self.workers.set(Some(in_use)),
-            FromWorker::ClaimProgress { claim, done, total } => {
-                self.claims
-                    .update(|c| c.set(claim, ClaimState::Running { done, total }));
-            }
-            FromWorker::ClaimDone { claim, result } => {
-                let state = match result {
-                    Ok(r) => ClaimState::Done(Arc::new(r)),
-                    Err(e) => ClaimState::Failed(e),
-                };
-                self.claims.update(|c| c.set(claim, state));
-            }
-            FromWorker::ClaimCancelled { claim } => {
-                self.claims.update(|c| c.set(claim, ClaimState::Cancelled));
-            }
-            FromWorker::ClaimQueued { claim } => {
-                self.claims.update(|c| c.set(claim, ClaimState::Queued));
-            }
+            FromWorker::Claim(report) => self.claims.update(|c| c.report(report)),
             FromWorker::Generated {
                 prompt,
                 steps,

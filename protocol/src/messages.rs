@@ -3,10 +3,11 @@
 //! plain data (`ModelInfo`, `Inspection`, losses).
 
 use crate::record::HistoryIndex;
+use crate::turns::{ClaimOrder, ClaimReport};
 use crate::workers::{GradientJob, GradientResult, ReplicaShape};
 use crate::{
-    Claim, ClaimResult, CurvePoint, GenerationSettings, GenerationStep, LabError, LabSettings,
-    ModelBundle, ModelInfo, ProbeInput, WorkerCount, WorkersInUse,
+    Claim, CurvePoint, GenerationSettings, GenerationStep, LabError, LabSettings, ModelBundle,
+    ModelInfo, ProbeInput, WorkerCount, WorkersInUse,
 };
 use engine::batch_view::{BatchView, MaskingCounts};
 use engine::inspect::Inspection;
@@ -63,8 +64,8 @@ pub enum ToWorker {
     /// `Kept` (or `Failed`).
     Keep,
     /// Run a claim's experiment (the probe's text for the leakage one). One runs at a time: a
-    /// claim asked for while another runs waits its turn (`ClaimQueued`); asked for again, a
-    /// claim starts over with this probe.
+    /// claim asked for while another runs waits its turn (`ClaimReport::Queued`); asked for
+    /// again, a claim starts over with this probe.
     RunClaim {
         claim: Claim,
         probe: ProbeInput,
@@ -164,21 +165,8 @@ pub enum FromWorker {
     /// The worker panicked: the panic's message, posted by its panic hook just before the
     /// trap that ends it (the app's `worker::report_deaths`).
     Crashed { message: String },
-    /// `done` of a claim's `total` units are measured.
-    ClaimProgress {
-        claim: Claim,
-        done: usize,
-        total: usize,
-    },
-    /// A claim's experiment finished (or could not run: why).
-    ClaimDone {
-        claim: Claim,
-        result: Result<ClaimResult, LabError>,
-    },
-    /// A claim's experiment stopped at the page's request.
-    ClaimCancelled { claim: Claim },
-    /// A claim's experiment waits for the one under way (and those asked for before it).
-    ClaimQueued { claim: Claim },
+    /// What became of a claim asked for: its turn, its progress, its result, its stop.
+    Claim(ClaimReport),
     /// Generation so far: the prompt's tokens, every new token, and the inspection of the whole
     /// sequence (its heatmaps gain a row per token). `done` once [SEP] came, `max_new` tokens
     /// were made, or it was stopped.
@@ -320,80 +308,32 @@ impl WorkerSays for FromGradientWorker {
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ToClaimWorker {
-    /// Before each claim: the models as the browser keeps them, with the corpus and settings,
-    /// and for the Scaling claim with Compare the History's weights (its trained comparison
-    /// reads them). Attachments: one per History entry in `history_steps` order, then the
-    /// bundles' bytes (`ModelBundle::detach_both`).
+    /// Before each claim: the models as the browser keeps them (none before the first), with
+    /// the corpus and settings, and for a claim that reads it with Compare the History's
+    /// weights (Scaling's trained comparison). Attachments: one per History entry in
+    /// `history_steps` order, then the bundles' bytes (`ModelBundle::detach_both`).
     Copy {
-        bundle: ModelBundle,
+        bundle: Option<ModelBundle>,
         compare: Option<ModelBundle>,
         corpus: String,
         settings: LabSettings,
         history: Option<HistoryIndex>,
         history_steps: Vec<u64>,
     },
-    /// Measure this claim on the copy (asked again, it starts over with this probe).
-    Run {
-        claim: Claim,
-        probe: ProbeInput,
-    },
-    Cancel {
-        claim: Claim,
-    },
+    /// What the lead's turns order, for the copy.
+    Order(ClaimOrder),
     /// Test only: panic (`Crash::ClaimWorker`).
     Crash,
 }
 
-/// The claim worker to the lead: the claim's news, which go on to the page as they are.
+/// The claim worker to the lead: its reports, which go on to the page as they are.
+// As `ClaimReport`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum FromClaimWorker {
     Hello,
-    Progress {
-        claim: Claim,
-        done: usize,
-        total: usize,
-    },
-    Done {
-        claim: Claim,
-        result: Result<ClaimResult, LabError>,
-    },
-    Cancelled {
-        claim: Claim,
-    },
-    Crashed {
-        message: String,
-    },
-}
-
-impl FromClaimWorker {
-    /// The same news as the page hears them (None: what only the lead hears).
-    pub fn for_page(self) -> Option<FromWorker> {
-        match self {
-            FromClaimWorker::Progress { claim, done, total } => {
-                Some(FromWorker::ClaimProgress { claim, done, total })
-            }
-            FromClaimWorker::Done { claim, result } => {
-                Some(FromWorker::ClaimDone { claim, result })
-            }
-            FromClaimWorker::Cancelled { claim } => Some(FromWorker::ClaimCancelled { claim }),
-            FromClaimWorker::Hello | FromClaimWorker::Crashed { .. } => None,
-        }
-    }
-
-    /// A claim worker's own news, from what its claims said (`ClaimQueue` speaks the page's
-    /// messages); None for what the lead says itself (a claim's turn in the queue).
-    pub fn of_page(message: FromWorker) -> Option<FromClaimWorker> {
-        match message {
-            FromWorker::ClaimProgress { claim, done, total } => {
-                Some(FromClaimWorker::Progress { claim, done, total })
-            }
-            FromWorker::ClaimDone { claim, result } => {
-                Some(FromClaimWorker::Done { claim, result })
-            }
-            FromWorker::ClaimCancelled { claim } => Some(FromClaimWorker::Cancelled { claim }),
-            _ => None,
-        }
-    }
+    Report(ClaimReport),
+    Crashed { message: String },
 }
 
 impl WorkerSays for FromClaimWorker {

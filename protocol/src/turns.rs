@@ -1,30 +1,84 @@
 //! Claims take turns: one is measured at a time, so each is measured alone, and those asked for
-//! meanwhile wait in the order they were asked (`ClaimQueued` tells the page so). A claim that
-//! takes minutes (`About::steps_aside`: Length extrapolation trains nine models of its own)
-//! steps aside for one asked while it runs: that one runs to its end first, then the long one
-//! goes on where it was, so a learner never waits minutes for a claim of seconds. The training
-//! worker keeps these rules for the claims it runs itself and for those its claim worker runs;
-//! each brings its own way of starting and stopping one.
+//! meanwhile wait in the order they were asked (`ClaimReport::Queued` tells the page so). A
+//! claim that takes minutes (`About::steps_aside`: Length extrapolation trains nine models of
+//! its own) steps aside for one asked while it runs: that one runs to its end first, then the
+//! long one goes on where it was, so a learner never waits minutes for a claim of seconds.
+//!
+//! The training worker (the lead) keeps these turns, in one place, whoever measures: it orders
+//! the runner (`ClaimOrder`: its claim worker, or itself where the browser cannot nest workers),
+//! and the runner's reports (`ClaimReport`) go on to the page as they are.
 
-use crate::{Claim, ProbeInput};
+use crate::{Claim, ClaimResult, LabError, ProbeInput};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// The claim under way (with what its runner keeps of it, `R`) and those waiting.
-pub struct ClaimTurns<R> {
-    running: Option<(Claim, R)>,
-    /// A claim that stepped aside for the one running: it goes on when that one ends.
-    aside: Option<(Claim, R)>,
-    waiting: VecDeque<(Claim, ProbeInput)>,
+/// What the lead tells the runner that measures claims. The runner holds the claim it measures
+/// and one set aside for it, and decides nothing of their turns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClaimOrder {
+    /// Measure `claim` from its start on `probe` (a run of it held already is dropped). One
+    /// under way is set aside, until `Resume`.
+    Start { claim: Claim, probe: ProbeInput },
+    /// Go on measuring `claim`, set aside while another went first.
+    Resume { claim: Claim },
+    /// Stop `claim`, under way or set aside: answered `Cancelled`.
+    Cancel { claim: Claim },
+    /// The models were replaced (Reset, Load): each claim held goes on or stops, as it says
+    /// (one that measures the old models stops), and those that stop are answered `Cancelled`.
+    ModelsReplaced,
 }
 
-impl<R> Default for ClaimTurns<R> {
-    fn default() -> Self {
-        ClaimTurns {
-            running: None,
-            aside: None,
-            waiting: VecDeque::new(),
+/// What became of a claim, as the page hears it: the runner's reports (progress, a result, a
+/// stop) go from the runner through the lead to the page unchanged, beside the lead's own
+/// (a claim waits its turn, one waiting is cancelled).
+// A report lives only from its making to its handling: the size gap (Done carries the
+// result) costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClaimReport {
+    /// It waits for the one under way (and those asked for before it).
+    Queued { claim: Claim },
+    /// `done` of its `total` units are measured.
+    Progress {
+        claim: Claim,
+        done: usize,
+        total: usize,
+    },
+    /// It finished (or could not run: why).
+    Done {
+        claim: Claim,
+        result: Result<ClaimResult, LabError>,
+    },
+    /// It stopped: at the page's request, or as the models it measured were replaced.
+    Cancelled { claim: Claim },
+}
+
+impl ClaimReport {
+    pub fn claim(&self) -> Claim {
+        match self {
+            ClaimReport::Queued { claim }
+            | ClaimReport::Progress { claim, .. }
+            | ClaimReport::Done { claim, .. }
+            | ClaimReport::Cancelled { claim } => *claim,
         }
     }
+
+    /// Its claim's run is over: done or stopped.
+    pub fn ends(&self) -> bool {
+        matches!(
+            self,
+            ClaimReport::Done { .. } | ClaimReport::Cancelled { .. }
+        )
+    }
+}
+
+/// The claim under way, one set aside for it, and those waiting.
+#[derive(Default)]
+pub struct ClaimTurns {
+    running: Option<Claim>,
+    /// A claim that stepped aside for the one running: it goes on when that one ends.
+    aside: Option<Claim>,
+    waiting: VecDeque<(Claim, ProbeInput)>,
 }
 
 /// What becomes of a claim asked for.
@@ -34,11 +88,11 @@ pub enum Asked {
     Waits,
     /// It is the claim under way: it starts over now, with this probe, and keeps its turn.
     StartsOver(ProbeInput),
-    /// None is under way: it starts now (the runner then says `started`, unless it ended at once).
+    /// None was under way: it starts now.
     Starts(ProbeInput),
-    /// The claim under way steps aside for it: the runner says `step_aside`, then starts it;
-    /// the one aside goes on when it ends.
-    GoesFirst(ProbeInput),
+    /// The claim under way steps aside for it, and waits: it starts now, and the one aside
+    /// goes on when it ends.
+    GoesFirst { probe: ProbeInput, aside: Claim },
 }
 
 /// What a Cancel found.
@@ -46,15 +100,24 @@ pub enum Asked {
 pub enum Cancelled {
     /// It was waiting, and no longer is.
     Waiting,
-    /// It is under way: the runner stops it, and says `end` once it has.
+    /// It is under way: the runner stops it, and its report ends it (`ended`).
     Running,
-    /// It stood aside, and no longer does: the runner drops what it kept of it.
+    /// It stood aside, and no longer does: the runner drops it.
     Aside,
     /// It is neither under way nor waiting.
     NotAsked,
 }
 
-impl<R> ClaimTurns<R> {
+/// What the runner does next, once a claim ended.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    /// The claim that stood aside goes on where it was.
+    Resume(Claim),
+    /// The next waiting claim starts.
+    Start(Claim, ProbeInput),
+}
+
+impl ClaimTurns {
     /// The page asked for `claim` with `probe`.
     pub fn ask(&mut self, claim: Claim, probe: ProbeInput) -> Asked {
         if let Some(waiting) = self.waiting.iter_mut().find(|(c, _)| *c == claim) {
@@ -62,31 +125,39 @@ impl<R> ClaimTurns<R> {
             return Asked::Waits;
         }
         // The one aside goes on where it was, after the one under way.
-        if self.aside.as_ref().is_some_and(|(c, _)| *c == claim) {
+        if self.aside == Some(claim) {
             return Asked::Waits;
         }
-        match &self.running {
-            Some((running, _)) if *running == claim => Asked::StartsOver(probe),
-            Some((running, _)) if running.steps_aside() && self.aside.is_none() => {
-                Asked::GoesFirst(probe)
+        match self.running {
+            Some(running) if running == claim => Asked::StartsOver(probe),
+            Some(running) if running.steps_aside() && self.aside.is_none() => {
+                self.aside = Some(running);
+                self.running = Some(claim);
+                Asked::GoesFirst {
+                    probe,
+                    aside: running,
+                }
             }
             Some(_) => {
                 self.waiting.push_back((claim, probe));
                 Asked::Waits
             }
-            None => Asked::Starts(probe),
+            None => {
+                self.running = Some(claim);
+                Asked::Starts(probe)
+            }
         }
     }
 
-    /// The page cancelled `claim`: a waiting one is dropped here.
+    /// The page cancelled `claim`: a waiting one, or one aside, is dropped here.
     pub fn cancel(&mut self, claim: Claim) -> Cancelled {
         let waiting = self.waiting.len();
         self.waiting.retain(|(c, _)| *c != claim);
         if self.waiting.len() < waiting {
             Cancelled::Waiting
-        } else if self.running.as_ref().is_some_and(|(c, _)| *c == claim) {
+        } else if self.running == Some(claim) {
             Cancelled::Running
-        } else if self.aside.as_ref().is_some_and(|(c, _)| *c == claim) {
+        } else if self.aside == Some(claim) {
             self.aside = None;
             Cancelled::Aside
         } else {
@@ -94,211 +165,46 @@ impl<R> ClaimTurns<R> {
         }
     }
 
-    /// `claim` started (from `Starts` or `next_to_start`) and runs until `end`.
-    pub fn started(&mut self, claim: Claim, run: R) {
-        self.running = Some((claim, run));
-    }
-
     /// The claim under way, if any.
     pub fn running(&self) -> Option<Claim> {
-        self.running.as_ref().map(|(claim, _)| *claim)
-    }
-
-    /// The claim under way steps aside (after `Asked::GoesFirst`): the runner starts the one
-    /// asked for next. Returns the claim that stepped aside.
-    pub fn step_aside(&mut self) -> Option<Claim> {
-        let running = self.running.take()?;
-        let claim = running.0;
-        self.aside = Some(running);
-        Some(claim)
-    }
-
-    /// The claim that stepped aside, if any.
-    pub fn aside(&self) -> Option<Claim> {
-        self.aside.as_ref().map(|(claim, _)| *claim)
-    }
-
-    /// What its runner keeps of the claim that stepped aside.
-    pub fn aside_mut(&mut self) -> Option<&mut R> {
-        self.aside.as_mut().map(|(_, run)| run)
+        self.running
     }
 
     /// `claim` is under way, aside, or waiting.
     pub fn asked(&self, claim: Claim) -> bool {
-        self.running() == Some(claim)
-            || self.aside() == Some(claim)
+        self.running == Some(claim)
+            || self.aside == Some(claim)
             || self.waiting.iter().any(|(c, _)| *c == claim)
     }
 
-    /// What its runner keeps of the claim under way.
-    pub fn run_mut(&mut self) -> Option<&mut R> {
-        self.running.as_mut().map(|(_, run)| run)
-    }
-
-    /// The claim under way ended (done, cancelled, or its runner died): the one aside goes on
-    /// (it is under way again), or else the next may start.
-    pub fn end(&mut self) -> Option<(Claim, R)> {
-        let ended = self.running.take();
-        self.resume();
-        ended
-    }
-
-    /// The claim under way, taken to start it over (`Asked::StartsOver`): the one aside stays
-    /// aside.
-    pub fn take_running(&mut self) -> Option<(Claim, R)> {
-        self.running.take()
-    }
-
-    /// With none under way, the one aside is again.
-    fn resume(&mut self) {
-        if self.running.is_none() {
-            self.running = self.aside.take();
+    /// The runner says `claim` ended (done, or stopped). Under way, it hands its turn on: to
+    /// the one aside, or else to the next waiting. One aside no longer is.
+    pub fn ended(&mut self, claim: Claim) -> Option<Next> {
+        if self.aside == Some(claim) {
+            self.aside = None;
         }
-    }
-
-    /// The next waiting claim, to start now, when none is under way (and none aside, which
-    /// goes on instead).
-    pub fn next_to_start(&mut self) -> Option<(Claim, ProbeInput)> {
-        self.resume();
-        if self.running.is_some() {
+        if self.running != Some(claim) {
             return None;
         }
-        self.waiting.pop_front()
+        self.running = None;
+        self.next()
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    /// The runner died: the claim under way and the one aside end with it (returned), and the
+    /// next waiting one starts.
+    pub fn abandon(&mut self) -> (Vec<Claim>, Option<Next>) {
+        let ended = self.running.take().into_iter().chain(self.aside.take());
+        (ended.collect(), self.next())
+    }
 
-    fn probe(text: &str) -> ProbeInput {
-        ProbeInput {
-            text: text.into(),
-            ..ProbeInput::default()
+    /// With none under way: the one aside goes on, or else the next waiting one starts.
+    fn next(&mut self) -> Option<Next> {
+        if let Some(aside) = self.aside.take() {
+            self.running = Some(aside);
+            return Some(Next::Resume(aside));
         }
-    }
-
-    #[test]
-    fn one_claim_runs_and_the_others_wait_in_the_order_asked() {
-        let mut turns = ClaimTurns::<()>::default();
-        assert_eq!(
-            turns.ask(Claim::Time, probe("a")),
-            Asked::Starts(probe("a"))
-        );
-        // Until it says it started, none is under way.
-        assert_eq!(turns.next_to_start(), None);
-        turns.started(Claim::Time, ());
-        assert_eq!(turns.ask(Claim::KvCache, probe("b")), Asked::Waits);
-        assert_eq!(turns.ask(Claim::Memory, probe("c")), Asked::Waits);
-        assert_eq!(turns.next_to_start(), None, "none starts while one runs");
-        assert!(turns.asked(Claim::Time) && turns.asked(Claim::Memory));
-        assert!(!turns.asked(Claim::Heads));
-        assert_eq!(turns.running(), Some(Claim::Time));
-        assert_eq!(turns.end(), Some((Claim::Time, ())));
-        assert_eq!(turns.next_to_start(), Some((Claim::KvCache, probe("b"))));
-        turns.started(Claim::KvCache, ());
-        turns.end();
-        assert_eq!(turns.next_to_start(), Some((Claim::Memory, probe("c"))));
-        assert_eq!(turns.next_to_start(), None);
-    }
-
-    #[test]
-    fn asked_again_a_waiting_claim_keeps_its_place_and_the_claim_under_way_starts_over() {
-        let mut turns = ClaimTurns::<u8>::default();
-        turns.started(Claim::Time, 7);
-        turns.ask(Claim::KvCache, probe("b"));
-        turns.ask(Claim::Memory, probe("c"));
-        assert_eq!(turns.ask(Claim::KvCache, probe("b2")), Asked::Waits);
-        assert_eq!(
-            turns.ask(Claim::Time, probe("a2")),
-            Asked::StartsOver(probe("a2"))
-        );
-        assert_eq!(
-            turns.run_mut(),
-            Some(&mut 7),
-            "starting over keeps its turn"
-        );
-        turns.end();
-        assert_eq!(turns.next_to_start(), Some((Claim::KvCache, probe("b2"))));
-        assert_eq!(turns.next_to_start(), Some((Claim::Memory, probe("c"))));
-    }
-
-    #[test]
-    fn cancel_drops_a_waiting_claim_and_leaves_the_one_under_way_to_its_runner() {
-        let mut turns = ClaimTurns::<()>::default();
-        assert_eq!(turns.cancel(Claim::Time), Cancelled::NotAsked);
-        turns.started(Claim::Time, ());
-        turns.ask(Claim::KvCache, probe("b"));
-        assert_eq!(turns.cancel(Claim::KvCache), Cancelled::Waiting);
-        assert_eq!(turns.cancel(Claim::KvCache), Cancelled::NotAsked);
-        assert_eq!(turns.cancel(Claim::Time), Cancelled::Running);
-        assert_eq!(
-            turns.running(),
-            Some(Claim::Time),
-            "until its runner ends it"
-        );
-        turns.end();
-        assert_eq!(
-            turns.next_to_start(),
-            None,
-            "the cancelled one does not start"
-        );
-    }
-
-    #[test]
-    fn a_long_claim_steps_aside_for_one_asked_while_it_runs_and_goes_on_after_it() {
-        let mut turns = ClaimTurns::<u8>::default();
-        assert!(Claim::Extrapolation.steps_aside() && !Claim::Time.steps_aside());
-        turns.started(Claim::Extrapolation, 1);
-        assert_eq!(
-            turns.ask(Claim::KvCache, probe("b")),
-            Asked::GoesFirst(probe("b"))
-        );
-        assert_eq!(turns.step_aside(), Some(Claim::Extrapolation));
-        turns.started(Claim::KvCache, 2);
-        // One at a time: a third waits, and the one aside keeps its place.
-        assert_eq!(turns.ask(Claim::Time, probe("c")), Asked::Waits);
-        assert_eq!(turns.ask(Claim::Extrapolation, probe("x")), Asked::Waits);
-        assert!(turns.asked(Claim::Extrapolation));
-        assert_eq!(turns.aside_mut(), Some(&mut 1));
-        // The one that went first ends: the one aside is under way again, where it was.
-        assert_eq!(turns.end(), Some((Claim::KvCache, 2)));
-        assert_eq!(turns.running(), Some(Claim::Extrapolation));
-        assert_eq!(turns.run_mut(), Some(&mut 1));
-        assert_eq!(turns.next_to_start(), None);
-        // Under way again it steps aside again, for the next asked.
-        assert_eq!(
-            turns.ask(Claim::Memory, probe("d")),
-            Asked::GoesFirst(probe("d"))
-        );
-        turns.end();
-        assert_eq!(turns.next_to_start(), Some((Claim::Time, probe("c"))));
-        // Started over, the one that went first keeps the other aside; ended at once (one that
-        // measures in one go), the other goes on at the next start.
-        turns.started(Claim::Extrapolation, 1);
-        turns.ask(Claim::KvCache, probe("e"));
-        turns.step_aside();
-        turns.started(Claim::KvCache, 3);
-        assert_eq!(
-            turns.ask(Claim::KvCache, probe("f")),
-            Asked::StartsOver(probe("f"))
-        );
-        assert_eq!(turns.take_running(), Some((Claim::KvCache, 3)));
-        assert_eq!(turns.aside(), Some(Claim::Extrapolation));
-        assert_eq!(turns.next_to_start(), None);
-        assert_eq!(turns.running(), Some(Claim::Extrapolation));
-    }
-
-    #[test]
-    fn a_claim_aside_can_be_cancelled_and_then_does_not_go_on() {
-        let mut turns = ClaimTurns::<()>::default();
-        turns.started(Claim::Extrapolation, ());
-        turns.ask(Claim::KvCache, probe("b"));
-        turns.step_aside();
-        turns.started(Claim::KvCache, ());
-        assert_eq!(turns.cancel(Claim::Extrapolation), Cancelled::Aside);
-        assert!(!turns.asked(Claim::Extrapolation));
-        turns.end();
-        assert_eq!(turns.running(), None);
+        let (claim, probe) = self.waiting.pop_front()?;
+        self.running = Some(claim);
+        Some(Next::Start(claim, probe))
     }
 }

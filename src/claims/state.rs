@@ -1,5 +1,6 @@
 //! What the page knows of each claim's experiment, as the worker reports it.
 
+use protocol::turns::ClaimReport;
 use protocol::{Claim, ClaimResult, LabError};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,6 +48,26 @@ impl Claims {
 
     pub fn set(&mut self, claim: Claim, state: ClaimState) {
         self.0.insert(claim, state);
+    }
+
+    /// What the worker reported of a claim.
+    pub fn report(&mut self, report: ClaimReport) {
+        let (claim, state) = match report {
+            ClaimReport::Queued { claim } => (claim, ClaimState::Queued),
+            ClaimReport::Progress { claim, done, total } => {
+                (claim, ClaimState::Running { done, total })
+            }
+            ClaimReport::Done {
+                claim,
+                result: Ok(r),
+            } => (claim, ClaimState::Done(Arc::new(r))),
+            ClaimReport::Done {
+                claim,
+                result: Err(e),
+            } => (claim, ClaimState::Failed(e)),
+            ClaimReport::Cancelled { claim } => (claim, ClaimState::Cancelled),
+        };
+        self.set(claim, state);
     }
 
     /// A claim is under way or waiting: a new one waits its turn (as the worker queues it).

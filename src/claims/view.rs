@@ -167,7 +167,8 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
             })
         })
     };
-    let verdict = move || result.with(|r| r.as_ref().map(|r| r.verdict.clone()));
+    let verdict = move || result.with(|r| r.as_ref().map(|r| r.verdict.text.clone()));
+    let form = move || result.with(|r| r.as_ref()?.verdict.form.map(VerdictForm::name));
     // A claim that follows training says which step it last read.
     let measured = move || {
         let step = result.with(|r| r.as_ref().and_then(|r| r.measured_at))?;
@@ -207,7 +208,7 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
                     </div>
                     <div class="claim-side">
                         <dl class="claim-numbers">{numbers}</dl>
-                        <p class="verdict" data-verdict=move || verdict().and_then(|v| VerdictForm::of(&v)).map(VerdictForm::name)>{verdict}</p>
+                        <p class="verdict" data-verdict=form>{verdict}</p>
                         {measured}
                     </div>
                 </div>

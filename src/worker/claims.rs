@@ -1,8 +1,10 @@
 //! The claim worker: claims measured on a copy of the lead's models
-//! (`worker_core::claim_worker`), one unit per task, so a Cancel gets through between units.
+//! (`worker_core::claim_worker`), one unit per task, so a Cancel gets through between units;
+//! its reports go to the lead as they are.
 
 use super::{crash, now, post, read};
 use crate::tasks::next_task;
+use protocol::turns::ClaimReport;
 use protocol::{Crash, FromClaimWorker, ToClaimWorker};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -30,11 +32,13 @@ pub fn start() -> impl FnMut(JsValue) {
                 Ok(mut s) => s.worker.handle(message, attachments),
                 Err(_) => return,
             },
-            Err(e) => vec![FromClaimWorker::Crashed {
-                message: format!("a message to it did not decode ({e})"),
-            }],
+            Err(e) => {
+                let message = format!("a message to it did not decode ({e})");
+                post(&FromClaimWorker::Crashed { message }, &[]);
+                Vec::new()
+            }
         };
-        said.iter().for_each(|news| post(news, &[]));
+        said.into_iter().for_each(report);
         next_unit(&state);
     }
 }
@@ -45,7 +49,7 @@ fn next_unit(state: &Rc<RefCell<State>>) {
         let Ok(mut s) = state.try_borrow_mut() else {
             return;
         };
-        if !s.worker.claim_running() || s.unit_pending {
+        if !s.worker.measuring() || s.unit_pending {
             return;
         }
         s.unit_pending = true;
@@ -57,9 +61,13 @@ fn next_unit(state: &Rc<RefCell<State>>) {
                 return;
             };
             s.unit_pending = false;
-            s.worker.claim_step(&now)
+            s.worker.unit(&now)
         };
-        said.iter().for_each(|news| post(news, &[]));
+        said.into_iter().for_each(report);
         next_unit(&state);
     });
+}
+
+fn report(report: ClaimReport) {
+    post(&FromClaimWorker::Report(report), &[]);
 }

@@ -7,7 +7,7 @@ mod shared;
 pub use keep::{restore_history_into, HistoryToKeep};
 pub use shared::{SharedStep, Which};
 
-use crate::claims::ClaimQueue;
+use crate::claims::Models;
 use crate::generation::GenerationRun;
 use crate::lab::Lab;
 use protocol::messages::FilesFor;
@@ -46,8 +46,6 @@ pub struct Session {
     /// Which model this is: one more for each Reset or Load. What the worker stored of an
     /// earlier model's History is not this one's.
     generation: u64,
-    /// The Claims panel's experiments: the one under way, and those waiting their turn.
-    claims: ClaimQueue,
     /// The explorer's generation under way, if any.
     generating: Option<GenerationRun>,
 }
@@ -55,11 +53,6 @@ pub struct Session {
 impl Session {
     pub fn playing(&self) -> bool {
         self.playing
-    }
-
-    /// A claim's experiment is under way: the worker calls `claim_step` until it ends.
-    pub fn claim_running(&self) -> bool {
-        self.claims.running()
     }
 
     /// A generation is under way: the worker calls `generation_step` until it ends.
@@ -86,33 +79,14 @@ impl Session {
         }
     }
 
-    /// Measures the claim's next unit: its progress, or its result after the last.
-    pub fn claim_step(&mut self, now_ms: &dyn Fn() -> f64) -> Vec<Reply> {
-        let replies = self
-            .claims
-            .step(now_ms, self.lab.as_ref(), self.lab_b.as_ref());
-        replies.into_iter().map(Reply::from).collect()
-    }
-
-    /// The claim that follows training (Heads, Induction heads) measured again on the
-    /// current weights, once it has run on this model.
-    pub fn refresh_claim(&mut self) -> Option<Reply> {
-        self.claims
-            .refresh_claim(self.lab.as_ref())
-            .map(Reply::from)
-    }
-
-    /// `claim` ran on a copy of this model in the claim worker, with `result`: it is measured
-    /// again here as the model trains (`refresh_claim`).
-    pub fn ran_elsewhere(&mut self, claim: protocol::Claim, result: &protocol::ClaimResult) {
-        self.claims
-            .ran_elsewhere(claim, result, self.lab.as_ref(), self.settings.seed);
-    }
-
-    /// The claim that follows training runs again in the claim worker: not measured here
-    /// meanwhile.
-    pub fn forget_follower(&mut self) {
-        self.claims.forget_follower();
+    /// The models as the claims measure them: what the lead's claim runner reads when claims
+    /// run here, and what a claim measured again as the model trains reads.
+    pub fn claim_models(&self) -> Models<'_> {
+        Models {
+            lab: self.lab.as_ref(),
+            lab_b: self.lab_b.as_ref(),
+            seed: self.settings.seed,
+        }
     }
 
     pub fn handle(&mut self, message: ToWorker, attachments: Vec<Vec<u8>>) -> Vec<Reply> {
@@ -128,19 +102,6 @@ impl Session {
             self.generating = None;
         }
         match message {
-            ToWorker::RunClaim { claim, probe } => {
-                self.claims.seed = self.settings.seed;
-                let replies = self
-                    .claims
-                    .run(claim, probe, self.lab.as_ref(), self.lab_b.as_ref());
-                replies.into_iter().map(Reply::from).collect()
-            }
-            ToWorker::CancelClaim { claim } => {
-                let replies = self
-                    .claims
-                    .cancel(claim, self.lab.as_ref(), self.lab_b.as_ref());
-                replies.into_iter().map(Reply::from).collect()
-            }
             ToWorker::Reset { corpus, settings } => self.reset(corpus, settings),
             ToWorker::Load {
                 mut bundle,
@@ -160,17 +121,14 @@ impl Session {
             },
             ToWorker::Pause => {
                 self.playing = false;
-                // The figures and the claim that follows training, at the step training
-                // stopped on (a snapshot while playing may be a few steps behind it).
-                let mut replies = vec![self.progress(Vec::new(), Vec::new(), 0.0), self.snapshot()];
-                replies.extend(self.refresh_claim());
-                replies
+                // The figures at the step training stopped on (a snapshot while playing may be
+                // a few steps behind it); the lead adds the claim that follows training.
+                vec![self.progress(Vec::new(), Vec::new(), 0.0), self.snapshot()]
             }
             ToWorker::Step => {
                 self.playing = false;
                 let mut replies = self.train(1);
                 replies.push(self.snapshot());
-                replies.extend(self.refresh_claim());
                 replies
             }
             ToWorker::Speed(speed) => {
@@ -189,6 +147,8 @@ impl Session {
             ToWorker::Download(files_for) => self.download(files_for),
             // Done by the lead, which owns the store (`Lead::models_to_keep`, `Lead::history_read`).
             ToWorker::Keep | ToWorker::RestoreHistory => Vec::new(),
+            // Claims take their turns in the lead (`lead::claims`).
+            ToWorker::RunClaim { .. } | ToWorker::CancelClaim { .. } => Vec::new(),
             // Timed by the lead, which owns the clock (`Lead::bench`).
             ToWorker::Bench { .. } => Vec::new(),
             // The worker's own death (`Host::die`), never the session's.
@@ -307,16 +267,10 @@ impl Session {
         };
         self.lab = Some(lab);
         self.lab_b = lab_b;
-        let mut replies = vec![ready.into()];
-        let stopped = self
-            .claims
-            .models_replaced(self.lab.as_ref(), self.lab_b.as_ref());
-        replies.extend(stopped.into_iter().map(Reply::from));
         self.corpus = corpus;
         self.settings = settings;
         self.generation += 1;
-        replies.extend([self.history(), self.snapshot()]);
-        replies
+        vec![ready.into(), self.history(), self.snapshot()]
     }
 
     pub fn generation(&self) -> u64 {

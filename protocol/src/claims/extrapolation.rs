@@ -2,7 +2,7 @@
 //! seeds each, trained on Repeat at short lengths until they copy, then measured on longer
 //! rows (`engine::experiments::extrapolation`).
 
-use super::{thousands, About, Axes, Claim, ClaimResult, Mark, Plot};
+use super::{thousands, About, Axes, Claim, ClaimResult, Mark, Plot, Verdict, VerdictForm};
 use crate::settings::positions_words;
 use engine::config::PositionEmbeddingType;
 use engine::experiments::extrapolation::{
@@ -130,164 +130,192 @@ impl Extrapolation {
     /// the numbers per model; and the verdict, rotary against absolute by the spread of what
     /// each seed keeps.
     pub fn result(models: &[LengthModel]) -> ClaimResult {
-        let of = |kind: PositionEmbeddingType| -> Vec<&LengthModel> {
-            let mut m: Vec<&LengthModel> = models.iter().filter(|m| m.positions == kind).collect();
-            m.sort_by_key(|m| m.seed);
-            m
-        };
-        let trained = format!(
-            "trained up to L = {} (T = {})",
-            TRAINED.max_len,
-            TRAINED.max_tokens()
-        );
-        let plots = POSITIONS
-            .iter()
-            .map(|&kind| Plot {
-                caption: format!(
-                    "{}: second-copy accuracy by segment length L (rows of 2L + 2 tokens), one line per seed",
-                    kind.label()
-                ),
-                x_label: "segment length L".into(),
-                y_label: "second-copy accuracy".into(),
-                axes: Axes::Linear,
-                series: of(kind)
-                    .iter()
-                    .map(|m| Series {
-                        name: match m.learned_at {
-                            Some(_) => format!("seed {}", m.seed),
-                            None => format!("seed {} (not learned)", m.seed),
-                        },
-                        x: m.by_length.iter().map(|&(l, _)| l as f64).collect(),
-                        y: m.by_length.iter().map(|&(_, a)| a).collect(),
-                    })
-                    .collect(),
-                marks: vec![Mark {
-                    x: TRAINED.max_len as f64 + 0.5,
-                    label: trained.clone(),
-                }],
-            })
-            .collect();
-        let mut numbers = Vec::new();
-        for kind in POSITIONS {
-            for m in of(kind) {
-                let learned = match m.learned_at {
-                    Some(step) => format!("learned at step {}", thousands(step)),
-                    None => format!("not learned by step {}", thousands(m.steps)),
-                };
-                let opt = |v: Option<f64>| v.map_or("—".to_string(), percent);
-                numbers.push((
-                    format!("{} seed {}", kind.label(), m.seed),
-                    format!(
-                        "{learned}; within T {}, past T {}, keeps {}",
-                        opt(m.within()),
-                        opt(m.past()),
-                        opt(m.kept())
-                    ),
-                ));
-            }
-        }
         let sample = format!(
             "{} models, seeds {} of each kind of positions, each measured on {ROWS} rows at every L from {} to {LONGEST}, the same rows for every model.",
             models.len(),
             seeds_text(),
             TRAINED.min_len
         );
+        let mut numbers = numbers(models);
         numbers.push(("Sample".into(), sample.clone()));
-        let verdict = Self::verdict(
-            &of(PositionEmbeddingType::Rotary),
-            &of(PositionEmbeddingType::Absolute),
-            &of(PositionEmbeddingType::Alibi),
+        let verdict = verdict(
+            &of_kind(models, PositionEmbeddingType::Rotary),
+            &of_kind(models, PositionEmbeddingType::Absolute),
+            &of_kind(models, PositionEmbeddingType::Alibi),
             &sample,
         );
         ClaimResult {
             measured_at: None,
             claim: Claim::Extrapolation,
-            plots,
+            plots: POSITIONS.iter().map(|&kind| plot(models, kind)).collect(),
             numbers,
             verdict,
             heatmap: None,
+            points: Vec::new(),
         }
     }
+}
 
-    fn verdict(
-        rotary: &[&LengthModel],
-        absolute: &[&LengthModel],
-        alibi: &[&LengthModel],
-        sample: &str,
-    ) -> String {
-        let unlearned: Vec<String> = rotary
-            .iter()
-            .chain(absolute)
-            .filter(|m| m.learned_at.is_none())
-            .map(|m| {
-                format!(
-                    "{} seed {} ({} within T)",
-                    positions_words(m.positions),
-                    m.seed,
-                    m.within().map_or("—".into(), percent)
-                )
-            })
-            .collect();
-        let complete = rotary.len() == SEEDS.len() && absolute.len() == SEEDS.len();
-        if !complete {
-            return format!(
-                "Not measured: the claim needs {} rotary and {} absolute models. {sample}",
-                SEEDS.len(),
-                SEEDS.len()
-            );
-        }
-        if !unlearned.is_empty() {
-            return format!(
-                "Not decided: not every model learned the task within T by step {} (≥ {:.0}% on the second copy), so what it keeps past T says nothing: {}. {sample}",
-                thousands(MAX_STEPS),
-                LEARNED_ACCURACY * 100.0,
-                unlearned.join(", ")
-            );
-        }
-        let kept =
-            |ms: &[&LengthModel]| spread(&ms.iter().filter_map(|m| m.kept()).collect::<Vec<_>>());
-        let (Some(r), Some(a)) = (kept(rotary), kept(absolute)) else {
-            return format!("Not measured: a model counted nothing within or past T. {sample}");
-        };
-        let learned_steps: Vec<u64> = rotary
-            .iter()
-            .chain(absolute)
-            .filter_map(|m| m.learned_at)
-            .collect();
-        let (first, last) = (
-            learned_steps.iter().min().copied().unwrap_or(0),
-            learned_steps.iter().max().copied().unwrap_or(0),
-        );
-        let within: Vec<f64> = rotary
-            .iter()
-            .chain(absolute)
-            .filter_map(|m| m.within())
-            .collect();
-        let (wlo, whi) = spread(&within).unwrap_or((0.0, 0.0));
-        let alibi_text = match kept(alibi) {
-            Some((lo, hi)) if alibi.iter().all(|m| m.learned_at.is_some()) => {
-                format!(" ALiBi keeps {} of its accuracy.", range_text(lo, hi))
-            }
-            _ => " ALiBi: not every seed learned within T.".to_string(),
-        };
-        let facts = format!(
-            "past the trained lengths (L = {}–{LONGEST}), rotary keeps {} of its second-copy accuracy and absolute {} ({} seeds each, all learned within T by steps {}–{}, at {} within T).{alibi_text}",
-            TRAINED.max_len + 1,
-            range_text(r.0, r.1),
-            range_text(a.0, a.1),
-            SEEDS.len(),
-            thousands(first),
-            thousands(last),
-            range_text(wlo, whi),
-        );
-        if r.0 > a.1 {
-            format!("Borne out here: {facts} Every rotary seed keeps more than every absolute one. {sample}")
-        } else if r.1 <= a.0 {
-            format!("Not borne out here: {facts} No rotary seed keeps more than any absolute one. {sample}")
-        } else {
-            format!("Not decided: {facts} The two spreads overlap. {sample}")
-        }
+/// The models with `kind` of positions, by seed.
+fn of_kind(models: &[LengthModel], kind: PositionEmbeddingType) -> Vec<&LengthModel> {
+    let mut m: Vec<&LengthModel> = models.iter().filter(|m| m.positions == kind).collect();
+    m.sort_by_key(|m| m.seed);
+    m
+}
+
+/// One kind of positions: each seed's second-copy accuracy by segment length, with a mark at
+/// the longest trained.
+fn plot(models: &[LengthModel], kind: PositionEmbeddingType) -> Plot {
+    let series = |m: &&LengthModel| Series {
+        name: match m.learned_at {
+            Some(_) => format!("seed {}", m.seed),
+            None => format!("seed {} (not learned)", m.seed),
+        },
+        x: m.by_length.iter().map(|&(l, _)| l as f64).collect(),
+        y: m.by_length.iter().map(|&(_, a)| a).collect(),
+    };
+    Plot {
+        caption: format!(
+            "{}: second-copy accuracy by segment length L (rows of 2L + 2 tokens), one line per seed",
+            kind.label()
+        ),
+        x_label: "segment length L".into(),
+        y_label: "second-copy accuracy".into(),
+        axes: Axes::Linear,
+        series: of_kind(models, kind).iter().map(series).collect(),
+        marks: vec![Mark {
+            x: TRAINED.max_len as f64 + 0.5,
+            label: format!(
+                "trained up to L = {} (T = {})",
+                TRAINED.max_len,
+                TRAINED.max_tokens()
+            ),
+        }],
     }
+}
+
+/// Each model: when it learned, its accuracy within and past T, and what it keeps.
+fn numbers(models: &[LengthModel]) -> Vec<(String, String)> {
+    let opt = |v: Option<f64>| v.map_or("—".to_string(), percent);
+    let said = |m: &&LengthModel| {
+        let learned = match m.learned_at {
+            Some(step) => format!("learned at step {}", thousands(step)),
+            None => format!("not learned by step {}", thousands(m.steps)),
+        };
+        (
+            format!("{} seed {}", m.positions.label(), m.seed),
+            format!(
+                "{learned}; within T {}, past T {}, keeps {}",
+                opt(m.within()),
+                opt(m.past()),
+                opt(m.kept())
+            ),
+        )
+    };
+    POSITIONS
+        .iter()
+        .flat_map(|&kind| of_kind(models, kind).iter().map(said).collect::<Vec<_>>())
+        .collect()
+}
+
+/// The spread of what each model keeps past T.
+fn kept(models: &[&LengthModel]) -> Option<(f64, f64)> {
+    spread(&models.iter().filter_map(|m| m.kept()).collect::<Vec<_>>())
+}
+
+/// Rotary against absolute by the spread of what each seed keeps, once every one of them
+/// learned.
+fn verdict(
+    rotary: &[&LengthModel],
+    absolute: &[&LengthModel],
+    alibi: &[&LengthModel],
+    sample: &str,
+) -> Verdict {
+    let complete = rotary.len() == SEEDS.len() && absolute.len() == SEEDS.len();
+    if !complete {
+        return VerdictForm::NotMeasured.says(format!(
+            "Not measured: the claim needs {} rotary and {} absolute models. {sample}",
+            SEEDS.len(),
+            SEEDS.len()
+        ));
+    }
+    let unlearned = unlearned(rotary, absolute);
+    if !unlearned.is_empty() {
+        return VerdictForm::NotDecided.says(format!(
+            "Not decided: not every model learned the task within T by step {} (≥ {:.0}% on the second copy), so what it keeps past T says nothing: {}. {sample}",
+            thousands(MAX_STEPS),
+            LEARNED_ACCURACY * 100.0,
+            unlearned.join(", ")
+        ));
+    }
+    let (Some(r), Some(a)) = (kept(rotary), kept(absolute)) else {
+        return VerdictForm::NotMeasured.says(format!(
+            "Not measured: a model counted nothing within or past T. {sample}"
+        ));
+    };
+    let facts = facts(rotary, absolute, alibi, (r, a));
+    if r.0 > a.1 {
+        VerdictForm::BorneOut.says(format!("Borne out here: {facts} Every rotary seed keeps more than every absolute one. {sample}"))
+    } else if r.1 <= a.0 {
+        VerdictForm::NotBorneOut.says(format!(
+            "Not borne out here: {facts} No rotary seed keeps more than any absolute one. {sample}"
+        ))
+    } else {
+        VerdictForm::NotDecided.says(format!(
+            "Not decided: {facts} The two spreads overlap. {sample}"
+        ))
+    }
+}
+
+/// The rotary and absolute models that did not learn within T, named.
+fn unlearned(rotary: &[&LengthModel], absolute: &[&LengthModel]) -> Vec<String> {
+    rotary
+        .iter()
+        .chain(absolute)
+        .filter(|m| m.learned_at.is_none())
+        .map(|m| {
+            format!(
+                "{} seed {} ({} within T)",
+                positions_words(m.positions),
+                m.seed,
+                m.within().map_or("—".into(), percent)
+            )
+        })
+        .collect()
+}
+
+/// What rotary and absolute keep past T (`kept`: their spreads), when they learned, and what
+/// ALiBi keeps.
+fn facts(
+    rotary: &[&LengthModel],
+    absolute: &[&LengthModel],
+    alibi: &[&LengthModel],
+    (r, a): ((f64, f64), (f64, f64)),
+) -> String {
+    let both = || rotary.iter().chain(absolute);
+    let learned: Vec<u64> = both().filter_map(|m| m.learned_at).collect();
+    let (first, last) = (
+        learned.iter().min().copied().unwrap_or(0),
+        learned.iter().max().copied().unwrap_or(0),
+    );
+    let within: Vec<f64> = both().filter_map(|m| m.within()).collect();
+    let (wlo, whi) = spread(&within).unwrap_or((0.0, 0.0));
+    let alibi_text = match kept(alibi) {
+        Some((lo, hi)) if alibi.iter().all(|m| m.learned_at.is_some()) => {
+            format!(" ALiBi keeps {} of its accuracy.", range_text(lo, hi))
+        }
+        _ => " ALiBi: not every seed learned within T.".to_string(),
+    };
+    format!(
+        "past the trained lengths (L = {}–{LONGEST}), rotary keeps {} of its second-copy accuracy and absolute {} ({} seeds each, all learned within T by steps {}–{}, at {} within T).{alibi_text}",
+        TRAINED.max_len + 1,
+        range_text(r.0, r.1),
+        range_text(a.0, a.1),
+        SEEDS.len(),
+        thousands(first),
+        thousands(last),
+        range_text(wlo, whi),
+    )
 }
 
 #[cfg(test)]
@@ -346,23 +374,44 @@ mod tests {
 
     #[test]
     fn the_verdict_compares_the_seeds_spreads_and_can_come_out_each_way() {
-        let borne =
-            Extrapolation::result(&all([[0.0, 0.05, 0.1], [0.4, 0.6, 0.8], [0.5; 3]])).verdict;
+        let borne = Extrapolation::result(&all([[0.0, 0.05, 0.1], [0.4, 0.6, 0.8], [0.5; 3]]))
+            .verdict
+            .text;
         assert!(borne.starts_with("Borne out here: past the trained lengths (L = 9–16), rotary keeps 40–80% of its second-copy accuracy and absolute 0–10%"), "{borne}");
         assert!(
             borne.contains("ALiBi keeps 50%") && borne.contains("seeds 1, 2 and 3"),
             "{borne}"
         );
-        let not = Extrapolation::result(&all([[0.5, 0.6, 0.7], [0.1, 0.2, 0.5], [0.5; 3]])).verdict;
+        let not = Extrapolation::result(&all([[0.5, 0.6, 0.7], [0.1, 0.2, 0.5], [0.5; 3]]))
+            .verdict
+            .text;
         assert!(not.starts_with("Not borne out here:"), "{not}");
-        let overlap =
-            Extrapolation::result(&all([[0.2, 0.3, 0.5], [0.4, 0.6, 0.8], [0.5; 3]])).verdict;
+        let overlap = Extrapolation::result(&all([[0.2, 0.3, 0.5], [0.4, 0.6, 0.8], [0.5; 3]]))
+            .verdict
+            .text;
         assert!(
             overlap.starts_with("Not decided:") && overlap.contains("The two spreads overlap"),
             "{overlap}"
         );
+        // The form is decided with the words.
+        let forms = [[0.0, 0.05, 0.1], [0.8, 0.9, 1.0], [0.2, 0.3, 0.5]].map(|absolute| {
+            Extrapolation::result(&all([absolute, [0.4, 0.6, 0.8], [0.5; 3]]))
+                .verdict
+                .form
+        });
+        assert_eq!(
+            forms,
+            [
+                VerdictForm::BorneOut,
+                VerdictForm::NotBorneOut,
+                VerdictForm::NotDecided
+            ]
+            .map(Some)
+        );
         // Nothing kept by either: rotary keeps no more, not borne out.
-        let none = Extrapolation::result(&all([[0.0; 3], [0.0; 3], [0.0; 3]])).verdict;
+        let none = Extrapolation::result(&all([[0.0; 3], [0.0; 3], [0.0; 3]]))
+            .verdict
+            .text;
         assert!(none.starts_with("Not borne out here:"), "{none}");
     }
 
@@ -372,17 +421,17 @@ mod tests {
         models[4] = model(Rotary, 2, None, 0.41, 0.1);
         let r = Extrapolation::result(&models);
         assert!(
-            r.verdict.starts_with(
+            r.verdict.text.starts_with(
                 "Not decided: not every model learned the task within T by step 3,000"
-            ) && r.verdict.contains("rotary seed 2 (41% within T)"),
+            ) && r.verdict.text.contains("rotary seed 2 (41% within T)"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
         assert_eq!(r.plots[1].series[1].name, "seed 2 (not learned)");
         // ALiBi not learned does not block the verdict; it is said.
         let mut models = all([[0.0; 3], [0.9; 3], [0.5; 3]]);
         models[8] = model(Alibi, 3, None, 0.3, 0.1);
-        let v = Extrapolation::result(&models).verdict;
+        let v = Extrapolation::result(&models).verdict.text;
         assert!(
             v.starts_with("Borne out here") && v.contains("ALiBi: not every seed learned"),
             "{v}"

@@ -1,7 +1,7 @@
 //! "Heads": each head's roles, its ablation, and how much the heads differ, against a fresh
 //! model of the same seed. The verdict reads the roles: whether two heads took different ones.
 
-use super::{About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot};
+use super::{About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot, Verdict, VerdictForm};
 use engine::experiments::heads::{
     heads_take_different_roles, role_tests, Call, HeadStats, RoleTest, RELATIONS, ROLES,
     ROLE_SHARE, STANDARD_ERRORS,
@@ -79,146 +79,235 @@ impl Heads {
     /// The heads' roles as a heatmap; their ablation and distance to one another by head
     /// on the chart; whether they took different roles, in the verdict.
     pub fn result(m: &HeadsMeasured) -> ClaimResult {
-        let (now, fresh) = (m.now, m.fresh);
-        let heads = now.heads.max(1);
-        let n = now.roles.len();
-        let label = |k: usize| head_label(k, heads);
-        let x: Vec<f64> = (1..=n).map(|k| k as f64).collect();
-        let signed = |v: f64| format!("{}{:.3}", if v < 0.0 { "−" } else { "+" }, v.abs());
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let by = |v: &[f64], largest: bool| {
-            let better = |a: f64, b: f64| if largest { a > b } else { a < b };
-            (0..v.len()).fold(None, |best: Option<usize>, k| match best {
-                Some(b) if !better(v[k], v[b]) => Some(b),
-                _ => Some(k),
-            })
-        };
-        // Each relation: the head that gives it the largest share.
-        let specialists: Vec<(String, String)> = (0..RELATIONS)
-            .filter_map(|r| {
-                let shares: Vec<f64> = now.roles.iter().map(|s| s[r]).collect();
-                by(&shares, true).map(|k| {
-                    (
-                        format!("Most on {}", ROLES[r]),
-                        format!("{} ({})", label(k), percent(shares[k])),
-                    )
-                })
-            })
-            .collect();
-        let mut numbers = vec![
-            (
-                "Head diversity (mean pairwise JS distance)".to_string(),
-                format!(
-                    "{:.3} fresh (seed {}) → {:.3} at step {}",
-                    fresh.mean_distance, m.seed, now.mean_distance, m.step
-                ),
-            ),
-            (
-                "Mean row entropy".to_string(),
-                format!(
-                    "{:.2} fresh → {:.2} nats now",
-                    mean(&fresh.entropy),
-                    mean(&now.entropy)
-                ),
-            ),
-        ];
-        numbers.extend(specialists.iter().cloned());
-        match &m.loss {
-            Some(loss) => {
-                numbers.push((
-                    format!("{} with every head", loss.name),
-                    format!("{:.3} ({} rows)", loss.base, loss.evaluation_rows),
-                ));
-                if let (Some(most), Some(least)) =
-                    (by(loss.ablation, true), by(loss.ablation, false))
-                {
-                    numbers.push((
-                        "Most needed head (ablation)".into(),
-                        format!("{}: {}", label(most), signed(loss.ablation[most])),
-                    ));
-                    numbers.push((
-                        "Least needed head".into(),
-                        format!("{}: {}", label(least), signed(loss.ablation[least])),
-                    ));
-                }
-            }
-            None => numbers.push((
-                "Ablation".into(),
-                "none: this checkpoint has no pre-training heads, so no loss to lose".into(),
-            )),
-        }
-        let tests = role_tests(now);
+        let label = |k: usize| head_label(k, m.now.heads);
+        let tests = role_tests(m.now);
         let roles = Roles::of(&tests, &label);
-        numbers.push((
-            "Heads that took a role".into(),
+        ClaimResult {
+            measured_at: None,
+            claim: Claim::Heads,
+            plots: plots(m),
+            numbers: numbers(m, &roles),
+            verdict: verdict(m, &tests, &roles),
+            heatmap: Some(heatmap(m)),
+            points: Vec::new(),
+        }
+    }
+}
+
+/// Head `k`'s place in `v` with the largest value (`largest`) or the smallest: the first of
+/// equal ones.
+fn head_by(v: &[f64], largest: bool) -> Option<usize> {
+    let better = |a: f64, b: f64| if largest { a > b } else { a < b };
+    (0..v.len()).fold(None, |best: Option<usize>, k| match best {
+        Some(b) if !better(v[k], v[b]) => Some(b),
+        _ => Some(k),
+    })
+}
+
+/// A change of loss with its sign: "+0.300", "−0.002".
+fn signed(v: f64) -> String {
+    format!("{}{:.3}", if v < 0.0 { "−" } else { "+" }, v.abs())
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The diversity and entropy now and fresh, each relation's specialist, the ablation, the
+/// roles taken, the baseline and the sample.
+fn numbers(m: &HeadsMeasured, roles: &Roles) -> Vec<(String, String)> {
+    let (now, fresh) = (m.now, m.fresh);
+    let label = |k: usize| head_label(k, now.heads);
+    let mut numbers = vec![
+        (
+            "Head diversity (mean pairwise JS distance)".to_string(),
             format!(
-                "{} of {n}; {} with a call not decided",
-                roles.taken.len(),
-                roles.undecided.len()
+                "{:.3} fresh (seed {}) → {:.3} at step {}",
+                fresh.mean_distance, m.seed, now.mean_distance, m.step
             ),
+        ),
+        (
+            "Mean row entropy".to_string(),
+            format!(
+                "{:.2} fresh → {:.2} nats now",
+                mean(&fresh.entropy),
+                mean(&now.entropy)
+            ),
+        ),
+    ];
+    // Each relation: the head that gives it the largest share.
+    for r in 0..RELATIONS {
+        let shares: Vec<f64> = now.roles.iter().map(|s| s[r]).collect();
+        if let Some(k) = head_by(&shares, true) {
+            numbers.push((
+                format!("Most on {}", ROLES[r]),
+                format!("{} ({})", label(k), percent(shares[k])),
+            ));
+        }
+    }
+    numbers.extend(loss_numbers(m.loss.as_ref(), &label));
+    numbers.push((
+        "Heads that took a role".into(),
+        format!(
+            "{} of {}; {} with a call not decided",
+            roles.taken.len(),
+            now.roles.len(),
+            roles.undecided.len()
+        ),
+    ));
+    let baseline: Vec<String> = (0..RELATIONS)
+        .map(|r| format!("{} {}", ROLES[r], percent(now.baseline[r])))
+        .collect();
+    numbers.push((
+        "Baseline (a head weighing the keys it sees alike)".into(),
+        baseline.join(", "),
+    ));
+    numbers.push((
+        "Measured over".into(),
+        format!("{} sentences, {} query rows", now.sentences, now.rows),
+    ));
+    numbers
+}
+
+/// The loss with every head, and the heads most and least needed; or why there is none.
+fn loss_numbers(loss: Option<&Loss>, label: &dyn Fn(usize) -> String) -> Vec<(String, String)> {
+    let Some(loss) = loss else {
+        return vec![(
+            "Ablation".into(),
+            "none: this checkpoint has no pre-training heads, so no loss to lose".into(),
+        )];
+    };
+    let mut numbers = vec![(
+        format!("{} with every head", loss.name),
+        format!("{:.3} ({} rows)", loss.base, loss.evaluation_rows),
+    )];
+    let ablation = loss.ablation;
+    if let (Some(most), Some(least)) = (head_by(ablation, true), head_by(ablation, false)) {
+        numbers.push((
+            "Most needed head (ablation)".into(),
+            format!("{}: {}", label(most), signed(ablation[most])),
         ));
         numbers.push((
-            "Baseline (a head weighing the keys it sees alike)".into(),
-            (0..RELATIONS)
-                .map(|r| format!("{} {}", ROLES[r], percent(now.baseline[r])))
-                .collect::<Vec<_>>()
-                .join(", "),
+            "Least needed head".into(),
+            format!("{}: {}", label(least), signed(ablation[least])),
         ));
-        numbers.push((
-            "Measured over".into(),
-            format!("{} sentences, {} query rows", now.sentences, now.rows),
-        ));
-        let sample = format!(
-            "Measured over {} sentences ({} query rows), model seed {}.",
-            now.sentences, now.rows, m.seed
-        );
-        // Step 0 with heads unlike the fresh model's: a checkpoint, trained elsewhere.
-        let when = match m.step {
-            0 => "in the loaded weights".to_string(),
-            step => format!("after {step} steps"),
-        };
-        let took = |k: usize| format!("{k} of {n} heads took a role");
-        let verdict = match heads_take_different_roles(&tests) {
-            // A fresh model's heads are its initial ones; a checkpoint's, at step 0, are not.
-            _ if m.step == 0 && m.now == m.fresh => format!(
-                "Not yet measurable: the model has not trained, so its heads are as initialised ({}). Press Play: this card is measured again as it trains. {sample}",
-                roles.largest
-            ),
-            Some(true) => format!(
-                "Borne out: {when} {}: {}{}. {sample}",
-                took(roles.taken.len()),
-                listed(&roles.taken),
-                roles.also_undecided()
-            ),
-            Some(false) if roles.taken.is_empty() => format!(
-                "Not borne out here: {when} no head took a role: {}, where a role needs {:.0}% of a head's attention. {WHAT_IT_TAKES} {sample}",
-                roles.largest,
-                ROLE_SHARE * 100.0
-            ),
-            Some(false) => format!(
-                "Not borne out here: {when} {}, but no two took different ones: {}. {WHAT_IT_TAKES} {sample}",
-                took(roles.taken.len()),
-                listed(&roles.taken)
-            ),
-            None => format!(
-                "Not decided: {when} {}{}; {} too close to call: {}. {sample}",
-                took(roles.taken.len()),
-                if roles.taken.is_empty() {
-                    format!(" ({})", roles.largest)
-                } else {
-                    format!(": {}", listed(&roles.taken))
-                },
-                roles.undecided.len(),
-                listed(&roles.undecided)
-            ),
-        };
-        let marks: Vec<Mark> = (1..now.layers)
-            .map(|l| Mark {
-                x: (l * heads) as f64 + 0.5,
-                label: format!("layer {}", l + 1),
-            })
-            .collect();
-        let values = Matrix {
+    }
+    numbers
+}
+
+/// Whether two heads took different roles, both decided; a model as initialised says nothing
+/// yet.
+fn verdict(m: &HeadsMeasured, tests: &[[RoleTest; RELATIONS]], roles: &Roles) -> Verdict {
+    let now = m.now;
+    let sample = format!(
+        "Measured over {} sentences ({} query rows), model seed {}.",
+        now.sentences, now.rows, m.seed
+    );
+    // Step 0 with heads unlike the fresh model's: a checkpoint, trained elsewhere.
+    let when = match m.step {
+        0 => "in the loaded weights".to_string(),
+        step => format!("after {step} steps"),
+    };
+    let took = format!(
+        "{} of {} heads took a role",
+        roles.taken.len(),
+        now.roles.len()
+    );
+    let taken = listed(&roles.taken);
+    match heads_take_different_roles(tests) {
+        // A fresh model's heads are its initial ones; a checkpoint's, at step 0, are not.
+        _ if m.step == 0 && m.now == m.fresh => VerdictForm::NotMeasured.says(format!(
+            "Not yet measurable: the model has not trained, so its heads are as initialised ({}). Press Play: this card is measured again as it trains. {sample}",
+            roles.largest
+        )),
+        Some(true) => VerdictForm::BorneOut.says(format!(
+            "Borne out: {when} {took}: {taken}{}. {sample}",
+            roles.also_undecided()
+        )),
+        Some(false) if roles.taken.is_empty() => VerdictForm::NotBorneOut.says(format!(
+            "Not borne out here: {when} no head took a role: {}, where a role needs {:.0}% of a head's attention. {WHAT_IT_TAKES} {sample}",
+            roles.largest,
+            ROLE_SHARE * 100.0
+        )),
+        Some(false) => VerdictForm::NotBorneOut.says(format!(
+            "Not borne out here: {when} {took}, but no two took different ones: {taken}. {WHAT_IT_TAKES} {sample}"
+        )),
+        None => VerdictForm::NotDecided.says(format!(
+            "Not decided: {when} {took}{}; {} too close to call: {}. {sample}",
+            if roles.taken.is_empty() {
+                format!(" ({})", roles.largest)
+            } else {
+                format!(": {taken}")
+            },
+            roles.undecided.len(),
+            listed(&roles.undecided)
+        )),
+    }
+}
+
+/// By head: the ablation (with a loss to lose), then the diversity and spread; a mark
+/// between layers.
+fn plots(m: &HeadsMeasured) -> Vec<Plot> {
+    let (now, fresh) = (m.now, m.fresh);
+    let heads = now.heads.max(1);
+    let x: Vec<f64> = (1..=now.roles.len()).map(|k| k as f64).collect();
+    let marks: Vec<Mark> = (1..now.layers)
+        .map(|l| Mark {
+            x: (l * heads) as f64 + 0.5,
+            label: format!("layer {}", l + 1),
+        })
+        .collect();
+    let by_head = |caption: String, y_label: &str, series: Vec<Series>| Plot {
+        caption,
+        x_label: "head (L1 H1 = 1, L1 H2 = 2, …)".into(),
+        y_label: y_label.into(),
+        axes: Axes::Linear,
+        series,
+        marks: marks.clone(),
+    };
+    let series = |name: &str, y: &[f64]| Series {
+        name: name.into(),
+        x: x.clone(),
+        y: y.to_vec(),
+    };
+    let mut plots: Vec<Plot> = m
+        .loss
+        .iter()
+        .map(|loss| {
+            by_head(
+                format!(
+                    "Ablation: how much the {} rises when each head's context is set to zero",
+                    loss.name
+                ),
+                "Δ loss",
+                vec![series(&format!("Ablation: Δ {}", loss.name), loss.ablation)],
+            )
+        })
+        .collect();
+    plots.push(by_head(
+        "Diversity: each head's mean JS distance to the other heads, now and in a fresh model of the same seed; and how evenly it spreads its attention (entropy ÷ ln keys: 1 evenly, 0 on one key)".into(),
+        "JS distance · spread",
+        vec![
+            series("JS distance to the others, now", &now.distance_to_others),
+            series("JS distance to the others, fresh", &fresh.distance_to_others),
+            series("Spread (entropy ÷ ln keys), now", &now.spread),
+        ],
+    ));
+    plots
+}
+
+/// The roles now: a row per head, a column per kind of key.
+fn heatmap(m: &HeadsMeasured) -> ClaimHeatmap {
+    let now = m.now;
+    let n = now.roles.len();
+    ClaimHeatmap {
+        caption: format!(
+            "Head roles: each head's share of attention on each kind of key, mean over {} query rows (step {})",
+            now.rows, m.step
+        ),
+        row_labels: (0..n).map(|k| head_label(k, now.heads)).collect(),
+        col_labels: ROLES.iter().map(|r| r.to_string()).collect(),
+        values: Matrix {
             rows: n,
             cols: ROLES.len(),
             data: now
@@ -226,70 +315,7 @@ impl Heads {
                 .iter()
                 .flat_map(|r| r.iter().map(|&v| v as f32))
                 .collect(),
-        };
-        let by_head = |caption: String, y_label: &str, series: Vec<Series>| Plot {
-            caption,
-            x_label: "head (L1 H1 = 1, L1 H2 = 2, …)".into(),
-            y_label: y_label.into(),
-            axes: Axes::Linear,
-            series,
-            marks: marks.clone(),
-        };
-        let mut plots: Vec<Plot> = m
-            .loss
-            .iter()
-            .map(|loss| {
-                by_head(
-                    format!(
-                        "Ablation: how much the {} rises when each head's context is set to zero",
-                        loss.name
-                    ),
-                    "Δ loss",
-                    vec![Series {
-                        name: format!("Ablation: Δ {}", loss.name),
-                        x: x.clone(),
-                        y: loss.ablation.to_vec(),
-                    }],
-                )
-            })
-            .collect();
-        plots.push(by_head(
-            "Diversity: each head's mean JS distance to the other heads, now and in a fresh model of the same seed; and how evenly it spreads its attention (entropy ÷ ln keys: 1 evenly, 0 on one key)".into(),
-            "JS distance · spread",
-            vec![
-                Series {
-                    name: "JS distance to the others, now".into(),
-                    x: x.clone(),
-                    y: now.distance_to_others.clone(),
-                },
-                Series {
-                    name: "JS distance to the others, fresh".into(),
-                    x: x.clone(),
-                    y: fresh.distance_to_others.clone(),
-                },
-                Series {
-                    name: "Spread (entropy ÷ ln keys), now".into(),
-                    x,
-                    y: now.spread.clone(),
-                },
-            ],
-        ));
-        ClaimResult {
-            measured_at: None,
-            claim: Claim::Heads,
-            plots,
-            numbers,
-            verdict,
-            heatmap: Some(ClaimHeatmap {
-                caption: format!(
-                    "Head roles: each head's share of attention on each kind of key, mean over {} query rows (step {})",
-                    now.rows, m.step
-                ),
-                row_labels: (0..n).map(label).collect(),
-                col_labels: ROLES.iter().map(|r| r.to_string()).collect(),
-                values,
-            }),
-        }
+        },
     }
 }
 
@@ -433,6 +459,7 @@ mod tests {
             }),
         })
         .verdict
+        .text
     }
 
     const SAMPLE: &str = "Measured over 3 sentences (40 query rows), model seed 7.";
@@ -492,25 +519,28 @@ mod tests {
         );
         assert_eq!(number("Measured over"), "3 sentences, 40 query rows");
         assert_eq!(
-            r.verdict,
+            r.verdict.text,
             format!("Borne out: after 2000 steps 2 of 4 heads took a role: L1 H2 previous (80%; baseline 10%), L2 H1 [SEP] (70%; baseline 20%). {SAMPLE}")
         );
         // Untrained: said so, with the sample.
         let r0 = Heads::result(&measured(&fresh, 0));
         assert!(
-            r0.verdict.starts_with("Not yet measurable"),
+            r0.verdict.text.starts_with("Not yet measurable"),
             "{}",
-            r0.verdict
+            r0.verdict.text
         );
-        assert!(r0.verdict.ends_with(SAMPLE), "{}", r0.verdict);
+        assert!(r0.verdict.text.ends_with(SAMPLE), "{}", r0.verdict.text);
+        assert_eq!(r0.verdict.form, Some(VerdictForm::NotMeasured));
+        assert_eq!(r.verdict.form, Some(VerdictForm::BorneOut));
         // A checkpoint at step 0: its heads are not the fresh model's, so they are judged.
         let loaded = Heads::result(&measured(&now, 0));
         assert!(
             loaded
                 .verdict
+                .text
                 .starts_with("Borne out: in the loaded weights 2 of 4 heads took a role: L1 H2"),
             "{}",
-            loaded.verdict
+            loaded.verdict.text
         );
         // What the page reads back: the table through the wire and JSON.
         let json = serde_json::to_string(&r).unwrap();

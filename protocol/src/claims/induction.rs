@@ -2,11 +2,15 @@
 //! second copy in a sudden change, and the heads that do it can be named by their scores
 //! (`engine::experiments::induction`) and by what is lost without them.
 
-use super::{head_label, thousands, About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot};
+use super::{
+    head_label, thousands, About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot, Verdict,
+    VerdictForm,
+};
 use engine::experiments::induction::{InductionMeasure, CLEAR_SCORE, SCORES};
 use engine::experiments::Series;
 use engine::repeat::RepeatTask;
 use engine::Matrix;
+use serde::{Deserialize, Serialize};
 
 pub struct InductionHeads;
 
@@ -63,7 +67,7 @@ impl About for InductionHeads {
 
 /// One measured step: the accuracy on each copy and every head's scores
 /// (`HeadScores::as_array`, l·H + h).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InductionPoint {
     pub step: u64,
     pub copy1: f64,
@@ -94,11 +98,6 @@ pub struct InductionMeasured<'a> {
     pub task: RepeatTask,
 }
 
-/// The plots, in order: the accuracies, then a plot for each score (`SCORES`), then the
-/// ablation once measured. `points` reads them back in this order.
-const ACCURACY_PLOT: usize = 0;
-const FIRST_SCORE_PLOT: usize = 1;
-
 /// Whether a head's score is clear of `CLEAR_SCORE` by its spread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Clear {
@@ -118,132 +117,231 @@ fn clear(score: f64, standard_error: f64) -> Clear {
     }
 }
 
+/// The scores in `SCORES`' order.
+const PREVIOUS: usize = 0;
+const DUPLICATE: usize = 1;
+const INDUCTION: usize = 2;
+
 impl InductionHeads {
     /// The accuracies and scores by step, the scores now as a heatmap, the ablation once
     /// measured, and a verdict naming the change and the heads that copy.
     pub fn result(m: &InductionMeasured) -> ClaimResult {
-        let now = m.now;
-        let heads = now.heads_per_layer.max(1);
-        let n = now.heads.len();
-        let label = |k: usize| head_label(k, heads);
-        let steps: Vec<f64> = m.points.iter().map(|p| p.step as f64).collect();
-        let step_now = m.points.last().map_or(0, |p| p.step);
-        let queries = now.rows * now.len;
         let change = m.points.iter().position(|p| p.copy2 >= CHANGE_ACCURACY);
-        let marks: Vec<Mark> = change
-            .map(|i| Mark {
-                x: m.points[i].step as f64,
-                label: "change".into(),
-            })
-            .into_iter()
-            .collect();
-        let by_step = |caption: String, y_label: &str, series: Vec<Series>| Plot {
-            caption,
-            x_label: "step".into(),
-            y_label: y_label.into(),
-            axes: Axes::Linear,
-            series,
-            marks: marks.clone(),
-        };
-        let mut plots = vec![by_step(
-            format!(
-                "Next-token accuracy on each copy, by step ({} sequences of L = {})",
-                now.rows, now.len
-            ),
-            "accuracy",
-            vec![
-                Series {
-                    name: "first copy".into(),
-                    x: steps.clone(),
-                    y: m.points.iter().map(|p| p.copy1).collect(),
-                },
-                Series {
-                    name: "second copy".into(),
-                    x: steps.clone(),
-                    y: m.points.iter().map(|p| p.copy2).collect(),
-                },
-            ],
-        )];
-        for (s, score) in SCORES.iter().enumerate() {
-            plots.push(by_step(
-                format!("Each head's {score} score by step: its mean weight on the {} over the second copy's queries", score_key(s)),
-                &format!("{score} score"),
-                (0..n)
-                    .map(|k| Series {
-                        name: format!("{} {score}", label(k)),
-                        x: steps.clone(),
-                        y: m.points.iter().map(|p| p.heads.get(k).map_or(0.0, |h| h[s])).collect(),
-                    })
-                    .collect(),
-            ));
+        let scored = Scored { now: m.now };
+        ClaimResult {
+            measured_at: None,
+            claim: Claim::InductionHeads,
+            plots: plots(m, change),
+            numbers: numbers(m, change, &scored),
+            verdict: verdict(m, change, &scored),
+            heatmap: Some(heatmap(m)),
+            points: m.points.to_vec(),
         }
-        if let Some(ablation) = m.ablation {
-            plots.push(Plot {
-                caption: "The second copy's accuracy with each head ablated (its context set to zero), against every head".into(),
-                x_label: "head (L1 H1 = 1, L1 H2 = 2, …)".into(),
-                y_label: "accuracy".into(),
-                axes: Axes::Linear,
-                series: vec![
-                    Series {
-                        name: "second copy without the head".into(),
-                        x: (1..=n).map(|k| k as f64).collect(),
-                        y: ablation.to_vec(),
-                    },
-                    Series {
-                        name: "second copy with every head".into(),
-                        x: (1..=n).map(|k| k as f64).collect(),
-                        y: vec![now.copy2_accuracy; n],
-                    },
-                ],
-                marks: (1..now.layers)
-                    .map(|l| Mark {
-                        x: (l * heads) as f64 + 0.5,
-                        label: format!("layer {}", l + 1),
-                    })
-                    .collect(),
-            });
-        }
+    }
+}
 
-        // Each score: the head with the largest, and the heads clear of the threshold.
-        let score = |k: usize, s: usize| now.heads[k].as_array()[s];
-        let error =
-            |k: usize, s: usize| now.standard_errors.get(k).map_or(0.0, |e| e.as_array()[s]);
-        // The first of equal scores.
-        let best =
-            |s: usize| (0..n).max_by(|&a, &b| score(a, s).total_cmp(&score(b, s)).then(b.cmp(&a)));
-        let with_error =
-            |k: usize, s: usize| format!("{} {:.2} ± {:.2}", label(k), score(k, s), error(k, s));
-        let of_kind = |s: usize, kind: Clear| -> Vec<usize> {
-            (0..n)
-                .filter(|&k| clear(score(k, s), error(k, s)) == kind)
-                .collect()
+/// Every head's scores now, with their standard errors, as the numbers and the verdict name
+/// them.
+struct Scored<'a> {
+    now: &'a InductionMeasure,
+}
+
+impl Scored<'_> {
+    fn heads(&self) -> std::ops::Range<usize> {
+        0..self.now.heads.len()
+    }
+
+    fn label(&self, k: usize) -> String {
+        head_label(k, self.now.heads_per_layer)
+    }
+
+    fn score(&self, k: usize, s: usize) -> f64 {
+        self.now.heads[k].as_array()[s]
+    }
+
+    fn error(&self, k: usize, s: usize) -> f64 {
+        self.now
+            .standard_errors
+            .get(k)
+            .map_or(0.0, |e| e.as_array()[s])
+    }
+
+    /// The head with the largest score `s` (the first of equal scores).
+    fn best(&self, s: usize) -> Option<usize> {
+        self.heads().max_by(|&a, &b| {
+            self.score(a, s)
+                .total_cmp(&self.score(b, s))
+                .then(b.cmp(&a))
+        })
+    }
+
+    /// "L2 H1 0.88 ± 0.02".
+    fn named(&self, k: usize, s: usize) -> String {
+        format!(
+            "{} {:.2} ± {:.2}",
+            self.label(k),
+            self.score(k, s),
+            self.error(k, s)
+        )
+    }
+
+    fn listed(&self, ks: &[usize], s: usize) -> String {
+        let names: Vec<String> = ks.iter().map(|&k| self.named(k, s)).collect();
+        names.join(", ")
+    }
+
+    /// The head with the largest score `s`, named.
+    fn largest(&self, s: usize) -> String {
+        self.best(s).map(|k| self.named(k, s)).unwrap_or_default()
+    }
+
+    /// The heads whose score `s` is `kind` clear of `CLEAR_SCORE`.
+    fn clear(&self, s: usize, kind: Clear) -> Vec<usize> {
+        self.heads()
+            .filter(|&k| clear(self.score(k, s), self.error(k, s)) == kind)
+            .collect()
+    }
+}
+
+/// The step of the last point (the model now).
+fn step_now(m: &InductionMeasured) -> u64 {
+    m.points.last().map_or(0, |p| p.step)
+}
+
+/// What it was measured on, as the numbers and the verdict end.
+fn sample(m: &InductionMeasured) -> String {
+    let now = m.now;
+    format!(
+        "{} sequences of L = {}, {} second-copy queries, {} symbols, seed {}",
+        now.rows,
+        now.len,
+        now.rows * now.len,
+        m.task.alphabet,
+        m.seed
+    )
+}
+
+/// The accuracies by step, a plot for each score by step (`SCORES`), then the ablation once
+/// measured; a mark at the change.
+fn plots(m: &InductionMeasured, change: Option<usize>) -> Vec<Plot> {
+    let now = m.now;
+    let marks: Vec<Mark> = change
+        .map(|i| Mark {
+            x: m.points[i].step as f64,
+            label: "change".into(),
+        })
+        .into_iter()
+        .collect();
+    let steps: Vec<f64> = m.points.iter().map(|p| p.step as f64).collect();
+    let by_step = |name: String, y: Vec<f64>| Series {
+        name,
+        x: steps.clone(),
+        y,
+    };
+    let plot = |caption: String, y_label: String, series: Vec<Series>| Plot {
+        caption,
+        x_label: "step".into(),
+        y_label,
+        axes: Axes::Linear,
+        series,
+        marks: marks.clone(),
+    };
+    let mut plots = vec![plot(
+        format!(
+            "Next-token accuracy on each copy, by step ({} sequences of L = {})",
+            now.rows, now.len
+        ),
+        "accuracy".into(),
+        vec![
+            by_step(
+                "first copy".into(),
+                m.points.iter().map(|p| p.copy1).collect(),
+            ),
+            by_step(
+                "second copy".into(),
+                m.points.iter().map(|p| p.copy2).collect(),
+            ),
+        ],
+    )];
+    for (s, score) in SCORES.iter().enumerate() {
+        let head = |k: usize| {
+            let y = m
+                .points
+                .iter()
+                .map(|p| p.heads.get(k).map_or(0.0, |h| h[s]));
+            by_step(
+                format!("{} {score}", head_label(k, now.heads_per_layer)),
+                y.collect(),
+            )
         };
-        let [previous, _, induction] = [0, 1, 2];
-        let sample = format!(
-            "{} sequences of L = {}, {queries} second-copy queries, {} symbols, seed {}",
-            now.rows, now.len, m.task.alphabet, m.seed
-        );
-        let mut numbers = vec![(
-            "Second copy's accuracy".to_string(),
-            match m.points.first() {
-                Some(first) if m.points.len() > 1 => format!(
-                    "{:.2} at step {} → {:.2} at step {}",
-                    first.copy2,
-                    thousands(first.step),
-                    now.copy2_accuracy,
-                    thousands(step_now)
-                ),
-                _ => format!("{:.2} at step {}", now.copy2_accuracy, thousands(step_now)),
+        plots.push(plot(
+            format!(
+                "Each head's {score} score by step: its mean weight on the {} over the second copy's queries",
+                score_key(s)
+            ),
+            format!("{score} score"),
+            (0..now.heads.len()).map(head).collect(),
+        ));
+    }
+    plots.extend(m.ablation.map(|ablation| ablation_plot(now, ablation)));
+    plots
+}
+
+/// The second copy's accuracy without each head, against every head.
+fn ablation_plot(now: &InductionMeasure, ablation: &[f64]) -> Plot {
+    let n = now.heads.len();
+    let heads = now.heads_per_layer.max(1);
+    let x: Vec<f64> = (1..=n).map(|k| k as f64).collect();
+    Plot {
+        caption: "The second copy's accuracy with each head ablated (its context set to zero), against every head".into(),
+        x_label: "head (L1 H1 = 1, L1 H2 = 2, …)".into(),
+        y_label: "accuracy".into(),
+        axes: Axes::Linear,
+        series: vec![
+            Series {
+                name: "second copy without the head".into(),
+                x: x.clone(),
+                y: ablation.to_vec(),
             },
-        )];
-        numbers.push((
+            Series {
+                name: "second copy with every head".into(),
+                x,
+                y: vec![now.copy2_accuracy; n],
+            },
+        ],
+        marks: (1..now.layers)
+            .map(|l| Mark {
+                x: (l * heads) as f64 + 0.5,
+                label: format!("layer {}", l + 1),
+            })
+            .collect(),
+    }
+}
+
+/// The accuracies, the change, the largest of each score and the most needed head.
+fn numbers(m: &InductionMeasured, change: Option<usize>, scored: &Scored) -> Vec<(String, String)> {
+    let now = m.now;
+    let step_now = step_now(m);
+    let second = match m.points.first() {
+        Some(first) if m.points.len() > 1 => format!(
+            "{:.2} at step {} → {:.2} at step {}",
+            first.copy2,
+            thousands(first.step),
+            now.copy2_accuracy,
+            thousands(step_now)
+        ),
+        _ => format!("{:.2} at step {}", now.copy2_accuracy, thousands(step_now)),
+    };
+    let mut numbers = vec![
+        ("Second copy's accuracy".to_string(), second),
+        (
             "First copy's accuracy".into(),
             format!(
                 "{:.2} (chance: about 1/{})",
                 now.copy1_accuracy, m.task.alphabet
             ),
-        ));
-        numbers.push((
+        ),
+        (
             "Change".into(),
             match change {
                 Some(i) => format!(
@@ -252,121 +350,176 @@ impl InductionHeads {
                 ),
                 None => format!("not yet (second copy < {CHANGE_ACCURACY})"),
             },
+        ),
+    ];
+    for (s, name) in SCORES.iter().enumerate() {
+        if let Some(k) = scored.best(s) {
+            numbers.push((format!("Largest {name} score"), scored.named(k, s)));
+        }
+    }
+    if let Some((k, without)) = most_needed(m) {
+        numbers.push((
+            "Most needed head (ablation)".into(),
+            format!(
+                "without {}: {without:.2} (with every head {:.2})",
+                scored.label(k),
+                now.copy2_accuracy
+            ),
         ));
-        for (s, name) in SCORES.iter().enumerate() {
-            if let Some(k) = best(s) {
-                numbers.push((format!("Largest {name} score"), with_error(k, s)));
-            }
-        }
-        let most_needed = m.ablation.and_then(|a| {
-            (0..a.len().min(n))
-                .min_by(|&x, &y| a[x].total_cmp(&a[y]))
-                .map(|k| (k, a[k]))
-        });
-        if let Some((k, without)) = most_needed {
-            numbers.push((
-                "Most needed head (ablation)".into(),
-                format!(
-                    "without {}: {:.2} (with every head {:.2})",
-                    label(k),
-                    without,
-                    now.copy2_accuracy
-                ),
-            ));
-        }
-        numbers.push(("Measured on".into(), sample.clone()));
+    }
+    numbers.push(("Measured on".into(), sample(m)));
+    numbers
+}
 
-        let names = |ks: &[usize], s: usize| {
-            ks.iter()
-                .map(|&k| with_error(k, s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let without = |k: usize| {
-            m.ablation
-                .and_then(|a| a.get(k))
-                .map(|w| format!(" (without it the second copy's accuracy is {w:.2})"))
-                .unwrap_or_default()
-        };
-        let jump = change.map(|i| {
-            // From where the climb began: the last point still below half way, so that the
-            // jump is the change, not the last few points above it.
-            let before = m.points[..i]
-                .iter()
-                .rposition(|p| p.copy2 < CHANGE_ACCURACY / 2.0)
-                .or(i.checked_sub(1))
-                .map(|b| &m.points[b]);
-            match before {
-                Some(b) => format!(
-                    "the second copy's accuracy jumped from {:.2} at step {} to {:.2} at step {}{}",
-                    b.copy2,
-                    thousands(b.step),
-                    m.points[i].copy2,
-                    thousands(m.points[i].step),
-                    if i + 1 < m.points.len() {
-                        format!(" (now {:.2} at step {})", now.copy2_accuracy, thousands(step_now))
-                    } else {
-                        String::new()
-                    }
-                ),
-                None => format!(
-                    "the second copy's accuracy was already {:.2} at the first measured step, {} (now {:.2})",
-                    m.points[i].copy2,
-                    thousands(m.points[i].step),
-                    now.copy2_accuracy
-                ),
-            }
-        });
-        let clear_induction = of_kind(induction, Clear::Yes);
-        let open_induction = of_kind(induction, Clear::NotDecided);
-        // A previous-token head feeds an induction head only from an earlier layer.
-        let earliest_induction_layer = clear_induction.iter().map(|&k| k / heads).min();
-        let clear_previous: Vec<usize> = of_kind(previous, Clear::Yes)
-            .into_iter()
-            .filter(|&k| earliest_induction_layer.is_some_and(|l| k / heads < l))
-            .collect();
-        let largest = |s: usize| best(s).map(|k| with_error(k, s)).unwrap_or_default();
-        let verdict = match (jump, step_now) {
-            (None, 0) => format!("Not yet measurable: the model has not trained. Press Play: this card is measured again as it trains. ({sample}.)"),
-            (None, _) => format!(
-                "Not yet: at step {} the second copy's accuracy is {:.2} (the first copy's {:.2}), below {CHANGE_ACCURACY}: no change yet. Keep training; this card is measured again as the model trains. ({sample}.)",
-                thousands(step_now), now.copy2_accuracy, now.copy1_accuracy
-            ),
-            (Some(jump), _) if !clear_induction.is_empty() => {
-                let copying = clear_induction
-                    .iter()
-                    .map(|&k| format!("{}{}", with_error(k, induction), without(k)))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let fed = if clear_previous.is_empty() {
-                    format!(
-                        " No head of an earlier layer attends to the previous token clearly (largest previous-token score: {}): the previous token reaches the induction head another way.",
-                        largest(previous)
-                    )
-                } else {
-                    format!(
-                        " Previous-token head{} of an earlier layer: {}.",
-                        if clear_previous.len() > 1 { "s" } else { "" },
-                        names(&clear_previous, previous)
-                    )
-                };
-                format!(
-                    "Borne out: {jump}. Induction head{}, scoring at least {CLEAR_SCORE} on the token after the earlier occurrence: {copying}.{fed} ({sample}.)",
-                    if clear_induction.len() > 1 { "s" } else { "" }
-                )
-            }
-            (Some(jump), _) if !open_induction.is_empty() => format!(
-                "Not decided: {jump}, but whether a head is an induction head is within its spread: {} (a clear score is {CLEAR_SCORE} less {DECIDED_STANDARD_ERRORS} standard errors). Keep training. ({sample}.)",
-                names(&open_induction, induction)
-            ),
-            (Some(jump), _) => format!(
-                "The model copies, but no head reaches a clear score: {jump}, yet no head puts {CLEAR_SCORE} of its attention on the token to copy (largest induction score: {}; largest duplicate-token score: {}; largest previous-token score: {}). The copying is spread over heads. ({sample}.)",
-                largest(induction),
-                largest(1),
-                largest(previous)
-            ),
-        };
-        let values = Matrix {
+/// The head without which the second copy's accuracy falls lowest, and that accuracy.
+fn most_needed(m: &InductionMeasured) -> Option<(usize, f64)> {
+    let a = m.ablation?;
+    (0..a.len().min(m.now.heads.len()))
+        .min_by(|&x, &y| a[x].total_cmp(&a[y]))
+        .map(|k| (k, a[k]))
+}
+
+/// The change in words: from where the climb began (the last point still below half way, so
+/// that the jump is the change, not the last few points above it) to the point past
+/// `CHANGE_ACCURACY`.
+fn jump(m: &InductionMeasured, change: usize) -> String {
+    let (points, now) = (m.points, m.now);
+    let at = &points[change];
+    let before = points[..change]
+        .iter()
+        .rposition(|p| p.copy2 < CHANGE_ACCURACY / 2.0)
+        .or(change.checked_sub(1))
+        .map(|b| &points[b]);
+    let Some(b) = before else {
+        return format!(
+            "the second copy's accuracy was already {:.2} at the first measured step, {} (now {:.2})",
+            at.copy2,
+            thousands(at.step),
+            now.copy2_accuracy
+        );
+    };
+    let since = match change + 1 < points.len() {
+        true => format!(
+            " (now {:.2} at step {})",
+            now.copy2_accuracy,
+            thousands(step_now(m))
+        ),
+        false => String::new(),
+    };
+    format!(
+        "the second copy's accuracy jumped from {:.2} at step {} to {:.2} at step {}{since}",
+        b.copy2,
+        thousands(b.step),
+        at.copy2,
+        thousands(at.step),
+    )
+}
+
+/// Whether the model changed, and whether heads that copy can be named.
+fn verdict(m: &InductionMeasured, change: Option<usize>, scored: &Scored) -> Verdict {
+    let sample = sample(m);
+    let Some(change) = change else {
+        return not_yet(m, &sample);
+    };
+    let jump = jump(m, change);
+    let clear_induction = scored.clear(INDUCTION, Clear::Yes);
+    let open_induction = scored.clear(INDUCTION, Clear::NotDecided);
+    if !clear_induction.is_empty() {
+        return borne_out(m, scored, &jump, &clear_induction, &sample);
+    }
+    if !open_induction.is_empty() {
+        return VerdictForm::NotDecided.says(format!(
+            "Not decided: {jump}, but whether a head is an induction head is within its spread: {} (a clear score is {CLEAR_SCORE} less {DECIDED_STANDARD_ERRORS} standard errors). Keep training. ({sample}.)",
+            scored.listed(&open_induction, INDUCTION)
+        ));
+    }
+    // A finding, not a verdict on the claim: drawn plain.
+    Verdict::plain(format!(
+        "The model copies, but no head reaches a clear score: {jump}, yet no head puts {CLEAR_SCORE} of its attention on the token to copy (largest induction score: {}; largest duplicate-token score: {}; largest previous-token score: {}). The copying is spread over heads. ({sample}.)",
+        scored.largest(INDUCTION),
+        scored.largest(DUPLICATE),
+        scored.largest(PREVIOUS)
+    ))
+}
+
+/// No change yet: the model has not trained, or has not yet learned to copy.
+fn not_yet(m: &InductionMeasured, sample: &str) -> Verdict {
+    match step_now(m) {
+        0 => VerdictForm::NotMeasured.says(format!("Not yet measurable: the model has not trained. Press Play: this card is measured again as it trains. ({sample}.)")),
+        step => Verdict::plain(format!(
+            "Not yet: at step {} the second copy's accuracy is {:.2} (the first copy's {:.2}), below {CHANGE_ACCURACY}: no change yet. Keep training; this card is measured again as the model trains. ({sample}.)",
+            thousands(step), m.now.copy2_accuracy, m.now.copy1_accuracy
+        )),
+    }
+}
+
+/// The change, the induction heads clear of the bar (each with what is lost without it), and
+/// the previous-token heads of an earlier layer that feed them.
+fn borne_out(
+    m: &InductionMeasured,
+    scored: &Scored,
+    jump: &str,
+    induction: &[usize],
+    sample: &str,
+) -> Verdict {
+    let without = |k: usize| {
+        m.ablation
+            .and_then(|a| a.get(k))
+            .map(|w| format!(" (without it the second copy's accuracy is {w:.2})"))
+            .unwrap_or_default()
+    };
+    let copying: Vec<String> = induction
+        .iter()
+        .map(|&k| format!("{}{}", scored.named(k, INDUCTION), without(k)))
+        .collect();
+    // A previous-token head feeds an induction head only from an earlier layer.
+    let heads = m.now.heads_per_layer.max(1);
+    let earliest = induction.iter().map(|&k| k / heads).min();
+    let previous: Vec<usize> = scored
+        .clear(PREVIOUS, Clear::Yes)
+        .into_iter()
+        .filter(|&k| earliest.is_some_and(|l| k / heads < l))
+        .collect();
+    let fed = match previous.len() {
+        0 => format!(
+            " No head of an earlier layer attends to the previous token clearly (largest previous-token score: {}): the previous token reaches the induction head another way.",
+            scored.largest(PREVIOUS)
+        ),
+        count => format!(
+            " Previous-token head{} of an earlier layer: {}.",
+            plural(count),
+            scored.listed(&previous, PREVIOUS)
+        ),
+    };
+    VerdictForm::BorneOut.says(format!(
+        "Borne out: {jump}. Induction head{}, scoring at least {CLEAR_SCORE} on the token after the earlier occurrence: {}.{fed} ({sample}.)",
+        plural(induction.len()),
+        copying.join("; ")
+    ))
+}
+
+/// "s" after a count other than one.
+fn plural(count: usize) -> &'static str {
+    if count > 1 {
+        "s"
+    } else {
+        ""
+    }
+}
+
+/// The scores now: a row per head, a column per score.
+fn heatmap(m: &InductionMeasured) -> ClaimHeatmap {
+    let now = m.now;
+    let n = now.heads.len();
+    ClaimHeatmap {
+        caption: format!(
+            "Induction scores at step {}: each head's mean weight on the previous token, on the earlier occurrence of the current token (duplicate) and on the token after it (induction), over {} second-copy queries",
+            thousands(step_now(m)),
+            now.rows * now.len
+        ),
+        row_labels: (0..n).map(|k| head_label(k, now.heads_per_layer)).collect(),
+        col_labels: SCORES.iter().map(|s| s.to_string()).collect(),
+        values: Matrix {
             rows: n,
             cols: SCORES.len(),
             data: now
@@ -374,59 +527,7 @@ impl InductionHeads {
                 .iter()
                 .flat_map(|h| h.as_array().map(|v| v as f32))
                 .collect(),
-        };
-        ClaimResult {
-            measured_at: None,
-            claim: Claim::InductionHeads,
-            plots,
-            numbers,
-            verdict,
-            heatmap: Some(ClaimHeatmap {
-                caption: format!(
-                    "Induction scores at step {}: each head's mean weight on the previous token, on the earlier occurrence of the current token (duplicate) and on the token after it (induction), over {queries} second-copy queries",
-                    thousands(step_now)
-                ),
-                row_labels: (0..n).map(label).collect(),
-                col_labels: SCORES.iter().map(|s| s.to_string()).collect(),
-                values,
-            }),
-        }
-    }
-
-    /// The points a result plotted, read back from its plots (what a claim measured elsewhere
-    /// hands to the one that goes on measuring as the model trains). Empty for another
-    /// claim's result.
-    pub fn points(result: &ClaimResult) -> Vec<InductionPoint> {
-        let Some(accuracy) = result.plots.get(ACCURACY_PLOT) else {
-            return Vec::new();
-        };
-        if result.claim != Claim::InductionHeads || accuracy.series.len() != 2 {
-            return Vec::new();
-        }
-        let [copy1, copy2] = [&accuracy.series[0], &accuracy.series[1]];
-        let scores = &result.plots[FIRST_SCORE_PLOT.min(result.plots.len())..];
-        copy1
-            .x
-            .iter()
-            .enumerate()
-            .map(|(i, &step)| InductionPoint {
-                step: step as u64,
-                copy1: copy1.y[i],
-                copy2: copy2.y.get(i).copied().unwrap_or(0.0),
-                heads: (0..scores.first().map_or(0, |p| p.series.len()))
-                    .map(|k| {
-                        std::array::from_fn(|s| {
-                            scores
-                                .get(s)
-                                .and_then(|p| p.series.get(k))
-                                .and_then(|series| series.y.get(i))
-                                .copied()
-                                .unwrap_or(0.0)
-                        })
-                    })
-                    .collect(),
-            })
-            .collect()
+        },
     }
 }
 
@@ -509,30 +610,38 @@ mod tests {
         let ablation = [0.95, 0.31, 0.12, 0.9];
         let r = result(&points, &now, Some(&ablation));
         assert_eq!(Claim::InductionHeads.title(), "Induction heads");
-        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
+        assert!(
+            r.verdict.text.starts_with("Borne out"),
+            "{}",
+            r.verdict.text
+        );
         assert!(
             r.verdict
+                .text
                 .contains("jumped from 0.08 at step 1,000 to 0.96 at step 2,000"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
         assert!(
             r.verdict
+                .text
                 .contains("L2 H1 0.88 ± 0.02 (without it the second copy's accuracy is 0.12)"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
         assert!(
             r.verdict
+                .text
                 .contains("Previous-token head of an earlier layer: L1 H2 0.70 ± 0.02"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
         assert!(
             r.verdict
+                .text
                 .contains("32 sequences of L = 12, 384 second-copy queries"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
         let h = r.heatmap.as_ref().unwrap();
         assert!(h.caption.starts_with("Induction scores"));
@@ -548,13 +657,12 @@ mod tests {
             number("Most needed head (ablation)"),
             "without L2 H1: 0.12 (with every head 0.96)"
         );
-        // Read back from the plots, as the lead does after the claim worker ran it.
-        let back = InductionHeads::points(&r);
-        assert_eq!(back.len(), 4);
-        assert_eq!(back[2].step, 1500);
-        assert_eq!(back[2].copy2, 0.62);
-        assert_eq!(back[3].heads[2], [0.02, 0.1, 0.88]);
-        assert_eq!(back, points);
+        // Its points are kept as data (the claim measured again as the model trains goes on
+        // from them), and its plots drawn from them.
+        assert_eq!(r.points, points);
+        assert_eq!(r.plots[0].series[1].y, [0.04, 0.08, 0.62, 0.96]);
+        assert_eq!(r.plots[3].series[2].y[3], 0.88);
+        assert_eq!(r.verdict.form, Some(VerdictForm::BorneOut));
     }
 
     #[test]
@@ -566,17 +674,19 @@ mod tests {
             None,
         );
         assert!(
-            r.verdict.starts_with("Not yet: at step 800"),
+            r.verdict.text.starts_with("Not yet: at step 800"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
+        assert_eq!(r.verdict.form, None, "no verdict on the claim yet");
         assert_eq!(r.plots.len(), 4, "no ablation before the change");
         let untrained = result(&[point(0, 0.04, &flat)], &flat, None);
         assert!(
-            untrained.verdict.starts_with("Not yet measurable"),
+            untrained.verdict.text.starts_with("Not yet measurable"),
             "{}",
-            untrained.verdict
+            untrained.verdict.text
         );
+        assert_eq!(untrained.verdict.form, Some(VerdictForm::NotMeasured));
 
         let diffuse = measure(0.93, vec![scores(0.2, 0.15, 0.3); 4], 0.01);
         let r = result(
@@ -586,15 +696,17 @@ mod tests {
         );
         assert!(
             r.verdict
+                .text
                 .starts_with("The model copies, but no head reaches a clear score"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
         assert!(
             r.verdict
+                .text
                 .contains("largest induction score: L1 H1 0.30 ± 0.01"),
             "{}",
-            r.verdict
+            r.verdict.text
         );
 
         // 0.55 ± 0.05: its interval [0.45, 0.65] covers 0.5.
@@ -613,8 +725,17 @@ mod tests {
             &close,
             None,
         );
-        assert!(r.verdict.starts_with("Not decided"), "{}", r.verdict);
-        assert!(r.verdict.contains("L2 H1 0.55 ± 0.05"), "{}", r.verdict);
+        assert!(
+            r.verdict.text.starts_with("Not decided"),
+            "{}",
+            r.verdict.text
+        );
+        assert_eq!(r.verdict.form, Some(VerdictForm::NotDecided));
+        assert!(
+            r.verdict.text.contains("L2 H1 0.55 ± 0.05"),
+            "{}",
+            r.verdict.text
+        );
     }
 
     #[test]
@@ -635,7 +756,11 @@ mod tests {
             &now,
             None,
         );
-        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
-        assert!(r.verdict.contains("No head of an earlier layer attends to the previous token clearly (largest previous-token score: L1 H1 0.30 ± 0.01)"), "{}", r.verdict);
+        assert!(
+            r.verdict.text.starts_with("Borne out"),
+            "{}",
+            r.verdict.text
+        );
+        assert!(r.verdict.text.contains("No head of an earlier layer attends to the previous token clearly (largest previous-token score: L1 H1 0.30 ± 0.01)"), "{}", r.verdict.text);
     }
 }

@@ -1,6 +1,6 @@
 //! "KV cache (GQA)": the cache's bytes per token for G = H, this model's G and G = 1.
 
-use super::{bytes_text, About, Axes, Claim, ClaimResult, Plot};
+use super::{bytes_text, About, Axes, Claim, ClaimResult, Plot, VerdictForm};
 use engine::experiments::{kv_cache_bytes_per_token, Series};
 use serde::{Deserialize, Serialize};
 
@@ -97,8 +97,9 @@ impl KvCache {
                 marks: Vec::new(),
             }],
             numbers,
-            verdict: "Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into(),
+            verdict: VerdictForm::BorneOut.says("Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into()),
             heatmap: None,
+            points: Vec::new(),
         }
     }
 }

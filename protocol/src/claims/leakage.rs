@@ -1,7 +1,7 @@
 //! "Leakage (causal)": how far every position's output moves when the probe's last word
 //! changes, under the padding mask and under the causal mask.
 
-use super::{About, Axes, Claim, ClaimResult, Plot};
+use super::{About, Axes, Claim, ClaimResult, Plot, VerdictForm};
 use engine::experiments::{Leakage as Measured, Series};
 
 pub struct Leakage;
@@ -56,9 +56,9 @@ impl Leakage {
             ),
         ];
         let verdict = if causal_max == 0.0 {
-            format!("Borne out: under the causal mask, no position before {before} moves at all; with the padding mask every position does: the change leaks backwards.")
+            VerdictForm::BorneOut.says(format!("Borne out: under the causal mask, no position before {before} moves at all; with the padding mask every position does: the change leaks backwards."))
         } else {
-            format!("Not borne out: under the causal mask a position before {before} moved by {causal_max:.3e}.")
+            VerdictForm::NotBorneOut.says(format!("Not borne out: under the causal mask a position before {before} moved by {causal_max:.3e}."))
         };
         ClaimResult {
             measured_at: None,
@@ -82,6 +82,7 @@ impl Leakage {
             numbers,
             verdict,
             heatmap: None,
+            points: Vec::new(),
         }
     }
 }
@@ -101,9 +102,12 @@ mod tests {
             causal: vec![0.0, 0.0, 1.0, 0.2],
         };
         let r = Leakage::result(&l);
-        assert!(r.verdict.starts_with("Borne out"));
+        assert_eq!(r.verdict.form, Some(VerdictForm::BorneOut));
+        assert!(r.verdict.text.starts_with("Borne out"));
         assert_eq!(r.numbers[1].1, "0 (exactly)");
         l.causal[1] = 1e-9;
-        assert!(Leakage::result(&l).verdict.starts_with("Not borne out"));
+        let moved = Leakage::result(&l).verdict;
+        assert_eq!(moved.form, Some(VerdictForm::NotBorneOut));
+        assert!(moved.text.starts_with("Not borne out"));
     }
 }

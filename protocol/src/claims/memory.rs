@@ -1,7 +1,7 @@
 //! "Memory (tiled)": peak heap bytes of one attention forward + backward, full against tiled.
 
 use super::by_length::{lengths_text, series_of, slope_text, Unit};
-use super::{bytes_text, About, Axes, Claim, ClaimResult, Plot};
+use super::{bytes_text, About, Axes, Claim, ClaimResult, Plot, VerdictForm};
 use engine::experiments::{log_log_slope, AttentionRun, Series, Variant};
 
 pub struct Memory;
@@ -53,9 +53,9 @@ impl Memory {
         }
         let tiled_slope = log_log_slope(&series[1].x, &series[1].y);
         let verdict = match (tiled_slope, log_log_slope(&series[0].x, &series[0].y)) {
-            (Some(t), Some(f)) if t < 1.3 && f > 1.7 => format!("Borne out: full attention's memory grows as T^{f:.2} (the T×T matrix), tiled as T^{t:.2}: it never holds the matrix."),
-            (Some(t), Some(f)) => format!("Not borne out here: full grows as T^{f:.2}, tiled as T^{t:.2}."),
-            _ => "Not measured: this build does not count its heap.".into(),
+            (Some(t), Some(f)) if t < 1.3 && f > 1.7 => VerdictForm::BorneOut.says(format!("Borne out: full attention's memory grows as T^{f:.2} (the T×T matrix), tiled as T^{t:.2}: it never holds the matrix.")),
+            (Some(t), Some(f)) => VerdictForm::NotBorneOut.says(format!("Not borne out here: full grows as T^{f:.2}, tiled as T^{t:.2}.")),
+            _ => VerdictForm::NotMeasured.says("Not measured: this build does not count its heap.".into()),
         };
         ClaimResult {
             measured_at: None,
@@ -71,6 +71,7 @@ impl Memory {
             numbers,
             verdict,
             heatmap: None,
+            points: Vec::new(),
         }
     }
 }
@@ -110,7 +111,12 @@ mod tests {
             .numbers
             .iter()
             .any(|(k, v)| k == "Full ÷ Tiled at T = 4096" && v == "614×"));
-        assert!(r.verdict.starts_with("Borne out"), "{}", r.verdict);
+        assert_eq!(r.verdict.form, Some(VerdictForm::BorneOut));
+        assert!(
+            r.verdict.text.starts_with("Borne out"),
+            "{}",
+            r.verdict.text
+        );
         // JSON as the figure's data-series carries it.
         let json = serde_json::to_string(&r.plots[0].series).unwrap();
         assert!(

@@ -183,9 +183,10 @@ pub struct Plot {
     pub marks: Vec<Mark>,
 }
 
-/// What a verdict says, read from its first words (every claim's verdict starts with one of
-/// these): the page colours each form its own way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a verdict says: the page colours each form its own way. Every claim decides its
+/// verdict's form where it words it (`VerdictForm::says`); the sentence starts with the form's
+/// words ("Borne out", "Not borne out", "Not decided", "Not measured").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum VerdictForm {
     /// "Borne out", "Borne out here", "Borne out, by construction".
     BorneOut,
@@ -205,20 +206,6 @@ impl VerdictForm {
         VerdictForm::NotMeasured,
     ];
 
-    /// The form of `verdict` (None for text that starts with none of them).
-    pub fn of(verdict: &str) -> Option<VerdictForm> {
-        [
-            ("Borne out", VerdictForm::BorneOut),
-            ("Not borne out", VerdictForm::NotBorneOut),
-            ("Not decided", VerdictForm::NotDecided),
-            ("Not measured", VerdictForm::NotMeasured),
-            ("Not yet measurable", VerdictForm::NotMeasured),
-        ]
-        .into_iter()
-        .find(|(words, _)| verdict.starts_with(words))
-        .map(|(_, form)| form)
-    }
-
     /// Its `data-verdict` name.
     pub fn name(self) -> &'static str {
         match self {
@@ -227,6 +214,30 @@ impl VerdictForm {
             VerdictForm::NotDecided => "not-decided",
             VerdictForm::NotMeasured => "not-measured",
         }
+    }
+
+    /// A verdict of this form, in `text`.
+    pub fn says(self, text: String) -> Verdict {
+        Verdict {
+            form: Some(self),
+            text,
+        }
+    }
+}
+
+/// A claim's verdict: one sentence, and its form, decided together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// None: a finding that is no verdict on the claim yet (Induction heads before the change,
+    /// or copying spread over heads), drawn plain.
+    pub form: Option<VerdictForm>,
+    pub text: String,
+}
+
+impl Verdict {
+    /// A finding of no form.
+    pub fn plain(text: String) -> Verdict {
+        Verdict { form: None, text }
     }
 }
 
@@ -238,13 +249,15 @@ pub struct ClaimResult {
     /// (what, value), shown beside the plots.
     pub numbers: Vec<(String, String)>,
     /// One sentence: does the measurement bear the claim out?
-    pub verdict: String,
+    pub verdict: Verdict,
     /// A table drawn as a heatmap below the plots (the Heads claim's roles), if any.
-    #[serde(default)]
     pub heatmap: Option<ClaimHeatmap>,
-    /// The training step of the model measured (set by the worker that measured it).
-    #[serde(default)]
+    /// The training step of the model measured (set by the runner that measured it).
     pub measured_at: Option<u64>,
+    /// What a claim plotted by step measured at each step (Induction heads; empty for the
+    /// others): its plots are drawn from these, and the claim measured again as the model
+    /// trains goes on from them.
+    pub points: Vec<InductionPoint>,
 }
 
 /// A table a result shows as a heatmap: rows and columns named, values row by row.
@@ -298,24 +311,7 @@ mod tests {
     }
 
     #[test]
-    fn a_verdict_s_first_words_give_its_form() {
-        use VerdictForm::*;
-        for (verdict, form) in [
-            ("Borne out: under the causal mask…", Some(BorneOut)),
-            ("Borne out here: ALiBi…", Some(BorneOut)),
-            ("Borne out, by construction: the cache…", Some(BorneOut)),
-            ("Not borne out: under the causal mask…", Some(NotBorneOut)),
-            ("Not borne out here: after 2000 steps…", Some(NotBorneOut)),
-            ("Not decided: after 500 steps…", Some(NotDecided)),
-            ("Not measured: this build…", Some(NotMeasured)),
-            (
-                "Not yet measurable: the model has not trained…",
-                Some(NotMeasured),
-            ),
-            ("Maybe.", None),
-        ] {
-            assert_eq!(VerdictForm::of(verdict), form, "{verdict}");
-        }
+    fn each_verdict_form_has_its_own_name() {
         let names: std::collections::BTreeSet<_> =
             VerdictForm::ALL.iter().map(|f| f.name()).collect();
         assert_eq!(names.len(), VerdictForm::ALL.len());

@@ -2,7 +2,7 @@
 //! tiled, window and linear attention, timed by `engine::experiments::time_attention`.
 
 use super::by_length::{lengths_text, series_of, slope_text, Unit};
-use super::{About, Axes, Claim, ClaimResult, Plot};
+use super::{About, Axes, Claim, ClaimResult, Plot, VerdictForm};
 use engine::experiments::{log_log_slope, AttentionRun, Series, Variant, VARIANT_WINDOW};
 
 pub struct Time;
@@ -53,11 +53,11 @@ impl Time {
             slope(Variant::Window),
         );
         let verdict = if linear < 1.3 && window < 1.3 && full > linear {
-            format!("Borne out: full attention's time grows as T^{full:.2}; linear as T^{linear:.2} and a window of {VARIANT_WINDOW} as T^{window:.2}, close to linear in T.")
+            VerdictForm::BorneOut.says(format!("Borne out: full attention's time grows as T^{full:.2}; linear as T^{linear:.2} and a window of {VARIANT_WINDOW} as T^{window:.2}, close to linear in T."))
         } else {
-            format!(
+            VerdictForm::NotBorneOut.says(format!(
                 "Not borne out here: full T^{full:.2}, linear T^{linear:.2}, window T^{window:.2}."
-            )
+            ))
         };
         ClaimResult {
             measured_at: None,
@@ -75,6 +75,7 @@ impl Time {
             numbers,
             verdict,
             heatmap: None,
+            points: Vec::new(),
         }
     }
 }

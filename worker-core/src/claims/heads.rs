@@ -243,14 +243,10 @@ impl Experiment for HeadsRun {
     fn goes_on_with_new_models(&mut self) -> bool {
         false
     }
-
-    fn follower(self: Box<Self>) -> Option<Box<dyn Follower>> {
-        Some(self.setup)
-    }
 }
 
-/// The set-up of a run that ended elsewhere (the claim worker), made again here from this
-/// model's corpus and `seed`, with the fresh model measured.
+/// The set-up of a run that ended, made again from this model's corpus and `seed`, with the
+/// fresh model measured: it measures the model again as it trains.
 pub fn follower(lab: Option<&Lab>, seed: u64) -> Option<Box<dyn Follower>> {
     let setup = || -> LabResult<HeadsSetup> {
         let trainer = lab.and_then(Lab::trainer).ok_or_else(LabError::no_model)?;
@@ -277,15 +273,20 @@ impl Follower for HeadsSetup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::ClaimQueue;
+    use crate::claims::{follower, run_to_end, stamped, Models};
     use engine::experiments::heads::{js_distance, role, ROLES};
     use engine::train::Trainer;
     use engine::Rng;
-    use protocol::{Claim, FromWorker};
+    use protocol::Claim;
     use protocol::{LabSettings, DEFAULT_CORPUS};
 
-    fn run_heads(queue: &mut ClaimQueue, lab: &Lab) -> ClaimResult {
-        crate::claims::run_to_end(queue, Claim::Heads, lab).expect("the claim's result")
+    fn run_heads(lab: &Lab, seed: u64) -> ClaimResult {
+        let models = Models {
+            lab: Some(lab),
+            lab_b: None,
+            seed,
+        };
+        run_to_end(Claim::Heads, &models).expect("the claim's result")
     }
 
     fn trainer(lab: &mut Lab) -> &mut Trainer {
@@ -304,11 +305,7 @@ mod tests {
                 l.bias.fill(0.0);
             }
         }
-        let mut queue = ClaimQueue {
-            seed: settings.seed,
-            ..ClaimQueue::default()
-        };
-        let r = run_heads(&mut queue, &lab);
+        let r = run_heads(&lab, settings.seed);
         let t = trainer(&mut lab);
         let (cls, sep, _) = t.corpus.cls_sep_mask();
         let sentences =
@@ -368,11 +365,7 @@ mod tests {
     ) {
         let settings = LabSettings::default();
         let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
-        let mut queue = ClaimQueue {
-            seed: settings.seed,
-            ..ClaimQueue::default()
-        };
-        let r = run_heads(&mut queue, &lab);
+        let r = run_heads(&lab, settings.seed);
         let ablation = &r.plots[0].series[0];
         assert_eq!(ablation.name, "Ablation: Δ MLM loss");
         assert_eq!(ablation.x.len(), 8);
@@ -411,23 +404,16 @@ mod tests {
             settings.seed
         );
         // A fresh model: the verdict says it has not trained; its fresh and now rows agree.
-        assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
+        assert!(r.verdict.text.starts_with("Not yet"), "{}", r.verdict.text);
         assert_eq!(r.plots[1].series[0].y, r.plots[1].series[1].y);
         // Measured again after training: the same set-up, the new weights.
-        let unchanged = queue.refresh_claim(Some(&lab));
-        assert!(
-            matches!(&unchanged, Some(FromWorker::ClaimDone { result: Ok(again), .. }) if *again == r)
-        );
+        let mut again = follower(Claim::Heads, Some(&lab), settings.seed, &r).expect("it follows");
+        let unchanged = stamped(again.measure(&lab).expect("a trained model"), Some(&lab));
+        assert_eq!(unchanged.unwrap(), r);
         for _ in 0..20 {
             lab.step().unwrap();
         }
-        let Some(FromWorker::ClaimDone {
-            result: Ok(trained),
-            ..
-        }) = queue.refresh_claim(Some(&lab))
-        else {
-            panic!("a refreshed result");
-        };
+        let trained = again.measure(&lab).expect("a trained model").unwrap();
         assert_ne!(trained.heatmap, r.heatmap);
         assert_eq!(
             trained.plots[1].series[1].y, r.plots[1].series[1].y,
@@ -446,14 +432,11 @@ mod tests {
                 "Not decided: after 20 steps"
             ]
             .iter()
-            .any(|start| trained.verdict.starts_with(start))
-                && trained.verdict.ends_with(&sample),
+            .any(|start| trained.verdict.text.starts_with(start))
+                && trained.verdict.text.ends_with(&sample),
             "{}",
-            trained.verdict
+            trained.verdict.text
         );
-        // A new model ends the refreshes.
-        queue.models_replaced(Some(&lab), None);
-        assert!(queue.refresh_claim(Some(&lab)).is_none());
     }
 
     /// A checkpoint without pre-training heads (MiniLM is one) cannot train, yet its heads'
@@ -476,8 +459,7 @@ mod tests {
         };
         let (headless, notice) = Lab::load(bundle, DEFAULT_CORPUS, &settings).unwrap();
         assert!(headless.trainer().is_none() && notice.is_some());
-        let mut queue = ClaimQueue::default();
-        let r = run_heads(&mut queue, &headless);
+        let r = run_heads(&headless, 0);
         assert_eq!(r.plots.len(), 1, "the diversity, and no ablation");
         assert!(r.plots[0].caption.starts_with("Diversity"));
         assert!(
@@ -490,8 +472,7 @@ mod tests {
         let map = r.heatmap.expect("the roles");
         assert_eq!(map.values.rows, 8);
         // The roles are the model's own: the same as the trainable model's at step 0.
-        let mut full = ClaimQueue::default();
-        let with_heads = run_heads(&mut full, &lab);
+        let with_heads = run_heads(&lab, 0);
         assert_eq!(with_heads.heatmap.unwrap().values, map.values);
     }
 
@@ -529,18 +510,14 @@ mod tests {
                     ..LabSettings::default()
                 };
                 let mut lab = Lab::fresh(corpus, &settings).unwrap();
-                let mut queue = ClaimQueue {
-                    seed,
-                    ..ClaimQueue::default()
-                };
                 let mut done = 0;
                 for &steps in &at {
                     while done < steps {
                         lab.step().unwrap();
                         done += 1;
                     }
-                    let r = run_heads(&mut queue, &lab);
-                    eprintln!("{name} seed {seed} step {steps}: {}", r.verdict);
+                    let r = run_heads(&lab, seed);
+                    eprintln!("{name} seed {seed} step {steps}: {}", r.verdict.text);
                 }
             }
         }

@@ -129,18 +129,14 @@ impl Experiment for InductionRun {
     fn goes_on_with_new_models(&mut self) -> bool {
         false
     }
-
-    fn follower(self: Box<Self>) -> Option<Box<dyn Follower>> {
-        Some(Box::new(self.induction))
-    }
 }
 
-/// The set-up of a run that ended elsewhere (the claim worker), with the points its result
-/// plotted.
+/// The set-up of a run that ended with `result`, going on from the points it measured: each
+/// measurement as the model trains adds one.
 pub fn follower(lab: Option<&Lab>, seed: u64, result: &ClaimResult) -> Option<Box<dyn Follower>> {
     let (trainer, task) = repeat_trainer(lab).ok()?;
     let mut induction = Induction::of(trainer, task, seed);
-    induction.points = InductionHeads::points(result);
+    induction.points = result.points.clone();
     Some(Box::new(induction))
 }
 
@@ -158,11 +154,16 @@ impl Follower for Induction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::ClaimQueue;
-    use protocol::{Claim, FromWorker, LabSettings, DEFAULT_CORPUS};
+    use crate::claims::{run_to_end, Models};
+    use protocol::{Claim, LabSettings, DEFAULT_CORPUS};
 
-    fn run(queue: &mut ClaimQueue, lab: &Lab) -> LabResult<ClaimResult> {
-        crate::claims::run_to_end(queue, Claim::InductionHeads, lab)
+    fn run(lab: &Lab, seed: u64) -> LabResult<ClaimResult> {
+        let models = Models {
+            lab: Some(lab),
+            lab_b: None,
+            seed,
+        };
+        run_to_end(Claim::InductionHeads, &models)
     }
 
     fn repeat_settings() -> LabSettings {
@@ -176,7 +177,7 @@ mod tests {
     #[test]
     fn a_model_not_on_repeat_is_told_what_to_set_up() {
         let lab = Lab::fresh(DEFAULT_CORPUS, &LabSettings::default()).unwrap();
-        let e = run(&mut ClaimQueue::default(), &lab).unwrap_err();
+        let e = run(&lab, 0).unwrap_err();
         assert!(e.to_string().contains("Task Repeat"), "{e}");
     }
 
@@ -189,38 +190,26 @@ mod tests {
         }
         let kept = lab.history.steps();
         assert!(kept.len() > 1, "{kept:?}");
-        let mut queue = ClaimQueue {
-            seed: settings.seed,
-            ..ClaimQueue::default()
-        };
-        let r = run(&mut queue, &lab).unwrap();
-        let points = InductionHeads::points(&r);
-        let steps: Vec<u64> = points.iter().map(|p| p.step).collect();
+        let r = run(&lab, settings.seed).unwrap();
+        let steps: Vec<u64> = r.points.iter().map(|p| p.step).collect();
         assert_eq!(steps.last(), Some(&30));
         assert_eq!(
             steps[..steps.len() - 1],
             kept[..kept.len() - usize::from(kept.last() == Some(&30))]
         );
-        assert!(r.verdict.starts_with("Not yet"), "{}", r.verdict);
-        // Measured again as it trains: one more point each time, the old ones kept.
+        assert!(r.verdict.text.starts_with("Not yet"), "{}", r.verdict.text);
+        // Measured again as it trains, from the result's points: one more point each time,
+        // the old ones kept.
+        let mut following = follower(Some(&lab), settings.seed, &r).expect("it follows");
         for _ in 0..5 {
             lab.step().unwrap();
         }
-        let Some(FromWorker::ClaimDone {
-            result: Ok(again), ..
-        }) = queue.refresh_claim(Some(&lab))
-        else {
-            panic!("a refreshed result");
+        let Some(Ok(again)) = following.measure(&lab) else {
+            panic!("a result measured again");
         };
-        let again = InductionHeads::points(&again);
-        assert_eq!(again.len(), points.len() + 1);
-        assert_eq!(again[..points.len()], points[..]);
-        assert_eq!(again.last().unwrap().step, 35);
-        // The same follower made from the result elsewhere (the lead after the claim worker).
-        let mut elsewhere = follower(Some(&lab), settings.seed, &r).unwrap();
-        let Some(Ok(from_result)) = elsewhere.measure(&lab) else {
-            panic!("measured");
-        };
-        assert_eq!(InductionHeads::points(&from_result), again);
+        assert_eq!(again.points.len(), r.points.len() + 1);
+        assert_eq!(again.points[..r.points.len()], r.points[..]);
+        assert_eq!(again.points.last().unwrap().step, 35);
+        assert_eq!(again.plots[0].series[0].x.len(), again.points.len());
     }
 }

@@ -1,9 +1,11 @@
 //! The Claims panel's experiments, in the worker: each claim's file here says how it measures
 //! (`start`, then its `Experiment` one unit per call), so the worker reports progress and hears
-//! Cancel between units; claims measured in one go answer at once. The queue below schedules
-//! any claim alike. Plain Rust: the caller brings the clock.
+//! Cancel between units; claims measured in one go answer at once. `ClaimRunner` measures them
+//! as the lead's turns order (`protocol::turns`), in the claim worker or in the lead. Plain
+//! Rust: the caller brings the clock.
 //!
-//! A new claim: its file here (its `start` and `Experiment`), and its arm in `start` below.
+//! A new claim: its file here (its `start` and `Experiment`), and its arm in `start` below
+//! (and in `follower`, for a claim measured again as the model trains).
 
 mod by_length;
 mod extrapolation;
@@ -14,8 +16,8 @@ mod leakage;
 mod scaling;
 
 use crate::lab::Lab;
-use protocol::turns::{Asked, Cancelled, ClaimTurns};
-use protocol::{Claim, ClaimResult, FromWorker, LabResult, ProbeInput};
+use protocol::turns::{ClaimOrder, ClaimReport};
+use protocol::{Claim, ClaimResult, LabResult, ProbeInput};
 
 /// The models a claim measures, as they are when it starts and at each of its units.
 pub struct Models<'a> {
@@ -41,12 +43,6 @@ pub trait Experiment {
     fn goes_on_with_new_models(&mut self) -> bool {
         true
     }
-
-    /// Ended with a result: what measures the model again as it trains, for a claim that is
-    /// (`About::measured_again_while_training`).
-    fn follower(self: Box<Self>) -> Option<Box<dyn Follower>> {
-        None
-    }
 }
 
 /// A claim measured again, in one go, on the model as it trains, with what its run set up.
@@ -56,6 +52,8 @@ pub trait Follower {
     fn measure(&mut self, lab: &Lab) -> Option<LabResult<ClaimResult>>;
 }
 
+// It lives only from a claim's start to its report: the size gap costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 pub enum Started {
     /// Measured in one go.
     Done(ClaimResult),
@@ -76,9 +74,10 @@ fn start(claim: Claim, probe: &ProbeInput, models: &Models) -> LabResult<Started
     }
 }
 
-/// What measures `claim` again as `lab` trains after it ran elsewhere with `result`, for a
-/// claim that is measured again (`About::measured_again_while_training`).
-fn follower(
+/// What measures `claim` again as `lab` trains, after its run ended with `result`, for a
+/// claim that is measured again (`About::measured_again_while_training`): made from the model,
+/// `seed` and what the result holds.
+pub fn follower(
     claim: Claim,
     lab: Option<&Lab>,
     seed: u64,
@@ -91,225 +90,132 @@ fn follower(
     }
 }
 
-/// The claims asked for, run here in turn (`ClaimTurns`): the one under way is measured unit
-/// by unit.
+/// Where claims are measured, unit by unit, as the lead's turns order: the claim it measures
+/// now, and one set aside for it. What runs when is the turns' to say (`ClaimOrder`).
 #[derive(Default)]
-pub struct ClaimQueue {
-    turns: ClaimTurns<Box<dyn Experiment>>,
-    /// The seed the current model was made with: a claim's fresh model is made with it.
-    pub seed: u64,
-    /// The claim measured again as the model trains, once it has run on this model.
-    follower: Option<(Claim, Box<dyn Follower>)>,
+pub struct ClaimRunner {
+    /// The runs held: the one measured now (`measuring`) and one set aside.
+    runs: Vec<(Claim, Box<dyn Experiment>)>,
+    measuring: Option<Claim>,
 }
 
-impl ClaimQueue {
-    /// A claim is under way: the worker calls `step` until it ends.
-    pub fn running(&self) -> bool {
-        self.turns.running().is_some()
+impl ClaimRunner {
+    /// A claim is measured: the worker calls `unit` until it ends.
+    pub fn measuring(&self) -> bool {
+        self.measuring.is_some()
     }
 
-    fn models<'a>(&self, lab: Option<&'a Lab>, lab_b: Option<&'a Lab>) -> Models<'a> {
-        Models {
-            lab,
-            lab_b,
-            seed: self.seed,
-        }
-    }
-
-    /// Asked to run `claim`: now if nothing runs, else in turn.
-    pub fn run(
-        &mut self,
-        claim: Claim,
-        probe: ProbeInput,
-        lab: Option<&Lab>,
-        lab_b: Option<&Lab>,
-    ) -> Vec<FromWorker> {
-        match self.turns.ask(claim, probe) {
-            Asked::Waits => vec![FromWorker::ClaimQueued { claim }],
-            Asked::StartsOver(probe) => {
-                self.turns.take_running();
-                self.start_in_turn(Some((claim, probe)), lab, lab_b)
+    /// Does what the lead's turns order.
+    pub fn obey(&mut self, order: ClaimOrder, models: &Models) -> Vec<ClaimReport> {
+        match order {
+            ClaimOrder::Start { claim, probe } => {
+                self.drop_run(claim);
+                // The one measured until now, if any, is set aside.
+                self.measuring = None;
+                vec![self.start(claim, &probe, models)]
             }
-            Asked::Starts(probe) => self.start_in_turn(Some((claim, probe)), lab, lab_b),
-            Asked::GoesFirst(probe) => {
-                let aside = self.turns.step_aside();
-                let mut replies = self.start_in_turn(Some((claim, probe)), lab, lab_b);
-                // The one aside waits while this one runs (one measured in one go has ended
-                // already, and the other goes on).
-                if let Some(aside) = aside.filter(|&a| self.turns.aside() == Some(a)) {
-                    replies.insert(0, FromWorker::ClaimQueued { claim: aside });
-                }
-                replies
+            ClaimOrder::ModelsReplaced => self.models_replaced(),
+            ClaimOrder::Resume { claim } if self.holds(claim) => {
+                self.measuring = Some(claim);
+                Vec::new()
+            }
+            // Dropped meanwhile (the models were replaced): it ends.
+            ClaimOrder::Resume { claim } | ClaimOrder::Cancel { claim } => {
+                self.drop_run(claim);
+                vec![ClaimReport::Cancelled { claim }]
             }
         }
     }
 
-    /// Stops `claim`, under way or waiting; the next waiting one starts.
-    pub fn cancel(
-        &mut self,
-        claim: Claim,
-        lab: Option<&Lab>,
-        lab_b: Option<&Lab>,
-    ) -> Vec<FromWorker> {
-        match self.turns.cancel(claim) {
-            Cancelled::NotAsked => Vec::new(),
-            Cancelled::Waiting | Cancelled::Aside => vec![FromWorker::ClaimCancelled { claim }],
-            Cancelled::Running => {
-                self.turns.end();
-                let mut replies = vec![FromWorker::ClaimCancelled { claim }];
-                replies.extend(self.start_in_turn(None, lab, lab_b));
-                replies
-            }
-        }
-    }
-
-    /// The models were replaced: the claim under way goes on or stops, as it says
-    /// (`Experiment::goes_on_with_new_models`), and the claim measured again as the model
-    /// trains no longer is (what it set up was the old model's).
-    pub fn models_replaced(&mut self, lab: Option<&Lab>, lab_b: Option<&Lab>) -> Vec<FromWorker> {
-        self.follower = None;
-        let mut replies = Vec::new();
-        let aside_goes_on = self
-            .turns
-            .aside_mut()
-            .is_none_or(|run| run.goes_on_with_new_models());
-        if let Some(claim) = self.turns.aside().filter(|_| !aside_goes_on) {
-            replies.extend(self.cancel(claim, lab, lab_b));
-        }
-        let goes_on = self
-            .turns
-            .run_mut()
-            .is_none_or(|run| run.goes_on_with_new_models());
-        match self.turns.running() {
-            Some(claim) if !goes_on => replies.extend(self.cancel(claim, lab, lab_b)),
-            _ => {}
-        }
-        replies
-    }
-
-    /// Measures the next unit of the claim under way: its progress, or its result after the
-    /// last (and then the next waiting claim starts).
-    pub fn step(
-        &mut self,
-        now_ms: &dyn Fn() -> f64,
-        lab: Option<&Lab>,
-        lab_b: Option<&Lab>,
-    ) -> Vec<FromWorker> {
-        let models = self.models(lab, lab_b);
-        let (Some(claim), Some(run)) = (self.turns.running(), self.turns.run_mut()) else {
-            return Vec::new();
-        };
-        match run.step(&models, now_ms).transpose() {
-            Some(result) => {
-                if let Some((_, run)) = self.turns.end() {
-                    if let Some(follower) = run.follower() {
-                        self.follower = result.is_ok().then_some((claim, follower));
-                    }
-                }
-                let result = stamped(result, lab);
-                let mut replies = vec![FromWorker::ClaimDone { claim, result }];
-                replies.extend(self.start_in_turn(None, lab, lab_b));
-                replies
-            }
-            None => {
+    fn start(&mut self, claim: Claim, probe: &ProbeInput, models: &Models) -> ClaimReport {
+        match start(claim, probe, models) {
+            Ok(Started::Done(result)) => ClaimReport::Done {
+                claim,
+                result: stamped(Ok(result), models.lab),
+            },
+            Err(e) => ClaimReport::Done {
+                claim,
+                result: Err(e),
+            },
+            Ok(Started::Running(run)) => {
                 let (done, total) = run.progress();
-                vec![FromWorker::ClaimProgress { claim, done, total }]
+                self.runs.push((claim, run));
+                self.measuring = Some(claim);
+                ClaimReport::Progress { claim, done, total }
             }
         }
     }
 
-    /// Starts `first` (or else the next waiting claim), and after it those waiting, as long as
-    /// each is measured in one go and answers at once: until one runs unit by unit or none waits.
-    fn start_in_turn(
-        &mut self,
-        first: Option<(Claim, ProbeInput)>,
-        lab: Option<&Lab>,
-        lab_b: Option<&Lab>,
-    ) -> Vec<FromWorker> {
-        let models = self.models(lab, lab_b);
-        let mut replies = Vec::new();
-        let mut next = first.or_else(|| self.turns.next_to_start());
-        while let Some((claim, probe)) = next {
-            replies.push(match start(claim, &probe, &models) {
-                Ok(Started::Done(result)) => FromWorker::ClaimDone {
-                    claim,
-                    result: stamped(Ok(result), lab),
-                },
-                Err(e) => FromWorker::ClaimDone {
-                    claim,
-                    result: Err(e),
-                },
-                Ok(Started::Running(run)) => {
-                    let (done, total) = run.progress();
-                    self.turns.started(claim, run);
-                    FromWorker::ClaimProgress { claim, done, total }
-                }
-            });
-            next = self.turns.next_to_start();
-        }
-        replies
-    }
-
-    /// `claim` ran to its end on a copy of this model in the claim worker, with `result`: from
-    /// now on it is measured again here as the model trains, with what that run set up (made
-    /// again from the model and `seed`, and what `result` holds).
-    pub fn ran_elsewhere(
-        &mut self,
-        claim: Claim,
-        result: &ClaimResult,
-        lab: Option<&Lab>,
-        seed: u64,
-    ) {
-        self.follower = follower(claim, lab, seed, result).map(|f| (claim, f));
-    }
-
-    /// The claim measured again as the model trains runs again elsewhere: it is not measured
-    /// again here meanwhile.
-    pub fn forget_follower(&mut self) {
-        self.follower = None;
-    }
-
-    /// The claim that follows training measured again on the model as it is now, in one go,
-    /// once it has run on this model and is not running again: what the page's card follows
-    /// while training.
-    pub fn refresh_claim(&mut self, lab: Option<&Lab>) -> Option<FromWorker> {
-        let (claim, follower) = self.follower.as_mut()?;
-        if self.turns.asked(*claim) {
-            return None;
-        }
-        let lab = lab?;
-        follower.measure(lab).map(|result| FromWorker::ClaimDone {
-            claim: *claim,
-            result: stamped(result, Some(lab)),
+    /// Measures the next unit of the claim measured: its progress, or its result after the
+    /// last.
+    pub fn unit(&mut self, models: &Models, now_ms: &dyn Fn() -> f64) -> Option<ClaimReport> {
+        let claim = self.measuring?;
+        let (_, run) = self.runs.iter_mut().find(|(c, _)| *c == claim)?;
+        let Some(result) = run.step(models, now_ms).transpose() else {
+            let (done, total) = run.progress();
+            return Some(ClaimReport::Progress { claim, done, total });
+        };
+        self.drop_run(claim);
+        Some(ClaimReport::Done {
+            claim,
+            result: stamped(result, models.lab),
         })
+    }
+
+    /// The models were replaced: each run held goes on or stops, as it says
+    /// (`Experiment::goes_on_with_new_models`); those that stop are reported.
+    fn models_replaced(&mut self) -> Vec<ClaimReport> {
+        let stopped: Vec<Claim> = self
+            .runs
+            .iter_mut()
+            .filter_map(|(claim, run)| (!run.goes_on_with_new_models()).then_some(*claim))
+            .collect();
+        stopped
+            .into_iter()
+            .map(|claim| {
+                self.drop_run(claim);
+                ClaimReport::Cancelled { claim }
+            })
+            .collect()
+    }
+
+    fn holds(&self, claim: Claim) -> bool {
+        self.runs.iter().any(|(c, _)| *c == claim)
+    }
+
+    fn drop_run(&mut self, claim: Claim) {
+        self.runs.retain(|(c, _)| *c != claim);
+        if self.measuring == Some(claim) {
+            self.measuring = None;
+        }
     }
 }
 
 /// A result with the step of the model it measured.
-fn stamped(result: LabResult<ClaimResult>, lab: Option<&Lab>) -> LabResult<ClaimResult> {
+pub fn stamped(result: LabResult<ClaimResult>, lab: Option<&Lab>) -> LabResult<ClaimResult> {
     result.map(|r| ClaimResult {
         measured_at: lab.map(Lab::step_count),
         ..r
     })
 }
 
-/// Runs `claim` on `lab` to its end, unit by unit, as the worker does: its result.
+/// Runs `claim` on `models` to its end, unit by unit, as a runner does: its result.
 #[cfg(test)]
-pub(crate) fn run_to_end(
-    queue: &mut ClaimQueue,
-    claim: Claim,
-    lab: &Lab,
-) -> LabResult<ClaimResult> {
-    let clock = || 0.0;
-    let mut replies = queue.run(claim, ProbeInput::default(), Some(lab), None);
-    while queue.running() {
-        replies.extend(queue.step(&clock, Some(lab), None));
+pub(crate) fn run_to_end(claim: Claim, models: &Models) -> LabResult<ClaimResult> {
+    let mut runner = ClaimRunner::default();
+    let probe = ProbeInput::default();
+    let mut reports = runner.obey(ClaimOrder::Start { claim, probe }, models);
+    while runner.measuring() {
+        reports.extend(runner.unit(models, &|| 0.0));
     }
-    replies
+    reports
         .into_iter()
         .find_map(|r| match r {
-            FromWorker::ClaimDone { result, .. } => Some(result),
+            ClaimReport::Done { result, .. } => Some(result),
             _ => None,
         })
         .expect("the claim ends")
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,9 @@
 use super::*;
 use crate::claim_worker::ClaimWorker;
 use crate::replica::{floats_of, vec_io, Replica};
-use protocol::{LabSettings, ProbeInput, DEFAULT_CORPUS};
+use protocol::claims::REMEASURE_PLAYING_MAX_MS;
+use protocol::turns::{ClaimOrder, ClaimReport};
+use protocol::{Claim, FromClaimWorker, LabSettings, ProbeInput, DEFAULT_CORPUS};
 use std::cell::Cell;
 
 #[derive(Default)]
@@ -402,28 +404,57 @@ fn auto_measures_both_sides_then_settles_on_the_faster() {
     );
 }
 
-/// The claim worker's messages, handled by a real claim worker, its news delivered back.
-fn run_claim_worker(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
-    loop {
-        if let Some((message, attachments)) = host.to_claims.pop_front() {
-            for news in worker.handle(message, attachments) {
-                lead.claim_news(host, news);
-            }
-        } else if worker.claim_running() {
-            for news in worker.claim_step(&|| 0.0) {
-                lead.claim_news(host, news);
-            }
-        } else {
-            return;
-        }
+/// The reports of the claim worker, delivered to the lead.
+fn deliver(lead: &mut Lead, host: &mut Fake, reports: impl IntoIterator<Item = ClaimReport>) {
+    for report in reports {
+        lead.claim_news(host, FromClaimWorker::Report(report));
     }
 }
 
+/// The lead's messages to the claim worker, handled by a real claim worker, without
+/// measuring units.
+fn deliver_orders(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
+    while let Some((message, attachments)) = host.to_claims.pop_front() {
+        let reports = worker.handle(message, attachments);
+        deliver(lead, host, reports);
+    }
+}
+
+/// The claim worker's next unit, its report delivered. Its clock moves a millisecond a read, as
+/// the fake host's can: a clock that stands still makes every timing repeat its most
+/// (`engine::experiments::MAX_REPEATS`), minutes for the Time claim.
+fn claim_unit(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
+    let clock = Cell::new(0.0);
+    let report = worker.unit(&|| {
+        clock.set(clock.get() + 1.0);
+        clock.get()
+    });
+    deliver(lead, host, report);
+}
+
+/// The claim worker's messages, handled by a real claim worker, its reports delivered back,
+/// until it measures nothing.
+fn run_claim_worker(lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker) {
+    loop {
+        deliver_orders(lead, host, worker);
+        if !worker.measuring() {
+            return;
+        }
+        claim_unit(lead, host, worker);
+    }
+}
+
+fn reports(posted: &[FromWorker]) -> impl DoubleEndedIterator<Item = &ClaimReport> {
+    posted.iter().filter_map(|m| match m {
+        FromWorker::Claim(report) => Some(report),
+        _ => None,
+    })
+}
+
 fn claims_done(posted: &[FromWorker]) -> Vec<Claim> {
-    posted
-        .iter()
-        .filter_map(|m| match m {
-            FromWorker::ClaimDone { claim, result } => {
+    reports(posted)
+        .filter_map(|r| match r {
+            ClaimReport::Done { claim, result } => {
                 assert!(result.is_ok(), "{claim:?}: {result:?}");
                 Some(*claim)
             }
@@ -432,32 +463,33 @@ fn claims_done(posted: &[FromWorker]) -> Vec<Claim> {
         .collect()
 }
 
+fn run(claim: Claim) -> ToWorker {
+    ToWorker::RunClaim {
+        claim,
+        probe: ProbeInput::default(),
+    }
+}
+
+fn starts(message: &ToClaimWorker, claim: Claim) -> bool {
+    matches!(message, ToClaimWorker::Order(ClaimOrder::Start { claim: c, .. }) if *c == claim)
+}
+
 #[test]
 fn claims_take_turns_in_the_claim_worker_while_training_goes_on() {
     let mut host = fake();
     let mut lead = started(&mut host);
-    let run = |claim| ToWorker::RunClaim {
-        claim,
-        probe: ProbeInput::default(),
-    };
     lead.message(&mut host, run(Claim::Leakage), Vec::new());
     lead.message(&mut host, run(Claim::KvCache), Vec::new());
     assert!(host.claim_worker, "the claim worker started");
     assert!(matches!(
         host.posted.last(),
-        Some(FromWorker::ClaimQueued {
+        Some(FromWorker::Claim(ClaimReport::Queued {
             claim: Claim::KvCache
-        })
+        }))
     ));
-    // The first claim's copy and its Run went out; the second waits in the lead.
+    // The first claim's copy and its start went out; the second waits in the lead.
     assert!(matches!(host.to_claims[0].0, ToClaimWorker::Copy { .. }));
-    assert!(matches!(
-        host.to_claims[1].0,
-        ToClaimWorker::Run {
-            claim: Claim::Leakage,
-            ..
-        }
-    ));
+    assert!(starts(&host.to_claims[1].0, Claim::Leakage));
     assert_eq!(host.to_claims.len(), 2);
     // Training goes on meanwhile, here.
     lead.message(&mut host, ToWorker::Step, Vec::new());
@@ -470,14 +502,105 @@ fn claims_take_turns_in_the_claim_worker_while_training_goes_on() {
     );
 }
 
+/// Runs asked for one after another while one is under way: each waits its turn (the page is
+/// told), then runs to its end; none is dropped. The same turns wherever claims run: in the
+/// claim worker, or here between slices.
+#[test]
+fn claims_asked_for_while_one_runs_wait_their_turn_and_all_finish() {
+    use Claim::{KvCache, Leakage, Memory, Time};
+    for nested in [true, false] {
+        // A millisecond a clock read: the Time claim's timings, measured here, repeat a few
+        // times rather than their most.
+        let mut host = Fake {
+            no_nested_workers: !nested,
+            cost_per_read: 1.0,
+            ..fake()
+        };
+        let mut lead = started(&mut host);
+        let mut worker = ClaimWorker::default();
+        lead.message(&mut host, run(Memory), Vec::new());
+        for claim in [Time, KvCache, Leakage] {
+            host.posted.clear();
+            lead.message(&mut host, run(claim), Vec::new());
+            assert_eq!(
+                host.posted,
+                [FromWorker::Claim(ClaimReport::Queued { claim })],
+                "{claim:?} waits its turn"
+            );
+        }
+        // Cancel one that waits: the others keep their turn.
+        host.posted.clear();
+        let cancel = ToWorker::CancelClaim { claim: Leakage };
+        lead.message(&mut host, cancel, Vec::new());
+        assert_eq!(
+            host.posted,
+            [FromWorker::Claim(ClaimReport::Cancelled { claim: Leakage })]
+        );
+        // Bounded by units, not by time: Memory's 14, Time's 28 and KV cache's one go.
+        for _ in 0..100 {
+            run_claim_worker(&mut lead, &mut host, &mut worker);
+            run_wakes(&mut lead, &mut host, 1, 1.0);
+        }
+        assert_eq!(host.claim_worker, nested);
+        assert_eq!(claims_done(&host.posted), [Memory, Time, KvCache]);
+        assert!(host.wakes.is_empty() && !worker.measuring());
+    }
+}
+
+/// Cancel stops the claim under way, wherever it runs, and the next waiting one starts.
+#[test]
+fn cancel_stops_the_claim_under_way_and_the_next_starts() {
+    for nested in [true, false] {
+        let mut host = Fake {
+            no_nested_workers: !nested,
+            ..fake()
+        };
+        let mut lead = started(&mut host);
+        let mut worker = ClaimWorker::default();
+        // Memory starts (in the claim worker: its first report back), then KV cache waits.
+        lead.message(&mut host, run(Claim::Memory), Vec::new());
+        deliver_orders(&mut lead, &mut host, &mut worker);
+        lead.message(&mut host, run(Claim::KvCache), Vec::new());
+        let cancel = ToWorker::CancelClaim {
+            claim: Claim::Memory,
+        };
+        lead.message(&mut host, cancel, Vec::new());
+        deliver_orders(&mut lead, &mut host, &mut worker);
+        let said: Vec<&ClaimReport> = reports(&host.posted).collect();
+        assert!(
+            matches!(
+                said[..],
+                [
+                    ClaimReport::Progress {
+                        claim: Claim::Memory,
+                        done: 0,
+                        total: 14
+                    },
+                    ClaimReport::Queued {
+                        claim: Claim::KvCache
+                    },
+                    ClaimReport::Cancelled {
+                        claim: Claim::Memory
+                    },
+                    ClaimReport::Done {
+                        claim: Claim::KvCache,
+                        result: Ok(_)
+                    },
+                ]
+            ),
+            "{said:?}"
+        );
+        // A unit asked for before the Cancel (measured here) finds nothing to measure, and
+        // asks for no more.
+        run_wakes(&mut lead, &mut host, 10, 1.0);
+        assert!(!worker.measuring() && host.wakes.is_empty());
+    }
+}
+
 #[test]
 fn a_dead_claim_worker_ends_its_claim_with_why_and_the_next_starts_afresh() {
     let mut host = fake();
     let mut lead = started(&mut host);
-    let run = |claim| ToWorker::RunClaim {
-        claim,
-        probe: ProbeInput::default(),
-    };
     lead.message(&mut host, run(Claim::Leakage), Vec::new());
     lead.message(&mut host, run(Claim::KvCache), Vec::new());
     lead.claim_news(
@@ -486,8 +609,8 @@ fn a_dead_claim_worker_ends_its_claim_with_why_and_the_next_starts_afresh() {
             message: "out of memory".into(),
         },
     );
-    let ended = host.posted.iter().find_map(|m| match m {
-        FromWorker::ClaimDone {
+    let ended = reports(&host.posted).find_map(|r| match r {
+        ClaimReport::Done {
             claim: Claim::Leakage,
             result: Err(e),
         } => Some(e.to_string()),
@@ -499,13 +622,7 @@ fn a_dead_claim_worker_ends_its_claim_with_why_and_the_next_starts_afresh() {
     // The waiting claim started in a new claim worker, with a copy of its own.
     assert!(host.claim_worker);
     assert!(matches!(host.to_claims[0].0, ToClaimWorker::Copy { .. }));
-    assert!(matches!(
-        host.to_claims[1].0,
-        ToClaimWorker::Run {
-            claim: Claim::KvCache,
-            ..
-        }
-    ));
+    assert!(starts(&host.to_claims[1].0, Claim::KvCache));
 }
 
 #[test]
@@ -515,17 +632,158 @@ fn without_nested_workers_claims_run_in_the_lead_between_slices() {
         ..fake()
     };
     let mut lead = started(&mut host);
-    lead.message(
-        &mut host,
-        ToWorker::RunClaim {
-            claim: Claim::KvCache,
-            probe: ProbeInput::default(),
-        },
-        Vec::new(),
-    );
+    lead.message(&mut host, run(Claim::Memory), Vec::new());
     assert!(!host.claim_worker);
+    assert_eq!(host.wakes.front(), Some(&(Wake::ClaimUnit, None)));
     run_wakes(&mut lead, &mut host, 200, 1.0);
+    assert_eq!(claims_done(&host.posted), vec![Claim::Memory]);
+}
+
+/// The caption of the Heads claim's heatmap, which names the step it measured, in the last
+/// result posted.
+fn heads_at(posted: &[FromWorker]) -> Option<String> {
+    reports(posted).rev().find_map(|r| match r {
+        ClaimReport::Done {
+            claim: Claim::Heads,
+            result,
+        } => Some(
+            result
+                .as_ref()
+                .unwrap()
+                .heatmap
+                .as_ref()
+                .unwrap()
+                .caption
+                .clone(),
+        ),
+        _ => None,
+    })
+}
+
+/// Once it has run, the Heads claim is measured again at each Step and Pause, until the
+/// model is replaced; the same whether it ran in the claim worker or here.
+#[test]
+fn the_heads_claim_follows_steps_and_pauses_until_a_reset() {
+    let mut followed = Vec::new();
+    for nested in [true, false] {
+        let mut host = Fake {
+            no_nested_workers: !nested,
+            ..fake()
+        };
+        let mut lead = started(&mut host);
+        let mut worker = ClaimWorker::default();
+        lead.message(&mut host, run(Claim::Heads), Vec::new());
+        run_claim_worker(&mut lead, &mut host, &mut worker);
+        run_wakes(&mut lead, &mut host, 100, 1.0);
+        assert_eq!(claims_done(&host.posted), [Claim::Heads]);
+        host.posted.clear();
+        lead.message(&mut host, ToWorker::Step, Vec::new());
+        assert!(heads_at(&host.posted).unwrap().ends_with("(step 1)"));
+        let stepped = reports(&host.posted).cloned().collect::<Vec<_>>();
+        host.posted.clear();
+        lead.message(&mut host, ToWorker::Pause, Vec::new());
+        assert!(heads_at(&host.posted).unwrap().ends_with("(step 1)"));
+        reset(&mut lead, &mut host, LabSettings::default());
+        host.posted.clear();
+        lead.message(&mut host, ToWorker::Step, Vec::new());
+        assert!(heads_at(&host.posted).is_none());
+        followed.push(stepped);
+    }
+    assert_eq!(followed[0], followed[1], "alike wherever it ran");
+}
+
+/// A measurement of the claim that follows training longer than `REMEASURE_PLAYING_MAX_MS`
+/// does not end its measurements while playing: the wait before the next doubles each time.
+#[test]
+fn a_long_remeasurement_while_playing_backs_off_and_goes_on() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    lead.message(&mut host, run(Claim::Heads), Vec::new());
+    let mut worker = ClaimWorker::default();
+    run_claim_worker(&mut lead, &mut host, &mut worker);
+    assert_eq!(claims_done(&host.posted), vec![Claim::Heads]);
+    host.posted.clear();
+    host.posted_at.clear();
+    // Every reading of the clock costs 300 ms: a measurement between two readings takes
+    // longer than the bar.
+    host.cost_per_read = 300.0;
+    assert!(host.cost_per_read > REMEASURE_PLAYING_MAX_MS);
+    lead.message(&mut host, ToWorker::Play, Vec::new());
+    let mut at = Vec::new();
+    while at.len() < 5 && host.clock.get() < 600_000.0 {
+        run_wakes(&mut lead, &mut host, 1, 0.0);
+        for (m, t) in host.posted.drain(..).zip(host.posted_at.drain(..)) {
+            if matches!(
+                m,
+                FromWorker::Claim(ClaimReport::Done {
+                    claim: Claim::Heads,
+                    ..
+                })
+            ) {
+                at.push(t);
+            }
+        }
+    }
+    assert_eq!(at.len(), 5, "measured again at {at:?}");
+    let waits: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    // 19 × 300 ms first (the twentieth of the time), then the doubled waits overtake it:
+    // 2 s, 4 s, 8 s, 16 s.
+    assert!(waits[0] >= 19.0 * 300.0, "{waits:?}");
+    assert!(waits.windows(2).all(|w| w[1] >= w[0]), "{waits:?}");
+    assert!(
+        waits[3] >= 16_000.0 && waits[3] >= 1.8 * waits[1],
+        "{waits:?}"
+    );
+}
+
+/// Length extrapolation trains for minutes: a claim run meanwhile goes first, ends, and
+/// extrapolation goes on where it was, in the same claim worker.
+#[test]
+fn a_claim_run_while_extrapolation_trains_goes_first_and_extrapolation_goes_on() {
+    let mut host = fake();
+    let mut lead = started(&mut host);
+    let mut worker = ClaimWorker::default();
+    let progress = |posted: &[FromWorker]| {
+        reports(posted)
+            .filter_map(|r| match r {
+                ClaimReport::Progress {
+                    claim: Claim::Extrapolation,
+                    done,
+                    ..
+                } => Some(*done),
+                _ => None,
+            })
+            .max()
+    };
+    lead.message(&mut host, run(Claim::Extrapolation), Vec::new());
+    deliver_orders(&mut lead, &mut host, &mut worker);
+    for _ in 0..2 {
+        claim_unit(&mut lead, &mut host, &mut worker);
+    }
+    let before = progress(&host.posted).expect("extrapolation under way");
+    assert!(claims_done(&host.posted).is_empty());
+    // Asked while it runs, the KV cache goes first and ends at once; extrapolation waited.
+    lead.message(&mut host, run(Claim::KvCache), Vec::new());
+    deliver_orders(&mut lead, &mut host, &mut worker);
     assert_eq!(claims_done(&host.posted), vec![Claim::KvCache]);
+    // A claim measured unit by unit goes first too, and runs to its end before it.
+    host.posted.clear();
+    lead.message(&mut host, run(Claim::Memory), Vec::new());
+    deliver_orders(&mut lead, &mut host, &mut worker);
+    assert!(reports(&host.posted).any(|r| *r
+        == ClaimReport::Queued {
+            claim: Claim::Extrapolation
+        }));
+    while claims_done(&host.posted).is_empty() {
+        claim_unit(&mut lead, &mut host, &mut worker);
+        deliver_orders(&mut lead, &mut host, &mut worker);
+        assert_eq!(progress(&host.posted), None, "extrapolation waits");
+    }
+    assert_eq!(claims_done(&host.posted), vec![Claim::Memory]);
+    // Then extrapolation goes on from where it was.
+    claim_unit(&mut lead, &mut host, &mut worker);
+    let after = progress(&host.posted).expect("extrapolation goes on");
+    assert!(after > before, "{before} → {after}");
 }
 
 #[test]
@@ -556,125 +814,4 @@ fn a_keep_lets_the_held_points_through_first_then_says_kept() {
     );
     // The entries written are not written again.
     assert!(lead.history_to_keep().unwrap().new_entries.is_empty());
-}
-
-/// A measurement of the claim that follows training longer than `REMEASURE_PLAYING_MAX_MS`
-/// does not end its measurements while playing: the wait before the next doubles each time.
-#[test]
-fn a_long_remeasurement_while_playing_backs_off_and_goes_on() {
-    let mut host = fake();
-    let mut lead = started(&mut host);
-    lead.message(
-        &mut host,
-        ToWorker::RunClaim {
-            claim: Claim::Heads,
-            probe: ProbeInput::default(),
-        },
-        Vec::new(),
-    );
-    let mut worker = ClaimWorker::default();
-    run_claim_worker(&mut lead, &mut host, &mut worker);
-    assert_eq!(claims_done(&host.posted), vec![Claim::Heads]);
-    host.posted.clear();
-    host.posted_at.clear();
-    // Every reading of the clock costs 300 ms: a measurement between two readings takes
-    // longer than the bar.
-    host.cost_per_read = 300.0;
-    assert!(host.cost_per_read > REMEASURE_PLAYING_MAX_MS);
-    lead.message(&mut host, ToWorker::Play, Vec::new());
-    let mut at = Vec::new();
-    while at.len() < 5 && host.clock.get() < 600_000.0 {
-        run_wakes(&mut lead, &mut host, 1, 0.0);
-        for (m, t) in host.posted.drain(..).zip(host.posted_at.drain(..)) {
-            if matches!(
-                m,
-                FromWorker::ClaimDone {
-                    claim: Claim::Heads,
-                    ..
-                }
-            ) {
-                at.push(t);
-            }
-        }
-    }
-    assert_eq!(at.len(), 5, "measured again at {at:?}");
-    let waits: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
-    // 19 × 300 ms first (the twentieth of the time), then the doubled waits overtake it:
-    // 2 s, 4 s, 8 s, 16 s.
-    assert!(waits[0] >= 19.0 * 300.0, "{waits:?}");
-    assert!(waits.windows(2).all(|w| w[1] >= w[0]), "{waits:?}");
-    assert!(
-        waits[3] >= 16_000.0 && waits[3] >= 1.8 * waits[1],
-        "{waits:?}"
-    );
-}
-
-/// Length extrapolation trains for minutes: a claim run meanwhile goes first, ends, and
-/// extrapolation goes on where it was, in the same claim worker.
-#[test]
-fn a_claim_run_while_extrapolation_trains_goes_first_and_extrapolation_goes_on() {
-    let mut host = fake();
-    let mut lead = started(&mut host);
-    let run = |claim| ToWorker::RunClaim {
-        claim,
-        probe: ProbeInput::default(),
-    };
-    let mut worker = ClaimWorker::default();
-    // The claim worker's messages, handled, without measuring units.
-    let deliver = |lead: &mut Lead, host: &mut Fake, worker: &mut ClaimWorker| {
-        while let Some((message, attachments)) = host.to_claims.pop_front() {
-            for news in worker.handle(message, attachments) {
-                lead.claim_news(host, news);
-            }
-        }
-    };
-    let progress = |posted: &[FromWorker]| {
-        posted
-            .iter()
-            .filter_map(|m| match m {
-                FromWorker::ClaimProgress {
-                    claim: Claim::Extrapolation,
-                    done,
-                    ..
-                } => Some(*done),
-                _ => None,
-            })
-            .max()
-    };
-    lead.message(&mut host, run(Claim::Extrapolation), Vec::new());
-    deliver(&mut lead, &mut host, &mut worker);
-    for _ in 0..2 {
-        for news in worker.claim_step(&|| 0.0) {
-            lead.claim_news(&mut host, news);
-        }
-    }
-    let before = progress(&host.posted).expect("extrapolation under way");
-    assert!(claims_done(&host.posted).is_empty());
-    // Asked while it runs, the KV cache goes first and ends at once; extrapolation waited.
-    lead.message(&mut host, run(Claim::KvCache), Vec::new());
-    deliver(&mut lead, &mut host, &mut worker);
-    assert_eq!(claims_done(&host.posted), vec![Claim::KvCache]);
-    // A claim measured unit by unit goes first too, and runs to its end before it.
-    host.posted.clear();
-    lead.message(&mut host, run(Claim::Memory), Vec::new());
-    deliver(&mut lead, &mut host, &mut worker);
-    assert!(host.posted.iter().any(|m| matches!(
-        m,
-        FromWorker::ClaimQueued {
-            claim: Claim::Extrapolation
-        }
-    )));
-    while claims_done(&host.posted).is_empty() {
-        for news in worker.claim_step(&|| 0.0) {
-            lead.claim_news(&mut host, news);
-        }
-        assert_eq!(progress(&host.posted), None, "extrapolation waits");
-    }
-    assert_eq!(claims_done(&host.posted), vec![Claim::Memory]);
-    // Then extrapolation goes on from where it was.
-    for news in worker.claim_step(&|| 0.0) {
-        lead.claim_news(&mut host, news);
-    }
-    let after = progress(&host.posted).expect("extrapolation goes on");
-    assert!(after > before, "{before} → {after}");
 }

@@ -77,16 +77,12 @@ impl Session {
     }
 
     /// What the claim worker needs to run claims as this session would (`ToClaimWorker::Copy`),
-    /// with its attachments: the models as the browser keeps them and, `with_history` and with
-    /// Compare, every History entry (the Scaling claim reads Compare's two models along their
-    /// History).
+    /// with its attachments: the models as the browser keeps them (none before the first) and,
+    /// `with_history` and with Compare, every History entry (the Scaling claim reads Compare's
+    /// two models along their History).
     pub fn copy_for_claims(&self, with_history: bool) -> LabResult<(ToClaimWorker, Vec<Vec<u8>>)> {
         // No claim reads the optimiser's moments: they stay here.
-        let mut bundle = self
-            .lab
-            .as_ref()
-            .ok_or_else(LabError::no_model)?
-            .files_bundle()?;
+        let mut bundle = self.lab.as_ref().map(Lab::files_bundle).transpose()?;
         let mut compare = self.lab_b.as_ref().map(Lab::files_bundle).transpose()?;
         let history = match self.lab_b {
             Some(_) if with_history => self.history_to_keep(&BTreeSet::new()),
@@ -98,7 +94,9 @@ impl Session {
         };
         let history_steps = entries.iter().map(|(s, _)| *s).collect();
         let mut attachments: Vec<Vec<u8>> = entries.into_iter().map(|(_, bytes)| bytes).collect();
-        attachments.extend(ModelBundle::detach_both(&mut bundle, compare.as_mut()));
+        if let Some(bundle) = bundle.as_mut() {
+            attachments.extend(ModelBundle::detach_both(bundle, compare.as_mut()));
+        }
         let copy = ToClaimWorker::Copy {
             bundle,
             compare,
