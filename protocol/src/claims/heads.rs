@@ -3,8 +3,7 @@
 
 use super::{About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot};
 use engine::experiments::heads::{
-    heads_take_different_roles, role_tests, Call, HeadStats, RoleTest, RELATIONS, ROLES,
-    ROLE_SHARE, STANDARD_ERRORS,
+    Call, HeadStats, HeadsMeasurement, RoleTest, RELATIONS, ROLES, ROLE_SHARE, STANDARD_ERRORS,
 };
 use engine::experiments::Series;
 use engine::Matrix;
@@ -56,7 +55,7 @@ pub fn head_label(k: usize, heads: usize) -> String {
 /// What the Heads claim measured: the model now and a fresh one of the same seed on the same
 /// sentences, and the ablation of each head now.
 pub struct HeadsMeasured<'a> {
-    pub now: &'a HeadStats,
+    pub now: &'a HeadsMeasurement,
     pub fresh: &'a HeadStats,
     pub seed: u64,
     pub step: u64,
@@ -79,7 +78,7 @@ impl Heads {
     /// The heads' roles as a heatmap; their ablation and distance to one another by head
     /// on the chart; whether they took different roles, in the verdict.
     pub fn result(m: &HeadsMeasured) -> ClaimResult {
-        let (now, fresh) = (m.now, m.fresh);
+        let (now, fresh) = (&m.now.stats, m.fresh);
         let heads = now.heads.max(1);
         let n = now.roles.len();
         let label = |k: usize| head_label(k, heads);
@@ -147,8 +146,7 @@ impl Heads {
                 "none: this checkpoint has no pre-training heads, so no loss to lose".into(),
             )),
         }
-        let tests = role_tests(now);
-        let roles = Roles::of(&tests, &label);
+        let roles = Roles::of(&m.now.tests, &label);
         numbers.push((
             "Heads that took a role".into(),
             format!(
@@ -168,50 +166,9 @@ impl Heads {
             "Measured over".into(),
             format!("{} sentences, {} query rows", now.sentences, now.rows),
         ));
-        let sample = format!(
-            "Measured over {} sentences ({} query rows), model seed {}.",
-            now.sentences, now.rows, m.seed
-        );
-        // Step 0 with heads unlike the fresh model's: a checkpoint, trained elsewhere.
-        let when = match m.step {
-            0 => "in the loaded weights".to_string(),
-            step => format!("after {step} steps"),
-        };
-        let took = |k: usize| format!("{k} of {n} heads took a role");
-        let verdict = match heads_take_different_roles(&tests) {
-            // A fresh model's heads are its initial ones; a checkpoint's, at step 0, are not.
-            _ if m.step == 0 && m.now == m.fresh => format!(
-                "Not yet measurable: the model has not trained, so its heads are as initialised ({}). Press Play: this card is measured again as it trains. {sample}",
-                roles.largest
-            ),
-            Some(true) => format!(
-                "Borne out: {when} {}: {}{}. {sample}",
-                took(roles.taken.len()),
-                listed(&roles.taken),
-                roles.also_undecided()
-            ),
-            Some(false) if roles.taken.is_empty() => format!(
-                "Not borne out here: {when} no head took a role: {}, where a role needs {:.0}% of a head's attention. {WHAT_IT_TAKES} {sample}",
-                roles.largest,
-                ROLE_SHARE * 100.0
-            ),
-            Some(false) => format!(
-                "Not borne out here: {when} {}, but no two took different ones: {}. {WHAT_IT_TAKES} {sample}",
-                took(roles.taken.len()),
-                listed(&roles.taken)
-            ),
-            None => format!(
-                "Not decided: {when} {}{}; {} too close to call: {}. {sample}",
-                took(roles.taken.len()),
-                if roles.taken.is_empty() {
-                    format!(" ({})", roles.largest)
-                } else {
-                    format!(": {}", listed(&roles.taken))
-                },
-                roles.undecided.len(),
-                listed(&roles.undecided)
-            ),
-        };
+        // A fresh model's heads are its initial ones; a checkpoint's, at step 0, are not.
+        let untrained = m.step == 0 && now == fresh;
+        let verdict = Heads::verdict(m.now, m.step, untrained, Some(m.seed));
         let marks: Vec<Mark> = (1..now.layers)
             .map(|l| Mark {
                 x: (l * heads) as f64 + 0.5,
@@ -289,6 +246,70 @@ impl Heads {
                 col_labels: ROLES.iter().map(|r| r.to_string()).collect(),
                 values,
             }),
+        }
+    }
+
+    /// The verdict's sentence on measurement `now` after `step` steps of a model of `seed`
+    /// (None: a checkpoint's, seed unknown), as the page words it; `untrained`: the model is
+    /// as initialised, so its heads say nothing yet. The page's card and `attention-lab heads`
+    /// both say this.
+    pub fn verdict(
+        now: &HeadsMeasurement,
+        step: u64,
+        untrained: bool,
+        seed: Option<u64>,
+    ) -> String {
+        let stats = &now.stats;
+        let n = stats.roles.len();
+        let heads = stats.heads.max(1);
+        let label = |k: usize| head_label(k, heads);
+        let roles = Roles::of(&now.tests, &label);
+        let seed = match seed {
+            Some(seed) => format!(", model seed {seed}"),
+            None => String::new(),
+        };
+        let sample = format!(
+            "Measured over {} sentences ({} query rows){seed}.",
+            stats.sentences, stats.rows
+        );
+        // Step 0 with heads unlike the fresh model's: a checkpoint, trained elsewhere.
+        let when = match step {
+            0 => "in the loaded weights".to_string(),
+            step => format!("after {step} steps"),
+        };
+        let took = |k: usize| format!("{k} of {n} heads took a role");
+        match now.verdict {
+            _ if untrained => format!(
+                "Not yet measurable: the model has not trained, so its heads are as initialised ({}). Press Play: this card is measured again as it trains. {sample}",
+                roles.largest
+            ),
+            Some(true) => format!(
+                "Borne out: {when} {}: {}{}. {sample}",
+                took(roles.taken.len()),
+                listed(&roles.taken),
+                roles.also_undecided()
+            ),
+            Some(false) if roles.taken.is_empty() => format!(
+                "Not borne out here: {when} no head took a role: {}, where a role needs {:.0}% of a head's attention. {WHAT_IT_TAKES} {sample}",
+                roles.largest,
+                ROLE_SHARE * 100.0
+            ),
+            Some(false) => format!(
+                "Not borne out here: {when} {}, but no two took different ones: {}. {WHAT_IT_TAKES} {sample}",
+                took(roles.taken.len()),
+                listed(&roles.taken)
+            ),
+            None => format!(
+                "Not decided: {when} {}{}; {} too close to call: {}. {sample}",
+                took(roles.taken.len()),
+                if roles.taken.is_empty() {
+                    format!(" ({})", roles.largest)
+                } else {
+                    format!(": {}", listed(&roles.taken))
+                },
+                roles.undecided.len(),
+                listed(&roles.undecided)
+            ),
         }
     }
 }
@@ -417,11 +438,16 @@ mod tests {
         }
     }
 
+    /// The measurement `now`'s stats make (its calls, roles and verdict).
+    fn of(now: &HeadStats) -> HeadsMeasurement {
+        HeadsMeasurement::of(now.clone(), Vec::new())
+    }
+
     /// The verdict on `now` after `step` steps, against a fresh model at the baseline.
     fn verdict(now: &HeadStats, step: u64) -> String {
         let fresh = stats(0.05, PLAIN);
         Heads::result(&HeadsMeasured {
-            now,
+            now: &of(now),
             fresh: &fresh,
             seed: 7,
             step,
@@ -456,6 +482,7 @@ mod tests {
                 ablation: &ablation,
             }),
         };
+        let (now, untrained) = (of(&now), of(&fresh));
         let r = Heads::result(&measured(&now, 2000));
         assert_eq!(Claim::Heads.title(), "Heads");
         let h = r.heatmap.as_ref().unwrap();
@@ -496,7 +523,7 @@ mod tests {
             format!("Borne out: after 2000 steps 2 of 4 heads took a role: L1 H2 previous (80%; baseline 10%), L2 H1 [SEP] (70%; baseline 20%). {SAMPLE}")
         );
         // Untrained: said so, with the sample.
-        let r0 = Heads::result(&measured(&fresh, 0));
+        let r0 = Heads::result(&measured(&untrained, 0));
         assert!(
             r0.verdict.starts_with("Not yet measurable"),
             "{}",
@@ -580,6 +607,24 @@ mod tests {
         ] {
             assert!(method.contains(rule), "{rule}: {method}");
         }
+    }
+
+    /// `attention-lab heads` words a checkpoint's verdict as the page does, without a seed.
+    #[test]
+    fn the_verdict_alone_is_the_cards_and_a_checkpoints_names_no_seed() {
+        let mut now = stats(0.4, PLAIN);
+        now.roles[1] = [0.05, 0.8, 0.05, 0.0, 0.0, 0.1];
+        now.roles[2] = [0.05, 0.05, 0.05, 0.05, 0.7, 0.1];
+        assert_eq!(
+            Heads::verdict(&of(&now), 0, false, None),
+            "Borne out: in the loaded weights 2 of 4 heads took a role: L1 H2 previous (80%; baseline 10%), L2 H1 [SEP] (70%; baseline 20%). Measured over 3 sentences (40 query rows)."
+        );
+        assert_eq!(
+            Heads::verdict(&of(&now), 300, false, Some(7)),
+            verdict(&now, 300)
+        );
+        let untrained = Heads::verdict(&of(&now), 0, true, Some(7));
+        assert!(untrained.starts_with("Not yet measurable") && untrained.ends_with(SAMPLE));
     }
 
     #[test]
