@@ -7,6 +7,7 @@
 mod args;
 mod attention_flags;
 mod generate;
+mod heads;
 mod inspect;
 mod json;
 mod scaling;
@@ -35,7 +36,7 @@ pub const COMMAND_HELP: &str = "\
 #[derive(Parser)]
 #[command(
     name = "attention-lab",
-    about = "attention-lab: inspect, train and generate with BERT (Hugging Face checkpoints) with the Attention Lab engine",
+    about = "attention-lab: inspect, train and generate with BERT (Hugging Face checkpoints), and measure its heads, with the Attention Lab engine",
     subcommand_required = true,
     help_template = "{about}\n\nusage: {usage}\n\ncommands:\n{subcommands}{after-help}",
     after_help = "`attention-lab COMMAND --help` describes each command."
@@ -46,7 +47,9 @@ struct Cli {
 }
 
 /// The subcommands' names, to show the usage of the one a mistake is in.
-const COMMANDS: [&str; 5] = ["inspect", "train", "generate", "tokenize", "scaling"];
+const COMMANDS: [&str; 6] = [
+    "inspect", "train", "generate", "tokenize", "scaling", "heads",
+];
 
 #[derive(Subcommand)]
 enum Command {
@@ -56,6 +59,7 @@ enum Command {
     Generate(generate::Args),
     Tokenize(TokenizeArgs),
     Scaling(scaling::Args),
+    Heads(heads::Args),
 }
 
 /// The tokens and ids of a text, as HF's tokenizer gives them
@@ -95,6 +99,16 @@ impl From<UsageError> for CliError {
 /// A path as engine errors show it.
 pub fn shown(path: &Path) -> String {
     path.display().to_string()
+}
+
+/// A text file's contents, or an I/O error naming it.
+pub fn read_text(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|e| {
+        CliError::Engine(engine::EngineError::Io {
+            path: shown(path),
+            message: e.to_string(),
+        })
+    })
 }
 
 /// A directory whose config.json says `model_type: "encoder-decoder"`.
@@ -191,6 +205,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => generate::run(a),
         Command::Tokenize(a) => tokenize(a),
         Command::Scaling(a) => scaling::run(a),
+        Command::Heads(a) => heads::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod counting_alloc;
 pub mod data;
+pub mod default_run;
 pub mod error;
 pub mod experiments;
 pub mod forward;

@@ -288,6 +288,12 @@ pub fn build_word_vocab(corpus: &str) -> Result<Vocab> {
     Ok(build_word_vocab_with_limit(corpus, usize::MAX)?.0)
 }
 
+/// Most tokens a vocabulary built from a corpus may have where a person's corpus is read (the
+/// page, `attention-lab train`'s default run). A 1 MB corpus has tens of thousands of
+/// distinct words; the MLM head's cost grows with each, and words seen once or twice are too
+/// rare to learn anyway.
+pub const WORD_VOCAB_LIMIT: usize = 8192;
+
 /// As `build_word_vocab`, keeping at most `max_size` tokens (specials included): the rarest
 /// words then map to `[UNK]`. Also returns how many distinct words the corpus has, so a
 /// caller can say how many were left out.

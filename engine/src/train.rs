@@ -1017,7 +1017,7 @@ mod tests {
             mask: MaskMode::Padding,
             objective: Objective::MlmNsp,
         };
-        let corpus = include_str!("../../assets/default_corpus.txt");
+        let corpus = crate::default_run::DEFAULT_CORPUS;
         Trainer::from_corpus(corpus, config, settings, 0).unwrap()
     }
 

@@ -4,6 +4,7 @@ use crate::ModelKind;
 use engine::batch::MaskMode;
 use engine::config::{AttentionScaling, AttentionType, BertConfig, PositionEmbeddingType};
 use engine::data::{max_predictions, BatchConfig};
+use engine::default_run::DefaultRun;
 use engine::ops::attention::AttentionKernel;
 use engine::optim::{OptimizerConfig, OptimizerKind};
 use engine::repeat::RepeatTask;
@@ -11,8 +12,8 @@ use engine::seq2seq::Task;
 use engine::train::{Objective, TrainSettings};
 use serde::{Deserialize, Serialize};
 
-/// The built-in corpus: a short dialogue with enough repetition to learn from in a minute.
-pub const DEFAULT_CORPUS: &str = include_str!("../../assets/default_corpus.txt");
+/// The built-in corpus: the default run's (`engine::default_run`).
+pub const DEFAULT_CORPUS: &str = engine::default_run::DEFAULT_CORPUS;
 
 /// The probe's first sentence pair: a [MASK] to predict, and a second sentence for NSP.
 pub const DEFAULT_SENTENCE: &str = "the dog chases a [MASK] ball .";
@@ -103,10 +104,11 @@ pub enum Preset {
 impl Preset {
     pub const ALL: [Preset; 2] = [Preset::Tiny, Preset::Small];
 
-    /// The preset's own shape (BERT: multi-head, absolute positions, softmax).
+    /// The preset's own shape (BERT: multi-head, absolute positions, softmax). Tiny is the
+    /// default run's model (`engine::default_run`).
     pub fn config(self) -> BertConfig {
         match self {
-            Preset::Tiny => BertConfig::tiny(0),
+            Preset::Tiny => DefaultRun::config(),
             Preset::Small => BertConfig::small(0),
         }
     }
@@ -299,20 +301,22 @@ pub fn positions_words(p: PositionEmbeddingType) -> &'static str {
 }
 
 impl Default for LabSettings {
+    /// The page's default run, as the engine describes it (`engine::default_run`): the tiny
+    /// preset and the run's training settings.
     fn default() -> Self {
         LabSettings {
             preset: Preset::Tiny,
-            learning_rate: 1e-3,
-            batch_size: 8,
-            mask_prob: 0.15,
-            seed: 0,
-            optimizer: OptimizerKind::Adam,
-            train_mask: MaskMode::Padding,
-            max_len: 32,
+            learning_rate: DefaultRun::LEARNING_RATE,
+            batch_size: DefaultRun::BATCH_SIZE,
+            mask_prob: DefaultRun::MASK_PROB,
+            seed: DefaultRun::SEED,
+            optimizer: DefaultRun::OPTIMIZER,
+            train_mask: DefaultRun::MASK,
+            max_len: DefaultRun::MAX_LEN,
             fixed_batch: false,
             architecture: Architecture::default(),
             compare: None,
-            objective: Objective::MlmNsp,
+            objective: DefaultRun::OBJECTIVE,
             task: None,
             repeat: false,
         }
@@ -380,11 +384,14 @@ impl LabSettings {
         })
     }
 
-    /// The optimiser a model of `kind` trains with: the chosen one, and on Repeat the linear
-    /// warm-up of Repeat's setting (the notebook trains on with the same).
+    /// The optimiser a model of `kind` trains with: the chosen one, and with the linear warm-up
+    /// of its setting: Repeat's, or the default run's for a corpus (the notebook trains on with
+    /// the same).
     pub fn optimizer_for(&self, kind: ModelKind) -> OptimizerConfig {
         OptimizerConfig {
-            warmup_steps: kind.repeat().map_or(0, |_| RepeatTask::WARMUP_STEPS),
+            warmup_steps: kind
+                .repeat()
+                .map_or(DefaultRun::WARMUP_STEPS, |_| RepeatTask::WARMUP_STEPS),
             ..self.optimizer.config(self.learning_rate)
         }
     }
@@ -411,6 +418,21 @@ impl LabSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The page's default run is the engine's description of it, which the command line's
+    /// `train` trains too: model, training settings and seed.
+    #[test]
+    fn the_default_settings_are_the_engines_default_run() {
+        let settings = LabSettings::default();
+        let config = settings.model_config();
+        assert_eq!(config, DefaultRun::config());
+        assert_eq!(
+            settings.train_settings(settings.kind(), config.max_position_embeddings),
+            DefaultRun::train_settings()
+        );
+        assert_eq!(settings.seed, DefaultRun::SEED);
+        assert_eq!(DEFAULT_CORPUS, engine::default_run::DEFAULT_CORPUS);
+    }
 
     #[test]
     fn tile_blocks_are_4_for_sentences_and_keep_long_texts_within_8_by_8() {

@@ -42,10 +42,9 @@ pub struct Lab {
 /// 64 MB of kept weights: ~150 snapshots of the tiny preset, a handful of the small one.
 const HISTORY_BUDGET: usize = 64 << 20;
 
-/// Most tokens a vocabulary built from the corpus may have. A 1 MB corpus has tens of
-/// thousands of distinct words; the MLM head's cost grows with each, and words seen once
-/// or twice are too rare to learn anyway.
-pub const WORD_VOCAB_LIMIT: usize = 8192;
+/// Most tokens a vocabulary built from the corpus may have (the engine's, which the command
+/// line's default run reads too).
+pub use engine::tokenizer::WORD_VOCAB_LIMIT;
 
 /// Why a checkpoint without pre-training heads does not train.
 const NO_HEADS: &str = "it has no pre-training heads (cls.predictions, cls.seq_relationship), so it can be inspected but not pre-trained";

@@ -2,7 +2,7 @@
 //! while the induction scores are measured (`engine::experiments::induction`). One JSON line
 //! per evaluation, so that the phase change and the heads that copy can be read off.
 
-use super::{init_config, optimizer, required, usage_error, Args, ObjectiveFlag};
+use super::{init_config, optimizer, required, usage_error, Args, ObjectiveFlag, Setting};
 use crate::json;
 use crate::CliError;
 use engine::data::BatchConfig;
@@ -49,25 +49,6 @@ struct AblatedHead {
     layer: usize,
     head: usize,
     copy2_accuracy: f64,
-}
-
-/// A flag's value, or the Repeat setting's; a value other than the setting's is noted.
-fn chosen<T: PartialEq + std::fmt::Display + Copy>(
-    flag: Option<T>,
-    setting: T,
-    name: &str,
-    notes: &mut Vec<String>,
-) -> T {
-    match flag {
-        Some(v) if v != setting => {
-            notes.push(format!(
-                "{name} {v} is not the Repeat setting's ({setting}), the one measured to form induction heads"
-            ));
-            v
-        }
-        Some(v) => v,
-        None => setting,
-    }
 }
 
 /// `--segment MIN-MAX`.
@@ -118,39 +99,27 @@ pub fn run(a: &Args) -> Result<(), CliError> {
     }
     let steps = a.steps.unwrap_or(3000);
     // The page's Repeat setting, unless a flag says otherwise: and then stderr says so.
-    let mut notes = Vec::new();
-    let batch_size = chosen(
-        a.batch_size,
-        RepeatTask::BATCH_SIZE,
-        "--batch-size",
-        &mut notes,
+    let mut setting = Setting::new(
+        "the Repeat setting's",
+        ", the one measured to form induction heads",
     );
+    let batch_size = setting.chosen(a.batch_size, RepeatTask::BATCH_SIZE, "--batch-size");
     if batch_size == 0 || batch_size > super::MAX_BATCH_SIZE {
         return Err(usage_error(format!(
             "--batch-size must be from 1 to {}, got {batch_size}",
             super::MAX_BATCH_SIZE
         )));
     }
-    let lr = chosen(a.lr, RepeatTask::LEARNING_RATE, "--lr", &mut notes);
-    let warmup = chosen(a.warmup, RepeatTask::WARMUP_STEPS, "--warmup", &mut notes);
+    let lr = setting.chosen(a.lr, RepeatTask::LEARNING_RATE, "--lr");
+    let warmup = setting.chosen(a.warmup, RepeatTask::WARMUP_STEPS, "--warmup");
     let (stated, _) = init_config(config_path)?;
-    let setting = task.setting_config(stated.clone());
+    let repeat = task.setting_config(stated.clone());
     let config = BertConfig {
-        position_embedding_type: chosen(
-            a.positions,
-            RepeatTask::POSITIONS,
-            "--positions",
-            &mut notes,
-        ),
-        num_attention_heads: chosen(a.heads, setting.num_attention_heads, "--heads", &mut notes),
-        hidden_dropout_prob: chosen(
-            a.dropout,
-            setting.hidden_dropout_prob,
-            "--dropout",
-            &mut notes,
-        ),
-        attention_probs_dropout_prob: a.dropout.unwrap_or(setting.attention_probs_dropout_prob),
-        ..setting
+        position_embedding_type: setting.chosen(a.positions, RepeatTask::POSITIONS, "--positions"),
+        num_attention_heads: setting.chosen(a.heads, repeat.num_attention_heads, "--heads"),
+        hidden_dropout_prob: setting.chosen(a.dropout, repeat.hidden_dropout_prob, "--dropout"),
+        attention_probs_dropout_prob: a.dropout.unwrap_or(repeat.attention_probs_dropout_prob),
+        ..repeat
     };
     // What CONFIG said and the run does not do, with no flag to say so.
     let replaced = [
@@ -177,13 +146,11 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         ),
     ];
     for (_, what) in replaced.iter().filter(|(differs, _)| *differs) {
-        notes.push(format!(
+        setting.notes.push(format!(
             "CONFIG's {what} is replaced by the Repeat setting's (--positions, --heads, --dropout keep another)"
         ));
     }
-    for note in &notes {
-        eprintln!("note: {note}");
-    }
+    setting.say();
     let optimizer = OptimizerConfig {
         warmup_steps: warmup,
         ..optimizer(a, Some(OptimizerKind::Adam), lr)?
@@ -197,7 +164,7 @@ pub fn run(a: &Args) -> Result<(), CliError> {
         mask: MaskMode::Causal,
         objective: Objective::NextToken,
     };
-    let mut trainer = Trainer::repeat(task, config, settings, a.seed)?;
+    let mut trainer = Trainer::repeat(task, config, settings, a.seed.unwrap_or(0))?;
     trainer.softmax = a.attention.resolve("train")?;
     let c = &trainer.model.config;
     eprintln!(

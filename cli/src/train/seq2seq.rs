@@ -68,7 +68,7 @@ pub fn from_scratch(a: &Args) -> Result<(), CliError> {
         optimizer(a, Some(OptimizerKind::Adam), lr)?,
         batch,
         task,
-        a.seed,
+        a.seed.unwrap_or(0),
     )?;
     eprintln!(
         "encoder–decoder: {} + {} parameters; corpus: {} sentences, {} examples of {task:?}",
@@ -167,7 +167,7 @@ pub fn fixed_batch(a: &Args) -> Result<(), CliError> {
         .into());
     }
     let opts = ForwardOptions::training(MaskMode::Padding);
-    let run = (optimizer(a, None, lr)?, a.seed, steps);
+    let run = (optimizer(a, None, lr)?, a.seed.unwrap_or(0), steps);
     super::fixed_batch_steps(&mut model, &batch, &opts, run, |step, l| {
         json::print(&Step {
             step,

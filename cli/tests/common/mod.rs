@@ -40,8 +40,10 @@ pub const SEQ2SEQ: &str = concat!(
 );
 
 /// The web app's corpus: long enough for a model to learn something in a few dozen steps.
-pub const DEFAULT_CORPUS: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/default_corpus.txt");
+pub const DEFAULT_CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../engine/assets/default_corpus.txt"
+);
 
 /// The PyTorch-written variant checkpoints (tools/fixtures_models.py).
 pub fn variant_fixture(name: &str) -> String {

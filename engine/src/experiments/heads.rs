@@ -4,15 +4,18 @@
 //! their weight rows on the same sentences), and whether each head takes a role: a relation
 //! holding more of its attention than position alone gives it.
 
-use crate::batch::Batch;
+use crate::batch::{Batch, MaskMode};
+use crate::config::BertConfig;
 use crate::data::{make_batch, make_next_token_batch, BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
 use crate::forward::{
     attention_options, forward_with_head_mask, ForwardOptions, HeadMask, MlmScope,
 };
 use crate::trace::Matrix;
+use crate::train::Trainer;
 use crate::{BertForPreTraining, Rng};
 use ndarray::Array2;
+use serde::Serialize;
 
 /// What a key can be to its query, in the order the heatmap shows them.
 pub const ROLES: [&str; 6] = ["self", "previous", "next", "[CLS]", "[SEP]", "rest"];
@@ -129,6 +132,28 @@ pub fn js_distance(p: &[f32], q: &[f32]) -> f64 {
     jsd.max(0.0).sqrt()
 }
 
+/// One sentence as the heads are measured on it: its tokens and segments as the model reads
+/// them, and the query positions whose rows count (every one: each row's shares sum to 1 over
+/// the keys it may see).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MeasuredRow {
+    pub ids: Vec<u32>,
+    pub segments: Vec<u32>,
+    pub queries: Vec<usize>,
+}
+
+impl MeasuredRow {
+    /// A row of `ids` in `segments`, every position a counted query.
+    pub fn new(ids: Vec<u32>, segments: Vec<u32>) -> MeasuredRow {
+        let queries = (0..ids.len()).collect();
+        MeasuredRow {
+            ids,
+            segments,
+            queries,
+        }
+    }
+}
+
 /// The sentences the heads are measured on, as the model reads them in training: for an
 /// encoder, consecutive pairs `[CLS] A [SEP] B [SEP]` with their segments (the longer side cut
 /// first to fit `max_len`); for a decoder, `[CLS] sentence [SEP]`. At most `count`, from
@@ -138,14 +163,15 @@ pub fn head_sentences(
     decoder: bool,
     max_len: usize,
     count: usize,
-) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
+) -> Result<Vec<MeasuredRow>> {
     let n = corpus.len();
     let (cls, sep, _) = corpus.cls_sep_mask();
     let pairs = if decoder { n } else { n.saturating_sub(1) };
     if pairs == 0 || max_len < 5 {
-        return Err(EngineError::Input(
-            "the corpus needs two sentences at least, and the model 5 positions, to measure its heads".into(),
-        ));
+        return Err(EngineError::Input(format!(
+            "the corpus needs two sentences at least, and the model 5 positions, to measure its heads (here {n} sentence{} and {max_len} positions)",
+            if n == 1 { "" } else { "s" }
+        )));
     }
     let count = count.min(pairs).max(1);
     Ok((0..count)
@@ -156,7 +182,7 @@ pub fn head_sentences(
                 let s = &s[..s.len().min(max_len - 2)];
                 let ids = [&[cls], s, &[sep]].concat();
                 let segments = vec![0; ids.len()];
-                (ids, segments)
+                MeasuredRow::new(ids, segments)
             } else {
                 let (mut a, mut b) = (corpus.sentence(i), corpus.sentence(i + 1));
                 while a.len() + b.len() + 3 > max_len {
@@ -168,7 +194,7 @@ pub fn head_sentences(
                 }
                 let ids = [&[cls], a, &[sep], b, &[sep]].concat();
                 let segments = (0..ids.len()).map(|p| u32::from(p > a.len() + 1)).collect();
-                (ids, segments)
+                MeasuredRow::new(ids, segments)
             }
         })
         .collect())
@@ -187,12 +213,12 @@ fn one_row(ids: &[u32], segments: &[u32]) -> Batch {
     }
 }
 
-/// Measures every head of `model` on `sentences` (ids, segments): one traced evaluation pass
-/// per sentence, under `opts`' mask and attention (no dropout). `cls` and `sep` name the keys
-/// of those roles.
+/// Measures every head of `model` on `sentences`: one traced evaluation pass per sentence,
+/// under `opts`' mask and attention (no dropout), each counted query's row read. `cls` and
+/// `sep` name the keys of those roles.
 pub fn head_stats(
     model: &BertForPreTraining,
-    sentences: &[(Vec<u32>, Vec<u32>)],
+    sentences: &[MeasuredRow],
     opts: &ForwardOptions,
     (cls, sep): (u32, u32),
 ) -> Result<HeadStats> {
@@ -217,7 +243,12 @@ pub fn head_stats(
     let mut distance = vec![vec![0.0; n]; n]; // (L·H, L·H), summed over rows
     let mut baseline = [0.0; 6];
     let mut rows = 0;
-    for (ids, segments) in sentences {
+    for MeasuredRow {
+        ids,
+        segments,
+        queries,
+    } in sentences
+    {
         let out = forward_with_head_mask(
             model,
             &one_row(ids, segments),
@@ -240,9 +271,14 @@ pub fn head_stats(
             )));
         }
         let t = ids.len();
+        if queries.iter().any(|&i| i >= t) {
+            return Err(EngineError::Input(format!(
+                "a query position lies past the sentence's {t} tokens"
+            )));
+        }
         let key_mask = vec![1u8; t]; // `one_row`'s: every position real
         let mut in_sentence = vec![[0.0; 6]; n];
-        for i in 0..t {
+        for &i in queries {
             let uniform =
                 uniform_row_roles(ids, i, |j| attention.allows(&key_mask, i, j), (cls, sep));
             for (total, share) in baseline.iter_mut().zip(uniform) {
@@ -258,8 +294,8 @@ pub fn head_stats(
         for (by_sentence, shares) in sentence_roles.iter_mut().zip(in_sentence) {
             by_sentence.push(shares);
         }
-        sentence_rows.push(t);
-        rows += t;
+        sentence_rows.push(queries.len());
+        rows += queries.len();
     }
     // Per head and role: the share summed over each sentence's rows.
     let sums = |by_sentence: &[[f64; 6]], r: usize| -> Vec<f64> {
@@ -443,6 +479,121 @@ pub fn heads_take_different_roles(tests: &[[RoleTest; RELATIONS]]) -> Option<boo
     } else {
         Some(false)
     }
+}
+
+/// What the Heads measurement gives for one model on one set of sentences: every head's
+/// shares with their standard errors and its calls, the role each head takes, and whether
+/// two heads take different ones. The page's Heads claim and `attention-lab heads` (and `train
+/// --heads-every`) read this, so both say the same of the same model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadsMeasurement {
+    /// Every head's shares of each of [`ROLES`], their standard errors, the baseline, entropy
+    /// and distances (l·H + h).
+    pub stats: HeadStats,
+    /// Every head's test of every relation (l·H + h).
+    pub tests: Vec<[RoleTest; RELATIONS]>,
+    /// The role each head takes (its index in [`ROLES`]), a decided [`Call::Takes`]; of
+    /// several, the one with the largest share. None for a head that takes none.
+    pub roles: Vec<Option<usize>>,
+    /// [`heads_take_different_roles`]: Some(true) borne out, Some(false) not, None not decided.
+    pub verdict: Option<bool>,
+    /// The sentences measured, as the model read them.
+    pub rows: Vec<MeasuredRow>,
+}
+
+impl HeadsMeasurement {
+    /// The calls, roles and verdict `stats` make, measured on `rows`.
+    pub fn of(stats: HeadStats, rows: Vec<MeasuredRow>) -> HeadsMeasurement {
+        let tests = role_tests(&stats);
+        let roles = tests
+            .iter()
+            .map(|head| {
+                head.iter()
+                    .filter(|t| t.call == Call::Takes)
+                    .max_by(|a, b| a.share.total_cmp(&b.share))
+                    .map(|t| t.role)
+            })
+            .collect();
+        let verdict = heads_take_different_roles(&tests);
+        HeadsMeasurement {
+            stats,
+            tests,
+            roles,
+            verdict,
+            rows,
+        }
+    }
+}
+
+/// What the heads of a model are measured with: the sentences of a corpus as the model reads
+/// them in training, the forward options of training (mask, attention) and the ids of [CLS]
+/// and [SEP]. Made once, it measures any model of the same vocabulary alike (the model now,
+/// a fresh one of the same seed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeadsProbe {
+    pub rows: Vec<MeasuredRow>,
+    pub opts: ForwardOptions,
+    pub specials: (u32, u32),
+}
+
+impl HeadsProbe {
+    /// At most [`HEAD_SENTENCES`] of `corpus`'s sentences (`head_sentences`) for a decoder or
+    /// an encoder, at most `max_len` tokens each, read under `opts`.
+    pub fn new(
+        corpus: &Corpus,
+        decoder: bool,
+        max_len: usize,
+        opts: &ForwardOptions,
+    ) -> Result<HeadsProbe> {
+        let (cls, sep, _) = corpus.cls_sep_mask();
+        Ok(HeadsProbe {
+            rows: head_sentences(corpus, decoder, max_len, HEAD_SENTENCES)?,
+            opts: *opts,
+            specials: (cls, sep),
+        })
+    }
+
+    /// The probe of a training run: its corpus, its batches' length, its mask and attention.
+    pub fn of_training(trainer: &Trainer) -> Result<HeadsProbe> {
+        HeadsProbe::new(
+            &trainer.corpus,
+            trainer.model.config.is_decoder,
+            trainer.batch_config.max_len,
+            &trainer.forward_options(),
+        )
+    }
+
+    /// Every head's stats on the probe's sentences.
+    pub fn stats(&self, model: &BertForPreTraining) -> Result<HeadStats> {
+        head_stats(model, &self.rows, &self.opts, self.specials)
+    }
+
+    /// The measurement of `model`'s heads.
+    pub fn measure(&self, model: &BertForPreTraining) -> Result<HeadsMeasurement> {
+        Ok(HeadsMeasurement::of(self.stats(model)?, self.rows.clone()))
+    }
+}
+
+/// The forward options of a model read but not trained (a checkpoint without pre-training
+/// heads, or one only measured): as training would read it, a decoder's mask causal and an
+/// encoder's padding, full softmax.
+pub fn reading_options(config: &BertConfig) -> ForwardOptions {
+    ForwardOptions::training(if config.is_decoder {
+        MaskMode::Causal
+    } else {
+        MaskMode::Padding
+    })
+}
+
+/// The Heads measurement of `model` on `corpus` (its sentences at most `max_len` tokens, read
+/// under `opts`): one function for the page's claim and the command line.
+pub fn measure_heads(
+    model: &BertForPreTraining,
+    corpus: &Corpus,
+    max_len: usize,
+    opts: &ForwardOptions,
+) -> Result<HeadsMeasurement> {
+    HeadsProbe::new(corpus, model.config.is_decoder, max_len, opts)?.measure(model)
 }
 
 /// A fixed evaluation batch: `rows` examples as training makes them (masked pairs for an

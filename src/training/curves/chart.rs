@@ -9,13 +9,14 @@ use plotters_canvas::CanvasBackend;
 use protocol::{CurvePoint, LabError, LabResult, Series};
 use web_sys::HtmlCanvasElement;
 
-/// Total in ink, MLM in blue, NSP in orange (colour-blind safe pair).
+/// Total in ink, MLM in blue, NSP in orange (colour-blind safe pair), next token in green; each
+/// at least 4.5:1 on white, as the readout writes its values in them (WCAG AA).
 pub fn colour(series: Series) -> RGBColor {
     match series {
         Series::Loss => RGBColor(0x1d, 0x23, 0x30),
         Series::MlmLoss | Series::MlmAccuracy => RGBColor(0x1f, 0x6f, 0xc5),
-        Series::NspLoss | Series::NspAccuracy => RGBColor(0xe0, 0x7b, 0x00),
-        Series::NextTokenLoss | Series::NextTokenAccuracy => RGBColor(0x1b, 0x8a, 0x4c),
+        Series::NspLoss | Series::NspAccuracy => RGBColor(0xb3, 0x5c, 0x00),
+        Series::NextTokenLoss | Series::NextTokenAccuracy => RGBColor(0x16, 0x79, 0x4a),
     }
 }
 

@@ -6,25 +6,23 @@ use crate::lab::Lab;
 use engine::batch::Batch;
 use engine::data::Corpus;
 use engine::experiments::heads::{
-    ablation, ablations, evaluation_batch, head_sentences, head_stats, masked_loss, HeadStats,
-    EVALUATION_ROWS, HEAD_SENTENCES,
+    ablation, ablations, evaluation_batch, masked_loss, reading_options, HeadStats,
+    HeadsMeasurement, HeadsProbe, EVALUATION_ROWS,
 };
-use engine::forward::{ForwardOptions, HeadMask};
+use engine::forward::HeadMask;
 use engine::model::BertForPreTraining;
 use engine::train::Trainer;
-use engine::MaskMode;
 use protocol::claims::{Heads, HeadsMeasured, Loss};
 use protocol::{ClaimResult, LabError, LabResult};
 
-/// What the Heads claim measures a model with: the sentences, the evaluation batch, the
-/// forward options of training (mask, attention) and the fresh model's stats, made once.
+/// What the Heads claim measures a model with: the engine's probe (the sentences, the forward
+/// options of training, [CLS] and [SEP]), the evaluation batch and the fresh model's stats,
+/// made once.
 struct HeadsSetup {
-    sentences: Vec<(Vec<u32>, Vec<u32>)>,
+    probe: HeadsProbe,
     /// The evaluation batch and its loss's name; None for a checkpoint without pre-training
     /// heads, which has no loss, so no head is ablated.
     batch: Option<(Batch, &'static str)>,
-    opts: ForwardOptions,
-    specials: (u32, u32),
     seed: u64,
     /// The fresh model's stats: measured by the first unit.
     fresh: Option<HeadStats>,
@@ -45,7 +43,7 @@ struct HeadsRun {
     setup: Box<HeadsSetup>,
     model: BertForPreTraining,
     step: u64,
-    now: Option<HeadStats>,
+    now: Option<HeadsMeasurement>,
     base: f64,
     ablation: Vec<f64>,
     /// Units still to run, popped from the end.
@@ -55,8 +53,6 @@ struct HeadsRun {
 /// The Heads claim's set-up on `lab`'s model: one BERT that trains (an encoder or a decoder).
 fn heads_setup(trainer: &Trainer, seed: u64) -> LabResult<HeadsSetup> {
     let decoder = trainer.model.config.is_decoder;
-    let (cls, sep, _) = trainer.corpus.cls_sep_mask();
-    let max_len = trainer.batch_config.max_len;
     let batch = evaluation_batch(
         &trainer.corpus,
         &trainer.batch_config,
@@ -64,7 +60,7 @@ fn heads_setup(trainer: &Trainer, seed: u64) -> LabResult<HeadsSetup> {
         EVALUATION_ROWS,
     )?;
     Ok(HeadsSetup {
-        sentences: head_sentences(&trainer.corpus, decoder, max_len, HEAD_SENTENCES)?,
+        probe: HeadsProbe::of_training(trainer)?,
         batch: Some((
             batch,
             if decoder {
@@ -73,11 +69,6 @@ fn heads_setup(trainer: &Trainer, seed: u64) -> LabResult<HeadsSetup> {
                 "MLM loss"
             },
         )),
-        opts: ForwardOptions {
-            softmax: trainer.softmax,
-            ..ForwardOptions::training(trainer.mask)
-        },
-        specials: (cls, sep),
         seed,
         fresh: None,
     })
@@ -94,16 +85,10 @@ fn inspect_only_setup(
     let corpus = corpus.ok_or_else(|| {
         LabError::unavailable("this model's tokenizer reads nothing of the corpus: give the corpus sentences it can read, then Run")
     })?;
-    let (cls, sep, _) = corpus.cls_sep_mask();
+    let opts = reading_options(&model.config);
     Ok(HeadsSetup {
-        sentences: head_sentences(corpus, model.config.is_decoder, max_len, HEAD_SENTENCES)?,
+        probe: HeadsProbe::new(corpus, model.config.is_decoder, max_len, &opts)?,
         batch: None,
-        opts: ForwardOptions::training(if model.config.is_decoder {
-            MaskMode::Causal
-        } else {
-            MaskMode::Padding
-        }),
-        specials: (cls, sep),
         seed,
         fresh: None,
     })
@@ -157,17 +142,16 @@ pub fn start(models: &Models) -> LabResult<Started> {
 
 impl HeadsSetup {
     fn stats(&self, model: &BertForPreTraining) -> LabResult<HeadStats> {
-        Ok(head_stats(
-            model,
-            &self.sentences,
-            &self.opts,
-            self.specials,
-        )?)
+        Ok(self.probe.stats(model)?)
+    }
+
+    fn measurement(&self, model: &BertForPreTraining) -> LabResult<HeadsMeasurement> {
+        Ok(self.probe.measure(model)?)
     }
 
     fn result(
         &self,
-        now: &HeadStats,
+        now: &HeadsMeasurement,
         step: u64,
         base_loss: f64,
         ablation: &[f64],
@@ -202,7 +186,7 @@ impl Experiment for HeadsRun {
             Some(HeadsUnit::Fresh) => {
                 setup.fresh = Some(setup.stats(&fresh_model(&self.model, setup.seed)?)?)
             }
-            Some(HeadsUnit::Now) => self.now = Some(setup.stats(&self.model)?),
+            Some(HeadsUnit::Now) => self.now = Some(setup.measurement(&self.model)?),
             Some(HeadsUnit::Base) => {
                 let (layers, heads) = (
                     self.model.config.num_hidden_layers,
@@ -210,7 +194,7 @@ impl Experiment for HeadsRun {
                 );
                 let all = HeadMask::keep_all(layers, heads);
                 if let Some((batch, _)) = &setup.batch {
-                    self.base = masked_loss(&self.model, batch, &setup.opts, &all)?;
+                    self.base = masked_loss(&self.model, batch, &setup.probe.opts, &all)?;
                 }
             }
             Some(HeadsUnit::Without(k)) => {
@@ -219,7 +203,7 @@ impl Experiment for HeadsRun {
                     self.ablation.push(ablation(
                         &self.model,
                         batch,
-                        &setup.opts,
+                        &setup.probe.opts,
                         (k / heads, k % heads),
                         self.base,
                     )?);
@@ -260,9 +244,9 @@ pub fn follower(lab: Option<&Lab>, seed: u64) -> Option<Box<dyn Follower>> {
 impl Follower for HeadsSetup {
     fn measure(&mut self, lab: &Lab) -> Option<LabResult<ClaimResult>> {
         let trainer = lab.trainer()?;
-        Some(self.stats(&trainer.model).and_then(|now| {
+        Some(self.measurement(&trainer.model).and_then(|now| {
             let (base, deltas) = match &self.batch {
-                Some((batch, _)) => ablations(&trainer.model, batch, &self.opts)?,
+                Some((batch, _)) => ablations(&trainer.model, batch, &self.probe.opts)?,
                 None => (0.0, Vec::new()),
             };
             self.result(&now, trainer.stepper.step, base, &deltas)
@@ -274,7 +258,8 @@ impl Follower for HeadsSetup {
 mod tests {
     use super::*;
     use crate::claims::{follower, run_to_end, stamped, Models};
-    use engine::experiments::heads::{js_distance, role, ROLES};
+    use engine::experiments::heads::{head_sentences, js_distance, role, HEAD_SENTENCES, ROLES};
+    use engine::forward::ForwardOptions;
     use engine::train::Trainer;
     use engine::Rng;
     use protocol::Claim;
@@ -311,7 +296,8 @@ mod tests {
         let sentences =
             head_sentences(&t.corpus, false, t.batch_config.max_len, HEAD_SENTENCES).unwrap();
         let (mut expected, mut rows) = ([0.0f64; 6], 0);
-        for (ids, _) in &sentences {
+        for row in &sentences {
+            let ids = &row.ids;
             for i in 0..ids.len() {
                 for j in 0..ids.len() {
                     expected[role(ids, i, j, cls, sep)] += 1.0 / ids.len() as f64;
@@ -397,7 +383,7 @@ mod tests {
         }
         let sentences =
             head_sentences(&t.corpus, false, t.batch_config.max_len, HEAD_SENTENCES).unwrap();
-        let rows: usize = sentences.iter().map(|(ids, _)| ids.len()).sum();
+        let rows: usize = sentences.iter().map(|row| row.ids.len()).sum();
         let sample = format!(
             "Measured over {} sentences ({rows} query rows), model seed {}.",
             sentences.len(),

@@ -199,9 +199,9 @@ pub fn stamped(result: LabResult<ClaimResult>, lab: Option<&Lab>) -> LabResult<C
     })
 }
 
-/// Runs `claim` on `models` to its end, unit by unit, as a runner does: its result.
-#[cfg(test)]
-pub(crate) fn run_to_end(claim: Claim, models: &Models) -> LabResult<ClaimResult> {
+/// Runs `claim` on `models` to its end, unit by unit, as a runner does: its result (the
+/// command line's tests hold `attention-lab heads` to it).
+pub fn run_to_end(claim: Claim, models: &Models) -> LabResult<ClaimResult> {
     let mut runner = ClaimRunner::default();
     let probe = ProbeInput::default();
     let mut reports = runner.obey(ClaimOrder::Start { claim, probe }, models);

@@ -64,7 +64,17 @@ fn sentences_are_training_pairs_or_a_decoders_rows() {
         3,
         "four sentences make three consecutive pairs"
     );
-    for (ids, segments) in &pairs {
+    for MeasuredRow {
+        ids,
+        segments,
+        queries,
+    } in &pairs
+    {
+        assert_eq!(
+            *queries,
+            (0..ids.len()).collect::<Vec<_>>(),
+            "every row counts"
+        );
         assert!(ids.len() <= 12);
         assert_eq!((ids[0], *ids.last().unwrap()), (cls, sep));
         assert_eq!(ids.iter().filter(|&&i| i == sep).count(), 2);
@@ -74,7 +84,7 @@ fn sentences_are_training_pairs_or_a_decoders_rows() {
     }
     let rows = head_sentences(&corpus, true, 30, 8).unwrap();
     assert_eq!(rows.len(), 4);
-    assert_eq!(rows[0].0[1..8], *corpus.sentence(0));
+    assert_eq!(rows[0].ids[1..8], *corpus.sentence(0));
     assert!(head_sentences(&corpus, false, 4, 8).is_err());
 }
 
@@ -95,7 +105,7 @@ fn uniform_attention_has_the_roles_counting_predicts_and_heads_that_do_not_diffe
     assert_eq!((stats.layers, stats.heads, stats.roles.len()), (2, 4, 8));
     // Expected: each row's keys counted by role, each weighing 1/T; entropy ln T.
     let (mut expected, mut entropy, mut rows) = ([0.0f64; 6], 0.0, 0);
-    for (ids, _) in &sentences {
+    for MeasuredRow { ids, .. } in &sentences {
         let t = ids.len();
         for i in 0..t {
             for j in 0..t {
@@ -159,7 +169,7 @@ fn the_baseline_follows_the_mask_the_pass_applies() {
     assert_eq!(stats.baseline[NEXT], 0.0, "no query sees the next token");
     // By hand: row i sees its i + 1 keys.
     let (mut self_share, mut rows) = (0.0, 0);
-    for (ids, _) in &sentences {
+    for MeasuredRow { ids, .. } in &sentences {
         self_share += (1..=ids.len()).map(|n| 1.0 / n as f64).sum::<f64>();
         rows += ids.len();
     }
@@ -321,4 +331,70 @@ fn ablating_a_head_is_the_pass_with_its_output_columns_cut() {
     // A decoder's rows measure the next-token loss.
     let decoder_batch = evaluation_batch(&corpus, &BatchConfig::default(), true, 8).unwrap();
     assert!(decoder_batch.nsp_labels.is_none());
+}
+
+#[test]
+fn a_measurement_names_each_heads_largest_decided_role_and_the_verdict_of_its_calls() {
+    let (corpus, model) = setup();
+    let m = measure_heads(&model, &corpus, 30, &opts()).unwrap();
+    let probe = HeadsProbe::new(&corpus, false, 30, &opts()).unwrap();
+    assert_eq!(m.rows, probe.rows);
+    assert_eq!(
+        m.rows,
+        head_sentences(&corpus, false, 30, HEAD_SENTENCES).unwrap()
+    );
+    assert_eq!(m.stats, probe.stats(&model).unwrap());
+    assert_eq!(m.tests, role_tests(&m.stats));
+    assert_eq!(m.verdict, heads_take_different_roles(&m.tests));
+    assert_eq!(m.roles.len(), 8);
+    // Stats by hand: head 0 takes previous and self (previous the larger), head 1 [SEP],
+    // head 2 previous too close to call; the rest the baseline.
+    let mut stats = m.stats.clone();
+    stats.roles = vec![stats.baseline; 8];
+    stats.role_error = vec![[0.01; 6]; 8];
+    stats.roles[0] = [0.6, 0.7, 0.0, 0.0, 0.0, 0.0];
+    stats.roles[1] = [0.0, 0.0, 0.0, 0.0, 0.7, 0.3];
+    stats.roles[2] = [0.0, 0.51, 0.0, 0.0, 0.0, 0.49];
+    let made = HeadsMeasurement::of(stats.clone(), Vec::new());
+    let mut want = vec![None; 8];
+    want[0] = Some(PREVIOUS);
+    want[1] = Some(SEP);
+    assert_eq!(made.roles, want);
+    assert_eq!(made.verdict, Some(true));
+    // Head 1 on previous instead: the two heads agree, head 2 could still differ (self 0).
+    stats.roles[1] = [0.0, 0.7, 0.0, 0.0, 0.0, 0.3];
+    assert_eq!(HeadsMeasurement::of(stats, Vec::new()).verdict, Some(true));
+}
+
+#[test]
+fn only_the_counted_queries_rows_are_read() {
+    let (corpus, model) = setup();
+    let mut probe = HeadsProbe::new(&corpus, false, 30, &opts()).unwrap();
+    let all = probe.stats(&model).unwrap();
+    for row in &mut probe.rows {
+        row.queries = vec![0];
+    }
+    let first = probe.stats(&model).unwrap();
+    assert_eq!(
+        (first.rows, first.sentences),
+        (probe.rows.len(), all.sentences)
+    );
+    assert_ne!(first.roles, all.roles);
+    // Query 0 is [CLS]: its own key is "self", not "[CLS]".
+    assert!(first.baseline[CLS] == 0.0 && first.baseline[SELF] > 0.0);
+    probe.rows[0].queries = vec![probe.rows[0].ids.len()];
+    assert!(probe.stats(&model).is_err(), "a query past the row");
+    // A decoder's probe reads `[CLS] sentence [SEP]` under the causal mask.
+    let decoder = HeadsProbe::new(
+        &corpus,
+        true,
+        30,
+        &reading_options(&model.config.clone().decoder()),
+    )
+    .unwrap();
+    assert_eq!(decoder.opts.mask, MaskMode::Causal);
+    assert!(decoder
+        .rows
+        .iter()
+        .all(|r| r.segments.iter().all(|&s| s == 0)));
 }
