@@ -29,8 +29,8 @@ impl DosTime {
     pub fn new(year: u32, month: u32, day: u32, hour: u32, minute: u32, second: u32) -> DosTime {
         let year = year.clamp(1980, 2107) - 1980;
         DosTime {
-            date: (year << 9 | month.clamp(1, 12) << 5 | day.clamp(1, 31)) as u16,
-            time: (hour.min(23) << 11 | minute.min(59) << 5 | second.min(59) / 2) as u16,
+            date: ((year << 9) | (month.clamp(1, 12) << 5) | day.clamp(1, 31)) as u16,
+            time: ((hour.min(23) << 11) | (minute.min(59) << 5) | (second.min(59) / 2)) as u16,
         }
     }
 }
