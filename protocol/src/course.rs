@@ -41,7 +41,6 @@ pub fn course_archive(
     } else {
         app_folder
     };
-    let readme = readme(bundle, view, &folder, app);
     let path = |file: &str| format!("{folder}/{file}");
     let tokenizer_config = bundle.tokenizer_config_json.as_deref().unwrap_or_default();
     let mut files: Vec<(String, &[u8])> = vec![
@@ -53,6 +52,15 @@ pub fn course_archive(
     if !tokenizer_config.is_empty() {
         files.push((path(TOKENIZER_CONFIG_FILE), tokenizer_config.as_bytes()));
     }
+    let names: Vec<&str> = files[1..]
+        .iter()
+        .filter_map(|(p, _)| p.rsplit('/').next())
+        .collect();
+    let listed = match names.as_slice() {
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => String::new(),
+    };
+    let readme = readme(bundle, view, &folder, app, &listed);
     files.push((README.to_string(), readme.as_bytes()));
     let entries: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), *b)).collect();
     Ok(CourseArchive {
@@ -93,35 +101,41 @@ pub fn embed_address(view: &View, folder: &str, app: &str) -> String {
     format!("{app}/{}", link::write(&view, &[]))
 }
 
-fn readme(bundle: &ModelBundle, view: &View, folder: &str, app: &str) -> String {
+fn readme(bundle: &ModelBundle, view: &View, folder: &str, app: &str, files: &str) -> String {
     let embed = view.embed.unwrap_or(Embed::Stage);
     let code = link::embed_code(&embed_address(view, folder, app), embed);
     let mut whole = view.clone();
     whole.embed = None;
     whole.checkpoint = Some(CheckpointSource::Folder(format!("../{folder}/")));
     let whole = format!("{app}/{}", link::write(&whole, &[]));
+    // The two folders' names in a column, their notes after them.
+    let width = folder.len().max(app.len()) + 3;
+    let app_row = format!("{:width$}", format!("{app}/"));
+    let folder_row = format!("{:width$}", format!("{folder}/"));
     format!(
         "Attention Lab: {name}, trained {step} steps, for a course page
 {underline}
 
-This archive holds the folder {folder}/ with the model's checkpoint: {CONFIG_FILE},
-{WEIGHTS_FILE}, {VOCAB_FILE} and {TOKENIZER_CONFIG_FILE}, the files \"Download
-checkpoint\" gives.
+This archive holds the model's checkpoint folder,
 
-1. Put the folder {folder}/ on your course site beside Attention Lab's own
-   folder (its files, as Attention Lab's README says under Publish):
+    {folder}/
 
-       {app}/{pad_app}Attention Lab (index.html and its files)
-       {folder}/{pad_folder}this model
+with {files}: the files \"Download checkpoint\" gives.
 
-2. Paste this into a course page that sits beside them too; it shows
+1. Put that folder on your course site beside Attention Lab's own folder (its
+   files, as Attention Lab's README says under Publish):
+
+    {app_row}Attention Lab (index.html and its files)
+    {folder_row}this model
+
+2. Paste this into a course page that sits beside them too. It shows
    {what}:
 
 {code}
 
-The frame opens Attention Lab from {app}/, and Attention Lab opens the
-model from checkpoint=../{folder}/, an address read from its own page: the
-model needs no server settings as long as it is on the same site, beside it.
+The frame opens Attention Lab from {app}/, and Attention Lab opens the model
+from the address in checkpoint=, which it reads from its own page: the model
+needs no server settings while it sits beside Attention Lab on the same site.
 Students see the trained model at once, without training it; Play trains on.
 
 To link to the whole page with this model instead:
@@ -134,8 +148,6 @@ If Attention Lab's folder has another name, change {app}/ in both addresses.
         step = bundle.step,
         underline = "=".repeat(60),
         what = embed.label(),
-        pad_app = " ".repeat(folder.len().max(app.len()) + 2 - app.len()),
-        pad_folder = " ".repeat(folder.len().max(app.len()) + 2 - folder.len()),
     )
 }
 
@@ -198,6 +210,12 @@ mod tests {
             "{readme}"
         );
         assert!(readme.contains("trained 1200 steps"), "{readme}");
+        assert!(
+            readme.contains(
+                "with config.json, model.safetensors, vocab.txt and tokenizer_config.json:"
+            ),
+            "{readme}"
+        );
         // The embed's address reads back to the view with the folder beside the app.
         let query = embed_address(&view, &a.folder, "attention-lab");
         let back = link::read(query.trim_start_matches("attention-lab/"), 14).unwrap();
