@@ -16,6 +16,7 @@ use crate::tour::view::{TourButton, TourPanel};
 use crate::tour::Tour;
 use crate::training::checkpoint::remote::view::ModelDownload;
 use crate::training::checkpoint::remote::RemoteModel;
+use protocol::link::View;
 use protocol::view::Embed;
 use protocol::{restore, LabSettings, ProbeInput, ToWorker, WorkerCount};
 use serde::Serialize;
@@ -113,7 +114,7 @@ pub fn App() -> impl IntoView {
     );
     let embed_href = Memo::new(move |_| embed_view.with(link::address));
     view! {
-        <PageHeader live=live tour=tour href=href embed_choice=embed_choice embed_href=embed_href/>
+        <PageHeader live=live tour=tour href=href embed_choice=embed_choice embed_view=embed_view embed_href=embed_href/>
         {alerts()}
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
@@ -175,6 +176,7 @@ fn PageHeader(
     tour: Tour,
     href: Memo<String>,
     embed_choice: RwSignal<Embed>,
+    embed_view: Memo<View>,
     embed_href: Memo<String>,
 ) -> impl IntoView {
     view! {

@@ -104,9 +104,11 @@ export const tests = [
         try {
           const loader = await open(fresh, url, problems);
           await firstMatrix(loader);
+          // The fresh model's name, read before the files go in: they may load before a read after.
+          const freshName = await loader.locator('header .model-name').textContent();
           await loader.locator('.load-checkpoint input[type=file]').setInputFiles(FILES.map((f) => path.join(models.dir, f)));
           await loader.waitForFunction((n) => document.querySelector('header .model-name')?.textContent !== n && !document.querySelector('.busy'),
-            await loader.locator('header .model-name').textContent(), { timeout: MODEL_MS });
+            freshName, { timeout: MODEL_MS });
           await framesRendered(loader);
           const loaded = await firstMatrix(loader);
           assert(loaded === opened, `Load checkpoint's first heatmap differs:\n${loaded.slice(0, 200)}\n${opened.slice(0, 200)}`);
@@ -330,6 +332,13 @@ export const tests = [
           assert(names.includes(`${folder}${f}`), `${f} is not in ${names.join(', ')}`);
         }
         assert(said.includes(download.suggestedFilename()), said);
+        // The button and what it said, beside "Copy embed code", on a wide screen and a phone.
+        for (const width of [1280, 390]) {
+          await page.setViewportSize({ width, height: width > 500 ? 800 : 844 });
+          await framesRendered(page);
+          await page.screenshot({ path: path.join(artifacts, `course-prepared-${width}.png`) });
+        }
+        await page.setViewportSize({ width: 1280, height: 800 });
         for (const e of entries) {
           const to = path.join(site, e.name);
           if (e.name.endsWith('/')) fs.mkdirSync(to, { recursive: true });
