@@ -96,8 +96,7 @@ pub struct Live {
     /// Which worker is current: replies and deaths of an earlier one are ignored.
     generation: StoredValue<u32>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
-    /// Who waits for the model's files for a notebook ("Open in PyTorch") or a course
-    /// ("Prepare for a course").
+    /// Who waits for the model's files for "Open in PyTorch" or "Prepare for a course".
     notebook: StoredValue<Option<NotebookFiles>, LocalStorage>,
     /// Who hears why files opened from an address could not be loaded (`open_from_address`).
     load_failed: StoredValue<Option<LoadFailed>, LocalStorage>,
@@ -106,7 +105,6 @@ pub struct Live {
 /// What "Open in PyTorch" does with the model's files (A's, and B's while comparing), or with
 /// why they did not come.
 pub type NotebookFiles = Box<dyn FnOnce(Result<(ModelBundle, Option<ModelBundle>), LabError>)>;
-
 /// What hears why files opened from an address could not be loaded.
 type LoadFailed = Box<dyn FnOnce(LabError)>;
 
@@ -276,14 +274,6 @@ impl Live {
         self.send_with(message, &[]);
     }
 
-    /// Ask for the model's files for a notebook; `then` gets them when they come.
-    pub fn files_for_notebook(
-        &self,
-        then: impl FnOnce(Result<(ModelBundle, Option<ModelBundle>), LabError>) + 'static,
-    ) {
-        self.files_for(FilesFor::Notebook, then);
-    }
-
     /// Ask for the model's files, for `what` (not "Download checkpoint", which the page hands
     /// to the user itself); `then` gets them when they come.
     pub fn files_for(
@@ -349,10 +339,8 @@ impl Live {
         self.send_load(picked, None, corpus, settings);
     }
 
-    /// Checkpoint files downloaded from a web address (`checkpoint=`). Unlike a loaded
-    /// checkpoint the model is not kept until it trains: opening a link leaves the model kept
-    /// here as it is. When the worker cannot make a model of them, `failed` hears why (and
-    /// decides what comes next).
+    /// Files from a web address (`checkpoint=`), kept only once the model trains (a link leaves
+    /// the kept model as it is); `failed` hears why the worker could not open them.
     pub fn open_from_address(
         &self,
         bundle: ModelBundle,

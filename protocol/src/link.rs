@@ -211,11 +211,9 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     if let Some(c) = view.chapter {
         put("tour", &c.to_string());
     }
-    let (s, ds) = match view.checkpoint {
-        // The checkpoint's shape is its own: the settings' would only offer a Reset.
-        Some(_) => (d.shape.settings(), d.shape.settings()),
-        None => (view.shape.settings(), d.shape.settings()),
-    };
+    // A checkpoint's shape is its own: the settings' would only offer a Reset.
+    let shape = view.checkpoint.as_ref().map_or(&view.shape, |_| &d.shape);
+    let (s, ds) = (shape.settings(), d.shape.settings());
     put_fields(&mut put, "", &fields::SETTINGS, &s, &ds);
     put_fields(
         &mut put,
@@ -367,23 +365,15 @@ fn attribute(text: &str) -> String {
 /// The link key of a model from a web address (`remote::CheckpointSource`).
 pub const CHECKPOINT_KEY: &str = "checkpoint";
 
-/// The keys of the view around the settings' (`fields`).
-const VIEW_KEYS: [&str; 8] = [
-    "stage",
-    "layer",
-    "head",
-    "part",
-    "model",
-    "tour",
-    "embed",
-    CHECKPOINT_KEY,
-];
+/// The keys of the view around the settings' (`fields`), `CHECKPOINT_KEY` too.
+const VIEW_KEYS: [&str; 7] = ["stage", "layer", "head", "part", "model", "tour", "embed"];
 
 /// Whether a link may hold `key`.
 fn is_key(key: &str) -> bool {
     let own = |k: Option<String>| k.as_deref() == Some(key);
     let b = fields::MODEL_B_LINK;
     VIEW_KEYS.contains(&key)
+        || key == CHECKPOINT_KEY
         || fields::PROBE.iter().any(|f| own(f.link_key("")))
         || fields::SETTINGS.iter().any(|f| own(f.link_key("")))
         || own(fields::COMPARE.link_key(""))
