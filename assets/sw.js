@@ -4,7 +4,8 @@
 // Network first, the cache only when the network fails: with the network on, every visit gets the
 // newest version (and the HTTP cache still saves the transfer), so a new release replaces the old
 // one on the next visit; with it off, the files of the last visit answer. Only this origin's GETs
-// are handled: the page loads nothing else (its Content-Security-Policy allows only 'self').
+// are handled: the page's own files come from nowhere else (a model from a web address is the
+// page's to keep: see the fetch handler).
 
 importScripts('./worker-build.js');
 
@@ -67,6 +68,9 @@ self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim(
 self.addEventListener('fetch', (event) => {
   const { request } = event;
   if (request.method !== 'GET' || new URL(request.url).origin !== scope().origin) return;
+  // A checkpoint beside the page (checkpoint=) is fetched `no-store`: the page keeps its own
+  // copy of each file (its cache "attention-lab-checkpoints"), which no new version drops.
+  if (request.cache === 'no-store') return;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {

@@ -4,6 +4,7 @@ use crate::embed::EmbedPage;
 use crate::explorer::{Explorer, ExplorerView, Focus};
 use crate::format;
 use crate::keys;
+use crate::link::course::PrepareCourse;
 use crate::link::view::{CopyLink, LinkBanner};
 use crate::link::{self, Opened, ViewSignals};
 use crate::live::Live;
@@ -13,6 +14,9 @@ use crate::storage;
 use crate::tour::chapters::CHAPTERS;
 use crate::tour::view::{TourButton, TourPanel};
 use crate::tour::Tour;
+use crate::training::checkpoint::remote::view::ModelDownload;
+use crate::training::checkpoint::remote::RemoteModel;
+use protocol::link::View;
 use protocol::view::Embed;
 use protocol::{restore, LabSettings, ProbeInput, ToWorker, WorkerCount};
 use serde::Serialize;
@@ -28,6 +32,7 @@ pub fn App() -> impl IntoView {
     let live = Live::start();
     let (corpus, settings, probe, workers) = restore_kept(live);
     let explorer = ExplorerView::new();
+    let remote = RemoteModel::new(live, corpus, settings);
     // An embedded view has no tour: it neither opens one nor changes the one kept here.
     let embed = link::embedded(CHAPTERS.len());
     let tour = embed
@@ -40,11 +45,12 @@ pub fn App() -> impl IntoView {
         explorer,
         chapter: tour.map_or_else(|| RwSignal::new(None), |t| t.chapter),
         embed,
+        checkpoint: remote.source,
     };
     let opened = Opened::new(explorer.selection, probe);
     link::open(CHAPTERS.len(), signals, opened, live);
     let href = link::follow(signals, opened);
-    start_model(live, corpus.get_untracked(), settings, opened);
+    start_model(live, corpus.get_untracked(), settings, opened, remote);
     // Local storage is the outside world too.
     Effect::new(move |_| corpus.with(|c| remember(live, CORPUS_KEY, c)));
     Effect::new(move |_| settings.with(|s| remember(live, SETTINGS_KEY, s)));
@@ -74,6 +80,7 @@ pub fn App() -> impl IntoView {
             <CrashBanner live=live corpus=corpus settings=settings/>
             <RestoreNotes live=live/>
             <LinkBanner live=live opened=opened corpus=corpus settings=settings/>
+            <ModelDownload remote=remote/>
         }
     };
     // There is a tour unless the page is embedded.
@@ -100,13 +107,14 @@ pub fn App() -> impl IntoView {
         link: href,
     });
     let embed_choice = RwSignal::new(Embed::Stage);
-    let embed_href = link::address_of(
+    let embed_view = link::view_of(
         signals,
         opened,
         Signal::derive(move || Some(embed_choice.get())),
     );
+    let embed_href = Memo::new(move |_| embed_view.with(link::address));
     view! {
-        <PageHeader live=live tour=tour href=href embed_choice=embed_choice embed_href=embed_href/>
+        <PageHeader live=live tour=tour href=href embed_choice=embed_choice embed_view=embed_view embed_href=embed_href/>
         {alerts()}
         {benchmark.then(|| view! { <pre id="bench" data-done=move || live.bench.with(|b| b.is_some()).to_string()>{move || live.bench.get().unwrap_or_else(|| "benchmarking…".into())}</pre> })}
         <div class="layout">
@@ -168,6 +176,7 @@ fn PageHeader(
     tour: Tour,
     href: Memo<String>,
     embed_choice: RwSignal<Embed>,
+    embed_view: Memo<View>,
     embed_href: Memo<String>,
 ) -> impl IntoView {
     view! {
@@ -176,7 +185,9 @@ fn PageHeader(
             <h1>"Attention Lab"</h1>
             <nav class="header-actions" aria-label="Tour and link">
                 <TourButton tour=tour/>
-                <CopyLink href=href embed=embed_choice embed_href=embed_href/>
+                <CopyLink href=href embed=embed_choice embed_href=embed_href>
+                    <PrepareCourse live=live view=embed_view/>
+                </CopyLink>
             </nav>
             <span class="model-name">{move || live.info.get().map(|i| i.name).unwrap_or_default()}</span>
             <span class="model-facts">{move || live.info.with(|i| i.as_ref().map(format::facts)).unwrap_or_default()}</span>
@@ -257,9 +268,16 @@ fn keep_when_hidden(live: Live) {
     on_cleanup(move || handle.remove());
 }
 
-/// The model kept in this browser by an earlier visit, else a fresh one: the model an opened
-/// link asks for, since there is nothing to replace.
-fn start_model(live: Live, corpus: String, settings: RwSignal<LabSettings>, opened: Opened) {
+/// The model at the link's address (`checkpoint=`), unless the one kept here is that model
+/// trained on; else the model kept in this browser by an earlier visit, else a fresh one: the
+/// model an opened link asks for, since there is nothing to replace.
+fn start_model(
+    live: Live,
+    corpus: String,
+    settings: RwSignal<LabSettings>,
+    opened: Opened,
+    remote: RemoteModel,
+) {
     leptos::task::spawn_local(async move {
         let found = storage::find_model().await;
         // A trainer that failed to start while the store was read waits for Restart, which
@@ -271,12 +289,19 @@ fn start_model(live: Live, corpus: String, settings: RwSignal<LabSettings>, open
             }
             return;
         }
+        let asked = remote.source.get_untracked();
         match found {
             Ok(found) => {
                 live.notes.update(|n| n.extend(found.notices));
-                match found.kept {
-                    Some(kept) => live.restore(kept, corpus, settings.get_untracked()),
-                    None => {
+                match (found.kept, asked) {
+                    (Some(kept), Some(source))
+                        if RemoteModel::trained_here(&source, &kept.bundle) =>
+                    {
+                        live.restore(kept, corpus, settings.get_untracked())
+                    }
+                    (_, Some(source)) => remote.open(source),
+                    (Some(kept), None) => live.restore(kept, corpus, settings.get_untracked()),
+                    (None, None) => {
                         if let Some(shape) = opened.offer.get_untracked() {
                             settings.update(|s| *s = shape.applied_to(s));
                             opened.offer.set(None);
@@ -289,7 +314,10 @@ fn start_model(live: Live, corpus: String, settings: RwSignal<LabSettings>, open
                 live.notice.set(Some(format!(
                     "Could not read the model kept in this browser ({e}); starting fresh."
                 )));
-                live.reset(corpus, settings.get_untracked());
+                match asked {
+                    Some(source) => remote.open(source),
+                    None => live.reset(corpus, settings.get_untracked()),
+                }
             }
         }
     });

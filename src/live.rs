@@ -96,13 +96,17 @@ pub struct Live {
     /// Which worker is current: replies and deaths of an earlier one are ignored.
     generation: StoredValue<u32>,
     client: StoredValue<Option<LabClient>, LocalStorage>,
-    /// Who waits for the model's files for a notebook ("Open in PyTorch").
+    /// Who waits for the model's files for "Open in PyTorch" or "Prepare for a course".
     notebook: StoredValue<Option<NotebookFiles>, LocalStorage>,
+    /// Who hears why files opened from an address could not be loaded (`open_from_address`).
+    load_failed: StoredValue<Option<LoadFailed>, LocalStorage>,
 }
 
 /// What "Open in PyTorch" does with the model's files (A's, and B's while comparing), or with
 /// why they did not come.
 pub type NotebookFiles = Box<dyn FnOnce(Result<(ModelBundle, Option<ModelBundle>), LabError>)>;
+/// What hears why files opened from an address could not be loaded.
+type LoadFailed = Box<dyn FnOnce(LabError)>;
 
 /// While training, keep the model in the browser this often: a reload mid-training loses at
 /// most this much. Keeping costs the worker a checkpoint and training state (~1.5 MB for tiny,
@@ -149,6 +153,7 @@ impl Live {
             generation: StoredValue::new(0),
             client: StoredValue::new_local(None),
             notebook: StoredValue::new_local(None),
+            load_failed: StoredValue::new_local(None),
         };
         live.spawn_worker();
         live
@@ -198,6 +203,7 @@ impl Live {
         self.keep_when_ready.set_value(false);
         self.restored_curves.set_value(None);
         self.restoring.set_value(None);
+        self.load_failed.set_value(None);
         // Stop what is left of it, after a moment for its panic message to arrive if the
         // `error` event came first.
         let (live, generation) = (*self, self.generation.get_value());
@@ -268,13 +274,15 @@ impl Live {
         self.send_with(message, &[]);
     }
 
-    /// Ask for the model's files for a notebook; `then` gets them when they come.
-    pub fn files_for_notebook(
+    /// Ask for the model's files, for `what` (not "Download checkpoint", which the page hands
+    /// to the user itself); `then` gets them when they come.
+    pub fn files_for(
         &self,
+        what: FilesFor,
         then: impl FnOnce(Result<(ModelBundle, Option<ModelBundle>), LabError>) + 'static,
     ) {
         self.notebook.set_value(Some(Box::new(then)));
-        self.send(ToWorker::Download(FilesFor::Notebook));
+        self.send(ToWorker::Download(what));
     }
 
     /// `message` with files' bytes beside it (`ModelBundle::detach_both`).
@@ -329,6 +337,28 @@ impl Live {
             ));
         }
         self.send_load(picked, None, corpus, settings);
+    }
+
+    /// Files from a web address (`checkpoint=`), kept only once the model trains (a link leaves
+    /// the kept model as it is); `failed` hears why the worker could not open them.
+    pub fn open_from_address(
+        &self,
+        bundle: ModelBundle,
+        corpus: String,
+        settings: LabSettings,
+        failed: impl FnOnce(LabError) + 'static,
+    ) {
+        self.set_busy(format!("Opening {}…", bundle.name));
+        self.keep_when_ready.set_value(false);
+        // Its first trained step is kept (`keep_if_due`), whatever step an earlier model had.
+        self.kept.set_value((bundle.step, js_sys::Date::now()));
+        self.load_failed.set_value(Some(Box::new(failed)));
+        if settings.compare.is_some() {
+            self.ready_notice.set_value(Some(
+                "Compare trains two fresh models side by side: a model opened from an address runs alone. Reset to compare again.".into(),
+            ));
+        }
+        self.send_load(bundle, None, corpus, settings);
     }
 
     /// The model kept in the browser by an earlier visit.
@@ -540,6 +570,7 @@ impl Live {
         let planned = self.ready_notice.write_value().take();
         self.notice.set(notice.filter(|_| !repeats).or(planned));
         self.restoring.set_value(None);
+        self.load_failed.set_value(None);
         self.trainable.set(trainable);
         if std::mem::take(&mut *self.keep_when_ready.write_value()) {
             self.kept.set_value((step, js_sys::Date::now()));
@@ -608,6 +639,12 @@ impl Live {
             });
             return;
         }
+        if let Some(failed) = self.load_failed.try_update_value(Option::take).flatten() {
+            // Files opened from an address: their opener says why and decides what comes next.
+            self.busy.set(None);
+            failed(error);
+            return;
+        }
         if let Some((corpus, settings)) = self.restoring.write_value().take() {
             // A kept model that no longer loads must not leave the page without one.
             self.keep_curves.set_value(false);
@@ -650,9 +687,10 @@ impl Live {
         });
     }
 
-    /// The model's files the page asked for: to a notebook waiting for them, or downloaded.
+    /// The model's files the page asked for: to a notebook or a course waiting for them, or
+    /// downloaded.
     fn checkpoint(&self, bundle: ModelBundle, compare: Option<ModelBundle>, files_for: FilesFor) {
-        if files_for == FilesFor::Notebook {
+        if files_for != FilesFor::Checkpoint {
             if let Some(waiting) = self.notebook.try_update_value(Option::take).flatten() {
                 waiting(Ok((bundle, compare)));
             }

@@ -2,7 +2,8 @@
 //! reaches them by accident: `window.__attentionLabTest.crashWorker(kind)` makes the training
 //! worker die (`"panic"`, `"panic-later"` or `"out-of-memory"`, or one of its gradient workers,
 //! `"gradient-worker"`, or its claim worker, `"claim-worker"`; see `protocol::Crash`), and `losses()` reads model A's loss curve
-//! (`losses("b")` model B's).
+//! (`losses("b")` model B's). `hub()` is the Hub's address, which a test may point at a local
+//! server laid out as the Hub.
 
 use crate::live::Live;
 use leptos::prelude::WithUntracked;
@@ -43,4 +44,17 @@ pub fn install(live: Live) {
     crash.forget();
     losses.forget();
     let _ = js_sys::Reflect::set(&window, &"__attentionLabTest".into(), &hooks);
+}
+
+/// Where a test keeps the address of its Hub (localStorage), read only with `?test-hooks`.
+pub const TEST_HUB_KEY: &str = "test-hub";
+
+/// The Hugging Face Hub's address (`protocol::remote::HUB`); in a page opened with
+/// `?test-hooks`, the one a test left in localStorage under `TEST_HUB_KEY`: a local server
+/// laid out as the Hub (`ORG/NAME/resolve/REVISION/FILE`).
+pub fn hub() -> String {
+    let test = crate::link::switches().contains(&"test-hooks");
+    test.then(|| crate::storage::load_text(TEST_HUB_KEY))
+        .flatten()
+        .unwrap_or_else(|| protocol::remote::HUB.to_string())
 }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { serveDir } from '../harness.mjs';
 import { firefox, webkit } from './drivers.mjs';
 import { runChecks, deathsSaid } from './suite.mjs';
+import { modelServers, fileRequests, unzipStored } from '../checkpoints.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
@@ -35,6 +36,9 @@ const host = {
   stop: () => new Promise((resolve) => { server.close(resolve); server.closeAllConnections(); }),
   start: async () => { server = await serveDir(dist, port, FOLDER); host.from = 0; },
 };
+// Models from web addresses: a CLI checkpoint on a second server with CORS, without, and in the
+// Hub's layout (e2e/checkpoints.mjs).
+const models = { ...(await modelServers()), requests: fileRequests, unzip: unzipStored };
 let passed = 0;
 let failed = 0;
 const deaths = [];
@@ -49,7 +53,7 @@ for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
       session = await engine.open();
       return session;
     };
-    const r = await runChecks(session, { baseUrl, host, artifacts, expectBuild: engine.expectBuild, log: console.log, reopen });
+    const r = await runChecks(session, { baseUrl, host, models, artifacts, expectBuild: engine.expectBuild, log: console.log, reopen });
     session = r.session;
     passed += r.passed;
     failed += r.failed;
@@ -63,6 +67,7 @@ for (const engine of ENGINES.filter((e) => !only || e.name === only)) {
   }
 }
 server.close();
+await models.stop();
 console.log(`engines: ${passed} passed, ${failed} failed`);
 // Which engine's session died, and how often: ./dev test's summary repeats this line.
 console.log(`engines: sessions that died: ${deaths.join(', ') || 'none'}`);

@@ -1,7 +1,8 @@
 // What a learner does first, checked in each engine (drivers.mjs): the explorer's heatmaps,
 // Play with a falling loss, the stepper's every stage, a claim run to its plot, a checkpoint
-// downloaded and loaded back, a reload that keeps the model, Generate on a next-token model, and
-// no page error on the way. Everything runs inside the page through the session's `run`, so one
+// downloaded and loaded back, a reload that keeps the model, Generate on a next-token model, a
+// model opened from a web address (and each way that fails), an embed and a course's archive
+// of one, and no page error on the way. Everything runs inside the page through the session's `run`, so one
 // text serves every driver; waits are bounded by steps and states, with a watchdog for a hang.
 import path from 'node:path';
 import fs from 'node:fs';
@@ -513,6 +514,170 @@ export const checks = [
     },
   },
   {
+    // A model from a web address (checkpoint=): run.mjs serves a checkpoint the CLI saved from
+    // a second local server with CORS (models.site) and in the Hub's layout (models.hub).
+    name: 'a model from a web address: a CLI checkpoint with CORS opens through checkpoint= as Load checkpoint opens its files; hf:ORG/NAME from a Hub-layout server; a second visit downloads no file again',
+    async run({ session, run, baseUrl, models }) {
+      const address = `${models.site.url}/cli/`;
+      const visit = async (url) => {
+        await session.goto(url);
+        await run(`${listen}`);
+        return run(async (h) => {
+          await h.ready();
+          const figure = await h.waitFor('a drawn first heatmap', () => document.querySelector('figure.heatmap[data-matrix]'));
+          return {
+            matrix: figure.dataset.matrix,
+            name: document.querySelector('header .model-name')?.textContent,
+            step: h.step(),
+            link: decodeURIComponent(document.querySelector('button.copy-link')?.dataset.link || ''),
+            failure: document.querySelector('[data-checkpoint-failure]')?.textContent,
+            problems: h.problems(),
+          };
+        });
+      };
+      const from = models.site.log.length;
+      const url = `${baseUrl}?checkpoint=${encodeURIComponent(address)}`;
+      const first = await visit(url);
+      const firstFiles = models.requests(models.site, from);
+      const again = await visit(url);
+      const secondFiles = models.requests(models.site, from + firstFiles.seen.length);
+      for (const [when, r] of [['first', first], ['second', again]]) {
+        if (r.failure || r.name !== address || r.step !== 0) throw new Error(`${when} visit: ${JSON.stringify({ ...r, matrix: undefined })}`);
+        if (!r.link.includes(`checkpoint=${address}`)) throw new Error(`Copy link holds ${r.link}`);
+        if (r.problems.length) throw new Error(r.problems.join('\n'));
+      }
+      if (firstFiles.GET !== 4) throw new Error(`the first visit downloaded ${firstFiles.GET} files`);
+      if (secondFiles.GET !== 0) throw new Error(`the second visit downloaded ${secondFiles.GET} files again: ${JSON.stringify(secondFiles.seen)}`);
+      // The same files, picked for Load checkpoint.
+      const loaded = await run(async (h, folder) => {
+        const before = document.querySelector('header .model-name').textContent;
+        const names = ['config.json', 'model.safetensors', 'vocab.txt', 'tokenizer_config.json'];
+        const files = await Promise.all(names.map(async (f) => new File([await (await fetch(folder + f)).blob()], f)));
+        const picked = new DataTransfer();
+        files.forEach((f) => picked.items.add(f));
+        const input = document.querySelector('.load-checkpoint input[type=file]');
+        input.files = picked.files;
+        input.dispatchEvent(new Event('change', { bubbles: true }));
+        await h.waitFor('the loaded model', () => document.querySelector('header .model-name').textContent !== before && !document.querySelector('.busy'));
+        await h.ready();
+        const figure = await h.waitFor('a drawn first heatmap', () => document.querySelector('figure.heatmap[data-matrix]'));
+        return { matrix: figure.dataset.matrix, problems: h.problems() };
+      }, address);
+      if (loaded.matrix !== first.matrix) throw new Error(`Load checkpoint's first heatmap differs: ${loaded.matrix.slice(0, 120)} against ${first.matrix.slice(0, 120)}`);
+      if (loaded.problems.length) throw new Error(loaded.problems.join('\n'));
+      // The Hub: its address is the test's server, through ?test-hooks.
+      await run((h, hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
+      const hubbed = await visit(`${baseUrl}?test-hooks&checkpoint=hf:attention-lab/tiny`);
+      if (hubbed.failure || hubbed.name !== 'hf:attention-lab/tiny' || hubbed.matrix !== first.matrix) {
+        throw new Error(`hf:attention-lab/tiny: ${JSON.stringify({ ...hubbed, matrix: hubbed.matrix.slice(0, 80) })}`);
+      }
+      await freshPage(session, baseUrl);
+      return `${firstFiles.GET} files downloaded, then ${secondFiles.GET} (${secondFiles.HEAD} HEADs); Load checkpoint's heatmap the same; hf:attention-lab/tiny opened`;
+    },
+  },
+  {
+    name: 'a model from a web address that cannot open says why in one sentence (404, CORS, not a BERT, truncated, no network), and the page trains a fresh model',
+    async run({ session, run, baseUrl, models }) {
+      await run((h, hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
+      const cases = [
+        ['404', `${models.site.url}/missing/`, 'the server answered 404'],
+        ['CORS', `${models.closed.url}/cli/`, '(CORS): download config.json, model.safetensors and vocab.txt from it and open them with Load checkpoint instead.'],
+        ['not a BERT', 'hf:openai-community/gpt2', 'is a gpt2 model (model_type "gpt2"), not a BERT'],
+        ['truncated', `${models.site.url}/truncated/`, 'is truncated: it holds'],
+        ['no network', `${models.offline}/cli/`, 'there is no network, or the server is not answering.'],
+      ];
+      const said = [];
+      for (const [what, value, says] of cases) {
+        await session.goto(`${baseUrl}?test-hooks&checkpoint=${encodeURIComponent(value)}`);
+        await run(`${listen}`);
+        const r = await run(async (h) => {
+          const failure = await h.waitFor('the failure\'s sentence', () => document.querySelector('[data-checkpoint-failure]'));
+          await h.ready();
+          const start = h.step();
+          await h.click('Play');
+          await h.waitFor('5 steps of a fresh model', () => h.step() >= start + 5);
+          await h.click('Pause');
+          await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+          return { sentence: failure.textContent, address: location.search, step: h.step(), problems: h.problems() };
+        });
+        if (!r.sentence.includes(says)) throw new Error(`${what}: "${r.sentence}"`);
+        if (r.address.includes('checkpoint=')) throw new Error(`${what}: the address still asks for the model: ${r.address}`);
+        if (r.problems.length) throw new Error(`${what}: ${r.problems.join('\n')}`);
+        said.push(`${what}: step ${r.step}`);
+      }
+      await freshPage(session, baseUrl);
+      return said.join('; ');
+    },
+  },
+  {
+    name: 'an embed with checkpoint= shows the model at step 0; "Prepare for a course" gives a zip whose folder opens through checkpoint=',
+    async run({ session, run, baseUrl, models }) {
+      const address = `${models.site.url}/cli/`;
+      await session.goto(`${baseUrl}?stage=softmax&checkpoint=${encodeURIComponent(address)}`);
+      await run(`${listen}`);
+      const whole = await run(async (h) => {
+        await h.ready();
+        const figure = await h.waitFor('the stage\'s first heatmap', () => document.querySelector('.stage-panel figure.heatmap[data-matrix]'));
+        const code = document.querySelector('button.copy-embed').dataset.embedCode;
+        return { matrix: figure.dataset.matrix, src: code.match(/src="([^"]+)"/)[1].replaceAll('&amp;', '&') };
+      });
+      if (!decodeURIComponent(whole.src).includes(`checkpoint=${address}`)) throw new Error(`the embed code's address: ${whole.src}`);
+      const embedded = async (src) => {
+        await session.goto(src);
+        await run(`${listen}`);
+        return run(async (h) => {
+          const figure = await h.waitFor('the embed\'s first heatmap', () => !document.querySelector('.busy') && document.querySelector('.stage-panel figure.heatmap[data-matrix] canvas') && document.querySelector('.stage-panel figure.heatmap[data-matrix]'));
+          return { matrix: figure.dataset.matrix, step: h.step(), embed: document.querySelector('.embed')?.dataset.embed, problems: h.problems() };
+        });
+      };
+      const shown = await embedded(whole.src);
+      if (shown.embed !== '' || shown.step !== 0 || shown.matrix !== whole.matrix || shown.problems.length) {
+        throw new Error(`the embed: ${JSON.stringify({ ...shown, matrix: shown.matrix === whole.matrix })}`);
+      }
+      // A model trained here, prepared for a course: the archive caught as it is handed over.
+      await freshPage(session, baseUrl);
+      const packed = await run(async (h) => {
+        const start = h.step();
+        await h.click('Play');
+        await h.waitFor('20 steps', () => h.step() >= start + 20);
+        await h.click('Pause');
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
+        const blobs = new Map();
+        const click = HTMLAnchorElement.prototype.click;
+        const createObjectURL = URL.createObjectURL;
+        let archive = null;
+        URL.createObjectURL = (blob) => { const url = createObjectURL(blob); blobs.set(url, blob); return url; };
+        HTMLAnchorElement.prototype.click = function () {
+          if (this.download) archive = { name: this.download, blob: blobs.get(this.href) };
+          else click.call(this);
+        };
+        await h.click('Prepare for a course');
+        await h.waitFor('the archive', () => archive);
+        HTMLAnchorElement.prototype.click = click;
+        URL.createObjectURL = createObjectURL;
+        // The figure at the step packed: the worker sent it before the files.
+        const matrix = document.querySelector('.stage-panel figure.heatmap[data-matrix]').dataset.matrix;
+        const bytes = new Uint8Array(await archive.blob.arrayBuffer());
+        let binary = '';
+        for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+        return { name: archive.name, base64: btoa(binary), matrix, step: h.step(), problems: h.problems() };
+      });
+      if (packed.problems.length) throw new Error(packed.problems.join('\n'));
+      const entries = models.unzip(Buffer.from(packed.base64, 'base64'));
+      const folder = entries[0].name;
+      if (!folder.endsWith(`-step${packed.step}/`) || !entries.some((e) => e.name === 'README.txt')) {
+        throw new Error(`${packed.name}: ${entries.map((e) => e.name).join(', ')}`);
+      }
+      for (const e of entries) if (e.name.startsWith(folder) && e.name !== folder) models.site.put(`/${e.name}`, e.bytes);
+      const course = await embedded(`${baseUrl}?embed&checkpoint=${encodeURIComponent(`${models.site.url}/${folder}`)}`);
+      if (course.step !== 0 || course.matrix !== packed.matrix || course.problems.length) {
+        throw new Error(`the course's folder: ${JSON.stringify({ ...course, matrix: course.matrix === packed.matrix })}`);
+      }
+      await freshPage(session, baseUrl);
+      return `the embed at step 0 shows the whole page's figure; ${packed.name} (${entries.length} entries, ${Buffer.from(packed.base64, 'base64').length} bytes) opens at step 0 with the step-${packed.step} figure`;
+    },
+  },
+  {
     // run.mjs serves dist/ from a sub-folder, so every check above ran there (README: Publish).
     name: 'from a sub-folder of a plain static server: no 404, nothing asked outside it, the service worker scoped to it, and the page opens from its cache with the server stopped',
     async run({ session, run, baseUrl, host }) {
@@ -567,7 +732,7 @@ export const MOST_DEATHS = 3;
 /// new session, which starts from a fresh page, and the check runs once more, said in its line;
 /// a second death fails it. Returns the counts, the session now open, and each death (the
 /// check it came under, why, and whether the check killed the page on purpose).
-export async function runChecks(session, { baseUrl, host, artifacts, expectBuild, log, reopen }, list = checks) {
+export async function runChecks(session, { baseUrl, host, models, artifacts, expectBuild, log, reopen }, list = checks) {
   let passed = 0;
   let failed = 0;
   const deaths = [];
@@ -607,7 +772,7 @@ export async function runChecks(session, { baseUrl, host, artifacts, expectBuild
     for (let attempt = 1; ; attempt++) {
       try {
         const run = inPage(session);
-        const detail = await check.run({ session, run, baseUrl, host, artifacts, expectBuild, attempt });
+        const detail = await check.run({ session, run, baseUrl, host, models, artifacts, expectBuild, attempt });
         passed++;
         log(`ok   ${session.name} › ${check.name} (${Date.now() - started} ms)${again}${detail ? `: ${detail}` : ''}`);
       } catch (e) {

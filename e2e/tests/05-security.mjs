@@ -1,12 +1,13 @@
 // The page talks to nothing but its own origin, under a Content-Security-Policy that allows only
-// 'self' and 'wasm-unsafe-eval', and nothing it does violates that policy.
+// 'self' and 'wasm-unsafe-eval' (and, for fetch alone, https and this computer's http: a model
+// from a web address, checkpoint=), and nothing it does violates that policy.
 import { openPage, assert, foreignRequests, poll } from '../harness.mjs';
 
-const POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'";
+const POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' https: http://127.0.0.1:* http://localhost:*";
 
 export const tests = [
   {
-    name: 'security: a CSP of only self and wasm-unsafe-eval, no violation while training, every request to the own origin',
+    name: 'security: a CSP of only self and wasm-unsafe-eval (fetch: https and this computer too), no violation while training, every request to the own origin',
     async run({ browser, baseUrl }) {
       const { page, context, problems, requests } = await openPage(browser, baseUrl);
       await page.waitForSelector('figure.heatmap canvas', { timeout: 30000 });

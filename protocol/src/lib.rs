@@ -5,8 +5,10 @@
 //! Dependencies point one way: page and worker → `protocol` → `engine`'s data types. It builds
 //! natively, so its rules are tested and its decoders fuzzed without a browser.
 
+pub mod archive;
 pub mod bundle;
 pub mod claims;
+pub mod course;
 pub mod curves;
 pub mod error;
 pub mod fields;
@@ -19,6 +21,7 @@ pub mod model_info;
 pub mod notebook;
 pub mod pytorch;
 pub mod record;
+pub mod remote;
 pub mod restore;
 pub mod rules;
 pub mod settings;

@@ -7,6 +7,7 @@
 //! default and says why, and the good fields around it stay.
 
 use crate::fields::{self, Field, Kind};
+use crate::remote::CheckpointSource;
 use crate::restore::Restored;
 use crate::rules;
 use crate::stage::Stage;
@@ -156,6 +157,9 @@ pub struct View {
     pub shape: ModelShape,
     /// The one view an embedded page shows (`&embed`); None for the whole page.
     pub embed: Option<Embed>,
+    /// Where the model is (`checkpoint=`): the page opens it instead of building one, so the
+    /// link's model shape does not apply and is not written.
+    pub checkpoint: Option<CheckpointSource>,
 }
 
 impl Default for View {
@@ -168,6 +172,7 @@ impl Default for View {
             chapter: None,
             shape: ModelShape::of(&LabSettings::default()),
             embed: None,
+            checkpoint: None,
         }
     }
 }
@@ -206,7 +211,9 @@ pub fn write(view: &View, switches: &[&str]) -> String {
     if let Some(c) = view.chapter {
         put("tour", &c.to_string());
     }
-    let (s, ds) = (view.shape.settings(), d.shape.settings());
+    // A checkpoint's shape is its own: the settings' would only offer a Reset.
+    let shape = view.checkpoint.as_ref().map_or(&view.shape, |_| &d.shape);
+    let (s, ds) = (shape.settings(), d.shape.settings());
     put_fields(&mut put, "", &fields::SETTINGS, &s, &ds);
     put_fields(
         &mut put,
@@ -231,6 +238,9 @@ pub fn write(view: &View, switches: &[&str]) -> String {
         Some(Embed::Stage) => parts.push("embed".to_string()),
         Some(e) => put("embed", e.slug()),
         None => {}
+    }
+    if let Some(c) = &view.checkpoint {
+        parts.push(format!("{CHECKPOINT_KEY}={}", c.link_value()));
     }
     if parts.is_empty() {
         String::new()
@@ -305,6 +315,12 @@ pub fn read(query: &str, chapters: usize) -> Option<Restored<View>> {
     r.read_probe();
     r.read_view(chapters);
     r.read_shape();
+    if r.view.checkpoint.is_some() && r.view.shape != View::default().shape {
+        r.notices.push(
+            "Checkpoint: the link opens that model, so its model settings are ignored.".into(),
+        );
+        r.view.shape = View::default().shape;
+    }
     // A link of a thousand bad keys is one line, not a thousand.
     let mut notices = r.notices;
     if notices.len() > MAX_NOTICES {
@@ -346,7 +362,10 @@ fn attribute(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The keys of the view around the settings' (`fields`).
+/// The link key of a model from a web address (`remote::CheckpointSource`).
+pub const CHECKPOINT_KEY: &str = "checkpoint";
+
+/// The keys of the view around the settings' (`fields`), `CHECKPOINT_KEY` too.
 const VIEW_KEYS: [&str; 7] = ["stage", "layer", "head", "part", "model", "tour", "embed"];
 
 /// Whether a link may hold `key`.
@@ -354,6 +373,7 @@ fn is_key(key: &str) -> bool {
     let own = |k: Option<String>| k.as_deref() == Some(key);
     let b = fields::MODEL_B_LINK;
     VIEW_KEYS.contains(&key)
+        || key == CHECKPOINT_KEY
         || fields::PROBE.iter().any(|f| own(f.link_key("")))
         || fields::SETTINGS.iter().any(|f| own(f.link_key("")))
         || own(fields::COMPARE.link_key(""))
@@ -460,6 +480,7 @@ impl Reader {
         }) {
             self.view.embed = Some(e);
         }
+        self.view.checkpoint = self.get(CHECKPOINT_KEY, "Checkpoint", CheckpointSource::parse);
     }
 
     fn read_shape(&mut self) {
@@ -680,6 +701,7 @@ pub fn example() -> View {
             }),
         },
         embed: Some(Embed::Claim(crate::claims::Claim::KvCache)),
+        checkpoint: None,
     }
 }
 

@@ -192,6 +192,8 @@ pub enum FilesFor {
     Checkpoint,
     /// "Open in PyTorch": the weights inside a notebook.
     Notebook,
+    /// "Prepare for a course": the files in an archive with a README.
+    Course,
 }
 
 /// Which of the three programs a worker is, chosen once as it starts (its `name`): the page's

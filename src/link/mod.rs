@@ -3,12 +3,14 @@
 //! with a view in it is read back (`protocol::link` does the reading; this is the browser's
 //! side). The views are in `view`.
 
+pub mod course;
 pub mod view;
 
 use crate::explorer::ExplorerView;
 use crate::live::{Live, Shown};
 use leptos::prelude::*;
 use protocol::link::{self, ModelShape, View, SWITCHES};
+use protocol::remote::CheckpointSource;
 use protocol::restore::Restored;
 use protocol::view::{Embed, Part, Selection};
 use protocol::{LabError, LabSettings, ModelInfo, ProbeInput};
@@ -23,6 +25,8 @@ pub struct ViewSignals {
     pub chapter: RwSignal<Option<usize>>,
     /// The one view this page shows, when it was opened with `&embed`.
     pub embed: Option<Embed>,
+    /// Where the model came from, when from a web address (`checkpoint=`).
+    pub checkpoint: RwSignal<Option<CheckpointSource>>,
 }
 
 impl ViewSignals {
@@ -36,6 +40,7 @@ impl ViewSignals {
             chapter: self.chapter.get(),
             shape: self.settings.with(ModelShape::of),
             embed: self.embed,
+            checkpoint: self.checkpoint.get(),
         }
     }
 
@@ -46,6 +51,7 @@ impl ViewSignals {
         self.explorer.selection.set(view.selection);
         self.explorer.showing.set(view.showing);
         self.chapter.set(view.chapter);
+        self.checkpoint.set(view.checkpoint.clone());
     }
 }
 
@@ -58,7 +64,7 @@ fn query() -> String {
 
 /// The page's switches ("test-hooks", "bench") in the address it was opened with: they stay
 /// in every address written.
-fn switches() -> Vec<&'static str> {
+pub fn switches() -> Vec<&'static str> {
     let query = query();
     let words: Vec<&str> = query.trim_start_matches('?').split('&').collect();
     SWITCHES.into_iter().filter(|s| words.contains(s)).collect()
@@ -84,12 +90,8 @@ pub fn address(view: &View) -> String {
     format!("{origin}{path}{}", link::write(view, &switches()))
 }
 
-/// The address of the view on screen, embedded as `embed` says (None: the whole page).
-pub fn address_of(
-    signals: ViewSignals,
-    opened: Opened,
-    embed: Signal<Option<Embed>>,
-) -> Memo<String> {
+/// The view on screen, embedded as `embed` says (None: the whole page).
+pub fn view_of(signals: ViewSignals, opened: Opened, embed: Signal<Option<Embed>>) -> Memo<View> {
     // While a Reset to the link's model is offered, the address keeps asking for that model:
     // a reload or a copied link must not lose the offer.
     Memo::new(move |_| {
@@ -98,8 +100,18 @@ pub fn address_of(
             view.shape = shape;
         }
         view.embed = embed.get();
-        address(&view)
+        view
     })
+}
+
+/// The address of the view on screen, embedded as `embed` says (None: the whole page).
+pub fn address_of(
+    signals: ViewSignals,
+    opened: Opened,
+    embed: Signal<Option<Embed>>,
+) -> Memo<String> {
+    let view = view_of(signals, opened, embed);
+    Memo::new(move |_| view.with(address))
 }
 
 /// Keeps the address bar on the view, and returns the address as a signal (for "Copy link").
@@ -256,7 +268,8 @@ pub fn open(chapters: usize, signals: ViewSignals, opened: Opened, live: Live) {
         opened.add_notice(n);
     }
     let here = signals.settings.with_untracked(ModelShape::of);
-    if link.value.shape != here {
+    // A link with a checkpoint opens that model (`RemoteModel`): no Reset to offer.
+    if link.value.shape != here && link.value.checkpoint.is_none() {
         opened.offer.set(Some(link.value.shape));
     }
     opened.unchecked.set_value(Some(link.value.selection));

@@ -11,12 +11,13 @@ use protocol::{LabResult, LabSettings};
 
 /// Copies the address of the view; the same address is in `data-link`. Beside it, "Copy embed
 /// code" copies an `<iframe>` that shows one view of it (`embed`) in a course page; the code
-/// is in `data-embed-code`.
+/// is in `data-embed-code`. `children` go beside that button ("Prepare for a course").
 #[component]
 pub fn CopyLink(
     href: Memo<String>,
     embed: RwSignal<Embed>,
     embed_href: Memo<String>,
+    #[prop(optional)] children: Option<Children>,
 ) -> impl IntoView {
     let said = RwSignal::new(None::<String>);
     let copied = move |done: &'static str| {
@@ -45,6 +46,7 @@ pub fn CopyLink(
             </select>
             <button type="button" class="copy-embed" data-embed-code=move || code.get() on:click=copy_code
                 title="Copy an iframe that shows only the chosen view, with Play, Step and a link to the whole page">"Copy embed code"</button>
+            {children.map(|c| c())}
         </span>
         <span class="copy-said" role="status">{move || said.get()}</span>
     }

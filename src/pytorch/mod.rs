@@ -12,6 +12,7 @@ use engine::inspect::Inspection;
 use files::PytorchFiles;
 use leptos::prelude::*;
 use protocol::figure::FigureName;
+use protocol::messages::FilesFor;
 use protocol::stage::Stage;
 use protocol::view::{Selection, Showing};
 use protocol::{LabResult, LabSettings, ModelBundle, ProbeInput};
@@ -121,7 +122,8 @@ impl OpenInPytorch {
         self.busy.set(true);
         status.set(Some("Preparing the notebook…".into()));
         let busy = self.busy;
-        live.files_for_notebook(
+        live.files_for(
+            FilesFor::Notebook,
             move |files: LabResult<(ModelBundle, Option<ModelBundle>)>| {
                 let made = files.and_then(|(a, compare)| {
                     let bundle = match (b, compare) {

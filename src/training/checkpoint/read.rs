@@ -8,7 +8,7 @@ use js_sys::{Reflect, Uint8Array};
 use protocol::{LabError, LabResult, ModelBundle};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{File, FileList, ReadableStreamDefaultReader};
+use web_sys::{File, FileList, ReadableStream, ReadableStreamDefaultReader};
 
 /// Where reading stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,21 +31,34 @@ pub struct Picked {
 }
 
 /// Read a whole file through its stream, reporting the bytes read after each chunk.
-async fn read_bytes(file: &File, mut progress: impl FnMut(u64)) -> LabResult<Vec<u8>> {
+async fn read_bytes(file: &File, progress: impl FnMut(u64)) -> LabResult<Vec<u8>> {
     let name = file.name();
-    let size = file.size() as usize;
+    let stream = file.stream();
+    read_stream(stream, file.size() as u64, u64::MAX, progress, |why| {
+        LabError::file(format!("Could not read {name}: {why}"))
+    })
+    .await
+}
+
+/// Read a whole stream (a picked file's, a download's), reporting the bytes read after each
+/// chunk. `size` bytes are reserved first (0 when unknown); past `limit` bytes it stops. Each
+/// failure is put into words by `fail`.
+pub async fn read_stream<E>(
+    stream: ReadableStream,
+    size: u64,
+    limit: u64,
+    mut progress: impl FnMut(u64),
+    fail: impl Fn(String) -> E,
+) -> Result<Vec<u8>, E> {
+    let memory = |n: u64| fail(format!("not enough memory for {}", format_bytes(n)));
     let mut buf = Vec::new();
-    buf.try_reserve_exact(size).map_err(|_| {
-        LabError::file(format!(
-            "Not enough memory to read {name} ({})",
-            format_bytes(size as u64)
-        ))
-    })?;
-    let reader: ReadableStreamDefaultReader = file.stream().get_reader().unchecked_into();
+    buf.try_reserve_exact(size as usize)
+        .map_err(|_| memory(size))?;
+    let reader: ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
     loop {
         let chunk = JsFuture::from(reader.read())
             .await
-            .map_err(|e| LabError::file(format!("Could not read {name}: {}", js_message(&e))))?;
+            .map_err(|e| fail(js_message(&e)))?;
         if Reflect::get(&chunk, &"done".into())
             .ok()
             .and_then(|d| d.as_bool())
@@ -53,12 +66,15 @@ async fn read_bytes(file: &File, mut progress: impl FnMut(u64)) -> LabResult<Vec
         {
             break;
         }
-        let value = Reflect::get(&chunk, &"value".into())
-            .map_err(|e| LabError::file(format!("Could not read {name}: {}", js_message(&e))))?;
+        let value = Reflect::get(&chunk, &"value".into()).map_err(|e| fail(js_message(&e)))?;
         let bytes = Uint8Array::new(&value);
         let (start, len) = (buf.len(), bytes.length() as usize);
+        if (start + len) as u64 > limit {
+            let _ = reader.cancel();
+            return Err(fail(format!("it is larger than {}", format_bytes(limit))));
+        }
         buf.try_reserve(len)
-            .map_err(|_| LabError::file(format!("Not enough memory to read {name}")))?;
+            .map_err(|_| memory((start + len) as u64))?;
         buf.resize(start + len, 0);
         bytes.copy_to(&mut buf[start..]);
         progress(buf.len() as u64);
