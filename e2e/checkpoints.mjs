@@ -29,7 +29,7 @@ export function cliCheckpoint() {
   }));
   const out = path.join(dir, 'model');
   execFileSync('cargo', ['run', '--quiet', '-p', 'attention-lab-cli', '--', 'train', '--init', config,
-    '--corpus', path.join(root, 'assets', 'default_corpus.txt'), '--steps', '30', '--seed', '3', '--save', out],
+    '--corpus', path.join(root, 'engine', 'assets', 'default_corpus.txt'), '--steps', '30', '--seed', '3', '--save', out],
   { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   for (const f of FILES) if (!fs.existsSync(path.join(out, f))) throw new Error(`the CLI saved no ${f} in ${out}`);
   made = out;

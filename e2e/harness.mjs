@@ -3,6 +3,7 @@
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css',
@@ -12,8 +13,9 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'applic
 /// at `base`, "/" or a folder such as "/courses/attention-lab/" (anything outside it answers
 /// 404, as on a host where the app is one folder among many), a folder's address without its
 /// slash redirected to it, and no header but the content type. `server.log` lists every
-/// request as { path, search, status }.
-export function serveDir(dir, port = 0, base = '/') {
+/// request as { path, search, status }. `extras` serves more files inside `base`, by their
+/// path there (a test's own script, which the page's policy lets load only from its origin).
+export function serveDir(dir, port = 0, base = '/', extras = {}) {
   const log = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -24,8 +26,9 @@ export function serveDir(dir, port = 0, base = '/') {
     };
     if (`${url.pathname}/` === base) { answer(301, { location: base + url.search }); return; }
     if (!url.pathname.startsWith(base)) { answer(404, {}, 'not found'); return; }
-    let file = path.join(dir, decodeURIComponent(url.pathname.slice(base.length - 1)));
-    if (!file.startsWith(dir)) { answer(403); return; }
+    const relative = decodeURIComponent(url.pathname.slice(base.length));
+    let file = extras[relative] ?? path.join(dir, relative);
+    if (!extras[relative] && !file.startsWith(dir)) { answer(403); return; }
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) {
       if (!url.pathname.endsWith('/')) { answer(301, { location: `${url.pathname}/${url.search}` }); return; }
       file = path.join(file, 'index.html');
@@ -182,6 +185,9 @@ export async function waitKept(page, step, timeout = 30000) {
 export async function framesRendered(page) {
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
 }
+
+/// axe-core's script, served to a page beside the app (`serveDir`'s extras) under this path.
+export const AXE = { path: '__test/axe.min.js', file: fileURLToPath(new URL('../node_modules/axe-core/axe.min.js', import.meta.url)) };
 
 /// The WCAG rule sets axe-core checks: 2.0, 2.1 and 2.2, levels A and AA.
 export const WCAG = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
