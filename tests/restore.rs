@@ -152,7 +152,7 @@ fn hand_edited_local_storage_reads_back_checked() {
     .unwrap();
     let r = restore::settings(storage::load_text("test-restore").as_deref());
     assert_eq!(r.value.batch_size, 8);
-    assert_eq!(r.value.learning_rate, 1e-3);
+    assert_eq!(r.value.learning_rate, LabSettings::default().learning_rate);
     assert_eq!(r.value.seed, 3);
     assert_eq!(r.notices.len(), 2, "{:?}", r.notices);
     storage::remove("test-restore");
