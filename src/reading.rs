@@ -46,6 +46,37 @@ impl Cursor {
     }
 }
 
+/// The point under a plot's keyboard cursor: which series, and where along it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlotCursor {
+    pub series: usize,
+    pub point: usize,
+}
+
+impl PlotCursor {
+    /// Where `key` moves the cursor (`None`: not placed yet) on series of `lens` points each:
+    /// up and down to the series before and after, the rest along the series (`along`).
+    pub fn moved(from: Option<PlotCursor>, key: &str, lens: &[usize]) -> Option<PlotCursor> {
+        let last_series = lens.len().checked_sub(1)?;
+        let series = from.map_or(0, |c| c.series.min(last_series));
+        let (series, point) = match key {
+            "ArrowUp" | "ArrowDown" => {
+                let series = match key {
+                    "ArrowUp" => series.saturating_sub(1),
+                    _ => (series + 1).min(last_series),
+                };
+                // The same place along the next series, or its last point.
+                let point = from
+                    .map_or(0, |c| c.point)
+                    .min(lens[series].checked_sub(1)?);
+                (series, point)
+            }
+            _ => (series, along(key, from.map(|c| c.point), lens[series])?),
+        };
+        Some(PlotCursor { series, point })
+    }
+}
+
 /// An exact value as the tooltip writes it: exact zeros and −∞ say so.
 pub fn value_text(v: f32) -> String {
     if v == f32::NEG_INFINITY {
@@ -164,6 +195,48 @@ mod tests {
         assert_eq!(along("ArrowLeft", Some(9), 5), Some(3));
         assert_eq!(along("ArrowLeft", None, 0), None);
         assert_eq!(along("Enter", Some(1), 5), None);
+    }
+
+    #[test]
+    fn a_plot_cursor_moves_along_a_series_and_up_and_down_between_series() {
+        let lens = [5, 3];
+        let c = PlotCursor::moved(None, "ArrowRight", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 0,
+                point: 0
+            }
+        );
+        let c = PlotCursor::moved(Some(c), "End", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 0,
+                point: 4
+            }
+        );
+        // The next series is shorter: its last point.
+        let c = PlotCursor::moved(Some(c), "ArrowDown", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 1,
+                point: 2
+            }
+        );
+        assert_eq!(PlotCursor::moved(Some(c), "ArrowDown", &lens), Some(c));
+        let c = PlotCursor::moved(Some(c), "ArrowUp", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 0,
+                point: 2
+            }
+        );
+        assert_eq!(PlotCursor::moved(Some(c), "Tab", &lens), None);
+        assert_eq!(PlotCursor::moved(None, "ArrowRight", &[]), None);
+        assert_eq!(PlotCursor::moved(None, "ArrowDown", &[0, 0]), None);
     }
 
     #[test]
