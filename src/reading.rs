@@ -77,6 +77,29 @@ impl PlotCursor {
     }
 }
 
+/// A plot's number read aloud, exactly enough to compare: whole numbers in full with commas
+/// ("655,360"), others to four significant digits ("0.9541", "4.271e-5").
+pub fn number_text(v: f64) -> String {
+    let a = v.abs();
+    if v.fract() == 0.0 && a < 1e15 {
+        let digits = format!("{}", a as u64);
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        return if v < 0.0 { format!("−{out}") } else { out };
+    }
+    if (1e-3..1e6).contains(&a) {
+        let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    format!("{v:.3e}")
+}
+
 /// An exact value as the tooltip writes it: exact zeros and −∞ say so.
 pub fn value_text(v: f32) -> String {
     if v == f32::NEG_INFINITY {
@@ -237,6 +260,17 @@ mod tests {
         assert_eq!(PlotCursor::moved(Some(c), "Tab", &lens), None);
         assert_eq!(PlotCursor::moved(None, "ArrowRight", &[]), None);
         assert_eq!(PlotCursor::moved(None, "ArrowDown", &[0, 0]), None);
+    }
+
+    #[test]
+    fn a_plot_number_reads_exactly_enough() {
+        assert_eq!(number_text(655_360.0), "655,360");
+        assert_eq!(number_text(1024.0), "1,024");
+        assert_eq!(number_text(-3.0), "−3");
+        assert_eq!(number_text(0.0), "0");
+        assert_eq!(number_text(0.954_12), "0.9541");
+        assert_eq!(number_text(12.345_6), "12.35");
+        assert_eq!(number_text(4.271e-5), "4.271e-5");
     }
 
     #[test]

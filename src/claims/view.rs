@@ -9,7 +9,7 @@ use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptio
 use crate::components::painted::paint_on_change;
 use crate::heatmap::Scale;
 use crate::live::Live;
-use crate::reading::PlotCursor;
+use crate::reading::{self, PlotCursor};
 use leptos::prelude::*;
 use protocol::claims::{Plot, VerdictForm};
 use protocol::{Claim, ClaimResult};
@@ -104,7 +104,7 @@ fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
     }
 }
 
-/// Point `c` of `plot` as the keyboard reads it: "Tiled, T: 512, bytes: 1.05M".
+/// Point `c` of `plot` as the keyboard reads it: "Tiled, T: 512, bytes: 1,048,576 (point 4 of 7)".
 fn point_text(plot: &Plot, c: PlotCursor) -> Option<String> {
     let s = plot.series.get(c.series)?;
     let (x, y) = (s.x.get(c.point)?, s.y.get(c.point)?);
@@ -112,9 +112,9 @@ fn point_text(plot: &Plot, c: PlotCursor) -> Option<String> {
         "{}, {}: {}, {}: {} (point {} of {})",
         s.name,
         plot.x_label,
-        chart::short_number(*x),
+        reading::number_text(*x),
         plot.y_label,
-        chart::short_number(*y),
+        reading::number_text(*y),
         c.point + 1,
         s.x.len().min(s.y.len())
     ))
