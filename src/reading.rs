@@ -46,6 +46,60 @@ impl Cursor {
     }
 }
 
+/// The point under a plot's keyboard cursor: which series, and where along it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlotCursor {
+    pub series: usize,
+    pub point: usize,
+}
+
+impl PlotCursor {
+    /// Where `key` moves the cursor (`None`: not placed yet) on series of `lens` points each:
+    /// up and down to the series before and after, the rest along the series (`along`).
+    pub fn moved(from: Option<PlotCursor>, key: &str, lens: &[usize]) -> Option<PlotCursor> {
+        let last_series = lens.len().checked_sub(1)?;
+        let series = from.map_or(0, |c| c.series.min(last_series));
+        let (series, point) = match key {
+            "ArrowUp" | "ArrowDown" => {
+                let series = match key {
+                    "ArrowUp" => series.saturating_sub(1),
+                    _ => (series + 1).min(last_series),
+                };
+                // The same place along the next series, or its last point.
+                let point = from
+                    .map_or(0, |c| c.point)
+                    .min(lens[series].checked_sub(1)?);
+                (series, point)
+            }
+            _ => (series, along(key, from.map(|c| c.point), lens[series])?),
+        };
+        Some(PlotCursor { series, point })
+    }
+}
+
+/// A plot's number read aloud, exactly enough to compare: whole numbers in full with commas
+/// ("655,360"), others to four significant digits ("0.9541", "4.271e-5").
+pub fn number_text(v: f64) -> String {
+    let a = v.abs();
+    if v.fract() == 0.0 && a < 1e15 {
+        let digits = format!("{}", a as u64);
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        return if v < 0.0 { format!("−{out}") } else { out };
+    }
+    if (1e-3..1e6).contains(&a) {
+        let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        return s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    format!("{v:.3e}")
+}
+
 /// An exact value as the tooltip writes it: exact zeros and −∞ say so.
 pub fn value_text(v: f32) -> String {
     if v == f32::NEG_INFINITY {
@@ -164,6 +218,59 @@ mod tests {
         assert_eq!(along("ArrowLeft", Some(9), 5), Some(3));
         assert_eq!(along("ArrowLeft", None, 0), None);
         assert_eq!(along("Enter", Some(1), 5), None);
+    }
+
+    #[test]
+    fn a_plot_cursor_moves_along_a_series_and_up_and_down_between_series() {
+        let lens = [5, 3];
+        let c = PlotCursor::moved(None, "ArrowRight", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 0,
+                point: 0
+            }
+        );
+        let c = PlotCursor::moved(Some(c), "End", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 0,
+                point: 4
+            }
+        );
+        // The next series is shorter: its last point.
+        let c = PlotCursor::moved(Some(c), "ArrowDown", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 1,
+                point: 2
+            }
+        );
+        assert_eq!(PlotCursor::moved(Some(c), "ArrowDown", &lens), Some(c));
+        let c = PlotCursor::moved(Some(c), "ArrowUp", &lens).unwrap();
+        assert_eq!(
+            c,
+            PlotCursor {
+                series: 0,
+                point: 2
+            }
+        );
+        assert_eq!(PlotCursor::moved(Some(c), "Tab", &lens), None);
+        assert_eq!(PlotCursor::moved(None, "ArrowRight", &[]), None);
+        assert_eq!(PlotCursor::moved(None, "ArrowDown", &[0, 0]), None);
+    }
+
+    #[test]
+    fn a_plot_number_reads_exactly_enough() {
+        assert_eq!(number_text(655_360.0), "655,360");
+        assert_eq!(number_text(1024.0), "1,024");
+        assert_eq!(number_text(-3.0), "−3");
+        assert_eq!(number_text(0.0), "0");
+        assert_eq!(number_text(0.954_12), "0.9541");
+        assert_eq!(number_text(12.345_6), "12.35");
+        assert_eq!(number_text(4.271e-5), "4.271e-5");
     }
 
     #[test]

@@ -136,4 +136,46 @@ export const tests = [
       await context.close();
     },
   },
+  {
+    name: 'a plot by keyboard: a claim\'s chart and a training curve read point by point, each reading the point its data holds',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openReady(browser, baseUrl);
+      const card = page.locator('article.claim[data-claim="KvCache"]');
+      await card.getByRole('button', { name: 'Run', exact: true }).click();
+      await page.waitForFunction(() => document.querySelector('article.claim[data-claim="KvCache"]')?.dataset.state === 'done', null, { timeout: 60000 });
+      const chart = card.locator('figure.claim-chart').first();
+      assert(await chart.getAttribute('tabindex') === '0', 'the claim chart is not focusable');
+      const series = JSON.parse(await chart.getAttribute('data-series'));
+      await chart.focus();
+      const read = async (key, s, p) => {
+        await page.keyboard.press(key);
+        const out = chart.locator('[aria-live]');
+        await page.waitForFunction(([el, s, p]) => el.dataset.seriesIndex === String(s) && el.dataset.point === String(p),
+          [await out.elementHandle(), s, p], { timeout: 5000 });
+        const text = await out.textContent();
+        assert(text.startsWith(`${series[s].name}, `) && text.endsWith(`(point ${p + 1} of ${series[s].x.length})`), `${key}: "${text}"`);
+        return text;
+      };
+      const first = await read('ArrowRight', 0, 0);
+      const last = await read('End', 0, series[0].x.length - 1);
+      const readings = [first, last];
+      if (series.length > 1) readings.push(await read('ArrowDown', 1, Math.min(series[0].x.length, series[1].x.length) - 1));
+      // A training curve: Play a few steps, then the arrows walk its points.
+      await page.locator('button.play').click();
+      await page.waitForFunction(() => Number(document.querySelector('[data-step]')?.dataset.step) >= 20, null, { timeout: 60000 });
+      await page.getByRole('button', { name: 'Pause', exact: true }).click();
+      const curve = page.locator('figure.curve-chart[data-chart="loss"]');
+      await curve.focus();
+      await page.keyboard.press('Home');
+      await page.keyboard.press('ArrowRight');
+      await page.waitForFunction((el) => el.dataset.point === '1', await curve.locator('[aria-live="polite"]').elementHandle(), { timeout: 5000 });
+      const said = await curve.locator('[aria-live="polite"]').textContent();
+      const shown = await curve.locator('.curve-readout').first().textContent();
+      const step = said.match(/^step (\d+):/)?.[1];
+      assert(step && shown.includes(`step ${step}`), `the curve says "${said}", its readout shows "${shown}"`);
+      assert(problems.length === 0, problems.join('\n'));
+      console.log(`     ${readings.join(' | ')}; curve: ${said}`);
+      await context.close();
+    },
+  },
 ];

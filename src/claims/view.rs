@@ -9,6 +9,7 @@ use crate::components::heatmap_figure::{HeatmapData, HeatmapFigure, HeatmapOptio
 use crate::components::painted::paint_on_change;
 use crate::heatmap::Scale;
 use crate::live::Live;
+use crate::reading::{self, PlotCursor};
 use leptos::prelude::*;
 use protocol::claims::{Plot, VerdictForm};
 use protocol::{Claim, ClaimResult};
@@ -63,11 +64,36 @@ fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
             })
         })
     };
+    // The arrows read the plot point by point, up and down from series to series.
+    let cursor = RwSignal::new(None::<PlotCursor>);
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        // Keys pressed on the figure's own buttons are theirs.
+        if ev.target() != ev.current_target() {
+            return;
+        }
+        let lens: Vec<usize> = result.with_untracked(|r| {
+            r.as_ref()
+                .map(|r| r.series.iter().map(|s| s.x.len().min(s.y.len())).collect())
+                .unwrap_or_default()
+        });
+        let Some(to) = PlotCursor::moved(cursor.get_untracked(), &ev.key(), &lens) else {
+            return;
+        };
+        ev.prevent_default();
+        ev.stop_propagation();
+        cursor.set(Some(to));
+    };
+    let reading = move || {
+        let c = cursor.get()?;
+        result.with(|r| r.as_ref().and_then(|r| point_text(r, c)))
+    };
     view! {
-        <figure class="claim-chart" data-series=series>
+        <figure class="claim-chart" tabindex="0" on:keydown=on_key data-series=series>
             <figcaption>{caption}</figcaption>
             <canvas node_ref=canvas width=SIZE.0 height=SIZE.1 aria-label=caption></canvas>
             <p class="claim-legend">{legend}</p>
+            <p class="claim-readout" aria-live="polite" data-series-index=move || cursor.get().map(|c| c.series)
+                data-point=move || cursor.get().map(|c| c.point)>{reading}</p>
             <div class="figure-tools">
                 <button type="button" class="small" on:click=save_png>"Save PNG"</button>
                 <button type="button" class="small" on:click=save_svg>"Save SVG"</button>
@@ -76,6 +102,22 @@ fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
             {move || failed.get().map(|e| view! { <p class="error">{e}</p> })}
         </figure>
     }
+}
+
+/// Point `c` of `plot` as the keyboard reads it: "Tiled, T: 512, bytes: 1,048,576 (point 4 of 7)".
+fn point_text(plot: &Plot, c: PlotCursor) -> Option<String> {
+    let s = plot.series.get(c.series)?;
+    let (x, y) = (s.x.get(c.point)?, s.y.get(c.point)?);
+    Some(format!(
+        "{}, {}: {}, {}: {} (point {} of {})",
+        s.name,
+        plot.x_label,
+        reading::number_text(*x),
+        plot.y_label,
+        reading::number_text(*y),
+        c.point + 1,
+        s.x.len().min(s.y.len())
+    ))
 }
 
 /// A result's table (the Heads claim's roles) as the explorer draws its heatmaps: shares on
