@@ -7,6 +7,8 @@
 //!
 //! `cargo test -p attention-lab-protocol --test code_size -- --nocapture` prints the longest.
 
+mod common;
+use common::rust_files;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
@@ -23,17 +25,6 @@ const SOURCES: [&str; 5] = [
     "cli/src",
     "src",
 ];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {

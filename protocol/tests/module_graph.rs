@@ -6,6 +6,8 @@
 //! into any module. The invariant (ARCHITECTURE.md): no circles, and in the web app neither
 //! side of the worker boundary imports the other's modules. `./dev modules` prints the graph.
 
+mod common;
+use common::rust_files;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
@@ -14,17 +16,6 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// A module as a path of names from its crate's root ([] is the root).
 type Module = Vec<String>;
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// `a/b.rs` and `a/b/mod.rs` are `a::b`; `lib.rs` and `main.rs` are the root.
 fn module_of(src: &Path, file: &Path) -> Module {

@@ -4,18 +4,9 @@
 //! `#[test]` function makes `test` wasm-bindgen-test's
 //! (`use wasm_bindgen_test::wasm_bindgen_test as test;`). Read with `syn`.
 
-use std::path::{Path, PathBuf};
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
+mod common;
+use common::rust_files;
+use std::path::Path;
 
 /// `use wasm_bindgen_test::wasm_bindgen_test as test;`
 fn makes_test_wasm_bindgen_test(item: &syn::Item) -> bool {
