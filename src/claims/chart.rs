@@ -5,8 +5,9 @@ use crate::chart_style::house_style;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use protocol::claims::{Axes, Plot};
+use protocol::claims::{Axes, MarkAxis, Plot};
 use protocol::{LabError, LabResult};
 
 /// Canvas size, CSS px.
@@ -104,23 +105,46 @@ where
         chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
     }
-    // Marks: a dashed grey line across the plot, labelled at its top.
+    // Marks: a dashed grey line across the plot; a vertical one labelled at its top, a
+    // horizontal one at its left end, below the line.
+    let (x0, x1) = (chart.x_range().start, chart.x_range().end);
     let (y0, y1) = (chart.y_range().start, chart.y_range().end);
     let grey = RGBColor(0x6b, 0x70, 0x80);
     let label_font = ("sans-serif", 11.0 * font_scale).into_font().color(&grey);
-    for (i, mark) in r.marks.iter().enumerate() {
-        chart.draw_series(DashedLineSeries::new(
-            [(mark.x, y0), (mark.x, y1)],
-            5,
-            4,
-            grey.stroke_width(1),
-        ))?;
-        // Right of the line, each label a line lower than the one before, so two marks close
-        // together stay readable.
-        let offset = (4, 3 + 14 * i as i32);
+    // A vertical mark in the right third of the plot is labelled on its left, so the label
+    // stays inside the canvas.
+    let left_of = label_font.clone().pos(Pos::new(HPos::Right, VPos::Top));
+    let right_third = x0 + (x1 - x0) * 2.0 / 3.0;
+    let mut vertical = 0;
+    for mark in &r.marks {
+        let (line, anchor, offset, font) = match mark.axis {
+            MarkAxis::X => {
+                // Each label a line lower than the one before, so two marks close together
+                // stay readable.
+                vertical += 1;
+                let down = 3 + 14 * (vertical - 1);
+                let (dx, font) = if mark.at > right_third {
+                    (-4, &left_of)
+                } else {
+                    (4, &label_font)
+                };
+                (
+                    [(mark.at, y0), (mark.at, y1)],
+                    (mark.at, y1),
+                    (dx, down),
+                    font,
+                )
+            }
+            MarkAxis::Y => (
+                [(x0, mark.at), (x1, mark.at)],
+                (x0, mark.at),
+                (4, 3),
+                &label_font,
+            ),
+        };
+        chart.draw_series(DashedLineSeries::new(line, 5, 4, grey.stroke_width(1)))?;
         chart.plotting_area().draw(
-            &(EmptyElement::at((mark.x, y1))
-                + Text::new(mark.label.clone(), offset, label_font.clone())),
+            &(EmptyElement::at(anchor) + Text::new(mark.label.clone(), offset, font.clone())),
         )?;
     }
     Ok(())
@@ -139,11 +163,14 @@ fn plot<DB: DrawingBackend>(
     let (Some(xs), Some(ys)) = (range(&pts, |p| p.0, log_x), range(&pts, |p| p.1, log_y)) else {
         return Ok(());
     };
-    // Marks lie inside the x range.
-    let xs = r
-        .marks
-        .iter()
-        .fold(xs, |(lo, hi), m| (lo.min(m.x), hi.max(m.x)));
+    // Marks lie inside the ranges.
+    let within = |axis: MarkAxis, range: (f64, f64)| {
+        r.marks
+            .iter()
+            .filter(|m| m.axis == axis)
+            .fold(range, |(lo, hi), m| (lo.min(m.at), hi.max(m.at)))
+    };
+    let (xs, ys) = (within(MarkAxis::X, xs), within(MarkAxis::Y, ys));
     // On a log axis the floor is the bottom: exact zeros sit on it.
     let ys = if log_y { (floor, ys.1) } else { ys };
     let mut builder = ChartBuilder::on(root);
@@ -255,10 +282,9 @@ mod tests {
         assert!(svg(&linear).is_ok());
         // Both linear (accuracy): zeros stay zeros, and a mark is drawn with its label.
         let mut accuracy = result(Axes::Linear, vec![0.0, 0.5, 0.25]);
-        accuracy.marks.push(protocol::claims::Mark {
-            x: 100.0,
-            label: "trained up to T = 100".into(),
-        });
+        accuracy
+            .marks
+            .push(protocol::claims::Mark::x(100.0, "trained up to T = 100"));
         assert_eq!(points(&accuracy, 1.0)[0][0], (64.0, 0.0));
         let doc = svg(&accuracy).unwrap();
         assert!(doc.contains("trained up to T = 100"), "the mark's label");

@@ -1,6 +1,7 @@
-//! The "Claims" panel: one card per claim, with its words, how it is tested, Run (and while
-//! it runs a progress bar and Cancel), and the result: its charts, each with its numbers in
-//! its `data-series`, the key figures beside them, and a verdict.
+//! The "Claims" panel: one card per claim, with its question in plain words and the
+//! tutorial's, Run (and while it runs a progress bar and Cancel), the result: its charts,
+//! each with its numbers in its `data-series`, the key figures beside them, and a verdict;
+//! and last, folded, how it is measured.
 
 use super::chart::{self, SIZE};
 use super::state::ClaimState;
@@ -235,8 +236,8 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
     view! {
         <article class="claim" data-claim=format!("{claim:?}") data-state=status>
             <h3>{claim.title()}</h3>
+            <p class="lead">{claim.lead()}</p>
             <p class="quote">{claim.quote()}</p>
-            <p class="method">{claim.method()}</p>
             <div class="claim-controls">
                 <button type="button" class="run" prop:disabled=running on:click=move |_| live.run_claim(claim)>"Run"</button>
                 {progress}
@@ -255,6 +256,10 @@ pub fn ClaimCard(live: Live, claim: Claim) -> impl IntoView {
                     </div>
                 </div>
             </Show>
+            <details class="method">
+                <summary>"How it is measured"</summary>
+                <p>{claim.method()}</p>
+            </details>
         </article>
     }
 }

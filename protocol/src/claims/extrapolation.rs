@@ -2,7 +2,9 @@
 //! seeds each, trained on Repeat at short lengths until they copy, then measured on longer
 //! rows (`engine::experiments::extrapolation`).
 
-use super::{thousands, About, Axes, Claim, ClaimResult, Mark, Plot, Verdict, VerdictForm};
+use super::{
+    thousands, About, Axes, Claim, ClaimResult, History, Mark, Plot, Verdict, VerdictForm,
+};
 use crate::settings::positions_words;
 use engine::config::PositionEmbeddingType;
 use engine::experiments::extrapolation::{
@@ -20,6 +22,10 @@ impl About for Extrapolation {
 
     fn slug(&self) -> &'static str {
         "extrapolation"
+    }
+
+    fn lead(&self) -> &'static str {
+        "Can a model trained on short rows still copy in longer ones? Small decoders with absolute, rotary and ALiBi positions are trained here, then tested past the lengths they saw."
     }
 
     fn quote(&self) -> &'static str {
@@ -151,7 +157,7 @@ impl Extrapolation {
             numbers,
             verdict,
             heatmap: None,
-            points: Vec::new(),
+            history: History::None,
         }
     }
 }
@@ -183,14 +189,14 @@ fn plot(models: &[LengthModel], kind: PositionEmbeddingType) -> Plot {
         y_label: "second-copy accuracy".into(),
         axes: Axes::Linear,
         series: of_kind(models, kind).iter().map(series).collect(),
-        marks: vec![Mark {
-            x: TRAINED.max_len as f64 + 0.5,
-            label: format!(
+        marks: vec![Mark::x(
+            TRAINED.max_len as f64 + 0.5,
+            format!(
                 "trained up to L = {} (T = {})",
                 TRAINED.max_len,
                 TRAINED.max_tokens()
             ),
-        }],
+        )],
     }
 }
 
@@ -366,7 +372,7 @@ mod tests {
             assert_eq!(names, ["seed 1", "seed 2", "seed 3"]);
             assert_eq!(plot.series[0].x.first(), Some(&4.0));
             assert_eq!(plot.series[0].x.last(), Some(&16.0));
-            assert_eq!(plot.marks[0].x, 8.5);
+            assert_eq!(plot.marks[0].at, 8.5);
         }
         assert!(r.numbers.iter().any(|(k, v)| k == "Rotary seed 2"
             && v == "learned at step 1,200; within T 95%, past T 48%, keeps 50%"));

@@ -3,8 +3,8 @@
 //! (`engine::experiments::induction`) and by what is lost without them.
 
 use super::{
-    head_label, thousands, About, Axes, Claim, ClaimHeatmap, ClaimResult, Mark, Plot, Verdict,
-    VerdictForm,
+    head_label, thousands, About, Axes, Claim, ClaimHeatmap, ClaimResult, History, Mark, Plot,
+    Verdict, VerdictForm,
 };
 use engine::experiments::induction::{InductionMeasure, CLEAR_SCORE, SCORES};
 use engine::experiments::Series;
@@ -29,6 +29,10 @@ impl About for InductionHeads {
 
     fn slug(&self) -> &'static str {
         "induction"
+    }
+
+    fn lead(&self) -> &'static str {
+        "Can a small decoder learn to copy a sequence it has already seen in the same row? The heads that do it, induction heads, form suddenly: the first chart shows the second copy's accuracy jump."
     }
 
     fn quote(&self) -> &'static str {
@@ -135,7 +139,7 @@ impl InductionHeads {
             numbers: numbers(m, change, &scored),
             verdict: verdict(m, change, &scored),
             heatmap: Some(heatmap(m)),
-            points: m.points.to_vec(),
+            history: History::InductionHeads(m.points.to_vec()),
         }
     }
 }
@@ -226,10 +230,7 @@ fn sample(m: &InductionMeasured) -> String {
 fn plots(m: &InductionMeasured, change: Option<usize>) -> Vec<Plot> {
     let now = m.now;
     let marks: Vec<Mark> = change
-        .map(|i| Mark {
-            x: m.points[i].step as f64,
-            label: "change".into(),
-        })
+        .map(|i| Mark::x(m.points[i].step as f64, "change"))
         .into_iter()
         .collect();
     let steps: Vec<f64> = m.points.iter().map(|p| p.step as f64).collect();
@@ -309,12 +310,7 @@ fn ablation_plot(now: &InductionMeasure, ablation: &[f64]) -> Plot {
                 y: vec![now.copy2_accuracy; n],
             },
         ],
-        marks: (1..now.layers)
-            .map(|l| Mark {
-                x: (l * heads) as f64 + 0.5,
-                label: format!("layer {}", l + 1),
-            })
-            .collect(),
+        marks: super::layer_marks(now.layers, heads),
     }
 }
 
@@ -419,7 +415,7 @@ fn jump(m: &InductionMeasured, change: usize) -> String {
 fn verdict(m: &InductionMeasured, change: Option<usize>, scored: &Scored) -> Verdict {
     let sample = sample(m);
     let Some(change) = change else {
-        return not_yet(m, &sample);
+        return not_yet(m, scored, &sample);
     };
     let jump = jump(m, change);
     let clear_induction = scored.clear(INDUCTION, Clear::Yes);
@@ -442,15 +438,40 @@ fn verdict(m: &InductionMeasured, change: Option<usize>, scored: &Scored) -> Ver
     ))
 }
 
-/// No change yet: the model has not trained, or has not yet learned to copy.
-fn not_yet(m: &InductionMeasured, sample: &str) -> Verdict {
-    match step_now(m) {
-        0 => VerdictForm::NotMeasured.says(format!("Not yet measurable: the model has not trained. Press Play: this card is measured again as it trains. ({sample}.)")),
-        step => Verdict::plain(format!(
-            "Not yet: at step {} the second copy's accuracy is {:.2} (the first copy's {:.2}), below {CHANGE_ACCURACY}: no change yet. Keep training; this card is measured again as the model trains. ({sample}.)",
-            thousands(step), m.now.copy2_accuracy, m.now.copy1_accuracy
-        )),
+/// No change yet: the model has not trained, or has not yet learned to copy. Past the step by
+/// which every unseen seed that changed had, with no previous-token head, this seed is one of
+/// those that stall: said, with how often that happens and the way out.
+fn not_yet(m: &InductionMeasured, scored: &Scored, sample: &str) -> Verdict {
+    let step = step_now(m);
+    if step == 0 {
+        return VerdictForm::NotMeasured.says(format!("Not yet measurable: the model has not trained. Press Play: this card is measured again as it trains. ({sample}.)"));
     }
+    let accuracy = format!(
+        "at step {} the second copy's accuracy is {:.2} (the first copy's {:.2}), below {CHANGE_ACCURACY}",
+        thousands(step),
+        m.now.copy2_accuracy,
+        m.now.copy1_accuracy
+    );
+    let u = RepeatTask::UNSEEN;
+    if step >= u.worst_step && scored.clear(PREVIOUS, Clear::Yes).is_empty() {
+        return Verdict::plain(format!(
+            "Not yet, and this seed has not formed the pair: {accuracy}, and no head attends clearly to the previous token (largest previous-token score: {}). Of seeds {}–{}, on which the page's Repeat setting was not chosen, {} of {} changed by step {}; {} had not by step {}, and trained on to {} steps, {} of those changed by step {}. Keep training, or Reset with another seed. ({sample}.)",
+            scored.largest(PREVIOUS),
+            u.first,
+            u.last,
+            u.changed,
+            u.count(),
+            thousands(u.worst_step),
+            u.count() - u.changed,
+            thousands(u.steps),
+            thousands(u.longest),
+            u.later,
+            thousands(u.later_step),
+        ));
+    }
+    Verdict::plain(format!(
+        "Not yet: {accuracy}: no change yet. Keep training; this card is measured again as the model trains. ({sample}.)"
+    ))
 }
 
 /// The change, the induction heads clear of the bar (each with what is lost without it), and
@@ -649,7 +670,7 @@ mod tests {
         assert_eq!(h.col_labels, ["previous", "duplicate", "induction"]);
         assert_eq!(h.values.get(2, 2), 0.88);
         assert_eq!(r.plots.len(), 5, "accuracy, three scores, ablation");
-        assert_eq!(r.plots[0].marks[0].x, 2000.0);
+        assert_eq!(r.plots[0].marks[0].at, 2000.0);
         assert_eq!(r.plots[3].series[2].name, "L2 H1 induction");
         let number = |what: &str| r.numbers.iter().find(|(k, _)| k == what).unwrap().1.clone();
         assert_eq!(number("Change"), "by step 2,000 (second copy ≥ 0.9)");
@@ -659,10 +680,40 @@ mod tests {
         );
         // Its points are kept as data (the claim measured again as the model trains goes on
         // from them), and its plots drawn from them.
-        assert_eq!(r.points, points);
+        assert_eq!(r.history.induction(), points);
         assert_eq!(r.plots[0].series[1].y, [0.04, 0.08, 0.62, 0.96]);
         assert_eq!(r.plots[3].series[2].y[3], 0.88);
         assert_eq!(r.verdict.form, Some(VerdictForm::BorneOut));
+    }
+
+    /// A seed that stalls as 3 of 20 unseen ones did: past step 2,500 (by which the 17 that
+    /// changed had), no change and no previous-token head. Said, with the rate and the way out;
+    /// with a previous-token head, or before that step, it is the plain "Not yet".
+    #[test]
+    fn a_seed_past_the_change_without_a_previous_token_head_is_told_it_stalls() {
+        let stalled = measure(0.78, vec![scores(0.3, 0.2, 0.2); 4], 0.01);
+        let at = |step, m: &InductionMeasure| {
+            result(
+                &[point(0, 0.04, m), point(step, m.copy2_accuracy, m)],
+                m,
+                None,
+            )
+            .verdict
+        };
+        let v = at(3100, &stalled);
+        assert_eq!(v.form, None);
+        assert_eq!(
+            v.text,
+            "Not yet, and this seed has not formed the pair: at step 3,100 the second copy's accuracy is 0.78 (the first copy's 0.03), below 0.9, and no head attends clearly to the previous token (largest previous-token score: L1 H1 0.30 ± 0.01). Of seeds 11–30, on which the page's Repeat setting was not chosen, 17 of 20 changed by step 2,500; 3 had not by step 3,000, and trained on to 6,000 steps, 2 of those changed by step 4,200. Keep training, or Reset with another seed. (32 sequences of L = 12, 384 second-copy queries, 36 symbols, seed 3.)"
+        );
+        assert!(at(2400, &stalled)
+            .text
+            .starts_with("Not yet: at step 2,400"));
+        let mut with_previous = stalled.clone();
+        with_previous.heads[1] = scores(0.7, 0.1, 0.1);
+        assert!(at(3100, &with_previous)
+            .text
+            .starts_with("Not yet: at step 3,100"));
     }
 
     #[test]

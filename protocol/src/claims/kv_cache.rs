@@ -1,6 +1,6 @@
 //! "KV cache (GQA)": the cache's bytes per token for G = H, this model's G and G = 1.
 
-use super::{bytes_text, About, Axes, Claim, ClaimResult, Plot, VerdictForm};
+use super::{bytes_text, About, Axes, Claim, ClaimResult, History, Plot, VerdictForm};
 use engine::experiments::{kv_cache_bytes_per_token, Series};
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,10 @@ impl About for KvCache {
 
     fn slug(&self) -> &'static str {
         "kv-cache"
+    }
+
+    fn lead(&self) -> &'static str {
+        "How many bytes must a decoder keep for each token it has read while it generates? The chart compares heads with keys and values of their own against heads that share them (GQA)."
     }
 
     fn quote(&self) -> &'static str {
@@ -99,7 +103,7 @@ impl KvCache {
             numbers,
             verdict: VerdictForm::BorneOut.says("Borne out, by construction: the cache holds G heads of K and V, so it shrinks in proportion to G; G = 1 keeps 1/H of multi-head attention's.".into()),
             heatmap: None,
-            points: Vec::new(),
+            history: History::None,
         }
     }
 }

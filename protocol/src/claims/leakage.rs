@@ -1,7 +1,7 @@
 //! "Leakage (causal)": how far every position's output moves when the probe's last word
 //! changes, under the padding mask and under the causal mask.
 
-use super::{About, Axes, Claim, ClaimResult, Plot, VerdictForm};
+use super::{About, Axes, Claim, ClaimResult, History, Plot, VerdictForm};
 use engine::experiments::{Leakage as Measured, Series};
 
 pub struct Leakage;
@@ -13,6 +13,10 @@ impl About for Leakage {
 
     fn slug(&self) -> &'static str {
         "leakage"
+    }
+
+    fn lead(&self) -> &'static str {
+        "Does a word late in the sentence change what the model computes for the words before it? Under the causal mask it must not: the chart shows how far each position's output moves when the last word changes."
     }
 
     fn quote(&self) -> &'static str {
@@ -82,7 +86,7 @@ impl Leakage {
             numbers,
             verdict,
             heatmap: None,
-            points: Vec::new(),
+            history: History::None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! "Memory (tiled)": peak heap bytes of one attention forward + backward, full against tiled.
 
 use super::by_length::{lengths_text, series_of, slope_text, Unit};
-use super::{bytes_text, About, Axes, Claim, ClaimResult, Plot, VerdictForm};
+use super::{bytes_text, About, Axes, Claim, ClaimResult, History, Plot, VerdictForm};
 use engine::experiments::{log_log_slope, AttentionRun, Series, Variant};
 
 pub struct Memory;
@@ -13,6 +13,10 @@ impl About for Memory {
 
     fn slug(&self) -> &'static str {
         "memory"
+    }
+
+    fn lead(&self) -> &'static str {
+        "How much memory does attention take as the text grows? The chart sets attention that stores the whole T × T table beside attention computed in tiles."
     }
 
     fn quote(&self) -> &'static str {
@@ -71,7 +75,7 @@ impl Memory {
             numbers,
             verdict,
             heatmap: None,
-            points: Vec::new(),
+            history: History::None,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The "Claims" panel: the tutorial's claims about attention, each a type of its own (one file
-//! here each) that says its title, quote and method (`About`) and how its result reads; the
+//! here each) that says its title, lead, quote and method (`About`) and how its result reads; the
 //! worker measures it in units (so it can report progress and stop between them), and its
 //! result is plain data: the lines to plot, the numbers beside them, a one-line verdict.
 //!
@@ -20,7 +20,7 @@ mod time;
 pub use by_length::{sizes, units, Unit, BLOCK, LENGTHS};
 pub use engine::experiments::Variant;
 pub use extrapolation::{Extrapolation, LengthModel};
-pub use heads::{head_label, Heads, HeadsMeasured, Loss};
+pub use heads::{head_label, Heads, HeadsMeasured, HeadsPoint, Loss};
 pub use induction::{InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY};
 pub use kv_cache::{KvCache, KvShape};
 pub use leakage::Leakage;
@@ -60,6 +60,8 @@ pub trait About: Sync {
     fn title(&self) -> &'static str;
     /// Its name in a link (`embed=kv-cache`).
     fn slug(&self) -> &'static str;
+    /// What the card asks and shows, in one plain sentence or two: what a learner reads first.
+    fn lead(&self) -> &'static str;
     /// What the tutorial says, in its words.
     fn quote(&self) -> &'static str;
     /// What "Run" does, in a sentence or two, with the sizes it measures at.
@@ -114,6 +116,11 @@ impl Claim {
         self.about().slug()
     }
 
+    /// See [`About::lead`].
+    pub fn lead(self) -> &'static str {
+        self.about().lead()
+    }
+
     /// What the tutorial says, in its words.
     pub fn quote(self) -> &'static str {
         self.about().quote()
@@ -163,11 +170,43 @@ impl Axes {
     }
 }
 
-/// A labelled vertical line across a claim's plot.
+/// A labelled line across a claim's plot: vertical at an x (the training length, the step a
+/// change came), or horizontal at a y (the bar a value must reach).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Mark {
-    pub x: f64,
+    /// Where it crosses its axis.
+    pub at: f64,
+    pub axis: MarkAxis,
     pub label: String,
+}
+
+/// The axis a mark stands on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MarkAxis {
+    /// A vertical line at an x.
+    X,
+    /// A horizontal line at a y.
+    Y,
+}
+
+impl Mark {
+    /// A vertical line at `x`.
+    pub fn x(x: f64, label: impl Into<String>) -> Mark {
+        Mark {
+            at: x,
+            axis: MarkAxis::X,
+            label: label.into(),
+        }
+    }
+
+    /// A horizontal line at `y`.
+    pub fn y(y: f64, label: impl Into<String>) -> Mark {
+        Mark {
+            at: y,
+            axis: MarkAxis::Y,
+            label: label.into(),
+        }
+    }
 }
 
 /// One of a claim's plots: lines over labelled axes, with vertical marks.
@@ -179,8 +218,15 @@ pub struct Plot {
     pub y_label: String,
     pub axes: Axes,
     pub series: Vec<Series>,
-    /// Vertical lines with what they mark (the training length, the last learned position).
+    /// Lines with what they mark (the training length, the last learned position, a bar).
     pub marks: Vec<Mark>,
+}
+
+/// On a plot by head (head k of l·H + h at x = k + 1): a line between each two layers.
+fn layer_marks(layers: usize, heads: usize) -> Vec<Mark> {
+    (1..layers)
+        .map(|l| Mark::x((l * heads) as f64 + 0.5, format!("layer {}", l + 1)))
+        .collect()
 }
 
 /// What a verdict says: the page colours each form its own way. Every claim decides its
@@ -254,10 +300,59 @@ pub struct ClaimResult {
     pub heatmap: Option<ClaimHeatmap>,
     /// The training step of the model measured (set by the runner that measured it).
     pub measured_at: Option<u64>,
-    /// What a claim plotted by step measured at each step (Induction heads; empty for the
-    /// others): its plots are drawn from these, and the claim measured again as the model
-    /// trains goes on from them.
-    pub points: Vec<InductionPoint>,
+    /// What a claim plotted by step measured at each step: its plots are drawn from these,
+    /// and the claim measured again as the model trains goes on from them.
+    pub history: History,
+}
+
+/// What a claim plotted by step keeps of each step it measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum History {
+    /// A claim measured once.
+    #[default]
+    None,
+    InductionHeads(Vec<InductionPoint>),
+    Heads(Vec<HeadsPoint>),
+}
+
+impl History {
+    /// Induction heads' points (none for another claim's history).
+    pub fn induction(&self) -> &[InductionPoint] {
+        match self {
+            History::InductionHeads(points) => points,
+            _ => &[],
+        }
+    }
+
+    /// The Heads claim's points (none for another claim's history).
+    pub fn heads(&self) -> &[HeadsPoint] {
+        match self {
+            History::Heads(points) => points,
+            _ => &[],
+        }
+    }
+}
+
+/// Most points a claim plotted by step keeps (`add_point`): a measurement a second, four
+/// minutes of them, before they thin out.
+pub const MOST_POINTS: usize = 240;
+
+/// Adds the point measured at `step` to `points`, in place of those from `step` on (a Rewind
+/// trains those steps again). Past `most` points every other older one goes, the first and the
+/// newest kept: the plot keeps its whole span at half the density.
+pub fn add_point<P>(points: &mut Vec<P>, point: P, step_of: fn(&P) -> u64, most: usize) {
+    let step = step_of(&point);
+    points.retain(|p| step_of(p) < step);
+    points.push(point);
+    if points.len() > most.max(2) {
+        let last = points.len() - 1;
+        let mut i = 0;
+        points.retain(|_| {
+            let keep = i % 2 == 0 || i == last;
+            i += 1;
+            keep
+        });
+    }
 }
 
 /// A table a result shows as a heatmap: rows and columns named, values row by row.
@@ -315,6 +410,28 @@ mod tests {
         let names: std::collections::BTreeSet<_> =
             VerdictForm::ALL.iter().map(|f| f.name()).collect();
         assert_eq!(names.len(), VerdictForm::ALL.len());
+    }
+
+    #[test]
+    fn a_point_replaces_those_from_its_step_on_and_past_the_most_every_other_older_one_goes() {
+        let step = |p: &u64| *p;
+        let mut points = vec![0, 10, 20, 30];
+        add_point(&mut points, 20, step, 8);
+        assert_eq!(
+            points,
+            [0, 10, 20],
+            "a Rewind to 20 trains from there again"
+        );
+        for s in [30, 40, 50, 60, 70, 80] {
+            add_point(&mut points, s, step, 8);
+        }
+        assert_eq!(
+            points,
+            [0, 20, 40, 60, 80],
+            "nine points: the first and last kept"
+        );
+        add_point(&mut points, 90, step, 8);
+        assert_eq!(points, [0, 20, 40, 60, 80, 90]);
     }
 
     /// A variant the compiler makes `about` and the worker's `start` handle but that `ALL`

@@ -1,7 +1,7 @@
 //! "Scaling (√d_k)": what softmax makes of random scores with and without ÷√d_k, by head
 //! size; with Compare, two trained models' mean largest weight through their History.
 
-use super::{About, Axes, Claim, ClaimResult, Plot, Verdict, VerdictForm};
+use super::{About, Axes, Claim, ClaimResult, History, Plot, Verdict, VerdictForm};
 use engine::config::AttentionScaling;
 use engine::experiments::{Series, SoftmaxStatistics, SCALING_KEYS, SCALING_ROWS};
 
@@ -14,6 +14,10 @@ impl About for Scaling {
 
     fn slug(&self) -> &'static str {
         "scaling"
+    }
+
+    fn lead(&self) -> &'static str {
+        "Why divide the scores by √d_k? Without it, wider heads push softmax to put nearly all weight on one key, and the gradient through it all but vanishes: the charts show both, with and without."
     }
 
     fn quote(&self) -> &'static str {
@@ -86,7 +90,7 @@ impl Scaling {
             numbers,
             verdict,
             heatmap: None,
-            points: Vec::new(),
+            history: History::None,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! tiled, window and linear attention, timed by `engine::experiments::time_attention`.
 
 use super::by_length::{lengths_text, series_of, slope_text, Unit};
-use super::{About, Axes, Claim, ClaimResult, Plot, VerdictForm};
+use super::{About, Axes, Claim, ClaimResult, History, Plot, VerdictForm};
 use engine::experiments::{log_log_slope, AttentionRun, Series, Variant, VARIANT_WINDOW};
 
 pub struct Time;
@@ -14,6 +14,10 @@ impl About for Time {
 
     fn slug(&self) -> &'static str {
         "time"
+    }
+
+    fn lead(&self) -> &'static str {
+        "How does attention's time grow with the text's length? The chart sets full attention beside tiled, windowed and linear attention."
     }
 
     fn quote(&self) -> &'static str {
@@ -75,7 +79,7 @@ impl Time {
             numbers,
             verdict,
             heatmap: None,
-            points: Vec::new(),
+            history: History::None,
         }
     }
 }

@@ -12,7 +12,7 @@ use engine::experiments::heads::{
 use engine::forward::HeadMask;
 use engine::model::BertForPreTraining;
 use engine::train::Trainer;
-use protocol::claims::{Heads, HeadsMeasured, Loss};
+use protocol::claims::{add_point, Heads, HeadsMeasured, HeadsPoint, Loss, MOST_POINTS};
 use protocol::{ClaimResult, LabError, LabResult};
 
 /// What the Heads claim measures a model with: the engine's probe (the sentences, the forward
@@ -26,6 +26,8 @@ struct HeadsSetup {
     seed: u64,
     /// The fresh model's stats: measured by the first unit.
     fresh: Option<HeadStats>,
+    /// The measurements so far, for the plot of roles forming.
+    history: Vec<HeadsPoint>,
 }
 
 /// One unit of the Heads claim: the fresh model, the model now, its loss with every head, or
@@ -71,6 +73,7 @@ fn heads_setup(trainer: &Trainer, seed: u64) -> LabResult<HeadsSetup> {
         )),
         seed,
         fresh: None,
+        history: Vec::new(),
     })
 }
 
@@ -91,6 +94,7 @@ fn inspect_only_setup(
         batch: None,
         seed,
         fresh: None,
+        history: Vec::new(),
     })
 }
 
@@ -149,8 +153,9 @@ impl HeadsSetup {
         Ok(self.probe.measure(model)?)
     }
 
+    /// The result with `now`, measured at `step`, its point added to the history.
     fn result(
-        &self,
+        &mut self,
         now: &HeadsMeasurement,
         step: u64,
         base_loss: f64,
@@ -160,11 +165,18 @@ impl HeadsSetup {
             .fresh
             .as_ref()
             .ok_or_else(|| LabError::unavailable("the fresh model was not measured"))?;
+        add_point(
+            &mut self.history,
+            HeadsPoint::of(step, now),
+            |p| p.step,
+            MOST_POINTS,
+        );
         Ok(Heads::result(&HeadsMeasured {
             now,
             fresh,
             seed: self.seed,
             step,
+            history: &self.history,
             loss: self.batch.as_ref().map(|(batch, name)| Loss {
                 name,
                 base: base_loss,
@@ -229,13 +241,15 @@ impl Experiment for HeadsRun {
     }
 }
 
-/// The set-up of a run that ended, made again from this model's corpus and `seed`, with the
-/// fresh model measured: it measures the model again as it trains.
-pub fn follower(lab: Option<&Lab>, seed: u64) -> Option<Box<dyn Follower>> {
+/// The set-up of a run that ended with `result`, made again from this model's corpus and
+/// `seed`, with the fresh model measured: it measures the model again as it trains, going on
+/// from the points `result` plotted.
+pub fn follower(lab: Option<&Lab>, seed: u64, result: &ClaimResult) -> Option<Box<dyn Follower>> {
     let setup = || -> LabResult<HeadsSetup> {
         let trainer = lab.and_then(Lab::trainer).ok_or_else(LabError::no_model)?;
         let mut setup = heads_setup(trainer, seed)?;
         setup.fresh = Some(setup.stats(&fresh_model(&trainer.model, seed)?)?);
+        setup.history = result.history.heads().to_vec();
         Ok(setup)
     };
     setup().ok().map(|s| Box::new(s) as Box<dyn Follower>)
@@ -339,10 +353,10 @@ mod tests {
         );
         assert!(number("Heads that took a role").starts_with("0 of 8"));
         // Identical heads: JS distance 0 now; the fresh model's heads differ.
-        let now = &r.plots[1].series[0];
+        let now = &r.plots[2].series[0];
         assert_eq!(now.name, "JS distance to the others, now");
         assert!(now.y.iter().all(|&d| d == 0.0), "{:?}", now.y);
-        assert!(r.plots[1].series[1].y.iter().all(|&d| d > 0.0));
+        assert!(r.plots[2].series[1].y.iter().all(|&d| d > 0.0));
         assert_eq!(js_distance(&[0.5, 0.5], &[0.5, 0.5]), 0.0);
     }
 
@@ -352,7 +366,7 @@ mod tests {
         let settings = LabSettings::default();
         let mut lab = Lab::fresh(DEFAULT_CORPUS, &settings).unwrap();
         let r = run_heads(&lab, settings.seed);
-        let ablation = &r.plots[0].series[0];
+        let ablation = &r.plots[1].series[0];
         assert_eq!(ablation.name, "Ablation: Δ MLM loss");
         assert_eq!(ablation.x.len(), 8);
         // By hand: the head's context reaches the model only through W_O's columns of that
@@ -391,7 +405,7 @@ mod tests {
         );
         // A fresh model: the verdict says it has not trained; its fresh and now rows agree.
         assert!(r.verdict.text.starts_with("Not yet"), "{}", r.verdict.text);
-        assert_eq!(r.plots[1].series[0].y, r.plots[1].series[1].y);
+        assert_eq!(r.plots[2].series[0].y, r.plots[2].series[1].y);
         // Measured again after training: the same set-up, the new weights.
         let mut again = follower(Claim::Heads, Some(&lab), settings.seed, &r).expect("it follows");
         let unchanged = stamped(again.measure(&lab).expect("a trained model"), Some(&lab));
@@ -401,8 +415,14 @@ mod tests {
         }
         let trained = again.measure(&lab).expect("a trained model").unwrap();
         assert_ne!(trained.heatmap, r.heatmap);
+        // Roles forming goes on from the run's point: steps 0 and 20, a line per head.
+        let forming = &trained.plots[0];
+        assert_eq!(forming.series.len(), 8);
+        assert_eq!(forming.series[5].name, "L2 H2");
+        assert_eq!(forming.series[5].x, [0.0, 20.0]);
+        assert_eq!(forming.series[5].y[0], r.plots[0].series[5].y[0]);
         assert_eq!(
-            trained.plots[1].series[1].y, r.plots[1].series[1].y,
+            trained.plots[2].series[1].y, r.plots[2].series[1].y,
             "the fresh model stays"
         );
         assert!(
@@ -446,8 +466,12 @@ mod tests {
         let (headless, notice) = Lab::load(bundle, DEFAULT_CORPUS, &settings).unwrap();
         assert!(headless.trainer().is_none() && notice.is_some());
         let r = run_heads(&headless, 0);
-        assert_eq!(r.plots.len(), 1, "the diversity, and no ablation");
-        assert!(r.plots[0].caption.starts_with("Diversity"));
+        assert_eq!(
+            r.plots.len(),
+            2,
+            "roles forming, the diversity, and no ablation"
+        );
+        assert!(r.plots[1].caption.starts_with("Diversity"));
         assert!(
             r.numbers
                 .iter()

@@ -9,7 +9,9 @@ use engine::forward::ForwardOptions;
 use engine::model::BertForPreTraining;
 use engine::repeat::RepeatTask;
 use engine::train::Trainer;
-use protocol::claims::{InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY};
+use protocol::claims::{
+    add_point, InductionHeads, InductionMeasured, InductionPoint, CHANGE_ACCURACY, MOST_POINTS,
+};
 use protocol::{ClaimResult, LabError, LabResult};
 
 /// Most of the History's kept steps a Run reads (evenly spread), before the step it is on.
@@ -61,8 +63,12 @@ impl Induction {
     /// model rewound trains those steps again).
     fn measure(&mut self, step: u64, model: &BertForPreTraining) -> LabResult<InductionMeasure> {
         let m = measure(model, &self.task, &self.opts)?;
-        self.points.retain(|p| p.step < step);
-        self.points.push(InductionPoint::of(step, &m));
+        add_point(
+            &mut self.points,
+            InductionPoint::of(step, &m),
+            |p| p.step,
+            MOST_POINTS,
+        );
         Ok(m)
     }
 
@@ -136,7 +142,7 @@ impl Experiment for InductionRun {
 pub fn follower(lab: Option<&Lab>, seed: u64, result: &ClaimResult) -> Option<Box<dyn Follower>> {
     let (trainer, task) = repeat_trainer(lab).ok()?;
     let mut induction = Induction::of(trainer, task, seed);
-    induction.points = result.points.clone();
+    induction.points = result.history.induction().to_vec();
     Some(Box::new(induction))
 }
 
@@ -191,7 +197,7 @@ mod tests {
         let kept = lab.history.steps();
         assert!(kept.len() > 1, "{kept:?}");
         let r = run(&lab, settings.seed).unwrap();
-        let steps: Vec<u64> = r.points.iter().map(|p| p.step).collect();
+        let steps: Vec<u64> = r.history.induction().iter().map(|p| p.step).collect();
         assert_eq!(steps.last(), Some(&30));
         assert_eq!(
             steps[..steps.len() - 1],
@@ -207,9 +213,18 @@ mod tests {
         let Some(Ok(again)) = following.measure(&lab) else {
             panic!("a result measured again");
         };
-        assert_eq!(again.points.len(), r.points.len() + 1);
-        assert_eq!(again.points[..r.points.len()], r.points[..]);
-        assert_eq!(again.points.last().unwrap().step, 35);
-        assert_eq!(again.plots[0].series[0].x.len(), again.points.len());
+        assert_eq!(
+            again.history.induction().len(),
+            r.history.induction().len() + 1
+        );
+        assert_eq!(
+            again.history.induction()[..r.history.induction().len()],
+            r.history.induction()[..]
+        );
+        assert_eq!(again.history.induction().last().unwrap().step, 35);
+        assert_eq!(
+            again.plots[0].series[0].x.len(),
+            again.history.induction().len()
+        );
     }
 }

@@ -84,7 +84,7 @@ pub fn follower(
     result: &ClaimResult,
 ) -> Option<Box<dyn Follower>> {
     match claim {
-        Claim::Heads => heads::follower(lab, seed),
+        Claim::Heads => heads::follower(lab, seed, result),
         Claim::InductionHeads => induction::follower(lab, seed, result),
         _ => None,
     }
