@@ -2,7 +2,7 @@
 """Checks pytorch/attention_lab.py, the plain-PyTorch module the page shows and exports as a
 notebook, against the engine's torch fixtures, and its stage marks against their contract.
 
-    tools/.venv/bin/python tools/check_pytorch_module.py [--cli BINARY] [--keep DIR]
+    tools/.venv/bin/python tools/check_pytorch_module.py [--cli BINARY [--minilm DIR]] [--keep DIR]
 
 Fixtures (engine/tests/fixtures/): reference/ (BertForPreTraining: every forward case of
 cases.json, the training files' losses, gradients and optimiser steps), variants/gqa1, gqa2,
@@ -26,12 +26,20 @@ ALiBi, GQA, linear, unscaled, a decoder, Repeat, an encoder–decoder), then com
 matrix of `attention-lab inspect` (q, k, v, rotated, φ, scores, masks, weights, context, tiles,
 hidden, logits) under several masks and windows with the module's marked tensors.
 
+Then `attention-lab heads` on those of them trained on a corpus (encoders and decoders, each
+attention), on the page's default run (`train` with no model, 3,000 steps) and, with --minilm
+DIR, on MiniLM: every head's shares, standard errors, the baseline, roles and verdict recomputed
+from the rows it printed (ids, segments, counted queries) by the module's own forward pass, one
+sentence at a time, with the relations, the ratio estimator's error and the calls as `heads
+--help` states them.
+
 Tolerance 1e-4 absolute. Prints one line per case with its largest difference, writes
-pytorch/record.json's "fixtures" (and with --cli, "cli") keeping its other keys, and exits
-non-zero on any failure.
+pytorch/record.json's "fixtures" (and with --cli, "cli" and "heads") keeping its other keys, and
+exits non-zero on any failure.
 """
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import platform
@@ -59,6 +67,7 @@ def fnv1a64(data):
         h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return f"{h:016x}"
 FIXTURES = ROOT / "engine" / "tests" / "fixtures"
+HEADS_SOURCE = "engine/src/experiments/heads.rs"
 TOLERANCE = 1e-4
 
 spec = importlib.util.spec_from_file_location("attention_lab", MODULE)
@@ -794,6 +803,135 @@ def check_cli_seq2seq(cases, marks, binary, name, model, out_dir):
         cases.add(f"cli/{name} ({source!r} → {target!r}): encoder, decoder self and cross heads, logits", worst)
 
 
+# ---------------------------------------------------------------------------- heads
+
+# `attention-lab heads`'s relations, in its order; a key is the first that holds of self,
+# [CLS], [SEP], previous, next, else rest (engine::experiments::heads::role).
+RELATIONS = ["self", "previous", "next", "[CLS]", "[SEP]", "rest"]
+SELF, PREVIOUS, NEXT, CLS, SEP, REST = range(6)
+# A head takes a relation (not "rest") holding at least this share, with this many standard
+# errors to spare, and more than the baseline (`heads --help`).
+ROLE_SHARE, STANDARD_ERRORS = 0.5, 2.0
+# The default run is borne out at a median of 1,800 steps over unseen seeds (docs/heads.md):
+# trained this long, its heads take roles, so the roles and the verdict are compared too.
+DEFAULT_RUN_STEPS = 3000
+
+
+def relations(ids, cls, sep):
+    """(T, T): the relation of key j to query i, by the precedence above."""
+    T = len(ids)
+    i = torch.arange(T)[:, None].expand(T, T)
+    j = torch.arange(T)[None, :].expand(T, T)
+    key = torch.tensor(ids)[None, :].expand(T, T)
+    r = torch.full((T, T), REST)
+    for rel, holds in ((NEXT, j == i + 1), (PREVIOUS, j == i - 1), (SEP, key == sep), (CLS, key == cls), (SELF, i == j)):
+        r = torch.where(holds, torch.full_like(r, rel), r)  # the later, the earlier in precedence
+    return r
+
+
+def ratio_error(sums, counts):
+    """The standard error over sentences of R = Σ y_s ÷ Σ n_s: √(S/(S−1) · Σ (y_s − R·n_s)²) ÷ Σ n_s
+    (`sums` (S, ...), `counts` (S,)); infinite below two sentences."""
+    S, n = sums.shape[0], counts.sum()
+    if S < 2:
+        return torch.full(sums.shape[1:], float("inf"), dtype=torch.float64)
+    R = sums.sum(0) / n
+    spread = ((sums - R * counts.view(-1, *[1] * (sums.dim() - 1))) ** 2).sum(0)
+    return (S / (S - 1) * spread).sqrt() / n
+
+
+def measure_heads(model, rows, cls, sep):
+    """Each head's shares (L·H, 6), their standard errors over sentences, and the baseline (6),
+    from the module's attention weights on `rows` (`heads`' printed rows: ids, segments, the
+    query positions counted), each sentence one forward pass of its own, every position real."""
+    causal = model.config.is_decoder  # a decoder reads its sentences under its causal mask
+    sums, counts, baseline = [], [], torch.zeros(6, dtype=torch.float64)
+    for row in rows:
+        ids = t([row["ids"]])
+        with torch.no_grad():
+            out = model(ids, t([row["segments"]]), torch.ones_like(ids), "padding")
+        weights = torch.stack([a[0] for a in out.attentions]).flatten(0, 1).double()  # (L·H, T, T)
+        queries = t(row["queries"])
+        rel = relations(row["ids"], cls, sep)[queries]  # (Q, T)
+        one_hot = torch.nn.functional.one_hot(rel, 6).double()  # (Q, T, 6)
+        sums.append(torch.einsum("nqt,qtr->nr", weights[:, queries], one_hot))
+        counts.append(len(row["queries"]))
+        T = len(row["ids"])
+        sees = torch.ones(T, T, dtype=torch.bool)
+        sees = sees.tril() if causal else sees
+        uniform = sees[queries].double() / sees[queries].sum(1, keepdim=True)
+        baseline += torch.einsum("qt,qtr->r", uniform, one_hot)
+    sums, counts = torch.stack(sums), torch.tensor(counts, dtype=torch.float64)
+    return sums.sum(0) / counts.sum(), ratio_error(sums, counts), baseline / counts.sum()
+
+
+def role_calls(shares, errors, baseline):
+    """Each head's role (a relation's name, or None) and the verdict, by `heads --help`'s rules:
+    a call takes when share − 2·error clears the bar (≥ 50% and above the baseline), is not
+    decided when only share + 2·error does; borne out when two heads take different roles, not
+    borne out when no two could even were every undecided call a take."""
+    clears = lambda x: (x >= ROLE_SHARE) & (x > baseline[:REST])
+    margin = STANDARD_ERRORS * errors[:, :REST]
+    takes = clears(shares[:, :REST] - margin)
+    could = clears(shares[:, :REST] + margin)
+    roles = [RELATIONS[int(torch.where(k, s, -1.0).argmax())] if k.any() else None
+             for s, k in zip(shares[:, :REST], takes)]
+
+    def two_differ(calls):
+        sets = [set(torch.nonzero(c).flatten().tolist()) for c in calls]
+        return any(r != q for a, mine in enumerate(sets) for theirs in sets[a + 1:] for r in mine for q in theirs)
+
+    verdict = "borne out" if two_differ(takes) else "not decided" if two_differ(could) else "not borne out"
+    return roles, verdict
+
+
+def check_heads(cases, binary, name, model_dir, corpus=None):
+    """`heads` on a checkpoint, recomputed from the rows it printed by the module: shares, errors,
+    baseline to TOLERANCE; roles and verdict equal."""
+    printed = json.loads(run_cli(binary, "heads", "--model", model_dir, *(["--corpus", corpus] if corpus else [])))
+    assert printed["relations"] == RELATIONS, printed["relations"]
+    model, _, unfilled, _ = load_dir(model_dir)
+    assert not unfilled, f"parameters the checkpoint does not fill: {unfilled[:5]}"
+    vocab = (Path(model_dir) / "vocab.txt").read_text().split("\n")
+    rows = printed["rows"]
+    shares, errors, baseline = measure_heads(model, rows, vocab.index("[CLS]"), vocab.index("[SEP]"))
+    heads = printed["heads"]
+    L, H = model.config.num_hidden_layers, model.config.num_attention_heads
+    numbered = [(h["layer"], h["head"]) for h in heads] == [(l + 1, h + 1) for l in range(L) for h in range(H)]
+    printed_errors = [[float("inf") if e is None else e for e in h["errors"]] for h in heads]
+    found = {"shares": diff([h["shares"] for h in heads], shares), "errors": diff(printed_errors, errors),
+             "baseline": diff(printed["baseline"], baseline)}
+    queries = sum(len(r["queries"]) for r in rows)
+    cases.add(f"heads/{name} ({L}×{H} heads, {len(rows)} sentences, {queries} query rows): shares, errors, baseline "
+              f"(largest differences {found['shares']:.1e}, {found['errors']:.1e}, {found['baseline']:.1e})",
+              max(found.values()), ok=numbered)
+    roles, verdict = role_calls(shares, errors, baseline)
+    taken = [f"L{h['layer']} H{h['head']} {h['role']}" for h in heads if h["role"]]
+    same = [h["role"] for h in heads] == roles and printed["verdict"] == verdict
+    cases.add(f"heads/{name}: roles and verdict recomputed ({verdict}; {', '.join(taken) or 'no head takes a role'})",
+              0.0, ok=same)
+    if not same:
+        print(f"    printed {[h['role'] for h in heads]} {printed['verdict']!r}, recomputed {roles} {verdict!r}")
+
+
+def check_heads_models(cases, binary, work, minilm):
+    """`heads` on the CLI's models trained on a corpus (encoders and decoders of each attention),
+    on the page's default run trained DEFAULT_RUN_STEPS steps, and on MiniLM (when given)."""
+    work = Path(work)
+    models = []
+    for name, _, args in CLI_MODELS:
+        if "--task" in args:
+            continue  # Repeat reads no corpus; an encoder–decoder has no one stack of heads
+        models.append((f"cli/{name}", work / name, work / "corpus.txt"))
+    default_run = work / "default-run"
+    run_cli(binary, "train", "--steps", DEFAULT_RUN_STEPS, "--save", default_run, "--threads", 1)
+    models.append((f"default run, {DEFAULT_RUN_STEPS} steps (default corpus)", default_run, None))
+    if minilm:
+        models.append(("MiniLM-L6-H384 (default corpus)", Path(minilm), None))
+    for name, model_dir, corpus in models:
+        cases.guard(f"heads/{name}", check_heads, cases, binary, name, model_dir, corpus)
+
+
 # ------------------------------------------------------------------------------ main
 
 
@@ -801,6 +939,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cli", type=Path, help="an attention-lab binary: also compare with `inspect`")
     ap.add_argument("--keep", type=Path, help="train the --cli models into DIR (kept) instead of a temp dir")
+    ap.add_argument("--minilm", type=Path, help="a MiniLM checkpoint directory: with --cli, also recompute its `heads`")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -817,24 +956,26 @@ def main():
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {}
     # The marks were checked against the names the project exported.
     module_hash = {path: fnv1a64((ROOT / path).read_bytes()) for path in ("pytorch/attention_lab.py", "protocol/names.json")}
-    record["fixtures"] = {"hashes": module_hash, "torch": torch.__version__, "python": platform.python_version(),
-                          "cases": fixtures.cases, "passed": fixtures.passed}
-    passed = fixtures.passed
+    # The heads' recomputation vouches for the engine's measurement as well as for the module.
+    heads_hash = {**module_hash, HEADS_SOURCE: fnv1a64((ROOT / HEADS_SOURCE).read_bytes())}
+    section = lambda hashes, cases: {"hashes": hashes, "torch": torch.__version__, "python": platform.python_version(),
+                                     "tolerance": TOLERANCE, "cases": cases.cases, "passed": cases.passed}
+    record["fixtures"] = section(module_hash, fixtures)
+    sections = [fixtures]
     if args.cli:
-        cli = Cases()
-        if args.keep:
-            check_cli(cli, marks, args.cli.resolve(), args.keep)
-        else:
-            with tempfile.TemporaryDirectory() as tmp:
-                check_cli(cli, marks, args.cli.resolve(), tmp)
-        record["cli"] = {"hashes": module_hash, "torch": torch.__version__, "python": platform.python_version(),
-                         "cases": cli.cases, "passed": cli.passed}
-        passed = passed and cli.passed
+        cli, heads = Cases(), Cases()
+        binary = args.cli.resolve()
+        with contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory() as work:
+            check_cli(cli, marks, binary, work)
+            check_heads_models(heads, binary, work, args.minilm)
+        record["cli"] = section(module_hash, cli)
+        record["heads"] = section(heads_hash, heads)
+        sections += [cli, heads]
     RECORD.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    total = len(fixtures.cases) + (len(record["cli"]["cases"]) if args.cli else 0)
-    failed = sum(not c["ok"] for c in fixtures.cases) + (sum(not c["ok"] for c in record["cli"]["cases"]) if args.cli else 0)
+    total = sum(len(s.cases) for s in sections)
+    failed = sum(not c["ok"] for s in sections for c in s.cases)
     print(f"{total - failed} of {total} cases passed; written to {RECORD.relative_to(ROOT)}")
-    return 0 if passed else 1
+    return 0 if failed == 0 else 1
 
 
 if __name__ == "__main__":

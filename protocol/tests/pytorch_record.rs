@@ -1,5 +1,6 @@
 //! The torch checks, as `./dev pytorch` last recorded them (`pytorch/record.json`): the module
-//! against the engine's fixtures, and "Open in PyTorch" notebooks from the page run in Jupyter.
+//! against the engine's fixtures and the CLI's `inspect` and `heads`, and "Open in PyTorch"
+//! notebooks from the page run in Jupyter.
 //! CI has no torch, so this reads the record, and fails when the files it was made for have
 //! changed since: then `./dev pytorch` must make it again.
 
@@ -107,6 +108,52 @@ fn the_module_matched_the_engines_fixtures_for_every_architecture() {
     let cases = cli["cases"].as_array().expect("CLI cases");
     assert!(cases.len() >= 10 && cases.iter().all(|c| c["ok"] == Value::Bool(true)));
     assert_eq!(cli["passed"], Value::Bool(true));
+}
+
+#[test]
+fn heads_recomputed_from_its_printed_rows_by_the_module_matched() {
+    let record = record();
+    let heads = &record["heads"];
+    assert_current(heads, "heads checks");
+    assert!(
+        heads["hashes"]
+            .get("engine/src/experiments/heads.rs")
+            .is_some(),
+        "the heads checks name the measurement they vouch for"
+    );
+    let cases = heads["cases"].as_array().expect("heads cases");
+    for case in cases {
+        let diff = case["max_abs_diff"].as_f64().unwrap_or(f64::INFINITY);
+        assert!(
+            case["ok"] == Value::Bool(true) && diff <= TOLERANCE,
+            "heads case {}: {diff}",
+            case["name"]
+        );
+    }
+    // Each model twice: its shares, errors and baseline; its roles and verdict.
+    let names: Vec<&str> = cases.iter().filter_map(|c| c["name"].as_str()).collect();
+    for model in [
+        "cli/absolute",
+        "cli/decoder",
+        "cli/linear",
+        "default run",
+        "MiniLM",
+    ] {
+        for what in ["shares, errors, baseline", "roles and verdict recomputed"] {
+            assert!(
+                names
+                    .iter()
+                    .any(|n| n.starts_with(&format!("heads/{model}")) && n.contains(what)),
+                "no heads case of {model}'s {what}: {names:?}"
+            );
+        }
+    }
+    // The roles compared include some a head takes, in a model the verdict bears out.
+    assert!(
+        names.iter().any(|n| n.contains("(borne out; L")),
+        "no model with roles among the heads cases: {names:?}"
+    );
+    assert_eq!(heads["passed"], Value::Bool(true));
 }
 
 #[test]
