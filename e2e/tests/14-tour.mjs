@@ -86,19 +86,33 @@ const solve = {
   },
   async 7(page) { return topKey(page, await summary(page), '[CLS]'); },
   async 8(page) {
+    // "Which head of layer L looks most at R?": each head of layer L's share of relation R,
+    // the mean over the real tokens' rows of the weight on the keys in that relation to the
+    // row's token (the Heads claim's relations, engine::experiments::heads::role).
+    const prompt = await panel(page).locator('.tour-question p').first().innerText();
+    const m = prompt.match(/Which head of layer (\d+) looks most at (.+)\?$/);
+    assert(m, `not a role question: ${prompt}`);
+    const layer = Number(m[1]);
+    const relation = relations[m[2]];
+    assert(relation, `no relation "${m[2]}"`);
     const keys = await tokens(page);
-    const m = keys.findIndex((k) => k.text === '[MASK]');
-    const thumbs = page.locator('.model-view .mv-grid[data-part="self"] button.thumb, .model-view button.thumb');
-    const own = [];
+    const heads = [];
     for (let h = 1; ; h++) {
-      const thumb = page.getByRole('button', { name: `Layer 1 · Head ${h}`, exact: true }).first();
+      const thumb = page.getByRole('button', { name: `Layer ${layer} · Head ${h}`, exact: true }).first();
       if (await thumb.count() === 0) break;
       await thumb.click();
-      await page.waitForFunction((h) => document.querySelector('.summary figcaption')?.textContent.includes(`Head ${h}`), h);
-      own.push((await summary(page))[m][m]);
+      await page.waitForFunction((name) => document.querySelector('.summary figcaption')?.textContent.includes(name), `Layer ${layer} · Head ${h}`);
+      heads.push(share(keys, await summary(page), relation));
     }
-    assert(own.length > 1 && (await thumbs.count()) > 0, `read ${own.length} heads`);
-    return `Head ${argmax(own) + 1}`;
+    assert(heads.length > 1, `read ${heads.length} heads`);
+    const best = argmax(heads);
+    const runnerUp = Math.max(...heads.filter((_, h) => h !== best));
+    console.log(`     8. layer ${layer}, ${relation}: ${heads.map((s, h) => `L${layer} H${h + 1} ${(100 * s).toFixed(1)}%`).join(', ')}`);
+    // Asked only when decided: a role (half the attention or more), 1.5× the runner-up's.
+    assert(heads[best] >= 0.5 - 1e-4 && heads[best] >= DECIDED_LEAD * runnerUp * (1 - 1e-4),
+      `chapter 8 asked while ${heads[best].toFixed(3)} against ${runnerUp.toFixed(3)} decides no role`);
+    chapter8Share = heads[best];
+    return `L${layer} H${best + 1}`;
   },
   async 9(page) {
     const keys = await tokens(page);
@@ -153,6 +167,35 @@ const solve = {
   },
   async 15(page) { return visible(await summary(page), 3); },
 };
+
+// The relations the role question names, as engine::experiments::heads::ROLES names them.
+const relations = {
+  'the token itself': 'self', 'the previous token': 'previous', 'the next token': 'next', '[CLS]': '[CLS]', '[SEP]': '[SEP]',
+};
+
+// Key j's relation to query i: one each, the first that holds of self, [CLS], [SEP], previous,
+// next, else rest.
+function roleOf(keys, i, j) {
+  if (i === j) return 'self';
+  if (keys[j].text === '[CLS]') return '[CLS]';
+  if (keys[j].text === '[SEP]') return '[SEP]';
+  if (j + 1 === i) return 'previous';
+  if (j === i + 1) return 'next';
+  return 'rest';
+}
+
+// A head's share of `relation`: over the real tokens' rows of its weights `m`, the mean of the
+// weight on keys in that relation.
+function share(keys, m, relation) {
+  const rows = keys.map((k, i) => i).filter((i) => !keys[i].pad);
+  let sum = 0;
+  for (const i of rows) {
+    m[i].forEach((w, j) => { if (w !== null && roleOf(keys, i, j) === relation) sum += w; });
+  }
+  return sum / rows.length;
+}
+// The top share chapter 8's answer was worked out from, for its ✓ to state.
+let chapter8Share = null;
 
 async function topKey(page, m, query) {
   const keys = await tokens(page);
@@ -317,6 +360,11 @@ export const tests = [
         const label = await solve[n](page);
         const said = await answerAndCheck(page, label);
         console.log(`     ${n}. ${label}: ${said.slice(0, 110)}`);
+        if (n === 8) {
+          // The ✓ states the share read here (to the percent, rounding aside).
+          const stated = Number(said.match(/ (\d+)% of its attention/)?.[1]);
+          assert(Math.abs(stated - 100 * chapter8Share) <= 1, `chapter 8 says ${stated}%, the page's weights give ${(100 * chapter8Share).toFixed(1)}%: ${said}`);
+        }
         await page.screenshot({ path: path.join(artifacts, `tour-1280-${String(n).padStart(2, '0')}.png`) });
         if (n < 15) {
           await panel(page).getByRole('button', { name: 'Next', exact: true }).click();

@@ -174,12 +174,12 @@ pub const CHAPTERS: [Chapter; 15] = [
     },
     Chapter {
         title: "Several heads",
-        text: "One head is one pattern of attention. BERT runs H heads side by side, each on its own slice of Q, K and V, so each can follow a different relation. Their contexts are laid next to each other (Concat), and W_O mixes them back to the model width. The model view outlined here shows every head of every layer at once.",
+        text: "One head is one pattern of attention. BERT runs H heads side by side, each on its own slice of Q, K and V, so each can follow a different relation: trained, one head may read mostly the previous token, another the next. Their contexts are laid next to each other (Concat), and W_O mixes them back to the model width. The model view outlined here shows every head of every layer at once.",
         formula: "MultiHead(X) = Concat(head_1, …, head_H) W_O",
         scene: Scene { stage: Stage::Concat, ..BASE },
         focus: focus(".model-view"),
-        question: Question::MostSelfHead,
-        hint: "In the model view's first row (layer 1), compare the [MASK] row's diagonal cell across the heads; choose a head to see its heatmap large.",
+        question: Question::RoleHead,
+        hint: "In the model view, compare the heads of the layer the question names; choose one to see its heatmap large. A head on the previous token is dark just left of the diagonal, on the next token just right of it, on the token itself on the diagonal, on [CLS] or [SEP] down their columns.",
     },
     Chapter {
         title: "The rest of the layer",

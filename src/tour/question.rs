@@ -35,8 +35,10 @@ pub enum Question {
     SqrtDk,
     /// The weight the [MASK] row gives the [PAD] keys after softmax.
     PadWeight,
-    /// The head of the shown layer whose [MASK] row puts the most weight on [MASK] itself.
-    MostSelfHead,
+    /// A role a head has taken on the Sentence: of the (layer, relation) pairs, the one whose
+    /// top head leads that layer's runner-up most clearly (`engine::experiments::heads`'
+    /// relations: itself, the previous and next token, [CLS], [SEP]); the answer is that head.
+    RoleHead,
     /// The mean of the [MASK] row after the first Add & Norm.
     NormMean,
     /// The word the MLM head ranks first at the first [MASK].
@@ -105,6 +107,9 @@ fn lead(best: f32, runner_up: f32) -> f32 {
 /// numbers decide it (the page offers the choices only when `margin.decided()`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Posed {
+    /// The question as the numbers word it, when they choose what it asks (which layer, which
+    /// relation); None: `Question::prompt`'s words.
+    pub prompt: Option<String>,
     pub choices: Vec<String>,
     pub answer: usize,
     pub why: String,
@@ -130,9 +135,7 @@ impl Question {
             Question::PadWeight => {
                 "After softmax, what weight does [MASK] give the [PAD] keys?".into()
             }
-            Question::MostSelfHead => {
-                "In this layer, which head puts the most weight on [MASK] reading itself?".into()
-            }
+            Question::RoleHead => "Which head of a layer looks most at one relation: itself, the previous or next token, [CLS] or [SEP]?".into(),
             Question::NormMean => "After Add & Norm, what is the mean of the [MASK] row?".into(),
             Question::TopPrediction => {
                 "Which word does the model rank first for [MASK] now?".into()
@@ -152,7 +155,7 @@ impl Question {
         // These read the Sentence's own rows against its own keys: self-attention only.
         let self_only = matches!(
             self,
-            Question::PadWeight | Question::MostSelfHead | Question::NormMean
+            Question::PadWeight | Question::RoleHead | Question::NormMean
         );
         if self_only && sel.part != protocol::view::Part::SelfAttention {
             return Err(
@@ -166,7 +169,7 @@ impl Question {
             Question::HeadSize => kinds::head_size(ins, sel),
             Question::SqrtDk => kinds::sqrt_dk(ins, sel),
             Question::PadWeight => kinds::pad_weight(ins, sel),
-            Question::MostSelfHead => kinds::most_self_head(ins, sel),
+            Question::RoleHead => kinds::role_head(ins, sel),
             Question::NormMean => kinds::norm_mean(ins, sel),
             Question::TopPrediction => kinds::top_prediction(ins),
             Question::LossFell => kinds::loss_fell(live.curves),
@@ -424,8 +427,11 @@ mod tests {
             "a fresh head's near-uniform row decided {:?}",
             p.margin
         );
-        let heads = pose(Question::MostSelfHead, &ins, &Curves::new());
+        let heads = pose(Question::RoleHead, &ins, &Curves::new());
         assert!(!heads.margin.decided(), "{:?}", heads.margin);
+        assert!(heads
+            .prompt
+            .is_some_and(|p| p.starts_with("Which head of layer ")));
     }
 
     #[test]
@@ -487,6 +493,143 @@ mod tests {
             }
         }
         assert!(!top_mask_key(&with_mask_row(ins, &w)).margin.decided());
+    }
+
+    /// The Several heads chapter's Sentence, every head of every layer giving row i (a real
+    /// token's) what `row(layer, head, i)` says, one weight per key.
+    fn with_head_rows(row: impl Fn(usize, usize, usize, usize) -> Vec<f32>) -> Inspection {
+        let chapter = CHAPTERS
+            .iter()
+            .find(|c| c.question == Question::RoleHead)
+            .unwrap();
+        let mut ins = inspection(scene_probe(chapter.scene));
+        let t = ins.tokens.len();
+        for (l, layer) in ins.trace.layers.iter_mut().enumerate() {
+            for (h, head) in layer.heads.iter_mut().enumerate() {
+                for i in 0..t {
+                    let w = row(l, h, i, t);
+                    assert_eq!(w.len(), t);
+                    head.weights.data[i * t..(i + 1) * t].copy_from_slice(&w);
+                }
+            }
+        }
+        ins
+    }
+
+    fn uniform(t: usize) -> Vec<f32> {
+        vec![1.0 / t as f32; t]
+    }
+
+    /// `on` of row i's attention on key i − 1 (where there is one), the rest spread alike.
+    fn on_previous(i: usize, t: usize, on: f32) -> Vec<f32> {
+        if i == 0 {
+            return uniform(t);
+        }
+        let mut w = vec![(1.0 - on) / (t - 1) as f32; t];
+        w[i - 1] = on;
+        w
+    }
+
+    #[test]
+    fn a_head_clearly_on_the_previous_token_is_the_answer_and_decides() {
+        // Layer 1, head 3 puts 0.9 of each row on the token before it; every other head
+        // weighs its keys alike.
+        let ins = with_head_rows(|l, h, i, t| {
+            if (l, h) == (0, 2) {
+                on_previous(i, t, 0.9)
+            } else {
+                uniform(t)
+            }
+        });
+        let p = pose(Question::RoleHead, &ins, &Curves::new());
+        assert_eq!(
+            p.prompt.as_deref(),
+            Some("Which head of layer 1 looks most at the previous token?")
+        );
+        assert_eq!(p.choices, ["L1 H1", "L1 H2", "L1 H3", "L1 H4"]);
+        assert_eq!(answer(&p), "L1 H3");
+        assert!(p.margin.decided(), "{:?}", p.margin);
+        // The shares, as the engine measures them on the Sentence.
+        let shares = engine::experiments::heads::inspection_roles(&ins).unwrap();
+        let (top, uniform_share) = (shares[0][2][1], shares[0][0][1]);
+        assert!(top > 0.5, "{top}");
+        let want = format!(
+            "L1 H3 gives the previous token {:.0}% of its attention, on average over the Sentence's tokens; the runner-up of layer 1, L1 H1, gives it {:.0}%.",
+            top * 100.0,
+            uniform_share * 100.0
+        );
+        assert_eq!(p.why, want);
+        assert!(
+            matches!(p.margin, Margin::Lead { ratio, .. } if (f64::from(ratio) - top / (0.5 / 1.5)).abs() < 1e-4),
+            "the runner-up counts as 1/3: {:?}",
+            p.margin
+        );
+        // The same head in layer 2 is asked about layer 2.
+        let second = with_head_rows(|l, h, i, t| {
+            if (l, h) == (1, 0) {
+                on_previous(i, t, 0.9)
+            } else {
+                uniform(t)
+            }
+        });
+        let p = pose(Question::RoleHead, &second, &Curves::new());
+        assert_eq!(
+            (p.prompt.as_deref(), answer(&p)),
+            (
+                Some("Which head of layer 2 looks most at the previous token?"),
+                "L2 H1"
+            )
+        );
+    }
+
+    #[test]
+    fn heads_alike_or_a_lead_without_a_role_decide_nothing() {
+        let ask = |ins: &Inspection| pose(Question::RoleHead, ins, &Curves::new());
+        // Every head weighs its keys alike.
+        let alike = ask(&with_head_rows(|_, _, _, t| uniform(t)));
+        assert!(!alike.margin.decided(), "{:?}", alike.margin);
+        // Every head on the previous token: a role, but no head is the one.
+        let all_previous = ask(&with_head_rows(|_, _, i, t| on_previous(i, t, 0.9)));
+        assert!(
+            matches!(all_previous.margin, Margin::Lead { ratio, .. } if (ratio - 1.0).abs() < 1e-5),
+            "{:?}",
+            all_previous.margin
+        );
+        // One head leads the others on the previous token by far, but with a third of its
+        // attention: no role yet.
+        let weak = ask(&with_head_rows(|l, h, i, t| {
+            if (l, h) == (0, 2) {
+                on_previous(i, t, 0.3)
+            } else {
+                uniform(t)
+            }
+        }));
+        assert_eq!(answer(&weak), "L1 H3");
+        assert!(!weak.margin.decided(), "{:?}", weak.margin);
+    }
+
+    #[test]
+    fn the_relations_words_follow_the_engines_roles() {
+        use engine::experiments::heads::{role, ROLES};
+        // [CLS] a b [SEP], ids 1, 5, 6, 2: from query 2, each key's role, named.
+        let ids = [1, 5, 6, 2];
+        let named: Vec<&str> = (0..4).map(|j| ROLES[role(&ids, 2, j, 1, 2)]).collect();
+        assert_eq!(named, ["[CLS]", "previous", "self", "[SEP]"]);
+        let words = super::kinds::RELATION_WORDS;
+        assert_eq!(words[role(&ids, 2, 1, 1, 2)], "the previous token");
+        assert_eq!(words[role(&ids, 2, 2, 1, 2)], "the token itself");
+        assert_eq!(words[role(&ids, 1, 2, 1, 2)], "the next token");
+        assert_eq!(words[role(&ids, 2, 0, 1, 2)], "[CLS]");
+        assert_eq!(words[role(&ids, 2, 3, 1, 2)], "[SEP]");
+        // The margin's words state the floor: ROLE_SHARE ÷ DECIDED_LEAD, and ROLE_SHARE.
+        let share = engine::experiments::heads::ROLE_SHARE;
+        assert_eq!(
+            (
+                format!("{:.0}%", share / f64::from(DECIDED_LEAD) * 100.0),
+                format!("{:.0}%", share * 100.0)
+            ),
+            ("33%".to_string(), "50%".to_string())
+        );
     }
 
     /// Chapter 13's Repeat sentence, each head giving the second copy's queries `scores[k]`

@@ -57,6 +57,8 @@ struct Asking {
     /// The buttons are rebuilt only when the choices change, not at every snapshot that moves
     /// the numbers behind the answer: a click or the keyboard's focus must not be lost.
     asked: Memo<Option<Asked>>,
+    /// The question's words: as the numbers word it, when they choose what it asks.
+    prompt: Memo<Option<String>>,
     margin: Memo<Option<Margin>>,
     decided: Memo<Option<bool>>,
     outcome: RwSignal<Option<Outcome>>,
@@ -77,6 +79,11 @@ impl Asking {
                 Err(why) => Asked::Needs(why),
             })
         });
+        let prompt = Memo::new(move |_| {
+            let n = chapter.get()?;
+            let worded = posed.with(|p| p.as_ref()?.as_ref().ok()?.prompt.clone());
+            Some(worded.unwrap_or_else(|| CHAPTERS[n - 1].question.prompt()))
+        });
         let margin =
             Memo::new(move |_| posed.with(|p| p.as_ref()?.as_ref().ok().map(|p| p.margin)));
         let decided = Memo::new(move |_| margin.get().map(Margin::decided));
@@ -84,6 +91,7 @@ impl Asking {
             need_met,
             posed,
             asked,
+            prompt,
             margin,
             decided,
             outcome: RwSignal::new(None),
@@ -99,6 +107,7 @@ impl Asking {
                 answer,
                 why,
                 margin,
+                ..
             })) if margin.decided() => {
                 if choices[answer] == label {
                     Outcome::Right(why)
@@ -326,11 +335,11 @@ fn ChapterBody(tour: Tour, n: usize, asking: Asking) -> impl IntoView {
                 Margin::Lead { ratio, .. } if ratio.is_infinite() => "Infinity".to_string(),
                 Margin::Lead { ratio, .. } => format!("{ratio:.3}"),
             })>
-            <p><strong>"Question: "</strong>{c.question.prompt()}</p>
+            <p><strong>"Question: "</strong>{move || asking.prompt.get()}</p>
             // Said once the choices appear (they wait for the numbers to decide the question),
             // so a learner who cannot see them appear hears the question and its answers.
             <p class="visually-hidden" aria-live="polite" data-tour-announce="">{move || match asking.asked.get() {
-                Some(Asked::Choices(choices)) => format!("Question: {} Answers: {}.", c.question.prompt(), choices.join(", ")),
+                Some(Asked::Choices(choices)) => format!("Question: {} Answers: {}.", asking.prompt.get().unwrap_or_default(), choices.join(", ")),
                 _ => String::new(),
             }}</p>
             <div class="tour-choices" role="group" aria-label="Answers">

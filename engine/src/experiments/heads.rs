@@ -11,8 +11,10 @@ use crate::error::{EngineError, Result};
 use crate::forward::{
     attention_options, forward_with_head_mask, ForwardOptions, HeadMask, MlmScope,
 };
+use crate::inspect::Inspection;
 use crate::trace::Matrix;
 use crate::train::Trainer;
+use crate::vocab::{CLS as CLS_TOKEN, SEP as SEP_TOKEN};
 use crate::{BertForPreTraining, Rng};
 use ndarray::Array2;
 use serde::Serialize;
@@ -77,6 +79,78 @@ pub struct HeadStats {
     /// The position-only baseline: the mean over the same query rows of the shares a head
     /// would give each role if it weighed every key it may see (mask, window) alike.
     pub baseline: [f64; 6],
+}
+
+/// The shares of [`ROLES`] in one query row: the weight `row` (query `i` of `ids`) gives each
+/// key, summed by [`role`]. They sum to what the row sums to, 1 for a softmax row.
+pub fn row_roles(row: &[f32], ids: &[u32], i: usize, (cls, sep): (u32, u32)) -> [f64; 6] {
+    let mut shares = [0.0; 6];
+    for (j, &p) in row.iter().enumerate().take(ids.len()) {
+        shares[role(ids, i, j, cls, sep)] += f64::from(p);
+    }
+    shares
+}
+
+/// One head's shares of [`ROLES`] on one text: the mean over its query rows `queries` of
+/// [`row_roles`], as [`head_stats`] takes it over sentences. Err when the weights are not
+/// `ids`' T × T, or a query lies past the text.
+pub fn text_roles(
+    weights: &Matrix,
+    ids: &[u32],
+    queries: &[usize],
+    specials: (u32, u32),
+) -> Result<[f64; 6]> {
+    let t = ids.len();
+    if weights.rows != t || weights.cols != t || weights.data.len() != t * t {
+        return Err(EngineError::Input(format!(
+            "the weights are {} × {}, the text {t} tokens",
+            weights.rows, weights.cols
+        )));
+    }
+    if queries.iter().any(|&i| i >= t) {
+        return Err(EngineError::Input(format!(
+            "a query position lies past the text's {t} tokens"
+        )));
+    }
+    let mut shares = [0.0; 6];
+    for &i in queries {
+        for (total, share) in shares
+            .iter_mut()
+            .zip(row_roles(weights.row(i), ids, i, specials))
+        {
+            *total += share;
+        }
+    }
+    Ok(shares.map(|s| s / queries.len().max(1) as f64))
+}
+
+/// Every self-attention head's shares of [`ROLES`] on an inspected text (`[layer][head]`):
+/// [`text_roles`] over its real tokens' rows (the padding mask's 1s). [CLS] and [SEP] are the
+/// ids the text gives those tokens; a text without one has no key of that role.
+pub fn inspection_roles(ins: &Inspection) -> Result<Vec<Vec<[f64; 6]>>> {
+    let id_of = |name: &str| {
+        ins.tokens
+            .iter()
+            .position(|t| t == name)
+            .and_then(|k| ins.input_ids.get(k).copied())
+            // No id of the text: no key takes the role.
+            .unwrap_or(u32::MAX)
+    };
+    let specials = (id_of(CLS_TOKEN), id_of(SEP_TOKEN));
+    let queries: Vec<usize> = (0..ins.input_ids.len())
+        .filter(|&i| ins.attention_mask.get(i) != Some(&0))
+        .collect();
+    ins.trace
+        .layers
+        .iter()
+        .map(|layer| {
+            layer
+                .heads
+                .iter()
+                .map(|h| text_roles(&h.weights, &ins.input_ids, &queries, specials))
+                .collect()
+        })
+        .collect()
 }
 
 /// The role shares of query row `i` of `ids` in a head that weighs alike the keys `sees`
@@ -348,10 +422,12 @@ fn add_row(
 ) {
     for (a, w) in weights.iter().enumerate() {
         let row = w.row(i);
+        for (total, share) in roles[a].iter_mut().zip(row_roles(row, ids, i, (cls, sep))) {
+            *total += share;
+        }
         let (mut row_entropy, mut weighed) = (0.0, 0);
-        for (j, &p) in row.iter().enumerate() {
+        for &p in row {
             let p = f64::from(p);
-            roles[a][role(ids, i, j, cls, sep)] += p;
             if p > 0.0 {
                 row_entropy -= p * p.ln();
                 weighed += 1;

@@ -5,6 +5,7 @@
 use super::{lead, Margin, Posed, Query, DECIDED_LEAD};
 use crate::explorer::figures::{heads_of, query_key_tokens, side, Selection};
 use engine::config::AttentionScaling;
+use engine::experiments::heads::{inspection_roles, RELATIONS, ROLE_SHARE};
 use engine::experiments::induction::{head_scores, CLEAR_SCORE};
 use engine::inspect::Inspection;
 use engine::repeat::Copies;
@@ -55,6 +56,7 @@ pub(super) fn top_key(
         ("a weight of", "the top weight leads the runner-up by")
     };
     Ok(Posed {
+        prompt: None,
         margin: Margin::Lead { ratio, of },
         answer: index_of[best],
         why: format!(
@@ -104,6 +106,7 @@ pub(super) fn sqrt_dk(ins: &Inspection, sel: Selection) -> Result<Posed, String>
     let mut choices: Vec<String> = options.clone().map(sqrt_text).collect();
     match ins.scaling {
         AttentionScaling::InverseSqrtHeadSize => Ok(Posed {
+            prompt: None,
             margin: Margin::Exact,
             answer: options.clone().position(|x| x == d).unwrap_or(0),
             choices,
@@ -117,6 +120,7 @@ pub(super) fn sqrt_dk(ins: &Inspection, sel: Selection) -> Result<Posed, String>
         AttentionScaling::None => {
             choices.insert(0, "1".to_string());
             Ok(Posed {
+                prompt: None,
                 choices,
                 answer: 0,
                 margin: Margin::Exact,
@@ -177,6 +181,7 @@ pub(super) fn pad_weight(ins: &Inspection, sel: Selection) -> Result<Posed, Stri
         ),
     };
     Ok(Posed {
+        prompt: None,
         choices: vec![
             "Exactly 0".into(),
             "A small share".into(),
@@ -188,45 +193,102 @@ pub(super) fn pad_weight(ins: &Inspection, sel: Selection) -> Result<Posed, Stri
     })
 }
 
-/// `Question::MostSelfHead`: the head of the shown layer whose [MASK] row gives [MASK] the
-/// largest weight.
-pub(super) fn most_self_head(ins: &Inspection, sel: Selection) -> Result<Posed, String> {
-    let layer = side(ins, sel.part)
-        .and_then(|s| s.trace.layers.get(sel.layer))
-        .ok_or("This model has no such layer.")?;
-    let row = query_row(&ins.tokens, Query::Mask)?;
-    let heads = heads_of(layer, sel.part);
-    let own: Vec<f32> = heads
-        .iter()
-        .filter(|h| row < h.weights.rows && row < h.weights.cols)
-        .map(|h| h.weights.get(row, row))
-        .collect();
-    if own.len() != heads.len() {
-        return Err("This model has no such row.".into());
+/// `Question::RoleHead`: of every layer and relation, the one whose top head leads the
+/// layer's runner-up most clearly; the answer is that head.
+pub(super) fn role_head(ins: &Inspection, sel: Selection) -> Result<Posed, String> {
+    let text = side(ins, sel.part).ok_or("This model has no such attention.")?;
+    // Each layer's heads' shares of each relation, as the Heads claim measures them, on the
+    // Sentence's real tokens.
+    let shares = inspection_roles(text).map_err(|e| e.to_string())?;
+    let per_layer = shares.first().map_or(0, Vec::len);
+    if per_layer < 2 {
+        return Err("This model has one head a layer: there is no other head to compare.".into());
     }
-    let best = argmax(&own).ok_or("This layer has no heads.")?;
-    let runner_up = (0..own.len())
-        .filter(|&h| h != best)
-        .map(|h| own[h])
-        .fold(None, |m: Option<f32>, w| Some(m.map_or(w, |m| m.max(w))));
+    // A role is most of a head's attention (the claim's ROLE_SHARE, half of it): the
+    // runner-up counts as at least ROLE_SHARE ÷ DECIDED_LEAD, so the lead reaches
+    // DECIDED_LEAD only at a share of ROLE_SHARE or more.
+    let floor = (ROLE_SHARE / f64::from(DECIDED_LEAD)) as f32;
+    let candidates = shares.iter().enumerate().flat_map(|(layer, heads)| {
+        (0..RELATIONS).filter_map(move |relation| {
+            let of: Vec<f32> = heads.iter().map(|h| h[relation] as f32).collect();
+            let best = argmax(&of)?;
+            let runner_up = (0..of.len())
+                .filter(|&h| h != best)
+                // The first of equal ones, as `argmax` takes.
+                .reduce(|a, b| if of[b] > of[a] { b } else { a })?;
+            let ratio = lead(of[best], of[runner_up].max(floor));
+            Some(RoleLead {
+                layer,
+                relation,
+                best,
+                runner_up,
+                ratio,
+                of,
+            })
+        })
+    });
+    // The clearest lead (the first of equal ones); a lead lost to NaN is none.
+    let clearest = |r: &RoleLead| if r.ratio.is_nan() { -1.0 } else { r.ratio };
+    let pick = candidates
+        .reduce(|a, b| if clearest(&b) > clearest(&a) { b } else { a })
+        .ok_or("This model has no heads.")?;
+    let RoleLead {
+        layer,
+        relation,
+        best,
+        runner_up,
+        ratio,
+        of,
+    } = pick;
+    let label = |h: usize| head_label(layer * per_layer + h, per_layer);
+    let words = RELATION_WORDS[relation];
     Ok(Posed {
+        prompt: Some(format!(
+            "Which head of layer {} looks most at {words}?",
+            layer + 1
+        )),
         margin: Margin::Lead {
-            ratio: runner_up.map_or(f32::INFINITY, |r| lead(own[best], r)),
-            of: "the top head's weight leads the runner-up's by",
+            ratio,
+            of: "the top head's share over the larger of 33% and the runner-up's (so it needs 50%) is",
         },
-        choices: (1..=heads.len()).map(|h| format!("Head {h}")).collect(),
+        choices: (0..per_layer).map(label).collect(),
         answer: best,
         why: format!(
-            "Head {} gives [MASK] {:.3} of its own attention; the heads of layer {} give {}.",
-            best + 1,
-            own[best],
-            sel.layer + 1,
-            own.iter()
-                .map(|w| format!("{w:.2}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            "{} gives {words} {} of its attention, on average over the Sentence's tokens; the runner-up of layer {}, {}, gives it {}.",
+            label(best),
+            percent(of[best]),
+            layer + 1,
+            label(runner_up),
+            percent(of[runner_up])
         ),
     })
+}
+
+/// The relations of `engine::experiments::heads::ROLES` (below `RELATIONS`), in its order, as a
+/// question names them: "looks most at …".
+pub(super) const RELATION_WORDS: [&str; RELATIONS] = [
+    "the token itself",
+    "the previous token",
+    "the next token",
+    "[CLS]",
+    "[SEP]",
+];
+
+/// One layer's heads' shares of one relation, with the top head and its lead over the
+/// runner-up.
+struct RoleLead {
+    layer: usize,
+    relation: usize,
+    best: usize,
+    runner_up: usize,
+    ratio: f32,
+    /// Each head's share of the relation.
+    of: Vec<f32>,
+}
+
+/// 0.634 as "63%".
+fn percent(share: f32) -> String {
+    format!("{:.0}%", share * 100.0)
 }
 
 /// `Question::NormMean`: which band (about 0, about 1, neither) the mean of the [MASK] row after
@@ -255,6 +317,7 @@ pub(super) fn norm_mean(ins: &Inspection, sel: Selection) -> Result<Posed, Strin
         )
     };
     Ok(Posed {
+        prompt: None,
         margin,
         choices: vec!["About 0".into(), "About 1".into(), "Far from both".into()],
         answer,
@@ -280,6 +343,7 @@ pub(super) fn top_prediction(ins: &Inspection) -> Result<Posed, String> {
         lead(top.probability, second.probability)
     });
     Ok(Posed {
+        prompt: None,
         margin: Margin::Lead {
             ratio,
             of: "the first word's probability leads the second's by",
@@ -315,6 +379,7 @@ pub(super) fn loss_fell(curves: &Curves) -> Result<Posed, String> {
         }
     };
     Ok(Posed {
+        prompt: None,
         margin,
         choices: vec!["Lower".into(), "Not lower".into()],
         answer: if lower { 0 } else { 1 },
@@ -400,6 +465,7 @@ pub(super) fn induction_head(ins: &Inspection) -> Result<Posed, String> {
         )
     };
     Ok(Posed {
+        prompt: None,
         margin: Margin::Lead {
             ratio: lead(scores[best], runner_up.max(floor)),
             of: "the top induction score over the larger of 0.33 and the other choices' (so it needs 0.5) is",
@@ -486,6 +552,7 @@ pub(super) fn token_choices(keys: &[String], key_mask: &[u8]) -> (Vec<String>, V
 /// the mask, decided by construction.
 fn numbers(choices: &[usize], answer: usize, why: String) -> Result<Posed, String> {
     Ok(Posed {
+        prompt: None,
         margin: Margin::Exact,
         choices: choices.iter().map(usize::to_string).collect(),
         answer: choices

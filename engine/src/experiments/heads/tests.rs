@@ -398,3 +398,95 @@ fn only_the_counted_queries_rows_are_read() {
         .iter()
         .all(|r| r.segments.iter().all(|&s| s == 0)));
 }
+
+#[test]
+fn one_texts_shares_are_its_rows_weights_summed_by_role_then_averaged() {
+    // [CLS] a b [SEP], ids 1, 5, 6, 2. Row 2 (b): [CLS] 0.1, a 0.6 (previous), b 0.2 (self),
+    // [SEP] 0.1. Row 1 (a): all on b (next).
+    let ids = [1, 5, 6, 2];
+    assert_eq!(
+        row_roles(&[0.1, 0.6, 0.2, 0.1], &ids, 2, (1, 2)),
+        [
+            f64::from(0.2f32),
+            f64::from(0.6f32),
+            0.0,
+            f64::from(0.1f32),
+            f64::from(0.1f32),
+            0.0
+        ]
+    );
+    let mut w = Matrix {
+        rows: 4,
+        cols: 4,
+        data: vec![0.25; 16],
+    };
+    w.data[4..8].copy_from_slice(&[0.0, 0.0, 1.0, 0.0]);
+    w.data[8..12].copy_from_slice(&[0.1, 0.6, 0.2, 0.1]);
+    let shares = text_roles(&w, &ids, &[1, 2], (1, 2)).unwrap();
+    assert!((shares[NEXT] - 0.5).abs() < 1e-7, "{shares:?}");
+    assert!((shares[PREVIOUS] - 0.3).abs() < 1e-7, "{shares:?}");
+    assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-7);
+    assert!(
+        text_roles(&w, &ids, &[4], (1, 2)).is_err(),
+        "a query past the text"
+    );
+    assert!(
+        text_roles(&w, &ids[..3], &[0], (1, 2)).is_err(),
+        "weights of another text"
+    );
+}
+
+#[test]
+fn an_inspected_texts_shares_are_the_heads_claims_on_that_sentence_padding_aside() {
+    use crate::inspect::inspect;
+    let (corpus, model) = setup();
+    let tokenizer = Tokenizer::word_level(build_word_vocab(TEXT).unwrap());
+    let (text, pair) = (
+        "the dog chases a [MASK] ball .",
+        "a cat sleeps under the tree .",
+    );
+    let ins = inspect(
+        &model,
+        &tokenizer,
+        text,
+        Some(pair),
+        MaskMode::Padding,
+        None,
+    )
+    .unwrap();
+    let shares = inspection_roles(&ins).unwrap();
+    assert_eq!((shares.len(), shares[0].len()), (2, 4));
+    // The claim's measurement of the same tokens, read as one sentence of its own.
+    let row = MeasuredRow::new(ins.input_ids.clone(), ins.token_type_ids.clone());
+    let stats = head_stats(&model, &[row], &opts(), specials(&corpus)).unwrap();
+    for (k, claims) in stats.roles.iter().enumerate() {
+        let mine = shares[k / 4][k % 4];
+        for r in 0..6 {
+            assert!(
+                (mine[r] - claims[r]).abs() < 1e-5,
+                "head {k}, {}: {mine:?} against {claims:?}",
+                ROLES[r]
+            );
+        }
+    }
+    // [PAD] rows are no query and [PAD] keys get 0: padding changes no share.
+    let padded = inspect(
+        &model,
+        &tokenizer,
+        text,
+        Some(pair),
+        MaskMode::Padding,
+        Some(24),
+    )
+    .unwrap();
+    assert!(padded.attention_mask.contains(&0));
+    for (a, b) in shares
+        .iter()
+        .flatten()
+        .zip(inspection_roles(&padded).unwrap().iter().flatten())
+    {
+        for r in 0..6 {
+            assert!((a[r] - b[r]).abs() < 1e-5, "{a:?} against {b:?}");
+        }
+    }
+}
