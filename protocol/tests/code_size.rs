@@ -8,7 +8,7 @@
 //! `cargo test -p attention-lab-protocol --test code_size -- --nocapture` prints the longest.
 
 mod common;
-use common::rust_files;
+use common::{is_cfg_test, rust_files};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
@@ -25,15 +25,6 @@ const SOURCES: [&str; 5] = [
     "cli/src",
     "src",
 ];
-
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.meta
-                .require_list()
-                .is_ok_and(|l| l.tokens.to_string().split_whitespace().any(|t| t == "test"))
-    })
-}
 
 /// Lines `first..=last` (1-based) of `lines` that hold code: neither blank nor only a comment.
 fn code_lines(lines: &[&str], first: usize, last: usize) -> usize {

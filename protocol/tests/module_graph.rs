@@ -7,7 +7,7 @@
 //! side of the worker boundary imports the other's modules. `./dev modules` prints the graph.
 
 mod common;
-use common::rust_files;
+use common::{is_cfg_test, rust_files};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
@@ -31,15 +31,6 @@ fn module_of(src: &Path, file: &Path) -> Module {
         parts.pop();
     }
     parts
-}
-
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.meta
-                .require_list()
-                .is_ok_and(|l| l.tokens.to_string().split_whitespace().any(|t| t == "test"))
-    })
 }
 
 /// What one module's code names: every path, as written, and the child modules it declares.

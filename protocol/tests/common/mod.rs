@@ -13,3 +13,15 @@ pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
+
+/// Whether `attrs` hold `#[cfg(test)]` (or a `cfg` naming `test`): the item is test code.
+// web_tests_run reads no `cfg`.
+#[allow(dead_code)]
+pub fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.meta
+                .require_list()
+                .is_ok_and(|l| l.tokens.to_string().split_whitespace().any(|t| t == "test"))
+    })
+}
