@@ -76,6 +76,9 @@ fn range(
         })?;
     Some(match (log, lo == hi) {
         (true, _) => (lo / 1.5, hi * 1.5),
+        // One value: a span around it, not below 0 for a value that cannot be (a step, a
+        // share measured once).
+        (false, true) if lo >= 0.0 => (0.0, lo + lo.max(1.0)),
         (false, true) => (lo - 1.0, hi + 1.0),
         (false, false) => (lo.min(0.0), hi + 0.08 * (hi - lo)),
     })
@@ -241,6 +244,14 @@ mod tests {
     use super::*;
     use engine::experiments::Series;
     use wasm_bindgen_test::wasm_bindgen_test as test;
+
+    #[test]
+    fn one_value_spans_from_zero_when_it_is_not_negative() {
+        let at = |x: f64| range(&[vec![(x, 0.5)]], |p| p.0, false);
+        assert_eq!(at(0.0), Some((0.0, 1.0)), "a first measurement at step 0");
+        assert_eq!(at(2000.0), Some((0.0, 4000.0)));
+        assert_eq!(at(-3.0), Some((-4.0, -2.0)));
+    }
 
     fn result(axes: Axes, y: Vec<f64>) -> Plot {
         Plot {
