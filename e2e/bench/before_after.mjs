@@ -1,5 +1,5 @@
 // Training speed in Chromium (WASM, in the training worker) of two builds of the app, in the
-// same run: rounds alternate a fresh page of each on `?bench` (engine::workload::median_step_ms
+// same run: each round opens a fresh page of each on `?bench`, in turn (engine::workload::median_step_ms
 // on the same presets and batch), and each round's ratio is kept.
 //   node e2e/bench/before_after.mjs BEFORE_DIST AFTER_DIST [ROUNDS]
 // (For a change's before/after figure: build the earlier commit's dist in a worktree.)
@@ -17,8 +17,12 @@ const browser = await launch();
 const stepMs = (server) => benchStepMs(browser, server);
 const results = [];
 for (let round = 1; round <= rounds; round++) {
-  const before = await stepMs(servers[0]);
-  const after = await stepMs(servers[1]);
+  // Which build goes first alternates, so that neither gains from its place in the round.
+  const first = round % 2 ? 0 : 1;
+  const timed = [];
+  timed[first] = await stepMs(servers[first]);
+  timed[1 - first] = await stepMs(servers[1 - first]);
+  const [before, after] = timed;
   results.push({ before, after });
   const line = Object.keys(before).map((name) =>
     `${name} ${before[name].toFixed(2)} → ${after[name].toFixed(2)} ms`);
