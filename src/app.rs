@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| live.inspect(probe.get()));
     keyboard_shortcuts(live);
     keep_when_hidden(live);
+    no_frozen_worker(live);
     if location_has("test-hooks") {
         crate::test_hooks::install(live);
     }
@@ -256,6 +257,35 @@ fn keyboard_shortcuts(live: Live) {
         }
     });
     on_cleanup(move || handle.remove());
+}
+
+/// A page the browser keeps for Back (its back/forward cache, as WebKit does with this one) is
+/// frozen with its worker, and a worker frozen while it keeps the model holds its IndexedDB
+/// transaction open: the store stays locked, and the next page of this site waits at "Starting
+/// the training worker…" (its first read of the store) until the frozen page is dropped. So the
+/// worker ends as the page goes (the browser then aborts what it had open), and a page that
+/// comes back reloads, opening the model kept here as any visit does.
+fn no_frozen_worker(live: Live) {
+    let persisted = |event: &web_sys::Event| {
+        js_sys::Reflect::get(event, &"persisted".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    };
+    let hide = window_event_listener_untyped("pagehide", move |event| {
+        if persisted(&event) {
+            live.end_worker();
+        }
+    });
+    let show = window_event_listener_untyped("pageshow", move |event| {
+        if persisted(&event) {
+            let _ = window().location().reload();
+        }
+    });
+    on_cleanup(move || {
+        hide.remove();
+        show.remove();
+    });
 }
 
 /// A hidden tab may be closed or discarded without another chance: keep the model first.
