@@ -64,7 +64,7 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| live.inspect(probe.get()));
     keyboard_shortcuts(live);
     keep_when_hidden(live);
-    no_frozen_worker(live);
+    nothing_frozen_open(live);
     if location_has("test-hooks") {
         crate::test_hooks::install(live);
     }
@@ -260,12 +260,13 @@ fn keyboard_shortcuts(live: Live) {
 }
 
 /// A page the browser keeps for Back (its back/forward cache, as WebKit does with this one) is
-/// frozen with its worker, and a worker frozen while it keeps the model holds its IndexedDB
-/// transaction open: the store stays locked, and the next page of this site waits at "Starting
-/// the training worker…" (its first read of the store) until the frozen page is dropped. So the
-/// worker ends as the page goes (the browser then aborts what it had open), and a page that
-/// comes back reloads, opening the model kept here as any visit does.
-fn no_frozen_worker(live: Live) {
+/// frozen with its worker, and a write to IndexedDB frozen before it commits (the worker keeping
+/// the model, the page its curves) holds the store's lock: the next page of this site waits at
+/// "Starting the training worker…" (its first read of the store) until the frozen page is
+/// dropped. So as the page goes, the worker ends and the page aborts its own writes (the browser
+/// then lets go of both); a page that comes back reloads, opening the model last kept here as
+/// any visit does.
+fn nothing_frozen_open(live: Live) {
     let persisted = |event: &web_sys::Event| {
         js_sys::Reflect::get(event, &"persisted".into())
             .ok()
@@ -275,6 +276,7 @@ fn no_frozen_worker(live: Live) {
     let hide = window_event_listener_untyped("pagehide", move |event| {
         if persisted(&event) {
             live.end_worker();
+            storage::leave();
         }
     });
     let show = window_event_listener_untyped("pageshow", move |event| {
