@@ -237,14 +237,15 @@ fn SkipLinks() -> impl IntoView {
     }
 }
 
-/// Space: play/pause, S: one step — unless the user is typing in a field.
+/// Space: play/pause, S: one step — unless the user is typing in a field, or Space presses
+/// the focused control.
 fn keyboard_shortcuts(live: Live) {
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
         if keys::is_editing(&ev) {
             return;
         }
         match ev.key().as_str() {
-            " " => {
+            " " if !keys::space_is_taken(&ev) => {
                 ev.prevent_default();
                 live.send(if live.playing.get_untracked() {
                     ToWorker::Pause

@@ -439,7 +439,7 @@ export const tests = [
     },
   },
   {
-    // No mouse: Tab reaches "Tour", Enter opens it with the focus on the chapter's heading,
+    // No mouse: Space plays and pauses, Tab reaches "Tour", Enter opens it with the focus on the chapter's heading,
     // the question and its answers are announced (the polite live region) as they appear, Tab
     // and Enter (or Space) answer and turn the page, and Esc gives the focus back to "Tour".
     name: 'tour: by keyboard alone, from "Tour" to two questions answered and back, each question announced',
@@ -459,6 +459,11 @@ export const tests = [
         throw new Error(`${what}: not reached in ${limit} presses of Tab (at ${JSON.stringify(await focused())})`);
       };
       await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+      // Space outside a control plays and pauses; on a control it presses that control (below).
+      await page.keyboard.press(' ');
+      await page.waitForFunction(() => document.querySelector('button.play')?.disabled === true, null, { timeout: 10000 });
+      await page.keyboard.press(' ');
+      await page.waitForFunction(() => document.querySelector('button.play')?.disabled === false, null, { timeout: 10000 });
       const toTour = await tabTo('"Tour"', (f) => f.tag === 'BUTTON' && f.text === 'Tour', 40);
       await page.keyboard.press('Enter');
       await panel(page).waitFor();
@@ -479,7 +484,10 @@ export const tests = [
         const right = await solve[n](page);
         const presses = await tabTo(`chapter ${n}'s answer "${right}"`, (f) => f.choice === right, 20);
         await page.keyboard.press(key);
-        await page.waitForFunction(() => document.querySelector('aside.tour')?.dataset.tourAnswered === 'true', null, { timeout: 5000 });
+        await page.waitForFunction(() => document.querySelector('aside.tour')?.dataset.tourAnswered === 'true', null, { timeout: 5000 })
+          .catch(async () => {
+            throw new Error(`chapter ${n}: ${key === ' ' ? 'Space' : key} on "${right}" did not answer: ${await panel(page).locator('.tour-outcome').innerText()} (focus on ${JSON.stringify(await focused())})`);
+          });
         const outcome = await panel(page).locator('.tour-outcome[aria-live]').innerText();
         assert(outcome.startsWith('✓'), `chapter ${n}: ${outcome}`);
         said.push(`${n}: "${right}" ${presses} Tab from the heading, ${key === ' ' ? 'Space' : key}`);
