@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| live.inspect(probe.get()));
     keyboard_shortcuts(live);
     keep_when_hidden(live);
+    nothing_frozen_open(live);
     if location_has("test-hooks") {
         crate::test_hooks::install(live);
     }
@@ -236,14 +237,15 @@ fn SkipLinks() -> impl IntoView {
     }
 }
 
-/// Space: play/pause, S: one step — unless the user is typing in a field.
+/// Space: play/pause, S: one step — unless the user is typing in a field, or Space presses
+/// the focused control.
 fn keyboard_shortcuts(live: Live) {
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
         if keys::is_editing(&ev) {
             return;
         }
         match ev.key().as_str() {
-            " " => {
+            " " if !keys::space_is_taken(&ev) => {
                 ev.prevent_default();
                 live.send(if live.playing.get_untracked() {
                     ToWorker::Pause
@@ -256,6 +258,37 @@ fn keyboard_shortcuts(live: Live) {
         }
     });
     on_cleanup(move || handle.remove());
+}
+
+/// A page the browser keeps for Back (its back/forward cache, as WebKit does with this one) is
+/// frozen with its worker, and a write to IndexedDB frozen before it commits (the worker keeping
+/// the model, the page its curves) holds the store's lock: the next page of this site waits at
+/// "Starting the training worker…" (its first read of the store) until the frozen page is
+/// dropped. So as the page goes, the worker ends and the page aborts its own writes (the browser
+/// then lets go of both); a page that comes back reloads, opening the model last kept here as
+/// any visit does.
+fn nothing_frozen_open(live: Live) {
+    let persisted = |event: &web_sys::Event| {
+        js_sys::Reflect::get(event, &"persisted".into())
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    };
+    let hide = window_event_listener_untyped("pagehide", move |event| {
+        if persisted(&event) {
+            live.end_worker();
+            storage::leave();
+        }
+    });
+    let show = window_event_listener_untyped("pageshow", move |event| {
+        if persisted(&event) {
+            let _ = window().location().reload();
+        }
+    });
+    on_cleanup(move || {
+        hide.remove();
+        show.remove();
+    });
 }
 
 /// A hidden tab may be closed or discarded without another chance: keep the model first.

@@ -424,6 +424,13 @@ impl Live {
         self.send(ToWorker::Inspect { probe, at });
     }
 
+    /// Ends the worker, as the page goes into the browser's back/forward cache (`app.rs`,
+    /// `nothing_frozen_open`): nothing it was doing finishes.
+    pub fn end_worker(&self) {
+        self.client
+            .with_value(|c| c.as_ref().map(LabClient::terminate));
+    }
+
     /// Keep the model now if it has trained since it was last kept (the page is being hidden,
     /// and may be closed or reloaded next).
     pub fn keep_now(&self) {

@@ -11,7 +11,7 @@ use js_sys::{Promise, Reflect, Uint8Array};
 use protocol::record::{self, HistoryIndex};
 use protocol::{Curves, LabError, LabResult, ModelBundle};
 use serde::Serialize;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -110,13 +110,14 @@ async fn request(req: &IdbRequest) -> LabResult<JsValue> {
 }
 
 async fn finished(tx: &IdbTransaction) -> LabResult<()> {
-    settle(|ok, fail| {
+    let settled = settle(|ok, fail| {
         tx.set_oncomplete(Some(ok));
         tx.set_onerror(Some(fail));
         tx.set_onabort(Some(fail));
     })
-    .await
-    .map_err(|_| {
+    .await;
+    OPEN.with_borrow_mut(|open| open.retain(|t| !js_sys::Object::is(t, tx)));
+    settled.map_err(|_| {
         LabError::browser(
             tx.error()
                 .map(|e| format!("{}: {}", e.name(), e.message()))
@@ -183,6 +184,25 @@ async fn with_store(
     mode: IdbTransactionMode,
     work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<IdbRequest, JsValue>,
 ) -> LabResult<JsValue> {
+    let (tx, store) = begin(mode).await?;
+    let req = work(&store).map_err(|e| LabError::browser(js_message(&e)))?;
+    let value = request(&req).await?;
+    finished(&tx).await?;
+    Ok(value)
+}
+
+thread_local! {
+    /// Transactions begun here and not yet settled, for `leave` to abort.
+    static OPEN: RefCell<Vec<IdbTransaction>> = const { RefCell::new(Vec::new()) };
+    /// Set by `leave`: the page is going, and starts nothing more in the store.
+    static LEFT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A transaction on the model store and the store in it, tracked in `OPEN` until it settles.
+async fn begin(mode: IdbTransactionMode) -> LabResult<(IdbTransaction, web_sys::IdbObjectStore)> {
+    if LEFT.get() {
+        return Err(LabError::browser("the page is being left"));
+    }
     let db = open().await?;
     let tx = match db.transaction_with_str_and_mode(STORE, mode) {
         Ok(tx) => tx,
@@ -195,10 +215,22 @@ async fn with_store(
     let store = tx
         .object_store(STORE)
         .map_err(|e| LabError::browser(js_message(&e)))?;
-    let req = work(&store).map_err(|e| LabError::browser(js_message(&e)))?;
-    let value = request(&req).await?;
-    finished(&tx).await?;
-    Ok(value)
+    OPEN.with_borrow_mut(|open| open.push(tx.clone()));
+    Ok((tx, store))
+}
+
+/// A page the browser keeps for Back is frozen as it is, and a transaction frozen before it
+/// commits holds the store's lock until the browser drops the page: the next page of this
+/// site would wait for its first read forever (WebKit). So the page aborts what it has open
+/// (what it was writing is lost: the curves since the last keep) and starts nothing more.
+pub fn leave() {
+    LEFT.set(true);
+    for tx in OPEN.take() {
+        let _ = tx.abort();
+    }
+    if let Some(db) = DB.take() {
+        db.close();
+    }
 }
 
 fn bytes_value(bytes: &[u8]) -> JsValue {
@@ -342,17 +374,7 @@ fn decode(stored: &JsValue, prefix: &str) -> Option<ModelBundle> {
 async fn in_one_transaction(
     work: impl FnOnce(&web_sys::IdbObjectStore) -> Result<(), JsValue>,
 ) -> LabResult<()> {
-    let db = open().await?;
-    let tx = match db.transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite) {
-        Ok(tx) => tx,
-        Err(e) => {
-            DB.set(None);
-            return Err(LabError::browser(js_message(&e)));
-        }
-    };
-    let store = tx
-        .object_store(STORE)
-        .map_err(|e| LabError::browser(js_message(&e)))?;
+    let (tx, store) = begin(IdbTransactionMode::Readwrite).await?;
     work(&store).map_err(|e| LabError::browser(js_message(&e)))?;
     finished(&tx).await
 }

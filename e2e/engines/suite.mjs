@@ -578,10 +578,6 @@ export const checks = [
   },
   {
     name: 'a model from a web address that cannot open says why in one sentence (404, CORS, not a BERT, truncated, no network), and the page trains a fresh model',
-    // Issue 55, open: in WebKitGTK 2.50 under the test driver one case in several shows no
-    // download and no sentence (CORS or 404, from run to run); Chromium (e2e/tests) and Firefox
-    // pass every case. Not run in WebKit until that is understood, and said in the summary.
-    notIn: { WebKit: 'a failing download sometimes shows neither its box nor its sentence (issue 55)' },
     async run({ session, run, baseUrl, models }) {
       await run((h, hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
       const cases = [
@@ -609,7 +605,10 @@ export const checks = [
           await h.ready();
           const start = h.step();
           await h.click('Play');
-          await h.waitFor('5 steps of a fresh model', () => h.step() >= start + 5);
+          await h.waitFor('5 steps of a fresh model', () => h.step() >= start + 5).catch((e) => {
+            const shown = [...document.querySelectorAll('.busy, [role="alert"], .notice, .error')].map((n) => n.textContent.trim()).filter(Boolean);
+            throw new Error(`${e.message}: at step ${h.step()} (from ${start}), Play ${h.button('Play').disabled ? 'pressed' : 'not pressed'}; the page shows: ${shown.join(' | ').slice(0, 400) || 'no busy line, alert or notice'}; ${h.problems().join(' | ')}`);
+          });
           await h.click('Pause');
           await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
           return { sentence: failure.textContent, address: location.search, step: h.step(), problems: h.problems() };

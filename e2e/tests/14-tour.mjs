@@ -3,8 +3,8 @@
 // figures' data-matrix, the token chips, the predictions), not from the tour, and the tour
 // must call it right. A question is asked only once the model decides its answer: the test
 // waits for that, logs each chapter's margin and the steps it took, and checks the margin.
-// Then the keyboard, Esc, resuming after a reload, and a screenshot of every chapter at
-// 1280 × 800 and 390 × 844.
+// Then the keyboard (the arrows, and the tour by keyboard alone), Esc, resuming after a reload,
+// and a screenshot of every chapter at 1280 × 800 and 390 × 844.
 import path from 'node:path';
 import { openPage, ready, assert, poll, framesRendered, stepOf } from '../harness.mjs';
 import { figure, CURRENT_STAGE } from '../names.mjs';
@@ -434,6 +434,73 @@ export const tests = [
       await page.getByRole('button', { name: 'Tour', exact: true }).click();
       await panel(page).waitFor();
       assert(await chapterOf(page) === 5, 'Tour did not resume at 5');
+      assert(problems.length === 0, problems.join('\n'));
+      await context.close();
+    },
+  },
+  {
+    // No mouse: Space plays and pauses, Tab reaches "Tour", Enter opens it with the focus on the chapter's heading,
+    // the question and its answers are announced (the polite live region) as they appear, Tab
+    // and Enter (or Space) answer and turn the page, and Esc gives the focus back to "Tour".
+    name: 'tour: by keyboard alone, from "Tour" to two questions answered and back, each question announced',
+    async run({ browser, baseUrl }) {
+      const { page, context, problems } = await openPage(browser, baseUrl);
+      await ready(page, { timeout: 60000 });
+      const focused = () => page.evaluate(() => {
+        const e = document.activeElement;
+        return { tag: e?.tagName ?? null, id: e?.id ?? '', text: e?.textContent.trim() ?? '', choice: e?.dataset.tourChoice ?? null };
+      });
+      // Tab until `wanted` holds for the focused element, at most `limit` presses.
+      const tabTo = async (what, wanted, limit) => {
+        for (let presses = 1; presses <= limit; presses++) {
+          await page.keyboard.press('Tab');
+          if (wanted(await focused())) return presses;
+        }
+        throw new Error(`${what}: not reached in ${limit} presses of Tab (at ${JSON.stringify(await focused())})`);
+      };
+      await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
+      // Space outside a control plays and pauses; on a control it presses that control (below).
+      await page.keyboard.press(' ');
+      await page.waitForFunction(() => document.querySelector('button.play')?.disabled === true, null, { timeout: 10000 });
+      await page.keyboard.press(' ');
+      await page.waitForFunction(() => document.querySelector('button.play')?.disabled === false, null, { timeout: 10000 });
+      const toTour = await tabTo('"Tour"', (f) => f.tag === 'BUTTON' && f.text === 'Tour', 40);
+      await page.keyboard.press('Enter');
+      await panel(page).waitFor();
+      await page.waitForFunction(() => document.activeElement?.id === 'tour-title', null, { timeout: 5000 });
+      // Chapter 1 trains until it decides; the arrows turn to chapter 2, decided by construction.
+      await page.keyboard.press('ArrowRight');
+      const said = [];
+      for (const [n, key] of [[2, 'Enter'], [3, ' ']]) {
+        await page.waitForFunction((n) => document.querySelector('aside.tour')?.dataset.tourChapter === String(n)
+          && document.activeElement?.id === 'tour-title', n, { timeout: 10000 })
+          .catch(() => { throw new Error(`chapter ${n}: the focus is not on its heading`); });
+        const announced = await page.waitForFunction(() => {
+          const text = document.querySelector('aside.tour [data-tour-announce]')?.textContent ?? '';
+          return text.startsWith('Question: ') && text;
+        }, null, { timeout: 30000 }).then((h) => h.jsonValue());
+        const choices = await panel(page).locator('[data-tour-choice]').allInnerTexts();
+        assert(choices.length > 1 && choices.every((c) => announced.includes(c.trim())), `chapter ${n}: announced "${announced}", choices ${choices.join(' | ')}`);
+        const right = await solve[n](page);
+        const presses = await tabTo(`chapter ${n}'s answer "${right}"`, (f) => f.choice === right, 20);
+        await page.keyboard.press(key);
+        await page.waitForFunction(() => document.querySelector('aside.tour')?.dataset.tourAnswered === 'true', null, { timeout: 5000 })
+          .catch(async () => {
+            throw new Error(`chapter ${n}: ${key === ' ' ? 'Space' : key} on "${right}" did not answer: ${await panel(page).locator('.tour-outcome').innerText()} (focus on ${JSON.stringify(await focused())})`);
+          });
+        const outcome = await panel(page).locator('.tour-outcome[aria-live]').innerText();
+        assert(outcome.startsWith('✓'), `chapter ${n}: ${outcome}`);
+        said.push(`${n}: "${right}" ${presses} Tab from the heading, ${key === ' ' ? 'Space' : key}`);
+        const next = await tabTo(`chapter ${n}'s Next`, (f) => f.tag === 'BUTTON' && f.text === 'Next', 20);
+        said.push(`Next ${next} Tab on`);
+        await page.keyboard.press('Enter');
+      }
+      await page.waitForFunction(() => document.querySelector('aside.tour')?.dataset.tourChapter === '4', null, { timeout: 10000 });
+      await page.keyboard.press('Escape');
+      await panel(page).waitFor({ state: 'detached', timeout: 5000 });
+      const back = await focused();
+      assert(back.tag === 'BUTTON' && back.text === 'Tour', `after Esc the focus is on ${JSON.stringify(back)}`);
+      console.log(`     "Tour" ${toTour} Tab from the top; ${said.join('; ')}; Esc: the focus on "Tour"`);
       assert(problems.length === 0, problems.join('\n'));
       await context.close();
     },

@@ -11,6 +11,7 @@ use engine::train::Objective;
 use leptos::prelude::*;
 use protocol::view::Showing;
 use protocol::ToWorker;
+use wasm_bindgen::JsCast;
 
 /// How an answer went.
 #[derive(Clone, Debug, PartialEq)]
@@ -211,7 +212,9 @@ fn play_until_decided(tour: Tour, chapter: Memo<Option<usize>>, decided: Memo<Op
 }
 
 /// Focus moves into the panel when a chapter opens, so the arrows and Esc reach it; a new
-/// chapter is read from its start.
+/// chapter is read from its start. When the tour closes with the focus inside it (Esc, ×), the
+/// focus goes back to "Tour", as a dialog gives it back to what opened it, instead of falling
+/// to the page's start.
 fn focus_when_opened(chapter: Memo<Option<usize>>, heading: NodeRef<leptos::html::H2>) {
     Effect::watch(
         move || chapter.get(),
@@ -222,6 +225,19 @@ fn focus_when_opened(chapter: Memo<Option<usize>>, heading: NodeRef<leptos::html
                     if let Some(panel) = h.closest("aside.tour").ok().flatten() {
                         panel.set_scroll_top(0);
                     }
+                }
+                return;
+            }
+            let doc = document();
+            let lost = doc.active_element().is_none_or(|e| e.tag_name() == "BODY");
+            if lost {
+                if let Some(button) = doc
+                    .query_selector("button.tour-button")
+                    .ok()
+                    .flatten()
+                    .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok())
+                {
+                    let _ = button.focus();
                 }
             }
         },
