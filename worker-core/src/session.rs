@@ -532,4 +532,4 @@ fn no_model() -> Reply {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -68,7 +68,7 @@ pub fn backward_reusing(
     grads: &mut BertForPreTraining,
     scratch: &mut BackwardScratch,
 ) -> Result<()> {
-    run(model, batch, out, grads, None, scratch).map(|_| ())
+    backward_with_encoder(model, batch, out, grads, None, scratch).map(|_| ())
 }
 
 /// `backward` for a decoder with cross-attention: `encoder` is what `forward_with_encoder`
@@ -76,17 +76,6 @@ pub fn backward_reusing(
 /// for the encoder's own backward (`backward_from_hidden`).
 /// Its temporaries in `scratch`, kept from an earlier call.
 pub fn backward_with_encoder(
-    model: &BertForPreTraining,
-    batch: &Batch,
-    out: &ForwardOutput,
-    grads: &mut BertForPreTraining,
-    encoder: Option<&EncoderStates>,
-    scratch: &mut BackwardScratch,
-) -> Result<Option<Array2<f32>>> {
-    run(model, batch, out, grads, encoder, scratch)
-}
-
-fn run(
     model: &BertForPreTraining,
     batch: &Batch,
     out: &ForwardOutput,

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::claim_worker::ClaimWorker;
+use crate::session::tests::inspected;
 use crate::session::Session;
 use engine::inspect::Inspection;
 use protocol::{FromWorker, LabSettings, ToClaimWorker, ToWorker, DEFAULT_CORPUS};
@@ -169,20 +170,6 @@ fn scaling_pair() -> Session {
         }),
         ..LabSettings::default()
     })
-}
-
-fn inspected(replies: &[crate::session::Reply]) -> (Inspection, Option<Inspection>) {
-    replies
-        .iter()
-        .find_map(|r| match &r.message {
-            FromWorker::Inspected {
-                result: Ok(a),
-                compare,
-                ..
-            } => Some((a.clone(), compare.clone().map(Result::unwrap))),
-            _ => None,
-        })
-        .expect("an inspection")
 }
 
 #[test]

@@ -109,6 +109,17 @@ fn reset(lead: &mut Lead, host: &mut Fake, settings: LabSettings) {
 }
 
 /// A lead with the default model, and its host with nothing posted yet.
+/// A host that runs claims in a claim worker (`nested`) or between slices here, its started
+/// lead, and the claim worker, for tests that must hold either way.
+fn claims_run(nested: bool, host: Fake) -> (Fake, Lead, ClaimWorker) {
+    let mut host = Fake {
+        no_nested_workers: !nested,
+        ..host
+    };
+    let lead = started(&mut host);
+    (host, lead, ClaimWorker::default())
+}
+
 fn started(host: &mut Fake) -> Lead {
     let mut lead = Lead::start(host);
     reset(&mut lead, host, LabSettings::default());
@@ -511,13 +522,13 @@ fn claims_asked_for_while_one_runs_wait_their_turn_and_all_finish() {
     for nested in [true, false] {
         // A millisecond a clock read: the Time claim's timings, measured here, repeat a few
         // times rather than their most.
-        let mut host = Fake {
-            no_nested_workers: !nested,
-            cost_per_read: 1.0,
-            ..fake()
-        };
-        let mut lead = started(&mut host);
-        let mut worker = ClaimWorker::default();
+        let (mut host, mut lead, mut worker) = claims_run(
+            nested,
+            Fake {
+                cost_per_read: 1.0,
+                ..fake()
+            },
+        );
         lead.message(&mut host, run(Memory), Vec::new());
         for claim in [Time, KvCache, Leakage] {
             host.posted.clear();
@@ -551,12 +562,7 @@ fn claims_asked_for_while_one_runs_wait_their_turn_and_all_finish() {
 #[test]
 fn cancel_stops_the_claim_under_way_and_the_next_starts() {
     for nested in [true, false] {
-        let mut host = Fake {
-            no_nested_workers: !nested,
-            ..fake()
-        };
-        let mut lead = started(&mut host);
-        let mut worker = ClaimWorker::default();
+        let (mut host, mut lead, mut worker) = claims_run(nested, fake());
         // Memory starts (in the claim worker: its first report back), then KV cache waits.
         lead.message(&mut host, run(Claim::Memory), Vec::new());
         deliver_orders(&mut lead, &mut host, &mut worker);
@@ -666,12 +672,7 @@ fn heads_at(posted: &[FromWorker]) -> Option<String> {
 fn the_heads_claim_follows_steps_and_pauses_until_a_reset() {
     let mut followed = Vec::new();
     for nested in [true, false] {
-        let mut host = Fake {
-            no_nested_workers: !nested,
-            ..fake()
-        };
-        let mut lead = started(&mut host);
-        let mut worker = ClaimWorker::default();
+        let (mut host, mut lead, mut worker) = claims_run(nested, fake());
         lead.message(&mut host, run(Claim::Heads), Vec::new());
         run_claim_worker(&mut lead, &mut host, &mut worker);
         run_wakes(&mut lead, &mut host, 100, 1.0);

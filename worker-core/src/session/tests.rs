@@ -291,7 +291,8 @@ fn points_b(replies: &[Reply]) -> Vec<CurvePoint> {
         .collect()
 }
 
-fn inspected(replies: &[Reply]) -> (Inspection, Option<Inspection>) {
+/// The first inspection among `replies`, with Compare's model B's beside it.
+pub(crate) fn inspected(replies: &[Reply]) -> (Inspection, Option<Inspection>) {
     replies
         .iter()
         .find_map(|r| match &r.message {
