@@ -2,6 +2,7 @@
 //! log-log axes (the legend is the page's, beside it). On the canvas, and as SVG for "Save SVG".
 
 use crate::chart_style::house_style;
+use crate::reading::PlotCursor;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -84,14 +85,15 @@ fn range(
     })
 }
 
-/// Mesh, then the series as lines with dots. Their names are in the page's legend beside the
-/// chart: plotters' own legend measures text with an inline-styled element, which the page's
-/// CSP forbids.
+/// Mesh, then the series as lines with dots, and a ring around the point under the keyboard's
+/// `cursor`. The series' names are in the page's legend beside the chart: plotters' own legend
+/// measures text with an inline-styled element, which the page's CSP forbids.
 fn finish<'a, DB: DrawingBackend + 'a, X, Y>(
     mut chart: ChartContext<'a, DB, Cartesian2d<X, Y>>,
     r: &Plot,
     points: &[Vec<(f64, f64)>],
     font_scale: f64,
+    cursor: Option<PlotCursor>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -107,6 +109,9 @@ where
         let c = colour(i);
         chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?;
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+    }
+    if let Some(&at) = cursor.and_then(|c| points.get(c.series)?.get(c.point)) {
+        chart.draw_series([Circle::new(at, CURSOR_RING, BLACK.stroke_width(2))])?;
     }
     // Marks: a dashed grey line across the plot; a vertical one labelled at its top, a
     // horizontal one at its left end, below the line.
@@ -153,11 +158,15 @@ where
     Ok(())
 }
 
+/// The radius, in pixels, of the ring around the point the keyboard reads.
+const CURSOR_RING: i32 = 7;
+
 /// Axes and lines on any backend; `font_scale` as in `svg::SVG_FONT_SCALE`.
 fn plot<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     r: &Plot,
     font_scale: f64,
+    cursor: Option<PlotCursor>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let floor = floor_of(r);
@@ -191,20 +200,29 @@ fn plot<DB: DrawingBackend>(
             r,
             &pts,
             font_scale,
+            cursor,
         ),
         Axes::LinearLog => finish(
             builder.build_cartesian_2d(x, y.log_scale())?,
             r,
             &pts,
             font_scale,
+            cursor,
         ),
         Axes::LogLinear => finish(
             builder.build_cartesian_2d(x.log_scale(), y)?,
             r,
             &pts,
             font_scale,
+            cursor,
         ),
-        Axes::Linear => finish(builder.build_cartesian_2d(x, y)?, r, &pts, font_scale),
+        Axes::Linear => finish(
+            builder.build_cartesian_2d(x, y)?,
+            r,
+            &pts,
+            font_scale,
+            cursor,
+        ),
     }
 }
 
@@ -223,11 +241,16 @@ pub fn short_number(v: f64) -> String {
     }
 }
 
-pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &Plot) -> LabResult<()> {
+/// The chart on its canvas, with the keyboard's `cursor` ringed.
+pub fn draw(
+    canvas: &web_sys::HtmlCanvasElement,
+    r: &Plot,
+    cursor: Option<PlotCursor>,
+) -> LabResult<()> {
     let backend = CanvasBackend::with_canvas_object(canvas.clone())
         .ok_or_else(|| LabError::browser("claim chart: no canvas"))?;
     let root = backend.into_drawing_area();
-    plot(&root, r, 1.0)
+    plot(&root, r, 1.0, cursor)
         .and_then(|()| root.present())
         .map_err(|e| LabError::browser(format!("claim chart: {e}")))
 }
@@ -235,7 +258,7 @@ pub fn draw(canvas: &web_sys::HtmlCanvasElement, r: &Plot) -> LabResult<()> {
 /// The chart as an SVG document of the canvas's size, as vectors.
 pub fn svg(r: &Plot) -> LabResult<String> {
     crate::svg::document(SIZE, &r.caption, &[], |area| {
-        plot(area, r, crate::svg::SVG_FONT_SCALE)
+        plot(area, r, crate::svg::SVG_FONT_SCALE, None)
     })
 }
 
@@ -266,6 +289,27 @@ mod tests {
             }],
             marks: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_point_under_the_keyboard_is_ringed_and_only_it() {
+        let r = result(Axes::Linear, vec![1.0, 2.0, 3.0]);
+        let drawn = |cursor| {
+            crate::svg::document(SIZE, &r.caption, &[], |area| plot(area, &r, 1.0, cursor)).unwrap()
+        };
+        let ring = format!("r=\"{CURSOR_RING}\"");
+        assert!(!drawn(None).contains(&ring));
+        let ringed = drawn(Some(PlotCursor {
+            series: 0,
+            point: 1,
+        }));
+        assert_eq!(ringed.matches(&ring).count(), 1, "{ringed}");
+        // A cursor past the series (the plot was measured again, shorter) rings nothing.
+        assert!(!drawn(Some(PlotCursor {
+            series: 0,
+            point: 9
+        }))
+        .contains(&ring));
     }
 
     #[test]

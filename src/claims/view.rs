@@ -19,11 +19,14 @@ use std::sync::Arc;
 #[component]
 fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
     let canvas = NodeRef::<leptos::html::Canvas>::new();
+    // The arrows read the plot point by point, up and down from series to series; the point
+    // read is ringed on the canvas.
+    let cursor = RwSignal::new(None::<PlotCursor>);
     let failed = paint_on_change(
         canvas,
-        result.into(),
-        |canvas, r: &Option<Arc<Plot>>| match r {
-            Some(r) => chart::draw(canvas, r),
+        Signal::derive(move || (result.get(), cursor.get())),
+        |canvas, (r, cursor)| match r {
+            Some(r) => chart::draw(canvas, r, *cursor),
             None => Ok(()),
         },
     );
@@ -65,8 +68,6 @@ fn ClaimChart(result: Memo<Option<Arc<Plot>>>) -> impl IntoView {
             })
         })
     };
-    // The arrows read the plot point by point, up and down from series to series.
-    let cursor = RwSignal::new(None::<PlotCursor>);
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
         // Keys pressed on the figure's own buttons are theirs.
         if ev.target() != ev.current_target() {
