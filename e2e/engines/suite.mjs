@@ -30,6 +30,16 @@ function pageHelpers() {
     b.click();
   };
   const step = () => Number(document.querySelector('[data-step]')?.dataset.step);
+  /// The app at `url` in a 390 × 844 frame over the page, once its first heatmap is drawn and
+  /// nothing is busy: a layout viewport of a phone's size (a desktop window may not shrink to it).
+  const phoneFrame = async (url) => {
+    const frame = Object.assign(document.createElement('iframe'), { className: 'phone-test-frame', width: '390', height: '844', src: url, title: 'the page at 390 px' });
+    Object.assign(frame.style, { position: 'fixed', left: '0', top: '0', zIndex: '1000', border: '0', background: '#fff' });
+    document.body.append(frame);
+    const inner = () => frame.contentDocument;
+    await waitFor('the app in the frame', () => inner()?.querySelector('figure.heatmap canvas') && !inner().querySelector('.busy'));
+    return frame;
+  };
   /// The stepper's stage on screen, by its data-stage (protocol::stage::Stage::name).
   const stage = () => document.querySelector('.stepper .step[aria-current="step"]')?.dataset.stage;
   const ready = () => waitFor('the first heatmap, nothing busy', () =>
@@ -56,7 +66,7 @@ function pageHelpers() {
       await waitFor('the stage before', () => stage() !== before);
     }
   };
-  return { waitFor, button, click, step, stage, ready, problems, select, firstStage };
+  return { waitFor, button, click, step, stage, ready, problems, select, firstStage, phoneFrame };
 }
 
 /// Records errors from here on (console.error, uncaught errors, rejections): the harness cannot
@@ -475,11 +485,11 @@ export const checks = [
         await scan('the tour open');
         document.querySelector('aside.tour .tour-close').click();
         await h.waitFor('the tour closed', () => !document.querySelector('aside.tour'));
-        // Chapter 1 trains; the keyboard's readout below is read against a still matrix.
-        if (h.button('Play').disabled) {
-          await h.click('Pause');
-          await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
-        }
+        // Chapter 1 trains; the keyboard's readout below is read against a still matrix. Pause
+        // is found and pressed in one turn of the page, only while it can be.
+        const pause = h.button('Pause');
+        if (pause && !pause.disabled) pause.click();
+        await h.waitFor('Play enabled again', () => !h.button('Play').disabled);
         // The dark colour scheme: a driver cannot ask the browser for it, so the page's own
         // rules for it are applied as the browser would apply them. With none, and no
         // `color-scheme` that lets the browser darken its controls, the page a dark-scheme
@@ -496,13 +506,7 @@ export const checks = [
           style.remove();
           darkScheme = `${dark.length} dark rules applied`;
         }
-        // 390 px: the page in a frame of a phone's size (a desktop window may not shrink to it).
-        const frame = Object.assign(document.createElement('iframe'), { width: '390', height: '844', src: url, title: 'the page at 390 px' });
-        document.body.append(frame);
-        await h.waitFor('the page at 390 px', () => {
-          const d = frame.contentDocument;
-          return d && d.querySelector('figure.heatmap canvas') && !d.querySelector('.busy') && d;
-        });
+        const frame = await h.phoneFrame(url);
         await load(frame.contentDocument);
         await scan('390 px wide', frame.contentWindow);
         frame.remove();
@@ -543,16 +547,8 @@ export const checks = [
     name: 'no page errors, and nothing scrolls sideways at 390 × 844',
     async run({ session, run, baseUrl, artifacts }) {
       const r = await run(async (h, url) => {
-        const frame = document.createElement('iframe');
-        frame.className = 'phone-test-frame';
-        frame.width = '390';
-        frame.height = '844';
-        Object.assign(frame.style, { position: 'fixed', left: '0', top: '0', zIndex: '1000', border: '0', background: '#fff' });
-        frame.src = url;
-        document.body.append(frame);
-        const inner = () => frame.contentDocument;
-        await h.waitFor('the app in the frame', () => inner()?.querySelector('figure.heatmap canvas') && !inner().querySelector('.busy'));
-        const root = inner().documentElement;
+        const frame = await h.phoneFrame(url);
+        const root = frame.contentDocument.documentElement;
         // clientWidth leaves out a classic scrollbar (Firefox's is 12 px): the viewport is innerWidth.
         return { width: root.scrollWidth, client: root.clientWidth, viewport: frame.contentWindow.innerWidth, problems: h.problems() };
       }, baseUrl);
