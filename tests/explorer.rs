@@ -608,16 +608,14 @@ fn mount_seq2seq_explorer() -> (HtmlElement, impl Drop) {
     let doc = web_sys::window().unwrap().document().unwrap();
     let container: HtmlElement = doc.create_element("div").unwrap().unchecked_into();
     doc.body().unwrap().append_child(&container).unwrap();
-    let trainer = engine::seq2seq::Seq2SeqTrainer::from_corpus(
+    let fresh = engine::seq2seq::Seq2SeqCheckpoint::init(
         DEFAULT_CORPUS,
+        usize::MAX,
         BertConfig::tiny(1),
-        engine::optim::OptimizerConfig::adam(1e-3),
-        engine::data::BatchConfig::default(),
-        engine::seq2seq::Task::Reverse,
-        0,
+        &mut engine::Rng::new(0),
     )
     .unwrap();
-    let (model, tokenizer) = (Arc::new(trainer.model), Arc::new(trainer.tokenizer));
+    let (model, tokenizer) = (Arc::new(fresh.model), Arc::new(fresh.tokenizer));
     let info = ModelInfo {
         name: "tiny encoder–decoder".into(),
         layers: 2,
@@ -642,9 +640,8 @@ fn mount_seq2seq_explorer() -> (HtmlElement, impl Drop) {
         let (model, tokenizer) = (model.clone(), tokenizer.clone());
         Effect::new(move |_| {
             let p = probe.get();
-            let target = engine::seq2seq::decoder_input(&model, &tokenizer, &p.target);
             let result =
-                engine::seq2seq::inspect_ids(&model, &tokenizer, &p.text, &target, p.pad_to)
+                engine::seq2seq::inspect_texts(&model, &tokenizer, &p.text, &p.target, p.pad_to)
                     .map(Arc::new)
                     .map_err(LabError::from);
             inspection.set(Some(result));

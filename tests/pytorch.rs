@@ -14,41 +14,19 @@ use engine::config::{AttentionType, PositionEmbeddingType};
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::ops::attention::{AttentionKernel, Softmax};
+use engine::seq2seq::{inspect_texts, Seq2SeqCheckpoint};
 use engine::tokenizer::Tokenizer;
 use engine::{BertConfig, BertForPreTraining, MaskMode, Rng};
 use protocol::figure::FigureName;
 use protocol::pytorch::{ModelShape, PytorchModule};
 use protocol::stage::{Stage, Stages};
-use protocol::{Architecture, ModelInfo, ModelKind, DEFAULT_CORPUS};
+use protocol::{ModelInfo, ModelKind, DEFAULT_CORPUS};
 use std::collections::BTreeSet;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
 const MODULE: &str = include_str!("../pytorch/attention_lab.py");
-
-fn info_of(config: &BertConfig, kind: ModelKind) -> ModelInfo {
-    ModelInfo {
-        name: "test".into(),
-        layers: config.num_hidden_layers,
-        heads: config.num_attention_heads,
-        hidden: config.hidden_size,
-        head_size: config.hidden_size / config.num_attention_heads,
-        intermediate: config.intermediate_size,
-        max_positions: config.max_position_embeddings,
-        vocab_size: config.vocab_size,
-        parameters: 0,
-        tokenizer: "word-level".into(),
-        corpus_words: None,
-        architecture: Architecture {
-            kv_heads: config.num_key_value_heads,
-            positions: config.position_embedding_type,
-            attention: config.attention_type,
-            scaling: config.attention_scaling,
-        },
-        kind,
-    }
-}
 
 /// One attention the stepper walks, as the page's `StagePanel` reads it: the inspection and
 /// selection of its figures, and the model as the code view sees it.
@@ -168,7 +146,7 @@ fn one_bert(kind: &Kind, module: &PytorchModule) {
         None,
     )
     .unwrap();
-    let info = info_of(
+    let info = ModelInfo::of_config(
         &kind.config,
         match kind.decoder {
             true => ModelKind::Decoder { repeat: None },
@@ -291,28 +269,14 @@ fn every_figure_of_an_encoder_decoder_has_its_tensor_in_the_module_cross_attenti
             num_key_value_heads: kv_heads,
             ..BertConfig::tiny(1)
         };
-        let trainer = engine::seq2seq::Seq2SeqTrainer::from_corpus(
-            DEFAULT_CORPUS,
-            config,
-            engine::optim::OptimizerConfig::adam(1e-3),
-            engine::data::BatchConfig::default(),
-            engine::seq2seq::Task::Reverse,
-            0,
-        )
-        .unwrap();
-        let ids = engine::seq2seq::decoder_input(&trainer.model, &trainer.tokenizer, "blue is");
+        let Seq2SeqCheckpoint { model, tokenizer } =
+            Seq2SeqCheckpoint::init(DEFAULT_CORPUS, usize::MAX, config, &mut engine::Rng::new(0))
+                .unwrap();
         // The source padded: its [PAD] keys are masked in the encoder and across.
-        let ins = engine::seq2seq::inspect_ids(
-            &trainer.model,
-            &trainer.tokenizer,
-            "the sky is blue",
-            &ids,
-            Some(7),
-        )
-        .unwrap();
+        let ins = inspect_texts(&model, &tokenizer, "the sky is blue", "blue is", Some(7)).unwrap();
         let encoder = ins.source.as_deref().unwrap();
-        let info = info_of(
-            &trainer.model.decoder.config,
+        let info = ModelInfo::of_config(
+            &model.decoder.config,
             ModelKind::EncoderDecoder(engine::seq2seq::Task::Reverse),
         );
         let sel = |part| Selection {

@@ -1,6 +1,7 @@
 //! The shape of the current model, as the worker tells the page (selectors, model view, header).
 
 use crate::{Architecture, ModelKind};
+use engine::BertConfig;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,6 +31,26 @@ pub struct ModelInfo {
 }
 
 impl ModelInfo {
+    /// A `kind` of model of `config`'s sizes and architecture, with a word-level vocabulary,
+    /// before its name and parameter count are given.
+    pub fn of_config(config: &BertConfig, kind: ModelKind) -> Self {
+        ModelInfo {
+            name: String::new(),
+            layers: config.num_hidden_layers,
+            heads: config.num_attention_heads,
+            hidden: config.hidden_size,
+            head_size: config.head_size(),
+            intermediate: config.intermediate_size,
+            max_positions: config.max_position_embeddings,
+            vocab_size: config.vocab_size,
+            parameters: 0,
+            tokenizer: "word-level".into(),
+            corpus_words: None,
+            architecture: Architecture::of(config),
+            kind,
+        }
+    }
+
     /// G: the K/V groups, H for plain multi-head attention.
     pub fn kv_groups(&self) -> usize {
         self.architecture.kv_heads.unwrap_or(self.heads)

@@ -200,6 +200,16 @@ impl Architecture {
         c.attention_scaling = self.attention.applicable_scaling(self.scaling);
         c
     }
+
+    /// The architecture `config` has: what the header and the figures describe of a model.
+    pub fn of(config: &BertConfig) -> Self {
+        Architecture {
+            kv_heads: config.num_key_value_heads,
+            positions: config.position_embedding_type,
+            attention: config.attention_type,
+            scaling: config.attention_scaling,
+        }
+    }
 }
 
 /// An architecture put into words: the one place one is (the header's facts, Compare's names,

@@ -17,12 +17,13 @@ use engine::config::{AttentionType, PositionEmbeddingType};
 use engine::forward::ForwardOptions;
 use engine::inspect::{inspect_with, Inspection};
 use engine::ops::attention::Softmax;
+use engine::seq2seq::{inspect_texts, Seq2SeqCheckpoint};
 use engine::tokenizer::{build_word_vocab, Tokenizer};
 use engine::{BertConfig, BertForPreTraining, MaskMode, Rng};
 use protocol::figure::FigureName;
 use protocol::pytorch::{Dim, Feature, ModelShape};
 use protocol::stage::Stage;
-use protocol::{Architecture, ModelInfo, ModelKind, DEFAULT_CORPUS};
+use protocol::{ModelInfo, ModelKind, DEFAULT_CORPUS};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -38,30 +39,12 @@ enum Kind {
 
 /// The model's shape as the worker describes it to the page.
 fn info_of(config: &BertConfig, kind: Kind) -> ModelInfo {
-    ModelInfo {
-        name: "names".into(),
-        layers: config.num_hidden_layers,
-        heads: config.num_attention_heads,
-        hidden: config.hidden_size,
-        head_size: config.head_size(),
-        intermediate: config.intermediate_size,
-        max_positions: config.max_position_embeddings,
-        vocab_size: config.vocab_size,
-        parameters: 0,
-        tokenizer: "word-level".into(),
-        corpus_words: None,
-        architecture: Architecture {
-            kv_heads: config.num_key_value_heads,
-            positions: config.position_embedding_type,
-            attention: config.attention_type,
-            scaling: config.attention_scaling,
-        },
-        kind: match kind {
-            Kind::Bert => ModelKind::Encoder,
-            Kind::Decoder => ModelKind::Decoder { repeat: None },
-            Kind::EncoderDecoder => ModelKind::EncoderDecoder(engine::seq2seq::Task::Reverse),
-        },
-    }
+    let kind = match kind {
+        Kind::Bert => ModelKind::Encoder,
+        Kind::Decoder => ModelKind::Decoder { repeat: None },
+        Kind::EncoderDecoder => ModelKind::EncoderDecoder(engine::seq2seq::Task::Reverse),
+    };
+    ModelInfo::of_config(config, kind)
 }
 
 /// Each attention the stepper can walk for this kind of model and mask: (inspection it reads,
@@ -86,24 +69,10 @@ fn walks(config: &BertConfig, kind: Kind, mask: MaskMode) -> Vec<(Inspection, bo
             vec![(ins, false)]
         }
         Kind::EncoderDecoder => {
-            let trainer = engine::seq2seq::Seq2SeqTrainer::from_corpus(
-                DEFAULT_CORPUS,
-                config,
-                engine::optim::OptimizerConfig::adam(1e-3),
-                engine::data::BatchConfig::default(),
-                engine::seq2seq::Task::Reverse,
-                0,
-            )
-            .unwrap();
-            let ids = engine::seq2seq::decoder_input(&trainer.model, &trainer.tokenizer, "a dog");
-            let ins = engine::seq2seq::inspect_ids(
-                &trainer.model,
-                &trainer.tokenizer,
-                SENTENCE,
-                &ids,
-                None,
-            )
-            .unwrap();
+            let Seq2SeqCheckpoint { model, tokenizer } =
+                Seq2SeqCheckpoint::init(DEFAULT_CORPUS, usize::MAX, config, &mut Rng::new(0))
+                    .unwrap();
+            let ins = inspect_texts(&model, &tokenizer, SENTENCE, "a dog", None).unwrap();
             let encoder = ins.source.as_deref().unwrap().clone();
             vec![(encoder, false), (ins.clone(), false), (ins, true)]
         }

@@ -384,24 +384,13 @@ pub(crate) mod tests {
 
     /// A fresh encoder–decoder (tiny sizes) on "the sky is blue" → "blue is".
     pub(crate) fn seq2seq_inspection() -> Inspection {
-        let trainer = engine::seq2seq::Seq2SeqTrainer::from_corpus(
-            DEFAULT_CORPUS,
-            BertConfig::tiny(1),
-            engine::optim::OptimizerConfig::adam(1e-3),
-            engine::data::BatchConfig::default(),
-            engine::seq2seq::Task::Reverse,
-            0,
-        )
-        .unwrap();
-        let ids = engine::seq2seq::decoder_input(&trainer.model, &trainer.tokenizer, "blue is");
-        engine::seq2seq::inspect_ids(
-            &trainer.model,
-            &trainer.tokenizer,
-            "the sky is blue",
-            &ids,
-            None,
-        )
-        .unwrap()
+        use engine::seq2seq::Seq2SeqCheckpoint;
+        let tiny = BertConfig::tiny(1);
+        let Seq2SeqCheckpoint { model, tokenizer } =
+            Seq2SeqCheckpoint::init(DEFAULT_CORPUS, usize::MAX, tiny, &mut engine::Rng::new(0))
+                .unwrap();
+        engine::seq2seq::inspect_texts(&model, &tokenizer, "the sky is blue", "blue is", None)
+            .unwrap()
     }
 
     #[test]

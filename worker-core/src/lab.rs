@@ -17,8 +17,8 @@ use engine::seq2seq::{self, EncoderDecoder, Seq2SeqTrainer, Task};
 use engine::tokenizer::Tokenizer;
 use engine::train::{StepReport, Trainer};
 use protocol::{
-    fields, Architecture, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo,
-    ModelKind, ProbeInput,
+    fields, CurvePoint, LabError, LabResult, LabSettings, ModelBundle, ModelInfo, ModelKind,
+    ProbeInput,
 };
 
 fn curve_point(report: &StepReport) -> CurvePoint {
@@ -256,30 +256,16 @@ impl Lab {
 
     pub fn info(&self) -> ModelInfo {
         let (model, tokenizer) = self.parts();
-        let c = &model.config;
         let encoder = self.encoder_decoder().map_or(0, |m| m.encoder.num_params());
         ModelInfo {
             name: self.name.clone(),
-            layers: c.num_hidden_layers,
-            heads: c.num_attention_heads,
-            hidden: c.hidden_size,
-            head_size: c.head_size(),
-            intermediate: c.intermediate_size,
-            max_positions: c.max_position_embeddings,
-            vocab_size: c.vocab_size,
             parameters: model.num_params() + encoder,
             tokenizer: match tokenizer {
                 Tokenizer::WordLevel { .. } => "word-level".into(),
                 Tokenizer::WordPiece { .. } => "WordPiece".into(),
             },
             corpus_words: self.model.run().and_then(|r| r.run_state().corpus_words),
-            architecture: Architecture {
-                kv_heads: c.num_key_value_heads,
-                positions: c.position_embedding_type,
-                attention: c.attention_type,
-                scaling: c.attention_scaling,
-            },
-            kind: self.model.kind(),
+            ..ModelInfo::of_config(&model.config, self.model.kind())
         }
     }
 
@@ -589,8 +575,8 @@ fn inspect_seq2seq(
         }
     };
     let tokenizer = &s.trainer.tokenizer;
-    let target = seq2seq::decoder_input(model, tokenizer, &probe.target);
-    let inspection = seq2seq::inspect_ids(model, tokenizer, &probe.text, &target, probe.pad_to)?;
+    let inspection =
+        seq2seq::inspect_texts(model, tokenizer, &probe.text, &probe.target, probe.pad_to)?;
     Ok(without_logits(inspection))
 }
 

@@ -5,7 +5,9 @@ use super::model::EncoderDecoder;
 use crate::checkpoint::{self, Checkpoint, CheckpointFiles, TensorNaming, WEIGHTS_FILE};
 use crate::config::BertConfig;
 use crate::error::{EngineError, Result};
-use crate::model::BertForPreTraining;
+use crate::model::{BertForPreTraining, Parts};
+use crate::rng::Rng;
+use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
 use safetensors::tensor::{SafeTensors, TensorView};
 use serde_json::{json, Map, Value};
@@ -16,6 +18,51 @@ use std::collections::HashMap;
 pub struct Seq2SeqCheckpoint {
     pub model: EncoderDecoder,
     pub tokenizer: Tokenizer,
+}
+
+impl Seq2SeqCheckpoint {
+    /// A new encoder–decoder on `corpus_text`: a word-level vocabulary built from it (at most
+    /// `vocab_limit` tokens, the most frequent words), the encoder a `BertModel` of `config`'s
+    /// sizes, the decoder the same sizes with cross-attention and the LM head, initialised
+    /// from `rng`.
+    pub fn init(
+        corpus_text: &str,
+        vocab_limit: usize,
+        config: BertConfig,
+        rng: &mut Rng,
+    ) -> Result<Self> {
+        let (vocab, _) = build_word_vocab_with_limit(corpus_text, vocab_limit)?;
+        let tokenizer = Tokenizer::word_level(vocab);
+        let encoder_config = BertConfig {
+            vocab_size: tokenizer.vocab().len(),
+            is_decoder: false,
+            add_cross_attention: false,
+            ..config
+        };
+        let mut decoder_config = encoder_config.clone().decoder();
+        decoder_config.add_cross_attention = true;
+        let bare = Parts {
+            pooler: false,
+            heads: false,
+            nsp: false,
+        };
+        let encoder = BertForPreTraining::init_with_parts(&encoder_config, bare, rng)?;
+        let decoder = BertForPreTraining::init(&decoder_config, rng)?;
+        let vocab = tokenizer.vocab();
+        let (Ok(cls), Ok(pad)) = (vocab.cls_id(), vocab.pad_id()) else {
+            return Err(EngineError::Training(
+                "the vocabulary has no [CLS] or [PAD]".into(),
+            ));
+        };
+        let model = EncoderDecoder {
+            encoder,
+            decoder,
+            decoder_start_token_id: cls,
+            pad_token_id: pad,
+            extra: Map::new(),
+        };
+        Ok(Seq2SeqCheckpoint { model, tokenizer })
+    }
 }
 
 /// `model_type: "encoder-decoder"` in a config.json.

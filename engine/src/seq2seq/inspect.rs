@@ -119,6 +119,24 @@ pub fn inspect(
     })
 }
 
+/// `inspect_ids` with the decoder input made from `target` text (`decoder_input`): what the
+/// page shows of its Sentence and Target.
+pub fn inspect_texts(
+    model: &EncoderDecoder,
+    tokenizer: &Tokenizer,
+    source: &str,
+    target: &str,
+    pad_to: Option<usize>,
+) -> Result<Inspection> {
+    inspect_ids(
+        model,
+        tokenizer,
+        source,
+        &decoder_input(model, tokenizer, target),
+        pad_to,
+    )
+}
+
 /// What the page shows of an encoder–decoder on `source` text and the decoder input
 /// `target_ids` (`decoder_input`, or the start and what generation made so far): the
 /// decoder's inspection (its causal self-attention in `heads`, its cross-attention in

@@ -22,7 +22,7 @@ mod train;
 pub use batch::{shift_tokens_right, Seq2SeqBatch};
 pub use checkpoint::{is_encoder_decoder, load, to_files, Seq2SeqCheckpoint};
 pub use generate::{encode, generate, generator};
-pub use inspect::{decoder_input, inspect, inspect_ids, Seq2SeqInspection};
+pub use inspect::{decoder_input, inspect, inspect_ids, inspect_texts, Seq2SeqInspection};
 pub use model::EncoderDecoder;
 pub use pass::{backward_seq2seq, forward_seq2seq, Seq2SeqBuffers, Seq2SeqOutput};
 pub use task::{make_seq2seq_batch, Task};

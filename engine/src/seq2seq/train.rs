@@ -10,15 +10,12 @@ use crate::data::{BatchConfig, Corpus};
 use crate::error::{EngineError, Result};
 use crate::forward::ForwardOptions;
 use crate::forward::Losses;
-use crate::model::{BertForPreTraining, Parts};
 use crate::optim::{Optimizer, OptimizerConfig};
 use crate::resume::RunState;
 use crate::rng::Rng;
 use crate::run::Run;
 use crate::step::{PlannedStep, StepReport, Stepper};
-use crate::tokenizer::build_word_vocab_with_limit;
 use crate::tokenizer::Tokenizer;
-use serde_json::Map;
 
 /// Trains an encoder–decoder on a task of the corpus: draw a batch, then the one step every
 /// model takes (`Stepper`: forward with dropout into the kept buffers, backward, one optimiser
@@ -34,9 +31,8 @@ pub struct Seq2SeqTrainer {
 }
 
 impl Seq2SeqTrainer {
-    /// A new encoder–decoder on `corpus_text`: a word-level vocabulary built from it, the
-    /// encoder a `BertModel` of `config`'s sizes, the decoder the same sizes with
-    /// cross-attention and the LM head.
+    /// A new encoder–decoder on `corpus_text` (`Seq2SeqCheckpoint::init`, from `seed`'s
+    /// generator, which then draws the batches and dropout) training on `task`.
     pub fn from_corpus(
         corpus_text: &str,
         config: BertConfig,
@@ -67,38 +63,8 @@ impl Seq2SeqTrainer {
         task: Task,
         seed: u64,
     ) -> Result<Self> {
-        let (vocab, _) = build_word_vocab_with_limit(corpus_text, vocab_limit)?;
-        let tokenizer = Tokenizer::word_level(vocab);
-        let encoder_config = BertConfig {
-            vocab_size: tokenizer.vocab().len(),
-            is_decoder: false,
-            add_cross_attention: false,
-            ..config
-        };
-        let mut decoder_config = encoder_config.clone().decoder();
-        decoder_config.add_cross_attention = true;
         let mut rng = Rng::new(seed);
-        let bare = Parts {
-            pooler: false,
-            heads: false,
-            nsp: false,
-        };
-        let encoder = BertForPreTraining::init_with_parts(&encoder_config, bare, &mut rng)?;
-        let decoder = BertForPreTraining::init(&decoder_config, &mut rng)?;
-        let vocab = tokenizer.vocab();
-        let (Ok(cls), Ok(pad)) = (vocab.cls_id(), vocab.pad_id()) else {
-            return Err(EngineError::Training(
-                "the vocabulary has no [CLS] or [PAD]".into(),
-            ));
-        };
-        let model = EncoderDecoder {
-            encoder,
-            decoder,
-            decoder_start_token_id: cls,
-            pad_token_id: pad,
-            extra: Map::new(),
-        };
-        let checkpoint = Seq2SeqCheckpoint { model, tokenizer };
+        let checkpoint = Seq2SeqCheckpoint::init(corpus_text, vocab_limit, config, &mut rng)?;
         Self::from_checkpoint(checkpoint, corpus_text, optimizer, batch, task, rng)
     }
 
