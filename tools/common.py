@@ -1,6 +1,7 @@
 """Shared bits of the check scripts: paths, the CLI, the shape of `inspect`'s JSON, masks."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,37 @@ def run_cli(*args):
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
     return p.stdout
+
+
+def sweep_run(cmd, path, stop, keep=lambda _: True):
+    """One seed's run of a sweep: the JSON objects `cmd` prints, a line each, that `keep`
+    accepts, until `stop(object)` says of one of them that the run has shown enough (the process
+    is then killed). With `path`, they are kept there, and a run whose file is already there is
+    read back instead of made again. Returns (objects, made): `made` is False for a run read
+    back."""
+    if path and os.path.exists(path) and os.path.getsize(path) > 0:
+        with open(path) as f:
+            return [json.loads(l) for l in f if l.strip()], False
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines, stopped = [], False
+    for line in p.stdout:
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        if not keep(d):
+            continue
+        lines.append(d)
+        if stop(d):
+            stopped = True
+            p.kill()
+            break
+    p.wait()
+    if p.returncode != 0 and not stopped:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr.read()}")
+    if path:
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(l) + "\n" for l in lines))
+    return lines, True
 
 
 def matrix(m):

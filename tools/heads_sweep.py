@@ -17,12 +17,13 @@ those). `--out DIR` keeps each run's JSON lines (DIR/SEED.jsonl, with the CPU se
 DIR/SEED.cpu) and reuses those already there.
 """
 import argparse
-import json
 import os
 import resource
-import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 
 
 def cpu_seconds():
@@ -32,38 +33,26 @@ def cpu_seconds():
 
 def run(binary, seed, steps, every, extra, screen, out):
     path = os.path.join(out, f"{seed}.jsonl") if out else None
-    if path and os.path.exists(path) and os.path.getsize(path) > 0:
-        lines = [json.loads(l) for l in open(path) if l.strip()]
-        cpu = float(open(path[:-6] + ".cpu").read()) if os.path.exists(path[:-6] + ".cpu") else None
-        return lines, cpu
     cmd = [binary, "train", "--seed", str(seed), "--threads", "1", "--steps", str(steps),
            "--heads-every", str(every)] + extra
+    since = []  # the measurements since the first "borne out", that one included
+
+    def stop(d):
+        if since or d["verdict"] == "borne out":
+            since.append(d)
+        return screen is not None and len(since) > screen
+
     before = cpu_seconds()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines, since = [], None
-    for line in p.stdout:
-        if not line.strip():
-            continue
-        d = json.loads(line)
-        if "heads" not in d:
-            continue  # a step's losses: not kept
-        lines.append(d)
-        if d["verdict"] == "borne out" and since is None:
-            since = 0
-        elif since is not None:
-            since += 1
-        if screen is not None and since is not None and since >= screen:
-            p.kill()
-            break
-    p.wait()
-    cpu = cpu_seconds() - before
-    if p.returncode != 0 and not (screen is not None and since is not None):
-        raise RuntimeError(f"seed {seed}: {p.stderr.read()}")
-    if path:
-        with open(path, "w") as f:
-            f.write("".join(json.dumps(l) + "\n" for l in lines))
-        with open(path[:-6] + ".cpu", "w") as f:
-            f.write(f"{cpu}\n")
+    # The measurements; a step's losses are not kept.
+    lines, made = common.sweep_run(cmd, path, stop, keep=lambda d: "heads" in d)
+    cpu_path = path[:-6] + ".cpu" if path else None
+    if made:
+        cpu = cpu_seconds() - before
+        if cpu_path:
+            with open(cpu_path, "w") as f:
+                f.write(f"{cpu}\n")
+    else:
+        cpu = float(open(cpu_path).read()) if os.path.exists(cpu_path) else None
     return lines, cpu
 
 

@@ -14,10 +14,11 @@ each run's JSON lines (DIR/SEED.jsonl) and reuses those already there.
 """
 import argparse
 import concurrent.futures as cf
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 
 CHANGE = 0.9
 CLEAR = 0.5
@@ -25,29 +26,17 @@ CLEAR = 0.5
 
 def run(binary, config, seed, extra, screen, out):
     path = os.path.join(out, f"{seed}.jsonl") if out else None
-    if path and os.path.exists(path) and os.path.getsize(path) > 0:
-        return [json.loads(l) for l in open(path) if l.strip()]
     cmd = [binary, "train", "--init", config, "--task", "repeat", "--seed", str(seed), "--threads", "1"] + extra
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines, change = [], None
-    for line in p.stdout:
-        if not line.strip():
-            continue
-        d = json.loads(line)
-        lines.append(d)
-        if screen and "heads" in d:
-            if change is None and d["copy2_accuracy"] >= CHANGE:
-                change = d["step"]
-            if change is not None and d["step"] >= change + 300:
-                p.kill()
-                break
-    p.wait()
-    if p.returncode != 0 and not (screen and change is not None):
-        raise RuntimeError(f"seed {seed}: {p.stderr.read()}")
-    if path:
-        with open(path, "w") as f:
-            f.write("".join(json.dumps(l) + "\n" for l in lines))
-    return lines
+    change = []  # the step of the change, once seen
+
+    def stop(d):
+        if not (screen and "heads" in d):
+            return False
+        if not change and d["copy2_accuracy"] >= CHANGE:
+            change.append(d["step"])
+        return bool(change) and d["step"] >= change[0] + 300
+
+    return common.sweep_run(cmd, path, stop)[0]
 
 
 def summary(seed, lines):

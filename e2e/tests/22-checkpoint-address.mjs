@@ -57,16 +57,30 @@ async function trains(page, steps) {
 
 const withCheckpoint = (app, value) => `${app}?checkpoint=${encodeURIComponent(value)}`;
 
+/// The app served in FOLDER, the model servers (`modelServers(options)`), a 1280 × 800 context
+/// and a list of problems, for `body({ url, models, context, problems })`; after it, no
+/// problem may have been recorded, and everything closes however the body ended.
+async function withModelServers(browser, options, body) {
+  const app = await serveDir(dist, 0, FOLDER);
+  const models = await modelServers(options);
+  const url = `http://127.0.0.1:${app.address().port}${FOLDER}`;
+  const problems = [];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    await body({ url, models, context, problems });
+    assert(problems.length === 0, problems.join('\n'));
+  } finally {
+    await context.close();
+    await models.stop();
+    await stop(app);
+  }
+}
+
 export const tests = [
   {
     name: 'checkpoint address: a CLI checkpoint served with CORS opens through checkpoint=, its first heatmap as Load checkpoint gives it; the address and Copy link keep it; a second visit fetches no file again',
     async run({ browser, artifacts }) {
-      const app = await serveDir(dist, 0, FOLDER);
-      const models = await modelServers();
-      const url = `http://127.0.0.1:${app.address().port}${FOLDER}`;
-      const problems = [];
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      try {
+      await withModelServers(browser, {}, async ({ url, models, context, problems }) => {
         const address = `${models.site.url}/cli/`;
         const page = await open(context, withCheckpoint(url, address), problems);
         const opened = await firstMatrix(page);
@@ -116,25 +130,15 @@ export const tests = [
           await fresh.close();
         }
         fs.writeFileSync(path.join(artifacts, 'checkpoint-address-requests.json'), JSON.stringify({ first: first.seen, second: second.seen }, null, 1));
-        assert(problems.length === 0, problems.join('\n'));
-      } finally {
-        await context.close();
-        await models.stop();
-        await stop(app);
-      }
+      });
     },
   },
   {
     name: 'checkpoint address: hf:ORG/NAME opens from a local server laid out as the Hub (the Hub\'s address set by ?test-hooks)',
     async run({ browser }) {
-      const app = await serveDir(dist, 0, FOLDER);
       const minilm = process.env.MINILM_DIR && fs.existsSync(path.join(process.env.MINILM_DIR, 'model.safetensors')) ? process.env.MINILM_DIR : null;
-      const models = await modelServers({ minilm });
-      const url = `http://127.0.0.1:${app.address().port}${FOLDER}`;
-      const problems = [];
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      await context.addInitScript((hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
-      try {
+      await withModelServers(browser, { minilm }, async ({ url, models, context, problems }) => {
+        await context.addInitScript((hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
         const page = await open(context, `${url}?test-hooks&checkpoint=hf:attention-lab/tiny`, problems);
         await firstMatrix(page);
         const name = await page.locator('header .model-name').textContent();
@@ -148,34 +152,24 @@ export const tests = [
           const facts = await page.locator('header .model-facts').innerText();
           assert(facts.startsWith('6 layers × 12 heads'), facts);
         }
-        assert(problems.length === 0, problems.join('\n'));
-      } finally {
-        await context.close();
-        await models.stop();
-        await stop(app);
-      }
+      });
     },
   },
   {
     name: 'checkpoint address: every failure says why in one sentence (404, CORS, not a BERT, truncated, corrupt, no network, a bad address, a large model declined or cancelled), and the page trains a fresh model',
     async run({ browser, artifacts }) {
-      const app = await serveDir(dist, 0, FOLDER);
-      const models = await modelServers();
-      const url = `http://127.0.0.1:${app.address().port}${FOLDER}`;
-      const problems = [];
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      await context.addInitScript((hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
-      const cases = [
-        ['404', `${models.site.url}/missing/`, /^There is no config\.json at .*\/missing\/ \(the server answered 404\)/],
-        ['hub-401', 'hf:nobody/nothing', /^The Hub has no public model nobody\/nothing \(it answered 401/],
-        ['cors', `${models.closed.url}/cli/`, /does not allow this page to read its files \(CORS\): download .* Load checkpoint instead\.$/],
-        ['not-bert', 'hf:openai-community/gpt2', /^hf:openai-community\/gpt2 is a gpt2 model \(model_type "gpt2"\), not a BERT/],
-        ['truncated', `${models.site.url}/truncated/`, /model\.safetensors of .* is truncated: it holds \d+ bytes of the \d+ its header describes\.$/],
-        ['corrupt', `${models.site.url}/corrupt/`, /model\.safetensors of .* is not a safetensors file/],
-        ['no-network', `${models.offline}/cli/`, /^Could not reach http:\/\/127\.0\.0\.1:\d+: there is no network, or the server is not answering\.$/],
-        ['policy', 'http://example.org/models/', /only over https, and http:\/\/example\.org is plain http/],
-      ];
-      try {
+      await withModelServers(browser, {}, async ({ url, models, context, problems }) => {
+        await context.addInitScript((hub) => localStorage.setItem('attention-lab/test-hub', hub), models.hub.url);
+        const cases = [
+          ['404', `${models.site.url}/missing/`, /^There is no config\.json at .*\/missing\/ \(the server answered 404\)/],
+          ['hub-401', 'hf:nobody/nothing', /^The Hub has no public model nobody\/nothing \(it answered 401/],
+          ['cors', `${models.closed.url}/cli/`, /does not allow this page to read its files \(CORS\): download .* Load checkpoint instead\.$/],
+          ['not-bert', 'hf:openai-community/gpt2', /^hf:openai-community\/gpt2 is a gpt2 model \(model_type "gpt2"\), not a BERT/],
+          ['truncated', `${models.site.url}/truncated/`, /model\.safetensors of .* is truncated: it holds \d+ bytes of the \d+ its header describes\.$/],
+          ['corrupt', `${models.site.url}/corrupt/`, /model\.safetensors of .* is not a safetensors file/],
+          ['no-network', `${models.offline}/cli/`, /^Could not reach http:\/\/127\.0\.0\.1:\d+: there is no network, or the server is not answering\.$/],
+          ['policy', 'http://example.org/models/', /only over https, and http:\/\/example\.org is plain http/],
+        ];
         for (const [what, value, says] of cases) {
           const page = await open(context, `${url}?test-hooks&checkpoint=${encodeURIComponent(value)}`, problems);
           const failure = page.locator('[data-checkpoint-failure]');
@@ -246,24 +240,13 @@ export const tests = [
           assert(await trains(page, 3) >= 3, 'no training after Cancel');
           await page.close();
         }
-        assert(problems.length === 0, problems.join('\n'));
-      } finally {
-        await context.close();
-        await models.stop();
-        await stop(app);
-      }
+      });
     },
   },
   {
     name: 'checkpoint address: an embed with checkpoint= shows the trained model\'s figure at once, with no step taken, in a course page on another origin',
     async run({ browser, artifacts }) {
-      const app = await serveDir(dist, 0, FOLDER);
-      const models = await modelServers();
-      const url = `http://127.0.0.1:${app.address().port}${FOLDER}`;
-      const problems = [];
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      const hosts = [];
-      try {
+      await withModelServers(browser, {}, async ({ url, models, context, problems }) => {
         const page = await open(context, `${withCheckpoint(url, `${models.site.url}/cli/`)}&stage=softmax&layer=2`, problems);
         const whole = await stageMatrix(page);
         const code = await page.locator('button.copy-embed').getAttribute('data-embed-code');
@@ -274,7 +257,6 @@ export const tests = [
           res.end(`<!doctype html><meta charset="utf-8"><title>Week 4</title><h1>Week 4: a trained model</h1>${code}`);
         });
         await new Promise((r) => host.listen(0, '127.0.0.1', r));
-        hosts.push(host);
         const viewer = await browser.newContext({ viewport: { width: 900, height: 900 } });
         try {
           const coursePage = await viewer.newPage();
@@ -290,14 +272,9 @@ export const tests = [
           await coursePage.screenshot({ path: path.join(artifacts, 'checkpoint-embed.png'), fullPage: true });
         } finally {
           await viewer.close();
+          await stop(host);
         }
-        assert(problems.length === 0, problems.join('\n'));
-      } finally {
-        await context.close();
-        await models.stop();
-        await stop(app);
-        for (const h of hosts) await stop(h);
-      }
+      });
     },
   },
   {
