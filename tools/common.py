@@ -1,4 +1,5 @@
-"""Shared bits of the check scripts: paths, the CLI, the shape of `inspect`'s JSON, masks."""
+"""Shared bits of the check and sweep scripts: paths, the CLI, a sweep's run of one seed, the shape of
+`inspect`'s JSON, masks."""
 
 import json
 import os
