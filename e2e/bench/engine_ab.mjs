@@ -35,6 +35,10 @@ if (!commit || commit.startsWith('--')) {
 const pairsAsked = option('--pairs', null);
 const bound = Number(option('--bound', 0.03));
 const relaxed = !args.includes('--simd128');
+if ((pairsAsked !== null && !(Number.isInteger(Number(pairsAsked)) && Number(pairsAsked) > 0)) || !(bound > 0)) {
+  console.error('--pairs takes a whole number above 0, --bound a fraction above 0 (0.03 is 3%)');
+  process.exit(2);
+}
 // Pairs per preset, pairs between fresh starts, and untimed steps after each start: a tiny step
 // takes about 10 ms here, a small one 350 ms.
 const SHAPES = { tiny: { pairs: 1000, fresh: 50, warmup: 3 }, small: { pairs: 200, fresh: 25, warmup: 2 } };
@@ -44,7 +48,13 @@ const work = path.join(root, 'target/engine-ab');
 const run = (cmd, argv, opts = {}) => execFileSync(cmd, argv, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], ...opts });
 
 // The earlier engine, renamed so that Cargo can hold both in one lockfile.
-const sha = run('git', ['rev-parse', '--short', `${commit}^{commit}`], { encoding: 'utf8' }).trim();
+let sha;
+try {
+  sha = run('git', ['rev-parse', '--short', '--verify', '--quiet', `${commit}^{commit}`], { encoding: 'utf8' }).trim();
+} catch {
+  console.error(`${commit} is not a commit of this repository`);
+  process.exit(2);
+}
 const before = path.join(work, 'before');
 fs.rmSync(before, { recursive: true, force: true });
 fs.mkdirSync(before, { recursive: true });
