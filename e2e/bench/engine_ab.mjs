@@ -1,6 +1,8 @@
 // The training step of this tree's engine against an earlier commit's, in WebAssembly in
 // Chromium, decided within a bound:
 //   node e2e/bench/engine_ab.mjs COMMIT [--pairs N] [--bound 0.03] [--simd128]
+//   node e2e/bench/engine_ab.mjs HEAD --check   (./dev test: the benchmark's crate still builds
+//                                                against the engine, clippy- and fmt-clean)
 //
 // This machine's speed drifts by ±25% over tens of seconds and jumps between levels within a
 // second (a shared host). A page's benchmark (`?bench`, e2e/bench/before_after.mjs) runs each
@@ -29,7 +31,7 @@ const args = process.argv.slice(2);
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 const commit = args[0];
 if (!commit || commit.startsWith('--')) {
-  console.error('usage: node e2e/bench/engine_ab.mjs COMMIT [--pairs N] [--bound 0.03] [--simd128]');
+  console.error('usage: node e2e/bench/engine_ab.mjs COMMIT [--pairs N] [--bound 0.03] [--simd128] [--check]');
   process.exit(2);
 }
 const pairsAsked = option('--pairs', null);
@@ -68,10 +70,25 @@ fs.writeFileSync(manifest, renamed);
 // The project's lockfile: both engines build against the dependency versions the app ships.
 fs.copyFileSync(path.join(root, 'Cargo.lock'), path.join(crate, 'Cargo.lock'));
 
-console.log(`building both engines (${sha} and this tree) into one module, ${relaxed ? 'relaxed SIMD' : 'SIMD128'}…`);
+const features = relaxed ? ['--features', 'relaxed-simd'] : [];
 const target = path.join(work, 'target');
-run('cargo', ['build', '-q', '--release', '--target', 'wasm32-unknown-unknown', ...(relaxed ? ['--features', 'relaxed-simd'] : [])],
-  { cwd: crate, env: { ...process.env, CARGO_TARGET_DIR: target } });
+const inCrate = { cwd: crate, env: { ...process.env, CARGO_TARGET_DIR: target } };
+if (args.includes('--check')) {
+  // Not run by the benchmark itself, so kept from rotting here: an engine change that breaks
+  // the crate fails ./dev test.
+  try {
+    run('cargo', ['fmt', '--check'], { ...inCrate, stdio: 'inherit' });
+    run('cargo', ['clippy', '-q', '--target', 'wasm32-unknown-unknown', ...features, '--', '-D', 'warnings'], { ...inCrate, stdio: 'inherit' });
+  } catch {
+    console.error('e2e/bench/engine-ab: fmt or clippy failed (above)');
+    process.exit(1);
+  }
+  console.log('e2e/bench/engine-ab builds against the engine: fmt and clippy clean');
+  process.exit(0);
+}
+
+console.log(`building both engines (${sha} and this tree) into one module, ${relaxed ? 'relaxed SIMD' : 'SIMD128'}…`);
+run('cargo', ['build', '-q', '--release', '--target', 'wasm32-unknown-unknown', ...features], inCrate);
 const pkg = path.join(work, 'pkg');
 run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', pkg,
   path.join(target, 'wasm32-unknown-unknown/release/engine_ab.wasm')]);
