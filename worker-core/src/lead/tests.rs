@@ -108,7 +108,6 @@ fn reset(lead: &mut Lead, host: &mut Fake, settings: LabSettings) {
     );
 }
 
-/// A lead with the default model, and its host with nothing posted yet.
 /// A host that runs claims in a claim worker (`nested`) or between slices here, its started
 /// lead, and the claim worker, for tests that must hold either way.
 fn claims_run(nested: bool, host: Fake) -> (Fake, Lead, ClaimWorker) {
@@ -120,6 +119,7 @@ fn claims_run(nested: bool, host: Fake) -> (Fake, Lead, ClaimWorker) {
     (host, lead, ClaimWorker::default())
 }
 
+/// A lead with the default model, and its host with nothing posted yet.
 fn started(host: &mut Fake) -> Lead {
     let mut lead = Lead::start(host);
     reset(&mut lead, host, LabSettings::default());
